@@ -1,0 +1,47 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { TokenStore } from '../domain/ports';
+import { hashToken, parseBearer } from '../domain/tokens';
+import { createDocumentClient, tableNameFromEnv } from '../store/client';
+import { Repository } from '../store/repository';
+
+/** API Gateway turns exactly this error message into its UNAUTHORIZED (401) gateway response. */
+export const UNAUTHORIZED = 'Unauthorized';
+
+let defaultStore: TokenStore | undefined;
+const logger = new Logger({ serviceName: 'developer-api-authorizer' });
+
+/**
+ * Bearer token → owner. The token is hashed at once and only the hash is looked up, passed on and used as
+ * the usage-plan API key (apiKeySource AUTHORIZER), so the raw token is never stored, logged or forwarded.
+ */
+export function createAuthorizer(store: () => TokenStore) {
+  return async (event: Pick<APIGatewayTokenAuthorizerEvent, 'authorizationToken' | 'methodArn'>): Promise<APIGatewayAuthorizerResult> => {
+    const token = parseBearer(event.authorizationToken);
+    if (!token) throw new Error(UNAUTHORIZED);
+    const tokenHash = hashToken(token);
+    const ownerId = await store().findTokenOwner(tokenHash);
+    if (!ownerId) {
+      logger.info('Unknown API token', { tokenHashPrefix: tokenHash.slice(0, 8) });
+      throw new Error(UNAUTHORIZED);
+    }
+    return {
+      principalId: ownerId,
+      // The whole API, not just this method: API Gateway caches the policy per token for all routes.
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(event.methodArn) }],
+      },
+      context: { ownerId, tokenHash },
+      usageIdentifierKey: tokenHash,
+    };
+  };
+}
+
+/** arn:aws:execute-api:region:account:apiId/stage/METHOD/path → arn:aws:execute-api:region:account:apiId/stage/* */
+export function wholeApiArn(methodArn: string): string {
+  const [prefix = '', stage = '*'] = methodArn.split('/');
+  return `${prefix}/${stage}/*`;
+}
+
+export const handler = createAuthorizer(() => (defaultStore ??= new Repository(createDocumentClient(), tableNameFromEnv())));

@@ -1,0 +1,45 @@
+import type { RateLimitStore } from './ports';
+
+/** Spec §8: 100 requests per minute, counted per API token in fixed one-minute windows. */
+export const RATE_LIMIT = { requests: 100, windowSeconds: 60 } as const;
+
+export const RATE_LIMIT_MESSAGE = `Rate limit exceeded: ${RATE_LIMIT.requests} requests per minute`;
+
+export interface RateWindow {
+  /** Epoch second the window opened at; windows are aligned to the minute. */
+  start: number;
+  /** Seconds until the next window opens (1..60), for `Retry-After` and `RateLimit`. */
+  resetSeconds: number;
+}
+
+export function rateWindowAt(nowSeconds: number): RateWindow {
+  const start = nowSeconds - (nowSeconds % RATE_LIMIT.windowSeconds);
+  return { start, resetSeconds: start + RATE_LIMIT.windowSeconds - nowSeconds };
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  remaining: number;
+  resetSeconds: number;
+}
+
+/**
+ * IETF draft-ietf-httpapi-ratelimit-headers (structured-field form): the policy and what is left of it,
+ * so a client can pace itself before it meets a 429.
+ */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  const headers: Record<string, string> = {
+    'RateLimit-Policy': `"per-token";q=${RATE_LIMIT.requests};w=${RATE_LIMIT.windowSeconds}`,
+    RateLimit: `"per-token";r=${decision.remaining};t=${decision.resetSeconds}`,
+  };
+  if (!decision.allowed) headers['Retry-After'] = String(decision.resetSeconds);
+  return headers;
+}
+
+/** Count a request against the caller's current window (spec §8). */
+export async function consumeRateLimit(store: RateLimitStore, bucket: string, nowSeconds: number): Promise<RateDecision> {
+  const window = rateWindowAt(nowSeconds);
+  const count = await store.countRequest(bucket, window.start, RATE_LIMIT.requests, window.start + 2 * RATE_LIMIT.windowSeconds);
+  if (count === undefined) return { allowed: false, remaining: 0, resetSeconds: window.resetSeconds };
+  return { allowed: true, remaining: RATE_LIMIT.requests - count, resetSeconds: window.resetSeconds };
+}

@@ -1,0 +1,18 @@
+/** A key's watermark: exactly 16 lowercase hex characters, shown after `WM_` in a leaked dump. */
+export const WATERMARK_PATTERN = /^[0-9a-f]{16}$/;
+
+/**
+ * Why `value` is not a watermark, phrased so the caller knows what to fix; undefined when it is one.
+ * The common slips (the `WM_` prefix copied from the dump, uppercase hex) get their own advice.
+ */
+export function watermarkProblem(value: string): string | undefined {
+  if (WATERMARK_PATTERN.test(value)) return undefined;
+  const withoutPrefix = value.replace(/^WM_/i, '');
+  if (withoutPrefix !== value && WATERMARK_PATTERN.test(withoutPrefix.toLowerCase())) {
+    return `watermark must be the 16 hex characters after the WM_ prefix: drop the prefix and send "${withoutPrefix.toLowerCase()}"`;
+  }
+  if (/^[0-9a-fA-F]{16}$/.test(value)) {
+    return `watermark must be lowercase hex: send "${value.toLowerCase()}"`;
+  }
+  return `watermark must be exactly 16 lowercase hex characters (0-9, a-f); got ${value.length} character${value.length === 1 ? '' : 's'}${/[^0-9a-fA-F]/.test(value) ? ' including characters that are not hex' : ''}`;
+}

@@ -1,0 +1,160 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import middy, { type MiddlewareObj } from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type * as z from 'zod/mini';
+import { ApiError, INTERNAL_ERROR, PROJECT_NOT_FOUND, badRequest, notFound } from '../domain/errors';
+import { PATH_ID_PATTERN } from '../domain/ids';
+import { type Caller, type Project, unixSeconds } from '../domain/model';
+import type { ProjectStore, RateLimitStore } from '../domain/ports';
+import { openProject } from '../domain/project-api';
+import { consumeRateLimit, RATE_LIMIT_MESSAGE, rateLimitHeaders } from '../domain/rate-limit';
+import { createDocumentClient, tableNameFromEnv } from '../store/client';
+import { Repository } from '../store/repository';
+import { errorResponse, jsonResponse } from './responses';
+
+/** Bodies of this API are a few dozen bytes; anything past 64 KB is refused before it is parsed. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export interface ApiDeps {
+  store: ProjectStore & RateLimitStore;
+  now: () => number;
+  logger: Logger;
+}
+
+let defaultDeps: ApiDeps | undefined;
+/** Built on first use, once per container, so importing a handler (in tests, locally) needs no environment. */
+function depsFromEnv(): ApiDeps {
+  defaultDeps ??= {
+    store: new Repository(createDocumentClient(), tableNameFromEnv()),
+    now: () => unixSeconds(),
+    logger: new Logger({ serviceName: 'developer-api' }),
+  };
+  return defaultDeps;
+}
+
+export interface Endpoint<Query, Body, Result> {
+  query: z.ZodMiniType<Query, unknown>;
+  /** Present for endpoints that take a JSON body. */
+  body?: z.ZodMiniType<Body, unknown>;
+  run: (input: { project: Project; query: Query; body: Body; now: number }, store: ProjectStore) => Promise<Result>;
+}
+
+type Event = Omit<APIGatewayProxyEvent, 'body'> & { body: unknown };
+type Internal = { rateHeaders: Record<string, string> };
+type ApiMiddleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context, Internal>;
+
+/**
+ * One API endpoint as a Lambda handler: HTTP in, JSON out. Every request goes the same straight line:
+ * caller (from the authorizer) → rate limit → body and query validation → project access → the endpoint's rule.
+ * Every failure leaves as `{"error": "..."}` with its status; nothing unexpected leaks past a 500.
+ */
+export function apiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: () => ApiDeps = depsFromEnv) {
+  const chain = middy<Event, APIGatewayProxyResult, Error, Context, Internal>()
+    .use(jsonErrors(deps))
+    .use(lowercaseHeaders())
+    .use(rateLimit(deps));
+  if (endpoint.body) chain.use(bodySizeLimit()).use(httpJsonBodyParser() as unknown as ApiMiddleware);
+  return chain.handler(async (event) => {
+    const { store, now } = deps();
+    const query = parse(endpoint.query, singleValuedQuery(event));
+    const body = endpoint.body ? parse(endpoint.body, event.body) : (undefined as Body);
+    const project = await openProject(store, callerOf(event), projectIdOf(event));
+    const result = await endpoint.run({ project, query, body, now: now() }, store);
+    return jsonResponse(200, result);
+  });
+}
+
+function parse<T>(schema: z.ZodMiniType<T, unknown>, input: unknown): T {
+  const result = schema.safeParse(input);
+  if (!result.success) throw badRequest(result.error.issues[0]?.message ?? 'Invalid request');
+  return result.data;
+}
+
+/** The caller the authorizer established; without one the request never passed API Gateway's auth. */
+export function callerOf(event: Pick<APIGatewayProxyEvent, 'requestContext'>): Caller {
+  const authorizer = event.requestContext.authorizer;
+  const ownerId = authorizer?.ownerId;
+  const tokenHash = authorizer?.tokenHash;
+  if (typeof ownerId !== 'string' || typeof tokenHash !== 'string') throw new ApiError(401, 'Missing or invalid API token');
+  return { ownerId, tokenHash };
+}
+
+function projectIdOf(event: Pick<APIGatewayProxyEvent, 'pathParameters'>): string {
+  const id = event.pathParameters?.id;
+  // An id that this service could never have made names no project: answer as for any unknown project.
+  if (!id || !PATH_ID_PATTERN.test(id)) throw notFound(PROJECT_NOT_FOUND);
+  return id;
+}
+
+/** Query parameters as single strings; a repeated parameter is ambiguous and refused. */
+function singleValuedQuery(event: Pick<APIGatewayProxyEvent, 'queryStringParameters' | 'multiValueQueryStringParameters'>): Record<string, string> {
+  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
+    if (values && values.length > 1) throw badRequest(`Query parameter "${name}" was given ${values.length} times; give it once`);
+  }
+  return Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).map(([name, value]) => [name, value ?? '']));
+}
+
+/** Clients send headers in any case; API Gateway passes them as sent. */
+function lowercaseHeaders(): ApiMiddleware {
+  return {
+    before: ({ event }) => {
+      event.headers = Object.fromEntries(Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+    },
+  };
+}
+
+/** The exact per-token 100/min rule; every authenticated request counts, whatever its outcome. */
+function rateLimit(deps: () => ApiDeps): ApiMiddleware {
+  return {
+    before: async (request) => {
+      const { store, now } = deps();
+      const decision = await consumeRateLimit(store, callerOf(request.event).tokenHash, now());
+      const headers = rateLimitHeaders(decision);
+      request.internal.rateHeaders = headers;
+      if (!decision.allowed) throw new ApiError(429, RATE_LIMIT_MESSAGE, headers);
+    },
+    after: (request) => {
+      if (request.response) request.response.headers = { ...request.response.headers, ...request.internal.rateHeaders };
+    },
+  };
+}
+
+function bodySizeLimit(): ApiMiddleware {
+  return {
+    before: ({ event }) => {
+      const body = typeof event.body === 'string' ? event.body : '';
+      const bytes = event.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
+      if (bytes > MAX_BODY_BYTES) throw new ApiError(413, `Request body too large: at most ${MAX_BODY_BYTES / 1024} KB`);
+    },
+  };
+}
+
+/** What middy's JSON body parser throws, said so a person knows what to fix. */
+function parserErrorMessage(status: number, message: string): ApiError {
+  if (status === 415) return new ApiError(415, 'Content-Type must be application/json');
+  if (status === 422) return badRequest(message === 'Forbidden key in JSON body' ? 'Request body contains a forbidden key (__proto__ or constructor)' : 'Malformed JSON in request body');
+  return new ApiError(status, message);
+}
+
+function jsonErrors(deps: () => ApiDeps): ApiMiddleware {
+  return {
+    onError: (request) => {
+      const error = request.error;
+      const rateHeaders = request.internal.rateHeaders ?? {};
+      if (error instanceof ApiError) {
+        request.response = errorResponse(error.status, error.message, { ...rateHeaders, ...error.headers });
+        return;
+      }
+      const status = (error as { statusCode?: unknown } | null)?.statusCode;
+      if (typeof status === 'number' && status >= 400 && status < 500) {
+        const mapped = parserErrorMessage(status, error?.message ?? '');
+        request.response = errorResponse(mapped.status, mapped.message, rateHeaders);
+        return;
+      }
+      const requestId = request.context.awsRequestId ?? request.event.requestContext?.requestId;
+      deps().logger.error('Unhandled error', { error, requestId, path: request.event.path });
+      request.response = errorResponse(500, INTERNAL_ERROR, rateHeaders, requestId);
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { RATE_LIMIT_MESSAGE } from '../domain/rate-limit';
+
+/**
+ * The responses API Gateway makes itself, rewritten to the API's `{"error": "..."}` shape. The CDK stack
+ * installs these as gateway responses; the local server answers with the same status and body.
+ * Keys are API Gateway's ResponseType names.
+ */
+export const GATEWAY_RESPONSES = {
+  UNAUTHORIZED: { status: 401, error: 'Missing or invalid API token: send Authorization: Bearer <API_TOKEN>' },
+  ACCESS_DENIED: { status: 403, error: 'Access denied' },
+  INVALID_API_KEY: { status: 403, error: 'API token is not enabled on the usage plan; create tokens with the dashboard' },
+  MISSING_AUTHENTICATION_TOKEN: { status: 404, error: 'Not found: no such route; see the endpoint list in the README' },
+  THROTTLED: { status: 429, error: RATE_LIMIT_MESSAGE },
+  QUOTA_EXCEEDED: { status: 429, error: RATE_LIMIT_MESSAGE },
+  BAD_REQUEST_BODY: { status: 400, error: 'Malformed request body' },
+  BAD_REQUEST_PARAMETERS: { status: 400, error: 'Malformed request parameters' },
+  REQUEST_TOO_LARGE: { status: 413, error: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, error: 'Content-Type must be application/json' },
+  AUTHORIZER_FAILURE: { status: 500, error: 'Internal error' },
+  AUTHORIZER_CONFIGURATION_ERROR: { status: 500, error: 'Internal error' },
+  INTEGRATION_FAILURE: { status: 502, error: 'Internal error' },
+  INTEGRATION_TIMEOUT: { status: 504, error: 'The request timed out; it is safe to retry' },
+  DEFAULT_4XX: { status: undefined, error: 'Bad request' },
+  DEFAULT_5XX: { status: undefined, error: 'Internal error' },
+} as const satisfies Record<string, { status: number | undefined; error: string }>;
+
+export type GatewayResponseType = keyof typeof GATEWAY_RESPONSES;

@@ -1,0 +1,16 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+
+/** On every response: errors and data alike are private to the caller and must not be sniffed as HTML. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'application/json',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
+  return { statusCode, headers: { ...SECURITY_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+export function errorResponse(statusCode: number, error: string, headers: Record<string, string> = {}, requestId?: string): APIGatewayProxyResult {
+  return jsonResponse(statusCode, requestId ? { error, request_id: requestId } : { error }, headers);
+}

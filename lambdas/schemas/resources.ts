@@ -1,0 +1,47 @@
+import * as z from 'zod/mini';
+import { WATERMARK_PATTERN } from '../domain/watermark';
+
+// zod/mini rather than zod: the same schemas for ~13 KB instead of ~440 KB per Lambda bundle.
+
+const unixSeconds = () => z.int().check(z.nonnegative());
+const flag = () => z.union([z.literal(0), z.literal(1)]);
+
+/** Spec §2.1: key metadata only; the raw key value is never part of it. */
+export const KeySchema = z.strictObject({
+  id: z.string(),
+  user_hash: z.string(),
+  tier: z.string(),
+  watermark: z.string().check(z.regex(WATERMARK_PATTERN)),
+  issued_at: unixSeconds(),
+  expires_at: unixSeconds(),
+  max_uses: z.nullable(z.int().check(z.positive())),
+  current_uses: z.int().check(z.nonnegative()),
+  revoked: flag(),
+});
+export type Key = z.infer<typeof KeySchema>;
+
+/** Spec §2.2. */
+export const VersionSchema = z.strictObject({
+  id: z.string(),
+  version_number: z.int().check(z.positive()),
+  uploaded_at: unixSeconds(),
+  size_bytes: z.int().check(z.nonnegative()),
+  notes: z.string(),
+});
+export type Version = z.infer<typeof VersionSchema>;
+
+/** Spec §6.1: the five events a webhook can subscribe to. */
+export const EVENT_NAMES = ['execution_drop', 'new_executor', 'key_abuse', 'version_deployed', 'clone_detected'] as const;
+export const EventNameSchema = z.enum(EVENT_NAMES);
+export type EventName = z.infer<typeof EventNameSchema>;
+
+/** Spec §2.3: `events` stays a JSON-encoded string and `enabled` a 0/1 flag, exactly as the spec shows. */
+export const WebhookSchema = z.strictObject({
+  id: z.string(),
+  url: z.string(),
+  events: z.string(),
+  enabled: flag(),
+  created_at: unixSeconds(),
+  updated_at: unixSeconds(),
+});
+export type Webhook = z.infer<typeof WebhookSchema>;

@@ -1,0 +1,28 @@
+import * as z from 'zod/mini';
+import { KeySchema, VersionSchema, WebhookSchema } from './resources';
+
+export const ListKeysResponse = z.strictObject({ keys: z.array(KeySchema), total: z.int().check(z.nonnegative()) });
+export type ListKeysResponse = z.infer<typeof ListKeysResponse>;
+
+export const OkResponse = z.strictObject({ ok: z.literal(true) });
+export type OkResponse = z.infer<typeof OkResponse>;
+
+export const RevokeBulkResponse = z.strictObject({ ok: z.literal(true), revoked_count: z.int().check(z.nonnegative()) });
+export type RevokeBulkResponse = z.infer<typeof RevokeBulkResponse>;
+
+export const ListVersionsResponse = z.strictObject({
+  versions: z.array(VersionSchema),
+  /** Null only for a project with no upload yet. */
+  current_version_id: z.nullable(z.string()),
+});
+export type ListVersionsResponse = z.infer<typeof ListVersionsResponse>;
+
+export const RollbackResponse = z.strictObject({ ok: z.literal(true), current_version_id: z.string() });
+export type RollbackResponse = z.infer<typeof RollbackResponse>;
+
+export const ListWebhooksResponse = z.strictObject({ webhooks: z.array(WebhookSchema) });
+export type ListWebhooksResponse = z.infer<typeof ListWebhooksResponse>;
+
+/** Every failure (spec §7). `request_id` comes with 5xx so a report can be matched to the logs. */
+export const ErrorResponse = z.object({ error: z.string(), request_id: z.optional(z.string()) });
+export type ErrorResponse = z.infer<typeof ErrorResponse>;

@@ -1,0 +1,58 @@
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+/**
+ * The one table's shape. The CDK stack, the local stack and the tests all build the table from this,
+ * so keys, indexes and the stream cannot drift apart.
+ */
+export const TABLE = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  /** Epoch-seconds attribute DynamoDB's TTL deletes by (rate-limit windows, delivery ids, telemetry windows). */
+  ttlAttribute: 'ttl',
+  stream: 'NEW_AND_OLD_IMAGES',
+  indexes: {
+    /**
+     * Bulk revoke. Partition `<projectId>#<watermark>` scopes a watermark to its project; the attribute is
+     * removed on revoke, so the index holds active keys only and a bulk revoke reads nothing it will not write.
+     */
+    byWatermark: { name: 'byWatermark', partitionKey: 'watermarkKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
+    /**
+     * Key order. Keys are never deleted and get a dense per-project sequence 1..n, so `offset` maps to
+     * `issueSeq > offset` and a page costs O(limit) at any depth.
+     */
+    byIssueOrder: { name: 'byIssueOrder', partitionKey: 'issueOrderKey', sortKey: 'issueSeq', projection: 'ALL' },
+  },
+} as const;
+
+type AttributeType = 'S' | 'N';
+
+/** Key attributes and their types, for both the table and its indexes. */
+export const KEY_ATTRIBUTE_TYPES: Record<string, AttributeType> = {
+  pk: 'S',
+  sk: 'S',
+  watermarkKey: 'S',
+  issueOrderKey: 'S',
+  issueSeq: 'N',
+};
+
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  const indexes = Object.values(TABLE.indexes);
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: Object.entries(KEY_ATTRIBUTE_TYPES).map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType })),
+    KeySchema: [
+      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: indexes.map((index) => ({
+      IndexName: index.name,
+      KeySchema: [
+        { AttributeName: index.partitionKey, KeyType: 'HASH' },
+        { AttributeName: index.sortKey, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: index.projection },
+    })),
+    StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE.stream },
+  };
+}
