@@ -1,0 +1,81 @@
+import * as z from 'zod/mini';
+import type { EventName } from '../schemas/resources';
+
+/**
+ * What each of the five events carries, from the item that fires it to the embed that shows it.
+ * `version_deployed` is made from a version item; the four analytics events from an EVENT item that a
+ * detector writes (see EventItem). Both travel the same stream → fan-out → SQS → delivery path.
+ */
+export const VersionDeployedData = z.object({
+  versionId: z.string(),
+  versionNumber: z.int(),
+  sizeBytes: z.int(),
+  notes: z.string(),
+});
+
+export const ExecutionDropData = z.object({
+  /** The UTC day that fell (YYYY-MM-DD), compared with the day before it. */
+  date: z.string(),
+  executions: z.int(),
+  previousExecutions: z.int(),
+  /** Fall in percent, e.g. 42.5 for a 42.5 % drop. */
+  dropPercent: z.number(),
+});
+
+export const NewExecutorData = z.object({
+  executor: z.string(),
+  firstSeenAt: z.int(),
+  /** When it was last seen before this appearance, if ever (null: never seen). */
+  previouslySeenAt: z.nullable(z.int()),
+});
+
+export const KEY_ABUSE_PATTERNS = ['many_fingerprints', 'revoked_key_burst', 'expired_key_burst', 'over_max_uses'] as const;
+export const KeyAbuseData = z.object({
+  keyId: z.string(),
+  pattern: z.enum(KEY_ABUSE_PATTERNS),
+  /** What was counted (distinct fingerprints, validations, uses) and the threshold it passed. */
+  count: z.int(),
+  threshold: z.int(),
+  windowSeconds: z.int(),
+});
+
+export const CloneDetectedData = z.object({
+  scriptId: z.string(),
+  versionId: z.nullable(z.string()),
+  newHash: z.string(),
+  /** Every distinct hash reported for the script, the new one included. */
+  hashes: z.array(z.string()),
+});
+
+export const EVENT_DATA = {
+  version_deployed: VersionDeployedData,
+  execution_drop: ExecutionDropData,
+  new_executor: NewExecutorData,
+  key_abuse: KeyAbuseData,
+  clone_detected: CloneDetectedData,
+} as const satisfies Record<EventName, z.ZodMiniType>;
+
+export type EventData<E extends EventName> = z.infer<(typeof EVENT_DATA)[E]>;
+
+/** One occurrence of an event for a project, whatever made it. */
+export type ProjectEvent = { [E in EventName]: { name: E; projectId: string; occurredAt: number; data: EventData<E> } }[EventName];
+
+/**
+ * The item an analytics detector writes to fire an event: pk `PROJECT#<projectId>`, sk `EVENT#<name>#<dedupKey>`,
+ * written with `attribute_not_exists(pk)` so one condition (one dedup key) fires once. A TTL removes it later.
+ */
+export interface EventItem {
+  pk: string;
+  sk: string;
+  entity: 'EVENT';
+  projectId: string;
+  name: Exclude<EventName, 'version_deployed'>;
+  occurredAt: number;
+  data: EventData<Exclude<EventName, 'version_deployed'>>;
+  ttl: number;
+}
+
+export const eventItemKey = (projectId: string, name: EventName, dedupKey: string) => ({
+  pk: `PROJECT#${projectId}`,
+  sk: `EVENT#${name}#${dedupKey}`,
+});
