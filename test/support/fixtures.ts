@@ -1,0 +1,226 @@
+import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import type { Caller, EventName, Plan } from '../../lambdas/domain/model';
+import { hashToken, newApiToken } from '../../lambdas/domain/tokens';
+import { ROUTES, type Route } from '../../lambdas/api/routes';
+import { createDocumentClient, dynamoConfigFromEnv } from '../../lambdas/store/client';
+import { Repository } from '../../lambdas/store/repository';
+import { createTableInput } from '../../lambdas/store/table-definition';
+
+/** A fixed clock for seeded data: Tue, 14 Nov 2023 22:13:20 UTC. */
+export const FIXED_NOW = 1_700_000_000;
+
+export const TEST_API_ID = 'a1b2c3d4e5';
+export const TEST_STAGE = 'v1';
+
+export type RouteEntry = Route['entry'];
+
+export function routeOf(entry: RouteEntry): Route {
+  const route = ROUTES.find((candidate) => candidate.entry === entry);
+  if (!route) throw new Error(`No route with entry ${entry}`);
+  return route;
+}
+
+export interface ApiEventInput {
+  /** Path parameter `id`; omitted means the event has no path parameters at all. */
+  projectId?: string;
+  /** The authorizer context API Gateway passes on; null builds an event that never went through the authorizer. */
+  caller?: Caller | null;
+  query?: Record<string, string>;
+  /** Only set when a parameter is repeated; API Gateway fills both maps. */
+  multiValueQuery?: Record<string, string[]>;
+  /** An object is sent as JSON; a string is sent as is (for malformed bodies); null is no body. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  isBase64Encoded?: boolean;
+  requestId?: string;
+}
+
+export const DEFAULT_CALLER: Caller = { ownerId: 'own_test', tokenHash: hashToken('sdt_test-token') };
+
+/**
+ * An API Gateway REST proxy event for one of the API's routes, as API Gateway builds it after a Lambda
+ * authorizer allowed the request: `requestContext.authorizer` carries the authorizer's context.
+ */
+export function apiEvent(entry: RouteEntry, input: ApiEventInput = {}): APIGatewayProxyEvent {
+  const route = routeOf(entry);
+  const projectId = input.projectId;
+  const path = route.path.replace('{id}', projectId ?? '');
+  const caller = input.caller === undefined ? DEFAULT_CALLER : input.caller;
+  const hasBody = route.method === 'POST' && input.body !== undefined && input.body !== null;
+  const body = !hasBody ? null : typeof input.body === 'string' ? input.body : JSON.stringify(input.body);
+  const headers: Record<string, string> = {
+    Accept: 'application/json',
+    Host: `${TEST_API_ID}.execute-api.us-east-1.amazonaws.com`,
+    ...(hasBody ? { 'Content-Type': 'application/json' } : {}),
+    ...input.headers,
+  };
+  const query = input.query ?? null;
+  const requestId = input.requestId ?? randomUUID();
+  return {
+    resource: route.path,
+    path,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    queryStringParameters: query,
+    multiValueQueryStringParameters:
+      input.multiValueQuery ?? (query ? Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value]])) : null),
+    pathParameters: projectId === undefined ? null : { id: projectId },
+    stageVariables: null,
+    body,
+    isBase64Encoded: input.isBase64Encoded ?? false,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: TEST_API_ID,
+      authorizer: caller ? { ownerId: caller.ownerId, tokenHash: caller.tokenHash, principalId: caller.ownerId, integrationLatency: 12 } : null,
+      protocol: 'HTTP/1.1',
+      httpMethod: route.method,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: caller?.tokenHash ?? null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: '203.0.113.7',
+        user: null,
+        userAgent: 'vitest',
+        userArn: null,
+      },
+      path: `/${TEST_STAGE}${path}`,
+      stage: TEST_STAGE,
+      requestId,
+      requestTimeEpoch: FIXED_NOW * 1000,
+      resourceId: 'abc123',
+      resourcePath: route.path,
+    },
+  };
+}
+
+/** A Lambda context; `awsRequestId` is what a 500 reports as `request_id`. */
+export function lambdaContext(awsRequestId: string = randomUUID()): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'developer-api-test',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:developer-api-test',
+    memoryLimitInMB: '512',
+    awsRequestId,
+    logGroupName: '/aws/lambda/developer-api-test',
+    logStreamName: '2023/11/14/[$LATEST]0123456789abcdef',
+    getRemainingTimeInMillis: () => 10_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export function methodArn(method = 'GET', path = '/v1/projects/prj_1/keys'): string {
+  return `arn:aws:execute-api:us-east-1:123456789012:${TEST_API_ID}/${TEST_STAGE}/${method}${path}`;
+}
+
+/** What API Gateway hands a TOKEN authorizer: the raw `Authorization` header value. */
+export function authorizerEvent(authorizationToken: string, arn: string = methodArn()): APIGatewayTokenAuthorizerEvent {
+  return { type: 'TOKEN', authorizationToken, methodArn: arn };
+}
+
+// ---- DynamoDB Local ----
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    dynamodbEndpoint: string;
+  }
+}
+
+/** The DynamoDB Local the integration run's global setup started. */
+export function dynamodbEndpoint(): string {
+  const endpoint = process.env.DYNAMODB_ENDPOINT ?? inject('dynamodbEndpoint');
+  if (!endpoint) throw new Error('DYNAMODB_ENDPOINT is not set: run integration tests through vitest --project integration');
+  return endpoint;
+}
+
+export interface TestTable {
+  tableName: string;
+  endpoint: string;
+  db: DynamoDBDocumentClient;
+  repository: Repository;
+  drop: () => Promise<void>;
+}
+
+/** A fresh table of the real definition, so test files never see each other's items. */
+export async function createTestTable(prefix: string): Promise<TestTable> {
+  const endpoint = dynamodbEndpoint();
+  const tableName = `${prefix}-${randomUUID().slice(0, 8)}`;
+  const db = createDocumentClient(dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: endpoint }));
+  await db.send(new CreateTableCommand(createTableInput(tableName)));
+  return {
+    tableName,
+    endpoint,
+    db,
+    repository: new Repository(db, tableName),
+    drop: async () => {
+      await db.send(new DeleteTableCommand({ TableName: tableName }));
+      db.destroy();
+    },
+  };
+}
+
+export interface SeededOwner extends Caller {
+  /** The raw bearer token; only its hash is in the table. */
+  token: string;
+}
+
+export async function seedOwner(repository: Repository, now: number = FIXED_NOW): Promise<SeededOwner> {
+  const ownerId = await repository.createOwner(now);
+  const token = newApiToken();
+  const tokenHash = hashToken(token);
+  await repository.saveTokenHash(ownerId, tokenHash, now);
+  return { ownerId, token, tokenHash };
+}
+
+export interface ProjectSeed {
+  ownerId: string;
+  plan?: Plan;
+  name?: string;
+  /** Keys to issue, each with its own random watermark unless `watermark` is given. */
+  keys?: number;
+  watermark?: string;
+  /** Notes of the versions to upload, in upload order; the last becomes current. */
+  versions?: string[];
+  webhooks?: { url: string; events: EventName[]; enabled?: boolean }[];
+  now?: number;
+}
+
+export interface SeededProject {
+  projectId: string;
+  keys: { id: string; watermark: string }[];
+  versions: { id: string; version_number: number }[];
+  webhookIds: string[];
+}
+
+/** A project as the dashboard would leave it, written through the same Repository the API reads with. */
+export async function seedProject(repository: Repository, seed: ProjectSeed): Promise<SeededProject> {
+  const now = seed.now ?? FIXED_NOW;
+  const projectId = await repository.createProject({ ownerId: seed.ownerId, name: seed.name ?? 'Test Script', plan: seed.plan ?? 'business', now });
+  const keys = seed.keys
+    ? await repository.issueKeys({ projectId, count: seed.keys, watermark: seed.watermark, tier: 'standard', maxUses: null, now })
+    : [];
+  const versions: SeededProject['versions'] = [];
+  for (const [i, notes] of (seed.versions ?? []).entries()) {
+    versions.push(await repository.uploadVersion({ projectId, sizeBytes: 1024 * (i + 1), notes, now: now + i }));
+  }
+  const webhookIds: string[] = [];
+  for (const webhook of seed.webhooks ?? []) {
+    webhookIds.push(await repository.addWebhook({ projectId, url: webhook.url, events: webhook.events, enabled: webhook.enabled ?? true, now }));
+  }
+  return { projectId, keys, versions, webhookIds };
+}

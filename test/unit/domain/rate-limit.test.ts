@@ -1,0 +1,100 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { RateLimitStore } from '../../../lambdas/domain/ports';
+import { RATE_LIMIT, RATE_LIMIT_MESSAGE, consumeRateLimit, rateLimitHeaders, rateWindowAt } from '../../../lambdas/domain/rate-limit';
+
+/** A window counter with the repository's semantics, in memory. */
+class MemoryRateLimitStore implements RateLimitStore {
+  readonly counts = new Map<string, number>();
+  readonly expiries = new Map<string, number>();
+
+  async countRequest(bucket: string, windowStart: number, limit: number, expiresAt: number): Promise<number | undefined> {
+    const key = `${bucket}@${windowStart}`;
+    const count = this.counts.get(key) ?? 0;
+    if (count >= limit) return undefined;
+    this.counts.set(key, count + 1);
+    this.expiries.set(key, expiresAt);
+    return count + 1;
+  }
+}
+
+describe('rate limit windows (spec §8: 100 requests per minute)', () => {
+  it('is 100 requests in 60-second windows, and its refusal message says so', () => {
+    expect(RATE_LIMIT).toEqual({ requests: 100, windowSeconds: 60 });
+    expect(RATE_LIMIT_MESSAGE).toBe('Rate limit exceeded: 100 requests per minute');
+  });
+
+  it('aligns windows to the minute', () => {
+    expect(rateWindowAt(1_700_000_040)).toEqual({ start: 1_700_000_040, resetSeconds: 60 });
+    expect(rateWindowAt(1_700_000_041)).toEqual({ start: 1_700_000_040, resetSeconds: 59 });
+    expect(rateWindowAt(1_700_000_099)).toEqual({ start: 1_700_000_040, resetSeconds: 1 });
+    expect(rateWindowAt(1_700_000_100)).toEqual({ start: 1_700_000_100, resetSeconds: 60 });
+  });
+
+  it('always opens the window at a whole minute at or before now, and resets within 1..60 seconds', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 4_000_000_000 }), (now) => {
+        const { start, resetSeconds } = rateWindowAt(now);
+        expect(start % 60).toBe(0);
+        expect(start).toBeLessThanOrEqual(now);
+        expect(now - start).toBeLessThan(60);
+        expect(resetSeconds).toBeGreaterThanOrEqual(1);
+        expect(resetSeconds).toBeLessThanOrEqual(60);
+        expect(start + 60 - resetSeconds).toBe(now);
+      }),
+    );
+  });
+});
+
+describe('rate limit headers (IETF RateLimit fields)', () => {
+  it('states the policy and what is left on an allowed request, without Retry-After', () => {
+    expect(rateLimitHeaders({ allowed: true, remaining: 42, resetSeconds: 17 })).toEqual({
+      'RateLimit-Policy': '"per-token";q=100;w=60',
+      RateLimit: '"per-token";r=42;t=17',
+    });
+  });
+
+  it('adds Retry-After with the seconds to the next window on a refusal', () => {
+    expect(rateLimitHeaders({ allowed: false, remaining: 0, resetSeconds: 23 })).toEqual({
+      'RateLimit-Policy': '"per-token";q=100;w=60',
+      RateLimit: '"per-token";r=0;t=23',
+      'Retry-After': '23',
+    });
+  });
+});
+
+describe('consumeRateLimit', () => {
+  const now = 1_700_000_085; // 45 s into the minute that opened at 1_700_000_040
+
+  it('allows 100 requests in a window and refuses the 101st, with the time to the next window', async () => {
+    const store = new MemoryRateLimitStore();
+    const decisions = [];
+    for (let i = 0; i < 101; i++) decisions.push(await consumeRateLimit(store, 'hash-a', now));
+    expect(decisions.slice(0, 100).every((decision) => decision.allowed)).toBe(true);
+    expect(decisions[0]).toEqual({ allowed: true, remaining: 99, resetSeconds: 15 });
+    expect(decisions[99]).toEqual({ allowed: true, remaining: 0, resetSeconds: 15 });
+    expect(decisions[100]).toEqual({ allowed: false, remaining: 0, resetSeconds: 15 });
+  });
+
+  it('counts each token on its own', async () => {
+    const store = new MemoryRateLimitStore();
+    for (let i = 0; i < 100; i++) await consumeRateLimit(store, 'hash-a', now);
+    expect((await consumeRateLimit(store, 'hash-a', now)).allowed).toBe(false);
+    expect(await consumeRateLimit(store, 'hash-b', now)).toEqual({ allowed: true, remaining: 99, resetSeconds: 15 });
+  });
+
+  it('starts afresh when the next minute opens', async () => {
+    const store = new MemoryRateLimitStore();
+    for (let i = 0; i < 100; i++) await consumeRateLimit(store, 'hash-a', now);
+    expect((await consumeRateLimit(store, 'hash-a', now + 14)).allowed).toBe(false);
+    expect(await consumeRateLimit(store, 'hash-a', now + 15)).toEqual({ allowed: true, remaining: 99, resetSeconds: 60 });
+  });
+
+  it('counts in the window aligned to the minute and lets the record expire after the window has passed', async () => {
+    const store = new MemoryRateLimitStore();
+    await consumeRateLimit(store, 'hash-a', now);
+    const windowStart = now - (now % 60);
+    expect([...store.counts.keys()]).toEqual([`hash-a@${windowStart}`]);
+    expect(store.expiries.get(`hash-a@${windowStart}`)).toBeGreaterThanOrEqual(windowStart + 60);
+  });
+});

@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { hashToken, newApiToken, parseBearer } from '../../../lambdas/domain/tokens';
+
+describe('parseBearer (spec §5: Authorization: Bearer <API_TOKEN>)', () => {
+  it('returns the token of a well-formed header', () => {
+    expect(parseBearer('Bearer sdt_abc-DEF_123.~+/')).toBe('sdt_abc-DEF_123.~+/');
+  });
+
+  it.each(['bearer', 'BEARER', 'bEaReR'])('accepts the scheme in any case (%s)', (scheme) => {
+    expect(parseBearer(`${scheme} tok123`)).toBe('tok123');
+  });
+
+  it('accepts token68 padding and surrounding whitespace', () => {
+    expect(parseBearer('  Bearer   dG9rZW4==  ')).toBe('dG9rZW4==');
+  });
+
+  it.each([
+    ['missing header', undefined],
+    ['empty header', ''],
+    ['scheme only', 'Bearer'],
+    ['scheme and space only', 'Bearer '],
+    ['another scheme', 'Basic dXNlcjpwYXNz'],
+    ['token without scheme', 'sdt_abc'],
+    ['scheme glued to token', 'Bearersdt_abc'],
+    ['two tokens', 'Bearer abc def'],
+    ['padding inside the token', 'Bearer ab=cd'],
+    ['characters outside token68', 'Bearer abc$def'],
+    ['a comma-joined second credential', 'Bearer abc, Bearer def'],
+  ])('refuses a %s', (_case, header) => {
+    expect(parseBearer(header)).toBeUndefined();
+  });
+
+  it.each([
+    ['NUL', '\u0000'],
+    ['escape', '\u001b'],
+    ['DEL', '\u007f'],
+  ])('refuses a token holding or ending in a control character (%s)', (_name, control) => {
+    expect(parseBearer(`Bearer abc${control}def`)).toBeUndefined();
+    expect(parseBearer(`Bearer abc${control}`)).toBeUndefined();
+  });
+
+  it.each(['\t', '\n', '\r'])('refuses whitespace control characters inside the token (%j)', (control) => {
+    expect(parseBearer(`Bearer abc${control}def`)).toBeUndefined();
+  });
+
+  it('accepts a token of 512 characters and refuses one of 513 unread', () => {
+    expect(parseBearer(`Bearer ${'a'.repeat(512)}`)).toBe('a'.repeat(512));
+    expect(parseBearer(`Bearer ${'a'.repeat(513)}`)).toBeUndefined();
+    expect(parseBearer(`Bearer ${'a'.repeat(100_000)}`)).toBeUndefined();
+  });
+
+  it('parses the tokens this service issues', () => {
+    const token = newApiToken();
+    expect(parseBearer(`Bearer ${token}`)).toBe(token);
+  });
+});
+
+describe('token hashing (tokens are stored and logged only as SHA-256)', () => {
+  it('is the hex SHA-256 of the token', () => {
+    expect(hashToken('sdt_x')).toBe(createHash('sha256').update('sdt_x').digest('hex'));
+    expect(hashToken('sdt_x')).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('issues distinct, long random tokens', () => {
+    const tokens = new Set(Array.from({ length: 100 }, () => newApiToken()));
+    expect(tokens.size).toBe(100);
+    for (const token of tokens) expect(token).toMatch(/^sdt_[A-Za-z0-9_-]{43}$/);
+  });
+});
