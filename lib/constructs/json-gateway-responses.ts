@@ -1,0 +1,36 @@
+import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { RATE_LIMIT } from '../../lambdas/domain/rate-limit';
+import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../lambdas/http/gateway-responses';
+import { SECURITY_HEADERS } from '../../lambdas/http/responses';
+
+/** Gateway response header values are mapping expressions: a literal must be single-quoted. */
+const literal = (value: string) => `'${value}'`;
+
+/** Responses that only tell the client to slow down; the exact 100/min window is a minute long. */
+const RETRY_LATER: ReadonlySet<GatewayResponseType> = new Set(['THROTTLED', 'QUOTA_EXCEEDED']);
+
+/**
+ * The body template of a gateway response. Templates are Velocity: `$` and `#` in a message would be read as
+ * code, so messages must be plain text. Server-side failures carry the request id, as the handlers' 500s do,
+ * so a report can be matched to the logs.
+ */
+function gatewayResponseTemplate(type: GatewayResponseType): string {
+  const { status, error } = GATEWAY_RESPONSES[type];
+  if (/[$#]/.test(error)) throw new Error(`Gateway response ${type}: "$" and "#" are Velocity syntax, keep them out of the message`);
+  const serverSide = type === 'DEFAULT_5XX' || (status !== undefined && status >= 500);
+  return JSON.stringify(serverSide ? { error, request_id: '$context.requestId' } : { error });
+}
+
+/** Every response API Gateway makes itself (auth, throttling, routing, integration failures) as the API's `{"error"}` JSON. */
+export function addJsonGatewayResponses(api: RestApi): void {
+  const headers = Object.fromEntries(Object.entries(SECURITY_HEADERS).map(([name, value]) => [name, literal(value)]));
+  for (const type of Object.keys(GATEWAY_RESPONSES) as GatewayResponseType[]) {
+    const { status } = GATEWAY_RESPONSES[type];
+    api.addGatewayResponse(`GatewayResponse${type}`, {
+      type: ResponseType.of(type),
+      statusCode: status === undefined ? undefined : String(status),
+      responseHeaders: RETRY_LATER.has(type) ? { ...headers, 'Retry-After': literal(String(RATE_LIMIT.windowSeconds)) } : headers,
+      templates: { 'application/json': gatewayResponseTemplate(type) },
+    });
+  }
+}

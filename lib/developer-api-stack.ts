@@ -1,0 +1,192 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { ROUTES } from '../lambdas/api/routes';
+import { RATE_LIMIT } from '../lambdas/domain/rate-limit';
+import { KEY_ATTRIBUTE_TYPES, TABLE } from '../lambdas/store/table-definition';
+import { ServiceFunction } from './constructs/api-function';
+import { addJsonGatewayResponses } from './constructs/json-gateway-responses';
+import { acknowledgeServiceFunctionDefaults } from './constructs/service-function-findings';
+import { bindTable } from './constructs/table-access';
+
+/**
+ * What API Gateway lets through to the authorizer: `Bearer <token68>` exactly as `parseBearer` reads it (scheme in
+ * any case, surrounding whitespace ignored). Anything else is refused with 401 before a Lambda runs.
+ */
+export const BEARER_VALIDATION_REGEX = '^\\s*[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-9._~+/-]{1,512}=*\\s*$';
+
+/**
+ * The coarse, per-token AWS guard in front of the exact 100/min window the handlers keep in DynamoDB. A full
+ * bucket of one minute's allowance, refilled faster than one minute's allowance, so it never refuses a client
+ * that keeps to the spec's limit; it only stops floods before they reach Lambda.
+ */
+const USAGE_PLAN_THROTTLE = {
+  burstLimit: RATE_LIMIT.requests,
+  rateLimit: Math.ceil(RATE_LIMIT.requests / RATE_LIMIT.windowSeconds),
+} as const;
+
+export const STAGE_NAME = 'prod';
+
+const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER } as const;
+
+function keyAttribute(name: string): dynamodb.Attribute {
+  const type = KEY_ATTRIBUTE_TYPES[name];
+  if (!type) throw new Error(`KEY_ATTRIBUTE_TYPES has no type for key attribute "${name}"`);
+  return { name, type: ATTRIBUTE_TYPES[type] };
+}
+
+/** `list-keys` → `ListKeys` */
+const pascalCase = (entry: string) => entry.replace(/(?:^|-)([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+/**
+ * The Developer API: the one table, one Lambda per route behind a REST API with a token authorizer, a usage
+ * plan that throttles per token, and API Gateway's own responses rewritten to `{"error"}` JSON.
+ * `table` is public so the webhook delivery and analytics constructs can be attached to the same table.
+ */
+export class DeveloperApiStack extends Stack {
+  readonly table: dynamodb.TableV2;
+  readonly api: apigateway.RestApi;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+
+    this.table = new dynamodb.TableV2(this, 'Table', {
+      partitionKey: keyAttribute(TABLE.partitionKey),
+      sortKey: keyAttribute(TABLE.sortKey),
+      globalSecondaryIndexes: Object.values(TABLE.indexes).map((index) => ({
+        indexName: index.name,
+        partitionKey: keyAttribute(index.partitionKey),
+        sortKey: keyAttribute(index.sortKey),
+        projectionType: dynamodb.ProjectionType[index.projection],
+      })),
+      billing: dynamodb.Billing.onDemand(),
+      dynamoStream: dynamodb.StreamViewType[TABLE.stream],
+      timeToLiveAttribute: TABLE.ttlAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      // Keys, projects and tokens are the publisher's data: they outlive the stack.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // Kept after the stack is gone: it is the record of who revoked which keys and rolled back which versions.
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
+    this.api = new apigateway.RestApi(this, 'Api', {
+      restApiName: 'script-distribution-developer-api',
+      description: 'Script Distribution Developer API (paths start with /v1)',
+      endpointTypes: [apigateway.EndpointType.REGIONAL],
+      // The authorizer's usageIdentifierKey (the token's SHA-256) is the usage-plan key: throttling is per token.
+      apiKeySourceType: apigateway.ApiKeySourceType.AUTHORIZER,
+      // API Gateway writes access and execution logs only once the account has its CloudWatch role.
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: STAGE_NAME,
+        tracingEnabled: true,
+        accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
+        accessLogFormat: accessLogFormat(),
+        loggingLevel: apigateway.MethodLoggingLevel.ERROR,
+        // Full request logging would write the Authorization header, i.e. raw API tokens, to CloudWatch.
+        dataTraceEnabled: false,
+      },
+    });
+    addJsonGatewayResponses(this.api);
+
+    const authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
+      entry: 'api/authorizer.ts',
+      description: 'Developer API token authorizer: Bearer token -> owner',
+    });
+    bindTable(authorizerFunction, this.table, 'token-lookup');
+    acknowledgeServiceFunctionDefaults(authorizerFunction);
+    const authorizer = new apigateway.TokenAuthorizer(this, 'TokenAuthorizer', {
+      handler: authorizerFunction,
+      identitySource: apigateway.IdentitySource.header('Authorization'),
+      validationRegex: BEARER_VALIDATION_REGEX,
+      // One token lookup per token per 5 minutes instead of per request, which keeps the authorizer off the
+      // latency path; the price is that a deleted token keeps working for up to 5 minutes. The cached policy
+      // covers the whole API, so one cached answer serves every route.
+      resultsCacheTtl: Duration.minutes(5),
+    });
+
+    for (const route of ROUTES) {
+      const fn = new ServiceFunction(this, `${pascalCase(route.entry)}Function`, {
+        entry: `api/${route.entry}.ts`,
+        description: `Developer API ${route.method} ${route.path}`,
+      });
+      bindTable(fn, this.table, route.access);
+      acknowledgeServiceFunctionDefaults(fn);
+      this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn, { allowTestInvoke: false }), {
+        authorizer,
+        apiKeyRequired: true,
+      });
+    }
+
+    const usagePlan = this.api.addUsagePlan('UsagePlan', {
+      name: 'developer-api-per-token',
+      description: 'One API key per API token (value: the token SHA-256 hex), created with the token',
+      throttle: USAGE_PLAN_THROTTLE,
+      apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+    });
+
+    // RestApi adds its own `Endpoint` output (stage URL with a trailing slash, hashed output name); ApiUrl replaces it.
+    this.api.node.tryRemoveChild('Endpoint');
+    new CfnOutput(this, 'ApiUrl', {
+      description: 'Base URL of the API; requests go to <ApiUrl>/v1/projects/{id}/...',
+      value: `https://${this.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}`,
+    });
+    new CfnOutput(this, 'TableName', { description: 'The service table (TABLE_NAME for the dashboard CLI)', value: this.table.tableName });
+    new CfnOutput(this, 'UsagePlanId', { description: "Usage plan each API token's API key is added to", value: usagePlan.usagePlanId });
+
+    acknowledgeReviewedApiFindings(this.api);
+  }
+}
+
+/**
+ * cdk-nag AwsSolutions findings on the API that were reviewed and accepted, each with its reason. They are
+ * acknowledged on the API only, so any other resource of the stack is still checked for them.
+ */
+function acknowledgeReviewedApiFindings(api: apigateway.RestApi): void {
+  Validations.of(api).acknowledge(
+    {
+      id: 'AwsSolutions-APIG2',
+      reason: 'Requests are validated in the Lambda handlers with zod, which names the offending field in the 400 message; an API Gateway validator would answer with a generic one.',
+    },
+    {
+      id: 'AwsSolutions-APIG3',
+      reason: 'No WAF: every route needs a token checked by the authorizer, throttled per token by the usage plan and counted exactly per token in DynamoDB. A web ACL can be associated with the stage where the account runs one.',
+    },
+    {
+      id: 'AwsSolutions-COG4',
+      reason: 'Callers are script publishers with API tokens, not Cognito users; every method uses the token authorizer.',
+    },
+    {
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason: "API Gateway's account-level CloudWatch role, which it needs to write the access and execution logs; the managed policy only allows writing to CloudWatch Logs.",
+    },
+  );
+}
+
+/** One JSON line per request; the token is never logged, only the owner the authorizer resolved it to. */
+function accessLogFormat(): apigateway.AccessLogFormat {
+  const field = apigateway.AccessLogField;
+  return apigateway.AccessLogFormat.custom(
+    JSON.stringify({
+      requestId: field.contextRequestId(),
+      requestTime: field.contextRequestTimeEpoch(),
+      ip: field.contextIdentitySourceIp(),
+      userAgent: field.contextIdentityUserAgent(),
+      method: field.contextHttpMethod(),
+      resource: field.contextResourcePath(),
+      path: field.contextPath(),
+      status: field.contextStatus(),
+      responseLength: field.contextResponseLength(),
+      responseLatency: field.contextResponseLatency(),
+      integrationLatency: field.contextIntegrationLatency(),
+      ownerId: field.contextAuthorizer('ownerId'),
+      authorizerError: field.contextAuthorizerError(),
+      errorType: field.contextErrorResponseType(),
+      errorMessage: field.contextErrorMessage(),
+      xrayTraceId: field.contextXrayTraceId(),
+    }),
+  );
+}
