@@ -1,0 +1,256 @@
+import { PATH_ID_PATTERN } from '../lambdas/domain/ids';
+import { type EventName, type Plan, PLANS } from '../lambdas/domain/model';
+import { hashToken, newApiToken } from '../lambdas/domain/tokens';
+import { watermarkProblem } from '../lambdas/domain/watermark';
+import { EVENT_NAMES } from '../lambdas/schemas/resources';
+import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
+import { CommandError, type DashboardContext } from './context';
+
+/**
+ * The dashboard's commands. Each is pure argument checking (`validate`: flags → input, throws UsageError)
+ * then `run`: the reads that must pass (owner, project exist) and only then the writes, so bad input of
+ * any kind writes nothing. Tests call `parseCommand` and `run` directly; cli.ts adds argv, stdout and exit.
+ */
+export interface Command<Input, Result extends object> {
+  name: string;
+  flags: FlagSpecs;
+  validate(flags: Flags): Input;
+  run(context: DashboardContext, input: Input): Promise<Result>;
+}
+
+export function parseCommand<Input>(command: Command<Input, object>, argv: readonly string[]): Input {
+  return command.validate(parseFlags(command.name, argv, command.flags));
+}
+
+// ---- limits of the dashboard's input ----
+
+/** Keys one `keys issue` call may create: enough for any real batch, small enough to print. */
+export const MAX_KEYS_PER_ISSUE = 10_000;
+export const MAX_PROJECT_NAME_LENGTH = 100;
+/** A Discord embed field value holds 1024 characters; the notes are shown in one. */
+export const MAX_NOTES_LENGTH = 1024;
+export const MAX_URL_LENGTH = 2048;
+/** Spec §2.1 shows no tier but `standard`. */
+export const KEY_TIERS = ['standard'] as const;
+/** Past this a timestamp is in milliseconds, not the Unix seconds the API uses. */
+const MAX_UNIX_SECONDS = 99_999_999_999;
+
+function idFlag(flag: string, text: string, what: string, example: string): string {
+  if (!PATH_ID_PATTERN.test(text)) throw new UsageError(`--${flag} must be ${what} id like ${example}; got "${text}"`);
+  return text;
+}
+
+const ownerId = (flags: Flags) => idFlag('owner', flags.required('owner'), 'an owner', 'own_0123456789abcdef0123');
+const projectId = (flags: Flags) => idFlag('project', flags.required('project'), 'a project', 'prj_0123456789abcdef0123');
+
+function printableText(flag: string, text: string, maxLength: number, options: { allowEmpty: boolean }): string {
+  if (!options.allowEmpty && text.trim() === '') throw new UsageError(`--${flag} must not be empty`);
+  if (text.length > maxLength) throw new UsageError(`--${flag} must be at most ${maxLength} characters; got ${text.length}`);
+  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) throw new UsageError(`--${flag} must not contain control characters`);
+  return text;
+}
+
+function watermark(text: string): string {
+  const problem = watermarkProblem(text);
+  if (problem) throw new UsageError(`--${problem}`);
+  return text;
+}
+
+function webhookUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--url must be an absolute http(s) URL such as https://discord.com/api/webhooks/ID/TOKEN; got "${text}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--url must be an http(s) URL; got "${url.protocol}"`);
+  if (text.length > MAX_URL_LENGTH) throw new UsageError(`--url must be at most ${MAX_URL_LENGTH} characters`);
+  return text;
+}
+
+/** `e1,e2` → the distinct event names, in the order given. */
+function eventList(text: string): EventName[] {
+  const names = text.split(',').map((name) => name.trim());
+  if (names.some((name) => name === '')) throw new UsageError(`--events must be a comma-separated list of ${EVENT_NAMES.join(', ')}; got "${text}"`);
+  const unknown = names.filter((name) => !(EVENT_NAMES as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new UsageError(`Unknown event ${unknown.map((n) => `"${n}"`).join(', ')} in --events; events: ${EVENT_NAMES.join(', ')}`);
+  return [...new Set(names as EventName[])];
+}
+
+async function requireOwner(context: DashboardContext, owner: string): Promise<void> {
+  if (!(await context.repository.ownerExists(owner))) throw new CommandError(`Owner ${owner} not found: create one with "owner create"`);
+}
+
+async function requireProject(context: DashboardContext, project: string): Promise<void> {
+  if (!(await context.repository.getProject(project))) throw new CommandError(`Project ${project} not found: create one with "project create"`);
+}
+
+/** A new token for an owner: registered at the gateway first, so a failure there leaves the table untouched. */
+async function issueToken(context: DashboardContext, owner: string | undefined): Promise<{ ownerId: string; token: string }> {
+  await context.tokenKeys.check();
+  const token = newApiToken();
+  const tokenHash = hashToken(token);
+  await context.tokenKeys.register(tokenHash);
+  const now = context.now();
+  const tokenOwner = owner ?? (await context.repository.createOwner(now));
+  await context.repository.saveTokenHash(tokenOwner, tokenHash, now);
+  return { ownerId: tokenOwner, token };
+}
+
+// ---- the commands ----
+
+export const ownerCreate: Command<Record<string, never>, { ownerId: string; token: string }> = {
+  name: 'owner create',
+  flags: {},
+  validate: () => ({}),
+  run: (context) => issueToken(context, undefined),
+};
+
+export const tokenCreate: Command<{ ownerId: string }, { token: string }> = {
+  name: 'token create',
+  flags: { owner: { required: true, placeholder: 'ID' } },
+  validate: (flags) => ({ ownerId: ownerId(flags) }),
+  async run(context, input) {
+    await requireOwner(context, input.ownerId);
+    const { token } = await issueToken(context, input.ownerId);
+    return { token };
+  },
+};
+
+export const projectCreate: Command<{ ownerId: string; name: string; plan: Plan }, { projectId: string }> = {
+  name: 'project create',
+  flags: {
+    owner: { required: true, placeholder: 'ID' },
+    name: { required: true, placeholder: 'NAME' },
+    plan: { placeholder: PLANS.join('|') },
+  },
+  validate: (flags) => ({
+    ownerId: ownerId(flags),
+    name: printableText('name', flags.required('name').trim(), MAX_PROJECT_NAME_LENGTH, { allowEmpty: false }),
+    plan: oneOf('plan', flags.optional('plan') ?? 'business', PLANS),
+  }),
+  async run(context, input) {
+    await requireOwner(context, input.ownerId);
+    return { projectId: await context.repository.createProject({ ...input, now: context.now() }) };
+  },
+};
+
+export interface KeysIssueInput {
+  projectId: string;
+  count: number;
+  watermark?: string;
+  tier: string;
+  maxUses: number | null;
+  expiresAt?: number;
+}
+
+export const keysIssue: Command<KeysIssueInput, { keys: { id: string; watermark: string }[] }> = {
+  name: 'keys issue',
+  flags: {
+    project: { required: true, placeholder: 'ID' },
+    count: { placeholder: 'N' },
+    watermark: { placeholder: 'HEX16' },
+    tier: { placeholder: KEY_TIERS.join('|') },
+    'max-uses': { placeholder: 'N' },
+    'expires-at': { placeholder: 'UNIX' },
+  },
+  validate(flags) {
+    const count = flags.optional('count');
+    const mark = flags.optional('watermark');
+    const maxUses = flags.optional('max-uses');
+    const expiresAt = flags.optional('expires-at');
+    return {
+      projectId: projectId(flags),
+      count: count === undefined ? 1 : wholeNumber('count', count, { min: 1, max: MAX_KEYS_PER_ISSUE }),
+      ...(mark === undefined ? {} : { watermark: watermark(mark) }),
+      tier: oneOf('tier', flags.optional('tier') ?? 'standard', KEY_TIERS),
+      maxUses: maxUses === undefined ? null : wholeNumber('max-uses', maxUses, { min: 1, max: Number.MAX_SAFE_INTEGER }),
+      // A past expiry is allowed: expired keys are what some abuse detectors look for.
+      ...(expiresAt === undefined ? {} : { expiresAt: wholeNumber('expires-at', expiresAt, { min: 1, max: MAX_UNIX_SECONDS }) }),
+    };
+  },
+  async run(context, input) {
+    await requireProject(context, input.projectId);
+    return { keys: await context.repository.issueKeys({ ...input, now: context.now() }) };
+  },
+};
+
+export const versionsUpload: Command<{ projectId: string; sizeBytes: number; notes: string }, { id: string; version_number: number }> = {
+  name: 'versions upload',
+  flags: {
+    project: { required: true, placeholder: 'ID' },
+    'size-bytes': { required: true, placeholder: 'N' },
+    notes: { placeholder: 'TEXT' },
+  },
+  validate: (flags) => ({
+    projectId: projectId(flags),
+    sizeBytes: wholeNumber('size-bytes', flags.required('size-bytes'), { min: 0, max: Number.MAX_SAFE_INTEGER }),
+    notes: printableText('notes', flags.optional('notes') ?? '', MAX_NOTES_LENGTH, { allowEmpty: true }),
+  }),
+  async run(context, input) {
+    await requireProject(context, input.projectId);
+    return context.repository.uploadVersion({ ...input, now: context.now() });
+  },
+};
+
+export const webhooksAdd: Command<{ projectId: string; url: string; events: EventName[]; enabled: boolean }, { id: string }> = {
+  name: 'webhooks add',
+  flags: {
+    project: { required: true, placeholder: 'ID' },
+    url: { required: true, placeholder: 'URL' },
+    events: { required: true, placeholder: 'e1,e2' },
+    disabled: { kind: 'switch' },
+  },
+  validate: (flags) => ({
+    projectId: projectId(flags),
+    url: webhookUrl(flags.required('url')),
+    events: eventList(flags.required('events')),
+    enabled: !flags.switch('disabled'),
+  }),
+  async run(context, input) {
+    await requireProject(context, input.projectId);
+    return { id: await context.repository.addWebhook({ ...input, now: context.now() }) };
+  },
+};
+
+// ---- the command table ----
+
+/** A command with its input type hidden, so commands of any shape share one table. */
+export interface CommandEntry {
+  usage: string;
+  /** Checks the arguments at once (throws UsageError) and returns the run, which needs a table. */
+  prepare(argv: readonly string[]): (context: DashboardContext) => Promise<object>;
+}
+
+export function entry<Input, Result extends object>(command: Command<Input, Result>): CommandEntry {
+  return {
+    usage: usageLine(command.name, command.flags),
+    prepare: (argv) => {
+      const input = parseCommand(command, argv);
+      return (context) => command.run(context, input);
+    },
+  };
+}
+
+/** Every command of the CLI by name; a new command is one more line here. */
+export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  [ownerCreate.name]: entry(ownerCreate),
+  [tokenCreate.name]: entry(tokenCreate),
+  [projectCreate.name]: entry(projectCreate),
+  [keysIssue.name]: entry(keysIssue),
+  [versionsUpload.name]: entry(versionsUpload),
+  [webhooksAdd.name]: entry(webhooksAdd),
+};
+
+/** The command named by the leading words of argv (the longest name that matches) and the rest. */
+export function findCommand(argv: readonly string[], commands: Readonly<Record<string, CommandEntry>> = COMMANDS): { entry: CommandEntry; rest: readonly string[] } {
+  const firstFlag = argv.findIndex((arg) => arg.startsWith('-'));
+  const words = firstFlag === -1 ? argv : argv.slice(0, firstFlag);
+  for (let n = words.length; n > 0; n--) {
+    const name = words.slice(0, n).join(' ');
+    const found = Object.hasOwn(commands, name) ? commands[name] : undefined;
+    if (found) return { entry: found, rest: argv.slice(n) };
+  }
+  const given = words.join(' ');
+  throw new UsageError(`${given ? `Unknown command "${given}"` : 'No command given'}; commands: ${Object.keys(commands).join(', ')}`);
+}

@@ -1,0 +1,361 @@
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayTokenAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { ROUTES, type Route } from '../lambdas/api/routes';
+import { GATEWAY_RESPONSES, type GatewayResponseType } from '../lambdas/http/gateway-responses';
+import { SECURITY_HEADERS } from '../lambdas/http/responses';
+
+/**
+ * What API Gateway (REST, Lambda proxy integration, TOKEN authorizer) does between the client and the
+ * handlers, for the local server: route matching, the authorizer call, the proxy event, the handler's
+ * result back to HTTP, and the gateway's own responses in the API's `{"error": "..."}` shape.
+ * Everything here works on plain values; server.ts does the socket I/O.
+ */
+
+/** API Gateway's own payload limit; the handlers' much smaller body limit stays in the handlers. */
+export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The deployed functions' timeout (lib/constructs/api-function.ts); past it Lambda fails the call. */
+export const HANDLER_TIMEOUT_MS = 10_000;
+
+export const LOCAL_STAGE = 'local';
+const LOCAL_ACCOUNT = '000000000000';
+const LOCAL_API_ID = 'local';
+const LOCAL_REGION = 'local';
+
+/** A request as it came off the socket: header names in the case they were sent, repeats kept. */
+export interface RawRequest {
+  method: string;
+  /** Request target as sent: path plus optional `?query`. */
+  target: string;
+  /** Node's `IncomingMessage.rawHeaders`: name, value, name, value, ... */
+  rawHeaders: readonly string[];
+  body: Buffer;
+  sourceIp: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: string | Buffer;
+}
+
+export interface RouteMatch {
+  route: Route;
+  pathParameters: Record<string, string>;
+}
+
+export type EntryName = Route['entry'];
+export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<unknown>;
+export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+
+export interface GatewayDeps {
+  authorizer: TokenAuthorizer;
+  handlers: Readonly<Record<EntryName, ProxyHandler>>;
+  newRequestId?: () => string;
+  now?: () => Date;
+  handlerTimeoutMs?: number;
+}
+
+/**
+ * A response API Gateway makes itself, with the body and headers the CDK gateway responses set
+ * (lib/constructs/json-gateway-responses.ts): server-side failures also carry the request id.
+ */
+export function gatewayResponse(type: GatewayResponseType, requestId: string, status?: number): HttpResponse {
+  const { error, status: typeStatus } = GATEWAY_RESPONSES[type];
+  const code = status ?? typeStatus ?? (type === 'DEFAULT_4XX' ? 400 : 500);
+  return {
+    status: code,
+    headers: { ...SECURITY_HEADERS },
+    body: JSON.stringify(code >= 500 ? { error, request_id: requestId } : { error }),
+  };
+}
+
+const routePatterns = ROUTES.map((route) => ({
+  route,
+  names: [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? ''),
+  // A path parameter is one non-empty segment, as in API Gateway.
+  pattern: new RegExp(`^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '([^/]+)')}$`),
+}));
+
+/**
+ * The route for a method and a raw (still percent-encoded) path, with the path parameters decoded.
+ * Undefined for an unknown path or method: API Gateway answers those before any authorizer runs.
+ */
+export function matchRoute(method: string, path: string): RouteMatch | undefined {
+  for (const { route, names, pattern } of routePatterns) {
+    if (route.method !== method) continue;
+    const match = pattern.exec(path);
+    if (!match) continue;
+    const values = match.slice(1).map(decodeSegment);
+    if (values.some((value) => value === undefined)) return undefined;
+    return { route, pathParameters: Object.fromEntries(names.map((name, i) => [name, values[i] ?? ''])) };
+  }
+  return undefined;
+}
+
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+export function splitTarget(target: string): { path: string; query: string } {
+  const at = target.indexOf('?');
+  return at === -1 ? { path: target, query: '' } : { path: target.slice(0, at), query: target.slice(at + 1) };
+}
+
+/**
+ * Collects name/value pairs into the last value and all values per name. Maps, then Object.fromEntries,
+ * so a client-chosen name such as `__proto__` stays an ordinary key.
+ */
+function collect(pairs: Iterable<[string, string]>): { last: Record<string, string>; all: Record<string, string[]> } {
+  const all = new Map<string, string[]>();
+  for (const [name, value] of pairs) all.set(name, [...(all.get(name) ?? []), value]);
+  return {
+    last: Object.fromEntries([...all].map(([name, values]) => [name, values.at(-1) ?? ''])),
+    all: Object.fromEntries(all),
+  };
+}
+
+function* headerPairs(rawHeaders: readonly string[]): Iterable<[string, string]> {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) yield [rawHeaders[i] ?? '', rawHeaders[i + 1] ?? ''];
+}
+
+/** Header names keep the case they were sent in; `headers` holds the last of repeated values, as API Gateway does. */
+export function headersOf(rawHeaders: readonly string[]): { headers: Record<string, string>; multiValueHeaders: Record<string, string[]> } {
+  const { last, all } = collect(headerPairs(rawHeaders));
+  return { headers: last, multiValueHeaders: all };
+}
+
+/** Decoded query parameters, or nulls when there are none, as API Gateway sends them. */
+export function queryOf(query: string): {
+  queryStringParameters: Record<string, string> | null;
+  multiValueQueryStringParameters: Record<string, string[]> | null;
+} {
+  const { last, all } = collect(new URLSearchParams(query));
+  if (Object.keys(last).length === 0) return { queryStringParameters: null, multiValueQueryStringParameters: null };
+  return { queryStringParameters: last, multiValueQueryStringParameters: all };
+}
+
+/** The last value of a header, whatever the case of its name. */
+function headerValue(rawHeaders: readonly string[], name: string): string | undefined {
+  let found: string | undefined;
+  for (const [header, value] of headerPairs(rawHeaders)) if (header.toLowerCase() === name) found = value;
+  return found;
+}
+
+export function methodArn(method: string, path: string): string {
+  return `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${LOCAL_API_ID}/${LOCAL_STAGE}/${method}${path}`;
+}
+
+/** The authorizer's context as API Gateway hands it to the integration: values as strings, plus principalId. */
+export function authorizerContextOf(result: APIGatewayAuthorizerResult): Record<string, string | null> {
+  const context: Record<string, string | null> = { principalId: result.principalId };
+  for (const [name, value] of Object.entries(result.context ?? {})) {
+    if (value !== undefined) context[name] = value === null ? null : String(value);
+  }
+  return context;
+}
+
+/** Whether the authorizer's policy lets the caller invoke `arn`: an explicit Deny wins over any Allow. */
+export function policyAllows(result: APIGatewayAuthorizerResult, arn: string): boolean {
+  const statements = result.policyDocument?.Statement ?? [];
+  const matching = (effect: string) =>
+    statements.some((statement) => {
+      if (statement.Effect !== effect) return false;
+      const actions = 'Action' in statement ? [statement.Action].flat() : [];
+      if (!actions.some((action) => wildcardMatch(action, 'execute-api:Invoke'))) return false;
+      const resources = 'Resource' in statement ? [statement.Resource ?? []].flat() : [];
+      return resources.some((resource) => wildcardMatch(resource, arn));
+    });
+  return !matching('Deny') && matching('Allow');
+}
+
+function wildcardMatch(pattern: string, value: string): boolean {
+  const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^$(){}|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return regex.test(value);
+}
+
+export interface ProxyEventInput {
+  request: RawRequest;
+  match: RouteMatch;
+  authorizerContext: Record<string, string | null>;
+  requestId: string;
+  now: Date;
+}
+
+/** The REST proxy event API Gateway would send the route's Lambda for this request. */
+export function toProxyEvent({ request, match, authorizerContext, requestId, now }: ProxyEventInput): APIGatewayProxyEvent {
+  const { path, query } = splitTarget(request.target);
+  const { headers, multiValueHeaders } = headersOf(request.rawHeaders);
+  const userAgent = headerValue(request.rawHeaders, 'user-agent') ?? null;
+  return {
+    resource: match.route.path,
+    path,
+    httpMethod: request.method,
+    headers,
+    multiValueHeaders,
+    ...queryOf(query),
+    pathParameters: match.pathParameters,
+    stageVariables: null,
+    body: request.body.length > 0 ? request.body.toString('utf8') : null,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: LOCAL_ACCOUNT,
+      apiId: LOCAL_API_ID,
+      authorizer: { ...authorizerContext },
+      domainName: headerValue(request.rawHeaders, 'host') ?? '127.0.0.1',
+      extendedRequestId: requestId,
+      httpMethod: request.method,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: request.sourceIp,
+        user: null,
+        userAgent,
+        userArn: null,
+      },
+      path: `/${LOCAL_STAGE}${path}`,
+      protocol: 'HTTP/1.1',
+      requestId,
+      requestTimeEpoch: now.getTime(),
+      resourceId: match.route.entry,
+      resourcePath: match.route.path,
+      stage: LOCAL_STAGE,
+    },
+  };
+}
+
+/** The parts of a Lambda context the handlers and their middlewares read. */
+export function lambdaContext(functionName: string, requestId: string, timeoutMs: number, startedAt: number): Context {
+  const failure = () => {
+    throw new Error('Callback-style completion is not supported by the local gateway');
+  };
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: `local/${requestId}`,
+    getRemainingTimeInMillis: () => Math.max(0, startedAt + timeoutMs - Date.now()),
+    done: failure,
+    fail: failure,
+    succeed: failure,
+  };
+}
+
+/**
+ * A Lambda proxy result as API Gateway turns it into HTTP, or undefined when it is malformed (API Gateway
+ * answers those with 502): statusCode a valid integer, body a string if present, header values scalars.
+ */
+export function fromProxyResult(result: unknown): HttpResponse | undefined {
+  if (typeof result !== 'object' || result === null) return undefined;
+  const { statusCode, body, headers, multiValueHeaders, isBase64Encoded } = result as Record<string, unknown>;
+  if (typeof statusCode !== 'number' || !Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) return undefined;
+  if (body !== undefined && body !== null && typeof body !== 'string') return undefined;
+  if (isBase64Encoded !== undefined && typeof isBase64Encoded !== 'boolean') return undefined;
+  const out: Record<string, string | string[]> = {};
+  if (headers !== undefined && headers !== null) {
+    if (typeof headers !== 'object') return undefined;
+    for (const [name, value] of Object.entries(headers)) {
+      if (!isScalar(value)) return undefined;
+      out[name] = String(value);
+    }
+  }
+  if (multiValueHeaders !== undefined && multiValueHeaders !== null) {
+    if (typeof multiValueHeaders !== 'object') return undefined;
+    for (const [name, values] of Object.entries(multiValueHeaders)) {
+      if (!Array.isArray(values) || !values.every(isScalar)) return undefined;
+      out[name] = values.map(String);
+    }
+  }
+  const text = typeof body === 'string' ? body : '';
+  return { status: statusCode, headers: out, body: isBase64Encoded ? Buffer.from(text, 'base64') : text };
+}
+
+function isScalar(value: unknown): value is string | number | boolean {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+}
+
+/** Settles with the handler's outcome, or rejects when it runs past the function timeout, as Lambda would. */
+async function invokeWithTimeout(handler: ProxyHandler, event: APIGatewayProxyEvent, context: Context, timeoutMs: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Task timed out after ${timeoutMs / 1000} seconds`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([handler(event, context), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface GatewayOutcome {
+  response: HttpResponse;
+  requestId: string;
+  /** The handler's failure or the authorizer's, for the server's log; API Gateway shows the client none of it. */
+  failure?: unknown;
+}
+
+/**
+ * One request through the gateway, in API Gateway's order: payload size, route, Authorization header,
+ * authorizer and its policy, then the route's handler and the check of its result.
+ */
+export async function handleGatewayRequest(request: RawRequest, deps: GatewayDeps): Promise<GatewayOutcome> {
+  const requestId = (deps.newRequestId ?? randomUUID)();
+  const now = (deps.now ?? (() => new Date()))();
+  if (request.body.length > MAX_REQUEST_BODY_BYTES) return { requestId, response: gatewayResponse('REQUEST_TOO_LARGE', requestId) };
+
+  const { path } = splitTarget(request.target);
+  const match = matchRoute(request.method, path);
+  if (!match) return { requestId, response: gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId) };
+
+  // A TOKEN authorizer is not called without its identity source; API Gateway answers 401 itself.
+  const authorization = headerValue(request.rawHeaders, 'authorization');
+  if (!authorization) return { requestId, response: gatewayResponse('UNAUTHORIZED', requestId) };
+
+  const arn = methodArn(request.method, path);
+  let authorized: APIGatewayAuthorizerResult;
+  try {
+    authorized = await deps.authorizer({ type: 'TOKEN', authorizationToken: authorization, methodArn: arn });
+  } catch (error) {
+    if (error instanceof Error && error.message === 'Unauthorized') return { requestId, response: gatewayResponse('UNAUTHORIZED', requestId) };
+    return { requestId, response: gatewayResponse('AUTHORIZER_FAILURE', requestId), failure: error };
+  }
+  if (!authorized || typeof authorized.principalId !== 'string' || !authorized.policyDocument) {
+    return { requestId, response: gatewayResponse('AUTHORIZER_CONFIGURATION_ERROR', requestId), failure: new Error('Authorizer returned no policy') };
+  }
+  if (!policyAllows(authorized, arn)) return { requestId, response: gatewayResponse('ACCESS_DENIED', requestId) };
+
+  const event = toProxyEvent({ request, match, authorizerContext: authorizerContextOf(authorized), requestId, now });
+  const timeoutMs = deps.handlerTimeoutMs ?? HANDLER_TIMEOUT_MS;
+  const context = lambdaContext(match.route.entry, requestId, timeoutMs, Date.now());
+  let result: unknown;
+  try {
+    result = await invokeWithTimeout(deps.handlers[match.route.entry], event, context, timeoutMs);
+  } catch (error) {
+    return { requestId, response: gatewayResponse('INTEGRATION_FAILURE', requestId), failure: error };
+  }
+  const response = fromProxyResult(result);
+  if (!response) return { requestId, response: gatewayResponse('INTEGRATION_FAILURE', requestId), failure: new Error('Malformed Lambda proxy response') };
+  return { requestId, response };
+}

@@ -1,0 +1,65 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { EVENT_NAMES } from '../lambdas/schemas/resources';
+import { hashToken, newApiToken } from '../lambdas/domain/tokens';
+import type { Repository } from '../lambdas/store/repository';
+
+export const DEMO_PROJECT_NAME = 'Demo Script';
+
+/** Keys before and after the two that share a watermark, so the pair sits mid-list like a real leak. */
+const KEYS_BEFORE_SHARED = 70;
+const KEYS_AFTER_SHARED = 48;
+export const DEMO_KEY_COUNT = KEYS_BEFORE_SHARED + 2 + KEYS_AFTER_SHARED;
+
+const DEMO_VERSIONS = [
+  { sizeBytes: 48_213, notes: 'Initial release' },
+  { sizeBytes: 51_877, notes: 'Fix key validation on slow executors' },
+  { sizeBytes: 53_402, notes: 'Faster loader, new settings menu' },
+] as const;
+
+export interface DemoSeed {
+  ownerId: string;
+  /** The raw bearer token; the table holds only its hash. */
+  token: string;
+  projectId: string;
+  /** The watermark two of the demo keys share: what a bulk revoke of a leaked dump would take. */
+  sharedWatermark: string;
+  keyCount: number;
+  versionIds: string[];
+  webhookId: string;
+  webhookUrl: string;
+}
+
+/** A URL of the shape Discord gives an incoming webhook: numeric id (a snowflake) and a 68-character token. */
+export function demoDiscordWebhookUrl(): string {
+  const snowflake = `1${Array.from({ length: 18 }, () => randomInt(10)).join('')}`;
+  return `https://discord.com/api/webhooks/${snowflake}/${randomBytes(51).toString('base64url')}`;
+}
+
+/**
+ * The demo a fresh local stack starts with, written through the Repository like the dashboard would.
+ * The webhook is added before the uploads, so the three `version_deployed` events reach it once the
+ * delivery pipeline reads the stream.
+ */
+export async function seedDemo(repository: Repository, now: number): Promise<DemoSeed> {
+  const ownerId = await repository.createOwner(now);
+  const token = newApiToken();
+  await repository.saveTokenHash(ownerId, hashToken(token), now);
+  const projectId = await repository.createProject({ ownerId, name: DEMO_PROJECT_NAME, plan: 'business', now });
+
+  const webhookUrl = demoDiscordWebhookUrl();
+  const webhookId = await repository.addWebhook({ projectId, url: webhookUrl, events: [...EVENT_NAMES], enabled: true, now });
+
+  const sharedWatermark = randomBytes(8).toString('hex');
+  const keys = { projectId, tier: 'standard', maxUses: null, now };
+  await repository.issueKeys({ ...keys, count: KEYS_BEFORE_SHARED });
+  await repository.issueKeys({ ...keys, count: 2, watermark: sharedWatermark });
+  await repository.issueKeys({ ...keys, count: KEYS_AFTER_SHARED });
+
+  const versionIds: string[] = [];
+  for (const [i, version] of DEMO_VERSIONS.entries()) {
+    // A day apart, oldest first, so the list reads like a release history.
+    const uploadedAt = now - (DEMO_VERSIONS.length - 1 - i) * 86_400;
+    versionIds.push((await repository.uploadVersion({ projectId, ...version, now: uploadedAt })).id);
+  }
+  return { ownerId, token, projectId, sharedWatermark, keyCount: DEMO_KEY_COUNT, versionIds, webhookId, webhookUrl };
+}

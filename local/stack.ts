@@ -1,0 +1,123 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { unixSeconds } from '../lambdas/domain/model';
+import { createDocumentClient } from '../lambdas/store/client';
+import { Repository } from '../lambdas/store/repository';
+import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local';
+import { type DemoSeed, seedDemo } from './seed';
+import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
+import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
+import { ensureTable } from './table';
+
+export const DEFAULT_PORT = 3000;
+export const DEFAULT_TABLE_NAME = 'script-distribution-local';
+export const INBOX_PATH = '/_local/inbox';
+/** Beside DynamoDB Local's data: the demo's token exists nowhere else (the table holds only its hash). */
+const DEMO_FILE = 'demo.json';
+
+export interface LocalStackOptions {
+  port?: number;
+  /** Keep the table in this folder across restarts; in memory when absent. */
+  persistDir?: string;
+  /** Where to write the stack's details; `.local/stack.json` of the repository by default. */
+  stateFile?: string;
+  tableName?: string;
+  /** Tried first for paths under `/_local/` (the Discord stand-in, the inbox, the docs). */
+  extensions?: readonly LocalExtension[];
+  onRequest?: (entry: RequestLogEntry) => void;
+}
+
+export interface LocalStack extends StackInfo {
+  /** The watermark two demo keys share, for a bulk revoke to try. */
+  sharedWatermark: string;
+  stateFile: string;
+  /** True when the demo came from an earlier run's persisted table. */
+  reusedDemo: boolean;
+  /** Closes the server, stops DynamoDB Local and removes the state file; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark'>;
+
+/**
+ * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), the demo
+ * data, and the HTTP server in front of the real authorizer and handlers. Whatever fails half-way is
+ * stopped again before the error reaches the caller.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const stateFile = options.stateFile ?? DEFAULT_STATE_FILE;
+  const tableName = options.tableName ?? DEFAULT_TABLE_NAME;
+  // A file left by an earlier run would point waiting tools at a stack that is not up yet.
+  await rm(stateFile, { force: true });
+
+  const port = options.port ?? DEFAULT_PORT;
+  await assertPortFree(port);
+
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.splice(0).reverse()) await stop();
+  };
+  try {
+    const dynamodb: DynamoDbLocal = await startDynamoDbLocal({ dataDir: options.persistDir });
+    stops.push(() => dynamodb.stop());
+
+    const client = new DynamoDBClient(localClientConfig(dynamodb.endpoint));
+    const db = createDocumentClient(localClientConfig(dynamodb.endpoint));
+    stops.push(async () => {
+      client.destroy();
+      db.destroy();
+    });
+    const { created } = await ensureTable(client, tableName);
+    const repository = new Repository(db, tableName);
+    const previous = created || !options.persistDir ? undefined : await readDemo(options.persistDir);
+    const demo: DemoRecord = previous ?? (await seedDemo(repository, unixSeconds()));
+    if (options.persistDir && !previous) await writeDemo(options.persistDir, demo);
+
+    const server: LocalServer = await startLocalServer({
+      port,
+      host: '127.0.0.1',
+      tableName,
+      dynamodbEndpoint: dynamodb.endpoint,
+      extensions: options.extensions,
+      onRequest: options.onRequest,
+    });
+    stops.push(() => server.close());
+
+    const info: StackInfo = {
+      baseUrl: server.url,
+      token: demo.token,
+      ownerId: demo.ownerId,
+      projectId: demo.projectId,
+      dynamodbEndpoint: dynamodb.endpoint,
+      tableName,
+      inboxUrl: `${server.url}${INBOX_PATH}`,
+    };
+    await writeStateFile(stateFile, info);
+    stops.push(() => removeStateFileIfOurs(stateFile, info));
+
+    let stopping: Promise<void> | undefined;
+    return { ...info, sharedWatermark: demo.sharedWatermark, stateFile, reusedDemo: previous !== undefined, stop: () => (stopping ??= stopAll()) };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+async function readDemo(persistDir: string): Promise<DemoRecord | undefined> {
+  try {
+    const record = JSON.parse(await readFile(join(persistDir, DEMO_FILE), 'utf8')) as Partial<DemoRecord>;
+    const { ownerId, token, projectId, sharedWatermark } = record;
+    if (typeof ownerId === 'string' && typeof token === 'string' && typeof projectId === 'string' && typeof sharedWatermark === 'string') {
+      return { ownerId, token, projectId, sharedWatermark };
+    }
+  } catch {
+    // No record from an earlier run: seed a new demo beside the old data.
+  }
+  return undefined;
+}
+
+async function writeDemo(persistDir: string, demo: DemoRecord): Promise<void> {
+  const { ownerId, token, projectId, sharedWatermark } = demo;
+  await writeFile(join(persistDir, DEMO_FILE), `${JSON.stringify({ ownerId, token, projectId, sharedWatermark }, null, 2)}\n`, { mode: 0o600 });
+}

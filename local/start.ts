@@ -1,0 +1,138 @@
+import { relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RequestLogEntry } from './server';
+import { DEFAULT_PORT, type LocalStack, startLocalStack } from './stack';
+
+/**
+ * `npm start [-- --port N] [-- --persist [DIR]] [-- --state-file PATH]`: the local stack in the foreground.
+ * Prints how to call it, logs each request, and stops cleanly (server, DynamoDB Local) on Ctrl+C, SIGTERM or SIGHUP.
+ */
+
+export const DEFAULT_PERSIST_DIR = fileURLToPath(new URL('../.local/dynamodb', import.meta.url));
+
+export interface StartArgs {
+  port: number;
+  persistDir?: string;
+  stateFile?: string;
+  help: boolean;
+}
+
+const USAGE = 'usage: npm start -- [--port N] [--persist [DIR]] [--state-file PATH]   (PORT in the environment also sets the port)';
+
+/** Flags, then PORT from the environment, then the defaults. Throws one-sentence errors. */
+export function parseStartArgs(argv: readonly string[], env: NodeJS.ProcessEnv): StartArgs {
+  const args: StartArgs = { port: DEFAULT_PORT, help: false };
+  let portText = env.PORT;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const next = argv[i + 1];
+    const hasValue = next !== undefined && !next.startsWith('--');
+    if ((arg === '--port' || arg === '--state-file') && !hasValue) throw new Error(`${arg} needs a value; ${USAGE}`);
+    if (arg === '--help' || arg === '-h') args.help = true;
+    else if (arg === '--port') {
+      portText = next;
+      i++;
+    } else if (arg === '--persist') {
+      args.persistDir = hasValue ? resolve(next) : DEFAULT_PERSIST_DIR;
+      if (hasValue) i++;
+    } else if (arg === '--state-file' && next !== undefined) {
+      args.stateFile = resolve(next);
+      i++;
+    } else throw new Error(`Unexpected argument "${arg}"; ${USAGE}`);
+  }
+  if (portText !== undefined) {
+    const port = Number(portText);
+    if (!/^[0-9]{1,5}$/.test(portText) || port < 1 || port > 65_535) throw new Error(`Port must be a number from 1 to 65535; got "${portText}"`);
+    args.port = port;
+  }
+  return args;
+}
+
+/** What a developer needs to start calling the API, with curl lines ready to paste. */
+export function banner(stack: LocalStack, persistDir: string | undefined): string {
+  const auth = `-H 'Authorization: Bearer ${stack.token}'`;
+  const project = `${stack.baseUrl}/v1/projects/${stack.projectId}`;
+  const storage = persistDir ? `kept in ${relative(process.cwd(), persistDir) || '.'}` : 'in memory';
+  return [
+    '',
+    'Script Distribution Developer API: local stack is up',
+    '',
+    `  Base URL    ${stack.baseUrl}   (paths start with /v1)`,
+    `  Token       ${stack.token}`,
+    `  Project     ${stack.projectId}   ("Demo Script", Business plan, keys, 3 versions, 1 webhook)`,
+    `  Inbox       ${stack.inboxUrl}`,
+    `  DynamoDB    ${stack.dynamodbEndpoint}   table ${stack.tableName}, ${storage}`,
+    `  Details in  ${relative(process.cwd(), stack.stateFile)}${stack.reusedDemo ? '   (demo from the persisted table)' : ''}`,
+    '',
+    'Try it:',
+    `  curl -s ${auth} '${project}/keys?limit=5'`,
+    `  curl -s ${auth} '${project}/versions'`,
+    `  curl -s -X POST ${auth} -H 'Content-Type: application/json' -d '{"watermark":"${stack.sharedWatermark}"}' '${project}/keys/revoke-bulk'`,
+    '',
+    'Dashboard: npm run -s dashboard -- help',
+    'Press Ctrl+C to stop.',
+    '',
+  ].join('\n');
+}
+
+function logRequest(entry: RequestLogEntry): void {
+  const line = `${entry.method} ${entry.path} ${entry.status} ${entry.durationMs} ms`;
+  if (entry.failure === undefined) console.log(line);
+  else console.error(`${line}: ${entry.failure instanceof Error ? (entry.failure.stack ?? entry.failure.message) : String(entry.failure)}`);
+}
+
+async function main(): Promise<void> {
+  let args: StartArgs;
+  try {
+    args = parseStartArgs(process.argv.slice(2), process.env);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+  if (args.help) {
+    console.log(USAGE);
+    return;
+  }
+
+  let stack: LocalStack | undefined;
+  let signalled = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (signalled) {
+      console.error(`${signal} again: exiting without waiting for the stack to stop`);
+      process.exit(1);
+    }
+    signalled = true;
+    console.log(`\n${signal}: stopping the local stack`);
+    try {
+      await stack?.stop();
+      process.exit(0);
+    } catch (error) {
+      console.error(`The local stack did not stop cleanly: ${firstSentence(error)}`);
+      process.exit(1);
+    }
+  };
+  // SIGHUP too: a closed terminal would otherwise end Node without stopping DynamoDB Local's Java.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
+
+  try {
+    stack = await startLocalStack({ port: args.port, persistDir: args.persistDir, stateFile: args.stateFile, onRequest: logRequest });
+  } catch (error) {
+    // A signal during start-up also kills DynamoDB Local's Java (same process group): not an error to report.
+    if (signalled) process.exit(0);
+    console.error(firstSentence(error));
+    process.exit(1);
+  }
+  if (signalled) {
+    await stack.stop();
+    process.exit(0);
+  }
+  console.log(banner(stack, args.persistDir));
+}
+
+/** Start-up failures (no Java, no registry, port taken) are one sentence; the rest of a message is detail. */
+function firstSentence(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? message;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

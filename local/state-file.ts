@@ -1,0 +1,39 @@
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Where `npm start` tells other tools (the dashboard CLI, test harnesses) how to reach the running stack. */
+export const DEFAULT_STATE_FILE = fileURLToPath(new URL('../.local/stack.json', import.meta.url));
+
+/** The contents of `.local/stack.json`, exactly these fields. */
+export interface StackInfo {
+  baseUrl: string;
+  token: string;
+  ownerId: string;
+  projectId: string;
+  dynamodbEndpoint: string;
+  tableName: string;
+  inboxUrl: string;
+}
+
+export function stackInfoJson(info: StackInfo): string {
+  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl } = info;
+  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl }, null, 2)}\n`;
+}
+
+/**
+ * Written whole under a temporary name and renamed, so a tool polling for the file never reads half of it.
+ * Readable by the user only: it holds a bearer token.
+ */
+export async function writeStateFile(path: string, info: StackInfo): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, stackInfoJson(info), { mode: 0o600 });
+  await rename(temporary, path);
+}
+
+/** Removes the file if it still describes this stack; another stack may have written it since. */
+export async function removeStateFileIfOurs(path: string, info: StackInfo): Promise<void> {
+  const current = await readFile(path, 'utf8').catch(() => undefined);
+  if (current === stackInfoJson(info)) await rm(path, { force: true });
+}

@@ -1,0 +1,184 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../../dashboard/args';
+import { runCli } from '../../../dashboard/cli';
+import {
+  COMMANDS,
+  type Command,
+  findCommand,
+  keysIssue,
+  MAX_KEYS_PER_ISSUE,
+  ownerCreate,
+  parseCommand,
+  projectCreate,
+  tokenCreate,
+  versionsUpload,
+  webhooksAdd,
+} from '../../../dashboard/commands';
+import { EVENT_NAMES } from '../../../lambdas/schemas/resources';
+
+function rejection(command: Command<unknown, object>, argv: string[]): string {
+  try {
+    parseCommand(command, argv);
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as Error).message;
+  }
+  throw new Error(`${command.name} ${argv.join(' ')} was accepted`);
+}
+
+const PROJECT = ['--project', 'prj_0123456789abcdef0123'];
+
+describe('findCommand', () => {
+  it('finds a command by its words and returns the flags after them', () => {
+    const { entry, rest } = findCommand(['keys', 'issue', '--project', 'p']);
+    expect(entry).toBe(COMMANDS['keys issue']);
+    expect(rest).toEqual(['--project', 'p']);
+  });
+
+  it('rejects an unknown or missing command, listing the commands', () => {
+    expect(() => findCommand(['keys', 'delete'])).toThrow('Unknown command "keys delete"; commands: owner create, token create, project create, keys issue, versions upload, webhooks add');
+    expect(() => findCommand(['--project', 'p'])).toThrow(/^No command given; commands: /);
+    expect(() => findCommand(['toString'])).toThrow('Unknown command "toString"');
+  });
+
+  it('rejects words after a command as unexpected arguments', () => {
+    const { entry, rest } = findCommand(['owner', 'create', 'now']);
+    expect(() => entry.prepare(rest)).toThrow('Unexpected argument "now" for "owner create"');
+  });
+});
+
+describe('owner create and token create', () => {
+  it('take no flags, and token create requires a well-formed --owner', () => {
+    expect(parseCommand(ownerCreate, [])).toEqual({});
+    expect(rejection(ownerCreate, ['--owner', 'own_1'])).toMatch(/Unknown flag --owner for "owner create"/);
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1'])).toEqual({ ownerId: 'own_1' });
+    expect(rejection(tokenCreate, [])).toMatch(/"token create" needs --owner/);
+    expect(rejection(tokenCreate, ['--owner', 'own 1'])).toMatch(/--owner must be an owner id like own_/);
+    expect(rejection(tokenCreate, ['--owner', ''])).toMatch(/--owner must be an owner id/);
+  });
+});
+
+describe('project create', () => {
+  const owner = ['--owner', 'own_1'];
+
+  it('defaults the plan to business and trims the name', () => {
+    expect(parseCommand(projectCreate, [...owner, '--name', '  My Script '])).toEqual({ ownerId: 'own_1', name: 'My Script', plan: 'business' });
+    expect(parseCommand(projectCreate, [...owner, '--name', 'S', '--plan', 'free']).plan).toBe('free');
+  });
+
+  it.each([
+    [['--name', 'S'], /needs --owner/],
+    [['--owner', 'own_1'], /needs --name/],
+    [[...owner, '--name', '   '], /--name must not be empty/],
+    [[...owner, '--name', 'x'.repeat(101)], /--name must be at most 100 characters; got 101/],
+    [[...owner, '--name', 'bad\u0007name'], /--name must not contain control characters/],
+    [[...owner, '--name', 'S', '--plan', 'enterprise'], /--plan must be one of business, pro, free; got "enterprise"/],
+  ])('rejects %j', (argv, message) => {
+    expect(rejection(projectCreate, argv)).toMatch(message);
+  });
+});
+
+describe('keys issue', () => {
+  it('defaults to one standard key with no use cap and the default expiry', () => {
+    expect(parseCommand(keysIssue, PROJECT)).toEqual({ projectId: PROJECT[1], count: 1, tier: 'standard', maxUses: null });
+  });
+
+  it('reads every optional flag', () => {
+    const argv = [...PROJECT, '--count', '5', '--watermark', '0123456789abcdef', '--tier', 'standard', '--max-uses', '3', '--expires-at', '1700000000'];
+    expect(parseCommand(keysIssue, argv)).toEqual({
+      projectId: PROJECT[1],
+      count: 5,
+      watermark: '0123456789abcdef',
+      tier: 'standard',
+      maxUses: 3,
+      expiresAt: 1_700_000_000,
+    });
+  });
+
+  it.each([
+    [[], /needs --project/],
+    [['--project', '../etc'], /--project must be a project id like prj_/],
+    [[...PROJECT, '--count', '0'], /--count must be a whole number from 1 to 10000; got "0"/],
+    [[...PROJECT, '--count', String(MAX_KEYS_PER_ISSUE + 1)], /--count must be a whole number from 1 to 10000/],
+    [[...PROJECT, '--count', 'ten'], /--count must be a whole number/],
+    [[...PROJECT, '--count', '2.5'], /--count must be a whole number/],
+    [[...PROJECT, '--watermark', 'WM_0123456789abcdef'], /--watermark must be the 16 hex characters after the WM_ prefix/],
+    [[...PROJECT, '--watermark', '0123456789ABCDEF'], /--watermark must be lowercase hex/],
+    [[...PROJECT, '--watermark', 'abc'], /--watermark must be exactly 16 lowercase hex characters/],
+    [[...PROJECT, '--tier', 'gold'], /--tier must be one of standard; got "gold"/],
+    [[...PROJECT, '--max-uses', '0'], /--max-uses must be a whole number from 1/],
+    [[...PROJECT, '--max-uses', '-3'], /--max-uses must be a whole number/],
+    [[...PROJECT, '--expires-at', '1700000000000'], /--expires-at must be a whole number from 1 to 99999999999/],
+    [[...PROJECT, '--expires-at', 'tomorrow'], /--expires-at must be a whole number/],
+  ])('rejects %j', (argv, message) => {
+    expect(rejection(keysIssue, argv)).toMatch(message);
+  });
+});
+
+describe('versions upload', () => {
+  it('requires a size and defaults the notes to the empty string', () => {
+    expect(parseCommand(versionsUpload, [...PROJECT, '--size-bytes', '0'])).toEqual({ projectId: PROJECT[1], sizeBytes: 0, notes: '' });
+    expect(parseCommand(versionsUpload, [...PROJECT, '--size-bytes', '2048', '--notes', 'Fixes']).notes).toBe('Fixes');
+  });
+
+  it.each([
+    [[...PROJECT], /needs --size-bytes/],
+    [[...PROJECT, '--size-bytes', '-1'], /--size-bytes must be a whole number from 0/],
+    [[...PROJECT, '--size-bytes', '1KB'], /--size-bytes must be a whole number/],
+    [[...PROJECT, '--size-bytes', '1', '--notes', 'n'.repeat(1025)], /--notes must be at most 1024 characters/],
+    [[...PROJECT, '--size-bytes', '1', '--notes', 'a\u0000b'], /--notes must not contain control characters/],
+  ])('rejects %j', (argv, message) => {
+    expect(rejection(versionsUpload, argv)).toMatch(message);
+  });
+});
+
+describe('webhooks add', () => {
+  const url = ['--url', 'https://discord.com/api/webhooks/123/abc'];
+
+  it('reads the events in order without repeats, enabled unless --disabled', () => {
+    expect(parseCommand(webhooksAdd, [...PROJECT, ...url, '--events', 'key_abuse, version_deployed,key_abuse'])).toEqual({
+      projectId: PROJECT[1],
+      url: url[1],
+      events: ['key_abuse', 'version_deployed'],
+      enabled: true,
+    });
+    expect(parseCommand(webhooksAdd, [...PROJECT, ...url, '--events', EVENT_NAMES.join(','), '--disabled']).enabled).toBe(false);
+  });
+
+  it.each([
+    [[...PROJECT, '--events', 'key_abuse'], /needs --url/],
+    [[...PROJECT, ...url], /needs --events/],
+    [[...PROJECT, '--url', 'discord.com/api/webhooks/1/a', '--events', 'key_abuse'], /--url must be an absolute http\(s\) URL/],
+    [[...PROJECT, '--url', 'ftp://example.com/x', '--events', 'key_abuse'], /--url must be an http\(s\) URL; got "ftp:"/],
+    [[...PROJECT, '--url', `https://example.com/${'a'.repeat(2048)}`, '--events', 'key_abuse'], /--url must be at most 2048 characters/],
+    [[...PROJECT, ...url, '--events', 'key_abuse,deploy'], /Unknown event "deploy" in --events; events: execution_drop, new_executor/],
+    [[...PROJECT, ...url, '--events', 'key_abuse,,new_executor'], /--events must be a comma-separated list/],
+    [[...PROJECT, ...url, '--events', ''], /--events must be a comma-separated list/],
+  ])('rejects %j', (argv, message) => {
+    expect(rejection(webhooksAdd, argv)).toMatch(message);
+  });
+});
+
+describe('runCli on bad input', () => {
+  it('exits 2 with one line on stderr and nothing on stdout, before looking for a table', async () => {
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const code = await runCli({
+      argv: ['keys', 'issue', '--project', 'prj_1', '--count', '0'],
+      env: {},
+      stateFile: '/nonexistent/stack.json',
+      stdout: (text) => stdout.push(text),
+      stderr: (text) => stderr.push(text),
+    });
+    expect(code).toBe(2);
+    expect(stdout).toEqual([]);
+    expect(stderr).toEqual(['--count must be a whole number from 1 to 10000; got "0"\n']);
+  });
+
+  it('prints the usage of every command on stdout for help', async () => {
+    const stdout: string[] = [];
+    const code = await runCli({ argv: ['help'], env: {}, stdout: (text) => stdout.push(text), stderr: () => undefined });
+    expect(code).toBe(0);
+    for (const command of Object.values(COMMANDS)) expect(stdout.join('')).toContain(command.usage);
+  });
+});
