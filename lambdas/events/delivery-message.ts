@@ -1,0 +1,41 @@
+import * as z from 'zod/mini';
+import type { EventName } from '../schemas/resources';
+import { EVENT_DATA, type ProjectEvent } from './event-types';
+
+const eventSchema = <E extends EventName>(name: E) =>
+  z.object({ name: z.literal(name), projectId: z.string(), occurredAt: z.int(), data: EVENT_DATA[name] });
+
+/** A ProjectEvent as it travels: checked again on arrival, because a queue carries whatever was put in it. */
+export const ProjectEventSchema = z.discriminatedUnion('name', [
+  eventSchema('version_deployed'),
+  eventSchema('execution_drop'),
+  eventSchema('new_executor'),
+  eventSchema('key_abuse'),
+  eventSchema('clone_detected'),
+]);
+
+/**
+ * One SQS message: one event for one webhook, with everything the delivery needs to build the embed and post
+ * it without reading the project again.
+ */
+export const DeliveryMessageSchema = z.object({
+  /** `<stream event id>:<webhook id>`: the same for every copy of this delivery, whatever redelivered it. */
+  deliveryId: z.string().check(z.minLength(1)),
+  webhook: z.object({ id: z.string(), url: z.string() }),
+  project: z.object({ id: z.string(), name: z.string() }),
+  event: ProjectEventSchema,
+});
+export type DeliveryMessage = z.infer<typeof DeliveryMessageSchema> & { event: ProjectEvent };
+
+export const deliveryIdOf = (streamEventId: string, webhookId: string) => `${streamEventId}:${webhookId}`;
+
+export function parseDeliveryMessage(body: string): DeliveryMessage | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const parsed = DeliveryMessageSchema.safeParse(json);
+  return parsed.success ? (parsed.data as DeliveryMessage) : undefined;
+}

@@ -1,0 +1,67 @@
+/**
+ * Discord webhook URLs: the only destinations the service posts to. A configured URL is parsed to its
+ * (id, token) and the post goes to the fixed `DISCORD_API_BASE`, never to the configured host itself, so a
+ * config pointing anywhere else is never called.
+ */
+
+export const DEFAULT_DISCORD_API_BASE = 'https://discord.com/api/v10';
+
+const DISCORD_HOSTS = new Set([
+  'discord.com',
+  'discordapp.com',
+  'canary.discord.com',
+  'ptb.discord.com',
+  'canary.discordapp.com',
+  'ptb.discordapp.com',
+]);
+
+/** `/api[/vN]/webhooks/{snowflake}/{token}`; Discord's tokens are URL-safe base64. */
+const WEBHOOK_PATH = /^\/api(?:\/v\d{1,2})?\/webhooks\/(\d{1,20})\/([A-Za-z0-9_-]{1,200})\/?$/;
+
+export interface DiscordWebhook {
+  id: string;
+  token: string;
+}
+
+/**
+ * The webhook a configured URL names, or undefined for anything that is not exactly a Discord webhook URL:
+ * https only, one of Discord's hosts, no port, credentials, query or fragment.
+ */
+export function parseDiscordWebhookUrl(raw: string): DiscordWebhook | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' || !DISCORD_HOSTS.has(url.hostname) || url.port !== '') return undefined;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return undefined;
+  const match = WEBHOOK_PATH.exec(url.pathname);
+  if (!match) return undefined;
+  return { id: match[1] as string, token: match[2] as string };
+}
+
+/** Where a post for `webhook` goes: the API base, the webhook's path, and `wait=true` so Discord answers with the message. */
+export function executeWebhookUrl(apiBase: string, webhook: DiscordWebhook): string {
+  return `${apiBase.replace(/\/+$/, '')}/webhooks/${webhook.id}/${encodeURIComponent(webhook.token)}?wait=true`;
+}
+
+const REDACTED = '[redacted]';
+
+/**
+ * A configured URL fit for a log line: a Discord webhook keeps its id and loses its token; any other URL keeps
+ * only its scheme and host, since where its secret sits is unknown.
+ */
+export function redactWebhookUrl(raw: string): string {
+  const webhook = parseDiscordWebhookUrl(raw);
+  if (webhook) {
+    const url = new URL(raw);
+    return `https://${url.hostname}${url.pathname.slice(0, url.pathname.indexOf(`/${webhook.id}/`))}/${webhook.id}/${REDACTED}`;
+  }
+  try {
+    const url = new URL(raw);
+    return `${url.protocol}//${url.host}/${REDACTED}`;
+  } catch {
+    return `${REDACTED} (not a URL)`;
+  }
+}

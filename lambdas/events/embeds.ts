@@ -1,0 +1,292 @@
+import type { EventName } from '../schemas/resources';
+import type { EventData, ProjectEvent } from './event-types';
+
+/**
+ * The Discord embeds the service posts (spec §6.2): one pure builder per event. Every embed carries the
+ * spec's shape: title, color, a description `**<script name>** (<script id>)`, fields, an ISO 8601 UTC
+ * timestamp with milliseconds and a fixed footer. The script name is the project's name, the script id its id.
+ */
+
+export interface EmbedField {
+  name: string;
+  value: string;
+  inline: boolean;
+}
+
+export interface Embed {
+  title: string;
+  description: string;
+  color: number;
+  fields: EmbedField[];
+  timestamp: string;
+  footer: { text: string };
+}
+
+/** What Discord posts: `{"embeds": [...]}`. */
+export interface EmbedMessage {
+  embeds: Embed[];
+}
+
+/** Discord's embed limits, in characters; this module counts them in Unicode code points. */
+export const EMBED_LIMITS = {
+  title: 256,
+  description: 4096,
+  fieldName: 256,
+  fieldValue: 1024,
+  fields: 25,
+  footerText: 2048,
+  /** Title, description, field names and values and footer text together. */
+  total: 6000,
+} as const;
+
+/**
+ * Spec §6.2 fixes the deploy color (2278116 = #22C2E4); the others are this service's choice, in the hues the
+ * spec names: red #ED4245 (Discord's red), blue #3498DB, amber #F59E0B, purple #9B59B6.
+ */
+export const EMBED_COLORS: Record<EventName, number> = {
+  version_deployed: 2278116,
+  execution_drop: 0xed4245,
+  new_executor: 0x3498db,
+  key_abuse: 0xf59e0b,
+  clone_detected: 0x9b59b6,
+};
+
+export const FOOTER_TEXT = 'Script Distribution';
+/** Discord refuses an empty field value, so empty notes show as this. */
+export const EMPTY_NOTES = '_No notes_';
+const ELLIPSIS = '…';
+
+export const codePointLength = (text: string): number => [...text].length;
+
+/** `text` cut to at most `max` code points, ending in "…" when it was cut (never splitting a surrogate pair). */
+export function truncate(text: string, max: number): string {
+  const points = [...text];
+  if (points.length <= max) return text;
+  return points.slice(0, Math.max(0, max - 1)).join('') + ELLIPSIS;
+}
+
+const MARKDOWN_SPECIAL = /[\\*_`~|>[\]<]/;
+
+/**
+ * User text made inert as Discord markdown, at most `max` code points long: markdown characters get a
+ * backslash and line breaks become spaces, so a name can neither close the bold around it nor start a quote,
+ * a spoiler, a link or a code span. Cutting happens between escapes, never inside one.
+ */
+export function escapeMarkdown(text: string, max: number = Number.POSITIVE_INFINITY): string {
+  const escaped = [...text.replace(/\r\n|\r|\n/g, ' ')].map((point) => (MARKDOWN_SPECIAL.test(point) ? `\\${point}` : point));
+  let out = '';
+  let length = 0;
+  for (let i = 0; i < escaped.length; i++) {
+    const piece = escaped[i] as string;
+    const pieceLength = codePointLength(piece);
+    const reserve = i < escaped.length - 1 ? 1 : 0;
+    if (length + pieceLength + reserve > max) return out + ELLIPSIS;
+    out += piece;
+    length += pieceLength;
+  }
+  return out;
+}
+
+/** Ids this service makes (`prj_` + hex) hold one underscore, which cannot open emphasis; anything else is escaped. */
+const SIMPLE_ID = /^[A-Za-z0-9-]*_?[A-Za-z0-9-]*$/;
+const ID_MAX = 128;
+
+/**
+ * `**<name>** (<id>)` within `max` code points (callers leave it thousands). The name gives way, so the bold
+ * markers and the id always survive; an empty name shows as "Unnamed script" rather than as a bare `****`.
+ */
+export function scriptLine(name: string, id: string, max: number): string {
+  const idText = SIMPLE_ID.test(id) ? truncate(id, ID_MAX) : escapeMarkdown(id, ID_MAX);
+  const nameBudget = max - codePointLength(`**** (${idText})`);
+  return `**${escapeMarkdown(name.trim() === '' ? 'Unnamed script' : name, nameBudget)}** (${idText})`;
+}
+
+const fieldOf = (name: string, value: string, inline: boolean, empty = '—'): EmbedField => ({
+  name: truncate(name, EMBED_LIMITS.fieldName),
+  value: truncate(value.trim() === '' ? empty : value, EMBED_LIMITS.fieldValue),
+  inline,
+});
+
+/**
+ * Telemetry strings (executor names, key ids, hashes) are cut to this in field values, so the fields of any
+ * embed stay far below the total and the description always keeps thousands of code points.
+ */
+const SHORT_VALUE = 256;
+
+const counts = new Intl.NumberFormat('en-US');
+const formatCount = (n: number) => counts.format(n);
+
+/** Sizes in KB of 1024 bytes with one decimal: 12595 bytes → "12.3 KB". */
+export const formatKilobytes = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
+
+/** "2023-11-14 22:13 UTC": readable in a field, unlike a raw Unix timestamp. */
+export const formatUtc = (unixSeconds: number): string => `${new Date(unixSeconds * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+function formatDuration(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400} d`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+/** A list, one item a line, that fits a field value: what does not fit is counted instead of cut mid-item. */
+function listWithin(items: string[], max: number): string {
+  const lines: string[] = [];
+  let length = 0;
+  for (const [i, item] of items.entries()) {
+    const rest = items.length - i;
+    const line = truncate(item, max);
+    const more = `… and ${rest - 1} more`;
+    const needed = length + codePointLength(line) + (lines.length > 0 ? 1 : 0);
+    const reserve = rest > 1 ? codePointLength(more) + 1 : 0;
+    if (needed + reserve > max) {
+      lines.push(`… and ${rest} more`);
+      break;
+    }
+    lines.push(line);
+    length = needed;
+  }
+  return lines.join('\n');
+}
+
+/** What an event's builder decides; the shared frame (description, color, timestamp, footer, limits) is added around it. */
+interface EmbedBody {
+  title: string;
+  fields: EmbedField[];
+}
+
+type Builders = { [E in EventName]: (data: EventData<E>) => EmbedBody };
+
+const KEY_ABUSE_TEXT = {
+  many_fingerprints: {
+    label: 'Key used from many devices',
+    unit: 'distinct devices',
+    advice: 'The key is probably shared or leaked. Revoke it (POST /v1/projects/:id/keys/revoke with its key_id); if it shows in a leaked dump, revoke every key with its watermark (keys/revoke-bulk).',
+  },
+  revoked_key_burst: {
+    label: 'Revoked key still being tried',
+    unit: 'validations',
+    advice: 'Someone keeps a copy with this revoked key. The key stays refused; find where the copy leaked and revoke its watermark if other keys share it.',
+  },
+  expired_key_burst: {
+    label: 'Expired key still being tried',
+    unit: 'validations',
+    advice: 'Someone keeps retrying an expired key. Issue the user a fresh key if they are legitimate; otherwise a copy with this key is circulating.',
+  },
+  over_max_uses: {
+    label: 'Use cap exceeded',
+    unit: 'uses',
+    advice: 'The key went past its use cap. Revoke it if the uses are not the user’s, or issue a new key if the cap was too low.',
+  },
+} as const;
+
+export const EMBED_BUILDERS: Builders = {
+  version_deployed: (data) => ({
+    title: 'New version deployed',
+    fields: [
+      fieldOf('Version', `v${data.versionNumber}`, true),
+      fieldOf('Size', formatKilobytes(data.sizeBytes), true),
+      fieldOf('Notes', data.notes, true, EMPTY_NOTES),
+    ],
+  }),
+
+  execution_drop: (data) => ({
+    title: `Executions fell ${data.dropPercent.toFixed(1)} % day over day`,
+    fields: [
+      fieldOf('Day (UTC)', data.date, true),
+      fieldOf('Executions', formatCount(data.executions), true),
+      fieldOf('Day before', formatCount(data.previousExecutions), true),
+      fieldOf('Drop', `${data.dropPercent.toFixed(1)} %`, true),
+      fieldOf(
+        'What to do',
+        'Check whether the current version fails on load (roll back with POST /v1/projects/:id/versions/rollback) and whether valid keys stopped validating.',
+        false,
+      ),
+    ],
+  }),
+
+  new_executor: (data) => ({
+    title: 'New executor seen',
+    fields: [
+      fieldOf('Executor', escapeMarkdown(data.executor, SHORT_VALUE), true),
+      fieldOf('First seen', formatUtc(data.firstSeenAt), true),
+      fieldOf('Seen before', data.previouslySeenAt === null ? 'never' : formatUtc(data.previouslySeenAt), true),
+      fieldOf(
+        'What to do',
+        'The script ran on an executor it had not seen in the prior 7 days. Check that your script supports it; if nobody should run it there, look for leaked keys.',
+        false,
+      ),
+    ],
+  }),
+
+  key_abuse: (data) => {
+    const text = KEY_ABUSE_TEXT[data.pattern];
+    return {
+      title: `Suspicious key use: ${text.label}`,
+      fields: [
+        fieldOf('Key', escapeMarkdown(data.keyId, SHORT_VALUE), true),
+        fieldOf('Seen', `${formatCount(data.count)} ${text.unit} in ${formatDuration(data.windowSeconds)}`, true),
+        fieldOf('Threshold', formatCount(data.threshold), true),
+        fieldOf('What to do', text.advice, false),
+      ],
+    };
+  },
+
+  clone_detected: (data) => ({
+    title: 'Possible clone detected',
+    fields: [
+      fieldOf('Script', escapeMarkdown(data.scriptId, SHORT_VALUE), true),
+      fieldOf('Version', data.versionId === null ? 'unknown' : escapeMarkdown(data.versionId, SHORT_VALUE), true),
+      fieldOf('Distinct hashes', formatCount(data.hashes.length), true),
+      fieldOf('New hash', escapeMarkdown(data.newHash, SHORT_VALUE), false),
+      fieldOf('All hashes', listWithin(data.hashes.map((hash) => escapeMarkdown(hash, SHORT_VALUE)), EMBED_LIMITS.fieldValue), false),
+      fieldOf(
+        'What to do',
+        'A modified copy of the script is running under the same script id. Compare the hashes with your builds; if a copy leaked, revoke its keys by watermark.',
+        false,
+      ),
+    ],
+  }),
+};
+
+const fieldsLength = (fields: EmbedField[]) => fields.reduce((sum, field) => sum + codePointLength(field.name) + codePointLength(field.value), 0);
+
+/** The embed for one event of the project named `projectName`, within every Discord limit. */
+export function buildEmbed(event: ProjectEvent, projectName: string): Embed {
+  const build = EMBED_BUILDERS[event.name] as (data: ProjectEvent['data']) => EmbedBody;
+  const body = build(event.data);
+  const title = truncate(body.title, EMBED_LIMITS.title);
+  const fields = body.fields.slice(0, EMBED_LIMITS.fields);
+  const footer = { text: truncate(FOOTER_TEXT, EMBED_LIMITS.footerText) };
+  // The description takes what the rest leaves of the total: it holds the one unbounded user text (the name).
+  const left = EMBED_LIMITS.total - codePointLength(title) - fieldsLength(fields) - codePointLength(footer.text);
+  return {
+    title,
+    description: scriptLine(projectName, event.projectId, Math.min(EMBED_LIMITS.description, left)),
+    color: EMBED_COLORS[event.name],
+    fields,
+    timestamp: new Date(event.occurredAt * 1000).toISOString(),
+    footer,
+  };
+}
+
+/** Every Discord limit `embed` breaks, as readable messages (empty when it is valid). */
+export function embedProblems(embed: Embed): string[] {
+  const problems: string[] = [];
+  const over = (what: string, text: string, max: number) => {
+    if (codePointLength(text) > max) problems.push(`${what} is longer than ${max}`);
+  };
+  over('title', embed.title, EMBED_LIMITS.title);
+  over('description', embed.description, EMBED_LIMITS.description);
+  over('footer.text', embed.footer.text, EMBED_LIMITS.footerText);
+  if (embed.fields.length > EMBED_LIMITS.fields) problems.push(`more than ${EMBED_LIMITS.fields} fields`);
+  embed.fields.forEach((field, i) => {
+    over(`fields[${i}].name`, field.name, EMBED_LIMITS.fieldName);
+    over(`fields[${i}].value`, field.value, EMBED_LIMITS.fieldValue);
+    if (field.name.trim() === '') problems.push(`fields[${i}].name is empty`);
+    if (field.value.trim() === '') problems.push(`fields[${i}].value is empty`);
+  });
+  const total = codePointLength(embed.title) + codePointLength(embed.description) + fieldsLength(embed.fields) + codePointLength(embed.footer.text);
+  if (total > EMBED_LIMITS.total) problems.push(`embed is longer than ${EMBED_LIMITS.total} in total`);
+  return problems;
+}

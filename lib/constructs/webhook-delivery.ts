@@ -1,0 +1,156 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { DELIVERY_QUEUE, DELIVERY_TIMEOUT_SECONDS, FANOUT_STREAM } from '../../lambdas/events/delivery-settings';
+import { DEFAULT_DISCORD_API_BASE } from '../../lambdas/events/discord-webhook-url';
+import { STREAM_FILTER_PATTERN } from '../../lambdas/events/stream-records';
+import { deliveryKey } from '../../lambdas/store/delivery-store';
+import { keyOf } from '../../lambdas/store/repository';
+import { ServiceFunction } from './api-function';
+import { acknowledgeServiceFunctionDefaults } from './service-function-findings';
+
+export interface WebhookDeliveryProps {
+  /** The service table; it must have a stream (NEW_AND_OLD_IMAGES). */
+  table: dynamodb.ITableV2 | dynamodb.ITable;
+  /** Where posts go; Discord's API unless a test stack points it elsewhere. */
+  discordApiBase?: string;
+}
+
+/** `dynamodb:LeadingKeys` condition: only items whose partition key starts like `pk`. */
+const leadingKeysLike = (pk: string) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${pk}*`] } });
+
+/**
+ * Webhook notifications: the table's stream → fan-out Lambda → SQS (one message per event and webhook) →
+ * delivery Lambda → Discord. Delivery is at least once and posts once: the delivery id is claimed in the table
+ * before each post. What never gets through lands in a dead-letter queue with an alarm on its depth:
+ * - `deadLetterQueue`: deliveries that ran out of receives or that Discord refused (4xx other than 404/429);
+ * - `fanoutFailureQueue`: stream batches the fan-out could not process after its retries (the on-failure
+ *   destination receives the batch's shard and sequence numbers, not the records).
+ * The alarms have no action; `alarms` is public so the stack can point them at a topic.
+ */
+export class WebhookDelivery extends Construct {
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly fanoutFailureQueue: sqs.Queue;
+  readonly fanoutFunction: ServiceFunction;
+  readonly deliveryFunction: ServiceFunction;
+  readonly alarms: cloudwatch.Alarm[];
+
+  constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
+    super(scope, id);
+    const { table } = props;
+
+    this.deadLetterQueue = this.newQueue('DeadLetterQueue', { retentionPeriod: Duration.days(14) });
+    this.fanoutFailureQueue = this.newQueue('FanoutFailureQueue', { retentionPeriod: Duration.days(14) });
+    for (const deadEnd of [this.deadLetterQueue, this.fanoutFailureQueue]) {
+      Validations.of(deadEnd).acknowledge({
+        id: 'AwsSolutions-SQS3',
+        reason: 'This queue is itself a dead-letter destination; what lands in it is kept 14 days and raises an alarm.',
+      });
+    }
+    this.queue = this.newQueue('Queue', {
+      visibilityTimeout: Duration.seconds(DELIVERY_QUEUE.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: DELIVERY_QUEUE.maxReceiveCount },
+    });
+
+    this.fanoutFunction = new ServiceFunction(this, 'FanoutFunction', {
+      entry: 'events/fanout.ts',
+      description: 'Webhook fan-out: table stream event -> one SQS message per subscribed, enabled webhook',
+      timeout: Duration.seconds(FANOUT_STREAM.timeoutSeconds),
+      environment: { TABLE_NAME: table.tableName, QUEUE_URL: this.queue.queueUrl },
+    });
+    // Reads webhook configs (Query) and the project's name (GetItem), both in PROJECT# partitions only.
+    this.fanoutFunction.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:Query'],
+        resources: [table.tableArn],
+        conditions: leadingKeysLike(keyOf.project('').pk),
+      }),
+    );
+    this.queue.grantSendMessages(this.fanoutFunction);
+    this.fanoutFunction.addEventSource(
+      new DynamoEventSource(table, {
+        startingPosition: lambda.StartingPosition.LATEST,
+        batchSize: FANOUT_STREAM.batchSize,
+        filters: [lambda.FilterCriteria.filter(STREAM_FILTER_PATTERN)],
+        bisectBatchOnError: true,
+        retryAttempts: FANOUT_STREAM.retryAttempts,
+        maxRecordAge: Duration.seconds(FANOUT_STREAM.maxRecordAgeSeconds),
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(this.fanoutFailureQueue),
+      }),
+    );
+
+    this.deliveryFunction = new ServiceFunction(this, 'DeliveryFunction', {
+      entry: 'events/delivery.ts',
+      description: 'Webhook delivery: SQS message -> Discord embed, posted once per delivery id',
+      timeout: Duration.seconds(DELIVERY_TIMEOUT_SECONDS),
+      environment: {
+        TABLE_NAME: table.tableName,
+        QUEUE_URL: this.queue.queueUrl,
+        DEAD_LETTER_QUEUE_URL: this.deadLetterQueue.queueUrl,
+        CLAIM_STALE_AFTER_SECONDS: String(DELIVERY_QUEUE.visibilityTimeoutSeconds),
+        DISCORD_API_BASE: props.discordApiBase ?? DEFAULT_DISCORD_API_BASE,
+      },
+    });
+    // Webhook configs: read whether one is still enabled, and disable one Discord no longer knows.
+    this.deliveryFunction.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        resources: [table.tableArn],
+        conditions: leadingKeysLike(keyOf.project('').pk),
+      }),
+    );
+    // Delivery claims: put (claim) and update (sent, released), in DELIVERY# partitions only.
+    this.deliveryFunction.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [table.tableArn],
+        conditions: leadingKeysLike(deliveryKey('').pk),
+      }),
+    );
+    // Deliveries Discord refuses go to the DLQ at once instead of through the receive count.
+    this.deadLetterQueue.grantSendMessages(this.deliveryFunction);
+    // The event source grants receive, delete and ChangeMessageVisibility (used to honour 429 retry_after).
+    this.deliveryFunction.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: DELIVERY_QUEUE.batchSize,
+        reportBatchItemFailures: true,
+        // Discord limits each webhook to a few posts a second; more parallel batches only buy 429s.
+        maxConcurrency: 5,
+      }),
+    );
+
+    // A table encrypted with a customer key: the fan-out reads it, the delivery also writes it.
+    table.encryptionKey?.grantDecrypt(this.fanoutFunction);
+    table.encryptionKey?.grantEncryptDecrypt(this.deliveryFunction);
+    acknowledgeServiceFunctionDefaults(this.fanoutFunction);
+    acknowledgeServiceFunctionDefaults(this.deliveryFunction);
+
+    this.alarms = [
+      this.depthAlarm('DeadLetterAlarm', this.deadLetterQueue, 'Webhook deliveries that never got through are waiting in the DLQ.'),
+      this.depthAlarm('FanoutFailureAlarm', this.fanoutFailureQueue, 'Table stream batches the webhook fan-out gave up on.'),
+    ];
+  }
+
+  /** Every queue here: TLS-only access and SQS-managed encryption at rest. */
+  private newQueue(id: string, props: sqs.QueueProps): sqs.Queue {
+    return new sqs.Queue(this, id, { ...props, enforceSSL: true, encryption: sqs.QueueEncryption.SQS_MANAGED });
+  }
+
+  private depthAlarm(id: string, queue: sqs.Queue, description: string): cloudwatch.Alarm {
+    return queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM }).createAlarm(this, id, {
+      alarmDescription: description,
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+}

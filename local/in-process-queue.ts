@@ -1,0 +1,178 @@
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createHash, randomUUID } from 'node:crypto';
+import type { InFlightMessages, MessageSender, OutgoingMessage } from '../lambdas/events/ports';
+
+/**
+ * An in-process stand-in for an SQS standard queue with a redrive policy, for the local stack (no SQS emulator
+ * here speaks the SDK's current protocol). It keeps what the delivery handler relies on: Lambda's SQSRecord
+ * shape, a visibility timeout per receive, ChangeMessageVisibility by receipt handle, ApproximateReceiveCount,
+ * partial batch responses (only the messages not reported failed are deleted), and a dead-letter list that a
+ * message joins once it has been received maxReceiveCount times without being deleted.
+ */
+
+export interface InProcessQueueOptions {
+  visibilityTimeoutSeconds: number;
+  maxReceiveCount: number;
+  /** Messages per handler call, as an SQS event source's batch size. */
+  batchSize?: number;
+  /** How often an idle consumer looks for visible messages. */
+  pollIntervalMs?: number;
+  /** Milliseconds since the epoch; tests move it by hand. */
+  now?: () => number;
+}
+
+export interface DeadLetter {
+  messageId: string;
+  body: string;
+  receiveCount: number;
+  /** Why it is here: the reason given to deadLetter, or the receive count that ran out. */
+  reason: string;
+}
+
+export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+
+interface StoredMessage {
+  messageId: string;
+  body: string;
+  sentAt: number;
+  visibleAt: number;
+  receiveCount: number;
+  firstReceivedAt?: number;
+  /** The handle of the latest receive; older handles no longer name the message. */
+  receiptHandle?: string;
+}
+
+export class InProcessQueue implements MessageSender, InFlightMessages {
+  private readonly messages = new Map<string, StoredMessage>();
+  private readonly dead: DeadLetter[] = [];
+  private readonly now: () => number;
+  private consumer: Promise<void> | undefined;
+  private running = false;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly options: InProcessQueueOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async sendBatch(messages: OutgoingMessage[]): Promise<string[]> {
+    if (messages.length > 10) throw new Error('A batch holds at most 10 messages');
+    for (const message of messages) {
+      const messageId = randomUUID();
+      this.messages.set(messageId, { messageId, body: message.body, sentAt: this.now(), visibleAt: this.now(), receiveCount: 0 });
+    }
+    this.wake?.();
+    return [];
+  }
+
+  async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    const message = [...this.messages.values()].find((candidate) => candidate.receiptHandle === receiptHandle);
+    if (!message) throw new Error('ReceiptHandleIsInvalid: no message in flight has this receipt handle');
+    message.visibleAt = this.now() + seconds * 1000;
+  }
+
+  async deadLetter(body: string, reason: string): Promise<void> {
+    this.dead.push({ messageId: randomUUID(), body, receiveCount: 0, reason });
+  }
+
+  deadLetters(): DeadLetter[] {
+    return [...this.dead];
+  }
+
+  /** Messages not yet deleted nor dead-lettered, visible or in flight. */
+  get depth(): number {
+    return this.messages.size;
+  }
+
+  /**
+   * One receive: up to a batch of visible messages goes to `handler`; those it does not report failed are
+   * deleted. A handler that throws fails the whole batch, as Lambda does. Resolves with how many it received.
+   */
+  async pump(handler: BatchHandler): Promise<number> {
+    const records = this.receive();
+    if (records.length === 0) return 0;
+    let failed: Set<string>;
+    try {
+      const response = await handler({ Records: records });
+      failed = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+    } catch {
+      failed = new Set(records.map((record) => record.messageId));
+    }
+    for (const record of records) {
+      const message = this.messages.get(record.messageId);
+      if (!failed.has(record.messageId) && message?.receiptHandle === record.receiptHandle) this.messages.delete(record.messageId);
+    }
+    return records.length;
+  }
+
+  /** Feed `handler` until stop(), one batch at a time. */
+  start(handler: BatchHandler): void {
+    if (this.running) throw new Error('The queue already has a consumer');
+    this.running = true;
+    this.consumer = (async () => {
+      while (this.running) {
+        if ((await this.pump(handler)) === 0) await this.idle();
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.consumer;
+    this.consumer = undefined;
+  }
+
+  private receive(): SQSRecord[] {
+    const now = this.now();
+    const records: SQSRecord[] = [];
+    for (const message of this.messages.values()) {
+      if (records.length >= (this.options.batchSize ?? 10)) break;
+      if (message.visibleAt > now) continue;
+      if (message.receiveCount >= this.options.maxReceiveCount) {
+        this.messages.delete(message.messageId);
+        this.dead.push({ messageId: message.messageId, body: message.body, receiveCount: message.receiveCount, reason: `received ${message.receiveCount} times` });
+        continue;
+      }
+      message.receiveCount += 1;
+      message.firstReceivedAt ??= now;
+      message.receiptHandle = randomUUID();
+      message.visibleAt = now + this.options.visibilityTimeoutSeconds * 1000;
+      records.push(this.recordOf(message));
+    }
+    return records;
+  }
+
+  private recordOf(message: StoredMessage): SQSRecord {
+    return {
+      messageId: message.messageId,
+      receiptHandle: message.receiptHandle ?? '',
+      body: message.body,
+      attributes: {
+        ApproximateReceiveCount: String(message.receiveCount),
+        SentTimestamp: String(message.sentAt),
+        SenderId: 'in-process',
+        ApproximateFirstReceiveTimestamp: String(message.firstReceivedAt ?? message.sentAt),
+      },
+      messageAttributes: {},
+      md5OfBody: createHash('md5').update(message.body).digest('hex'),
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:webhook-deliveries',
+      awsRegion: 'us-east-1',
+    };
+  }
+
+  /** Sleep until the next message turns visible, a send arrives, or the poll interval passes. */
+  private idle(): Promise<void> {
+    const nextVisible = Math.min(...[...this.messages.values()].map((message) => message.visibleAt));
+    const poll = this.options.pollIntervalMs ?? 50;
+    const wait = Math.max(1, Math.min(poll, nextVisible - this.now()));
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, wait);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}

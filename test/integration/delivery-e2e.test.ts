@@ -1,0 +1,94 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EMBED_COLORS } from '../../lambdas/events/embeds';
+import { EVENT_NAMES } from '../../lambdas/schemas/resources';
+import { type DeliveryPipeline, startDeliveryPipeline } from '../../local/delivery-pipeline';
+import { createTestTable, seedOwner, seedProject, type TestTable } from '../support/fixtures';
+import { discordUrl, FIXED_NOW, keyAbuseItem } from '../unit/events/fixtures';
+import { type ServedStandIn, serveStandIn } from './delivery-helpers';
+
+/** The local stack's promise: an upload shows in the inbox within 2 s. */
+const DELIVERY_DEADLINE_MS = 2000;
+
+let table: TestTable;
+let served: ServedStandIn;
+let pipeline: DeliveryPipeline;
+let projectId: string;
+
+beforeAll(async () => {
+  table = await createTestTable('delivery-e2e');
+  const owner = await seedOwner(table.repository);
+  ({ projectId } = await seedProject(table.repository, {
+    ownerId: owner.ownerId,
+    name: 'E2E *Script*',
+    webhooks: [
+      { url: discordUrl('123456789012345678'), events: [...EVENT_NAMES] },
+      { url: discordUrl('223456789012345678'), events: ['clone_detected'] },
+      { url: discordUrl('323456789012345678'), events: [...EVENT_NAMES], enabled: false },
+    ],
+  }));
+  served = await serveStandIn();
+  pipeline = await startDeliveryPipeline({ endpoint: table.endpoint, tableName: table.tableName, discordApiBase: `${served.url}/_local/discord` });
+});
+
+afterAll(async () => {
+  await pipeline?.stop();
+  await served?.close();
+  await table?.drop();
+});
+
+/** Waits until the stand-in holds `count` messages; resolves with how long that took. */
+async function arrival(count: number, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  await expect.poll(() => served.standIn.received().length, { timeout: timeoutMs, interval: 20 }).toBeGreaterThanOrEqual(count);
+  return performance.now() - started;
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
+
+describe('DynamoDB Local stream → fan-out → in-process queue → delivery → Discord stand-in', () => {
+  it('delivers exactly one version_deployed embed per upload, within 2 s, to the one enabled subscribed webhook', async () => {
+    await table.repository.uploadVersion({ projectId, sizeBytes: 12_595, notes: '', now: FIXED_NOW });
+
+    expect(await arrival(1, 5000)).toBeLessThan(DELIVERY_DEADLINE_MS);
+    await settle();
+    const received = served.standIn.received();
+    expect(received).toHaveLength(1);
+    expect(received[0]?.webhook_id).toBe('123456789012345678');
+    expect(received[0]?.embeds).toEqual([
+      {
+        title: 'New version deployed',
+        color: 2278116,
+        description: `**E2E \\*Script\\*** (${projectId})`,
+        fields: [
+          { name: 'Version', value: 'v1', inline: true },
+          { name: 'Size', value: '12.3 KB', inline: true },
+          { name: 'Notes', value: '_No notes_', inline: true },
+        ],
+        timestamp: '2023-11-14T22:13:20.000Z',
+        footer: { text: 'Script Distribution' },
+      },
+    ]);
+    expect(pipeline.deadLetters()).toEqual([]);
+  });
+
+  it('delivers an analytics event a detector writes to the table', async () => {
+    served.standIn.clear();
+    await table.db.send(new PutCommand({ TableName: table.tableName, Item: { ...keyAbuseItem(projectId) }, ConditionExpression: 'attribute_not_exists(pk)' }));
+
+    await arrival(1, 5000);
+    await settle();
+    const received = served.standIn.received();
+    expect(received).toHaveLength(1);
+    expect(received[0]?.embeds[0]).toMatchObject({ color: EMBED_COLORS.key_abuse, title: 'Suspicious key use: Key used from many devices' });
+  });
+
+  it('sends nothing for table writes that make no event (a webhook added, a project created, keys issued)', async () => {
+    served.standIn.clear();
+    await table.repository.addWebhook({ projectId, url: discordUrl('423456789012345678'), events: ['version_deployed'], enabled: true, now: FIXED_NOW });
+    await table.repository.createProject({ ownerId: 'own_x', name: 'Other', plan: 'business', now: FIXED_NOW });
+    await table.repository.issueKeys({ projectId, count: 3, tier: 'standard', maxUses: null, now: FIXED_NOW });
+    await settle();
+    expect(served.standIn.received()).toEqual([]);
+  });
+});
