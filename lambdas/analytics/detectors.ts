@@ -1,0 +1,213 @@
+import { type EventData, type EventItem, eventItemKey, type KEY_ABUSE_PATTERNS } from '../events/event-types';
+import type { EventName } from '../schemas/resources';
+import type { ValidationResult } from './telemetry';
+import { DAY_SECONDS, HOUR_SECONDS, utcDate, utcHour } from './time';
+
+/**
+ * The four analytics detectors (spec §6.1), as pure functions from what the store keeps to the EventItems to write.
+ * Each item's key carries a dedup key, and the store writes it only if no item has that key yet, so one
+ * condition fires one event however often it is detected.
+ */
+
+export type AnalyticsEventName = Exclude<EventName, 'version_deployed'>;
+
+/** Event items outlive their delivery by a month: long enough to stay the dedup memory of their condition. */
+export const EVENT_RETENTION_SECONDS = 30 * DAY_SECONDS;
+
+export function analyticsEvent<N extends AnalyticsEventName>(
+  name: N,
+  projectId: string,
+  dedupKey: string,
+  occurredAt: number,
+  data: EventData<N>,
+  now: number,
+): EventItem {
+  return { ...eventItemKey(projectId, name, dedupKey), entity: 'EVENT', projectId, name, occurredAt, data, ttl: now + EVENT_RETENTION_SECONDS };
+}
+
+/** The dedup key an item was written under (the tail of its sort key). */
+export const dedupKeyOf = (item: EventItem): string => item.sk.slice(`EVENT#${item.name}#`.length);
+
+// ---- execution_drop ----
+
+export const EXECUTION_DROP_THRESHOLD_PERCENT = 30;
+
+export interface DailyExecutions {
+  projectId: string;
+  /** The UTC day judged (YYYY-MM-DD). */
+  date: string;
+  executions: number;
+  /** Executions on the UTC day before `date`. */
+  previousExecutions: number;
+}
+
+/**
+ * execution_drop, judged once a day per project for the day that just ended (`date`) against the day before:
+ * fires when the day before had executions and `date` had MORE than 30 % fewer, i.e.
+ * `(previous − executions) × 100 > 30 × previous`, in exact integer arithmetic so a drop of exactly 30 % does
+ * not fire and one of 30.01 % does. A day before with no executions never fires (there is nothing to fall from).
+ * Dedup key: `date`, so rerunning the detector for a day fires nothing new.
+ */
+export function detectExecutionDrop(day: DailyExecutions, now: number): EventItem | undefined {
+  const { previousExecutions: previous, executions } = day;
+  if (previous <= 0 || (previous - executions) * 100 <= EXECUTION_DROP_THRESHOLD_PERCENT * previous) return undefined;
+  const dropPercent = Math.round(((previous - executions) / previous) * 10_000) / 100;
+  return analyticsEvent('execution_drop', day.projectId, day.date, now, { date: day.date, executions, previousExecutions: previous, dropPercent }, now);
+}
+
+// ---- new_executor ----
+
+/** An executor unseen for longer than this (strictly) is new again. */
+export const NEW_EXECUTOR_ABSENCE_SECONDS = 7 * DAY_SECONDS;
+
+export interface ExecutorSightings {
+  projectId: string;
+  executor: string;
+  /** When the store last saw the executor for this project, null if never (or so long ago the record expired). */
+  lastSeenAt: number | null;
+  /** When the batch saw it, in any order. */
+  sightings: readonly number[];
+}
+
+/**
+ * new_executor, judged at ingest: a sighting at `t` is a new appearance when the executor was never seen for the
+ * project, or last seen at least 7 × 86400 + 1 s before `t` (`t − lastSeen > 604800`); last seen exactly
+ * 7 days before is not new. Sightings are taken in time order, each moving last-seen forward, so a batch
+ * spanning two absences can fire twice; a sighting older than last-seen is never new.
+ * Dedup key: `<executor>#<UTC day of the appearance>`, so the same appearance reported twice fires once (two
+ * genuine appearances are more than 7 days apart, never on the same day).
+ * Returns the events and the executor's last-seen time after the batch.
+ */
+export function detectNewExecutor(input: ExecutorSightings, now: number): { events: EventItem[]; lastSeenAt: number | null } {
+  const events: EventItem[] = [];
+  let lastSeenAt = input.lastSeenAt;
+  for (const at of [...input.sightings].sort((a, b) => a - b)) {
+    if (lastSeenAt === null || at - lastSeenAt > NEW_EXECUTOR_ABSENCE_SECONDS) {
+      const data = { executor: input.executor, firstSeenAt: at, previouslySeenAt: lastSeenAt };
+      events.push(analyticsEvent('new_executor', input.projectId, `${input.executor}#${utcDate(at)}`, at, data, now));
+    }
+    lastSeenAt = lastSeenAt === null ? at : Math.max(lastSeenAt, at);
+  }
+  return { events, lastSeenAt };
+}
+
+// ---- key_abuse ----
+
+/**
+ * Thresholds of the key_abuse patterns, all counted within one UTC hour of one key:
+ * - many_fingerprints: validated from MORE than 5 distinct client fingerprints (6 fires, 5 does not);
+ * - revoked_key_burst: AT LEAST 10 validations answered `revoked` (10 fires, 9 does not);
+ * - expired_key_burst: AT LEAST 10 validations answered `expired`;
+ * - over_max_uses (only for a key with a use cap `max_uses`): MORE than `max_uses` validations answered `ok`
+ *   (more uses in an hour than the key allows in its life), or any validation answered `over_limit` while the
+ *   key record confirms `current_uses ≥ max_uses` (someone keeps using a spent key).
+ */
+export const KEY_ABUSE_THRESHOLDS = {
+  windowSeconds: HOUR_SECONDS,
+  distinctFingerprintsMoreThan: 5,
+  revokedValidationsAtLeast: 10,
+  expiredValidationsAtLeast: 10,
+} as const;
+
+export type KeyAbusePattern = (typeof KEY_ABUSE_PATTERNS)[number];
+
+export interface ValidationWindow {
+  projectId: string;
+  keyId: string;
+  /** Start of the UTC hour counted. */
+  hourStart: number;
+  /** Validations in the hour by result. */
+  counts: Record<ValidationResult, number>;
+  distinctFingerprints: number;
+  /** Latest validation of the hour seen so far: when the pattern was observed. */
+  lastAt: number;
+  /** Patterns whose event for this key and hour is already written. */
+  reported: readonly KeyAbusePattern[];
+}
+
+/** The key's use cap as its record holds it; undefined for a key the project does not have. */
+export interface KeyUsage {
+  maxUses: number | null;
+  currentUses: number;
+}
+
+/**
+ * key_abuse, judged at ingest on the hour's counts after the batch was added (see KEY_ABUSE_THRESHOLDS).
+ * Dedup key: `<keyId>#<pattern>#<UTC hour, YYYY-MM-DDTHH>`, so each pattern fires at most once per key per hour;
+ * a pattern the window records as reported is not judged again, so later batches of the hour write nothing.
+ * Returns the events and their patterns, to record as reported once they are written.
+ */
+export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undefined, now: number): { events: EventItem[]; patterns: KeyAbusePattern[] } {
+  const { windowSeconds } = KEY_ABUSE_THRESHOLDS;
+  const hits: EventData<'key_abuse'>[] = [];
+  const { counts } = window;
+  if (window.distinctFingerprints > KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan) {
+    hits.push({ keyId: window.keyId, pattern: 'many_fingerprints', count: window.distinctFingerprints, threshold: KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan, windowSeconds });
+  }
+  if (counts.revoked >= KEY_ABUSE_THRESHOLDS.revokedValidationsAtLeast) {
+    hits.push({ keyId: window.keyId, pattern: 'revoked_key_burst', count: counts.revoked, threshold: KEY_ABUSE_THRESHOLDS.revokedValidationsAtLeast, windowSeconds });
+  }
+  if (counts.expired >= KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast) {
+    hits.push({ keyId: window.keyId, pattern: 'expired_key_burst', count: counts.expired, threshold: KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast, windowSeconds });
+  }
+  const maxUses = usage?.maxUses ?? null;
+  if (usage && maxUses !== null) {
+    if (counts.ok > maxUses) {
+      hits.push({ keyId: window.keyId, pattern: 'over_max_uses', count: counts.ok, threshold: maxUses, windowSeconds });
+    } else if (counts.over_limit > 0 && usage.currentUses >= maxUses) {
+      hits.push({ keyId: window.keyId, pattern: 'over_max_uses', count: usage.currentUses, threshold: maxUses, windowSeconds });
+    }
+  }
+  const hour = utcHour(window.hourStart);
+  const fresh = hits.filter((data) => !window.reported.includes(data.pattern));
+  return {
+    events: fresh.map((data) => analyticsEvent('key_abuse', window.projectId, `${window.keyId}#${data.pattern}#${hour}`, window.lastAt, data, now)),
+    patterns: fresh.map((data) => data.pattern),
+  };
+}
+
+// ---- clone_detected ----
+
+export interface KnownHash {
+  hash: string;
+  firstSeenAt: number;
+  /** Already judged: the script's original hash, or a clone whose event was written. */
+  classified: boolean;
+}
+
+export interface ScriptHashes {
+  projectId: string;
+  scriptId: string;
+  versionId: string | null;
+  /** Every hash the store holds for the script (and version). */
+  hashes: readonly KnownHash[];
+}
+
+/**
+ * clone_detected: every distinct hash reported for a script id (and version) after the first is a clone and
+ * fires once. While no hash is classified the earliest (by first sighting, then by hash) is the original and
+ * fires nothing; once one is classified, every unclassified hash is new and fires. Dedup key:
+ * `<scriptId>#<versionId, empty when none>#<hash>`.
+ * Returns the events and the hashes to mark classified once they are written.
+ */
+export function detectClones(script: ScriptHashes, now: number): { events: EventItem[]; classified: string[] } {
+  const ordered = [...script.hashes].sort((a, b) => a.firstSeenAt - b.firstSeenAt || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
+  const original = ordered[0];
+  if (!original) return { events: [], classified: [] };
+  const anyClassified = ordered.some((known) => known.classified);
+  const clones = ordered.filter((known) => !known.classified && (anyClassified || known !== original));
+  const hashes = ordered.map((known) => known.hash);
+  const events = clones.map((clone) =>
+    analyticsEvent(
+      'clone_detected',
+      script.projectId,
+      `${script.scriptId}#${script.versionId ?? ''}#${clone.hash}`,
+      clone.firstSeenAt,
+      { scriptId: script.scriptId, versionId: script.versionId, newHash: clone.hash, hashes },
+      now,
+    ),
+  );
+  const classified = clones.map((clone) => clone.hash);
+  if (!anyClassified) classified.unshift(original.hash);
+  return { events, classified };
+}

@@ -1,0 +1,164 @@
+import { mapPagesBounded } from '../domain/concurrency';
+import type { EventItem } from '../events/event-types';
+import { type AnalyticsEventName, dedupKeyOf, detectClones, detectKeyAbuse, detectNewExecutor } from './detectors';
+import type { ScriptRef, TelemetryStore, ValidationDelta } from './ports';
+import { type ExecutionRecord, type Rejection, type ValidationRecord, parseTelemetryBatch } from './telemetry';
+import { hourStart, utcDate } from './time';
+
+/**
+ * Requests each ingest step keeps in flight. A batch is first folded in memory (one counter update per project
+ * and day, one window update per key and hour, one last-seen per executor, one upsert per script hash), so
+ * 1,000 records cost requests per distinct aggregate, not per record, and those go out this many at a time
+ * instead of one after another.
+ */
+export const INGEST_CONCURRENCY = 16;
+
+export interface FiredEvent {
+  name: AnalyticsEventName;
+  projectId: string;
+  dedupKey: string;
+}
+
+export interface IngestResult {
+  accepted: number;
+  rejected: number;
+  rejections: Rejection[];
+  /** Events this batch fired; a condition that had already fired is not listed again. */
+  events: FiredEvent[];
+}
+
+/**
+ * The one ingest entry point (the ingest Lambda and the dashboard CLI both call it): validate each record,
+ * fold the valid ones into the store's aggregates and run the ingest-time detectors (new_executor, key_abuse,
+ * clone_detected) on the result. Events are written before the state that would stop them from being
+ * detected again, so a retried batch fires what a failed one missed, and the dedup key keeps it to once.
+ * Counters are not idempotent: a batch ingested twice counts its executions twice.
+ */
+export async function ingestTelemetry(store: TelemetryStore, records: readonly unknown[], now: number): Promise<IngestResult> {
+  const batch = parseTelemetryBatch(records, now);
+  const fired = await Promise.all([
+    countExecutions(store, batch.executions).then(() => []),
+    judgeExecutors(store, batch.executions, now),
+    judgeScriptHashes(store, batch.executions, now),
+    judgeValidations(store, batch.validations, now),
+  ]);
+  return {
+    accepted: batch.executions.length + batch.validations.length,
+    rejected: batch.rejections.length,
+    rejections: batch.rejections,
+    events: fired.flat(),
+  };
+}
+
+/** Write events with bounded parallelism; returns those this call wrote. */
+export async function fireEvents(store: TelemetryStore, events: readonly EventItem[]): Promise<FiredEvent[]> {
+  const written = await mapBounded(events, async (event) => ((await store.putEvent(event)) ? event : undefined));
+  return written.filter((event) => event !== undefined).map((event) => ({ name: event.name, projectId: event.projectId, dedupKey: dedupKeyOf(event) }));
+}
+
+async function countExecutions(store: TelemetryStore, executions: readonly ExecutionRecord[]): Promise<void> {
+  const perDay = groupBy(executions, (record) => [record.projectId, utcDate(record.at)]);
+  await mapBounded([...perDay.values()], (records) =>
+    store.addExecutions({ projectId: records[0].projectId, date: utcDate(records[0].at), executions: records.length }),
+  );
+}
+
+async function judgeExecutors(store: TelemetryStore, executions: readonly ExecutionRecord[], now: number): Promise<FiredEvent[]> {
+  const executors = [...groupBy(executions, (record) => [record.projectId, record.executor]).values()].map((records) => ({
+    projectId: records[0].projectId,
+    executor: records[0].executor,
+    sightings: records.map((record) => record.at),
+  }));
+  if (executors.length === 0) return [];
+  const lastSeen = await store.executorsLastSeen(executors);
+  const judged = executors.map((executor, i) => {
+    const before = lastSeen[i] ?? null;
+    return { executor, before, ...detectNewExecutor({ ...executor, lastSeenAt: before }, now) };
+  });
+  const fired = await fireEvents(store, judged.flatMap((judgement) => judgement.events));
+  const moved = judged.flatMap(({ executor, before, lastSeenAt }) =>
+    lastSeenAt !== null && lastSeenAt !== before ? [{ projectId: executor.projectId, executor: executor.executor, lastSeenAt }] : [],
+  );
+  await mapBounded(moved, (seen) => store.recordExecutorSeen(seen));
+  return fired;
+}
+
+async function judgeScriptHashes(store: TelemetryStore, executions: readonly ExecutionRecord[], now: number): Promise<FiredEvent[]> {
+  const hashed = executions.flatMap((record) => (record.scriptHash ? [{ ...scriptOf(record), hash: record.scriptHash, at: record.at }] : []));
+  const sightings = [...groupBy(hashed, (s) => [s.projectId, s.scriptId, s.versionId, s.hash]).values()].map((group) => ({
+    projectId: group[0].projectId,
+    scriptId: group[0].scriptId,
+    versionId: group[0].versionId,
+    hash: group[0].hash,
+    firstSeenAt: group.reduce((min, s) => Math.min(min, s.at), group[0].at),
+    lastSeenAt: group.reduce((max, s) => Math.max(max, s.at), group[0].at),
+  }));
+  const known = await mapBounded(sightings, async (sighting) => ({ sighting, known: await store.recordScriptHash(sighting) }));
+  // Only a script with a hash not yet judged needs its hash list read; the steady state reads nothing.
+  const unjudged = [...groupBy(known.filter(({ known: hash }) => !hash.classified), ({ sighting: s }) => [s.projectId, s.scriptId, s.versionId]).values()];
+  const judged = await mapBounded(unjudged, async ([{ sighting }]) => {
+    const script: ScriptRef = { projectId: sighting.projectId, scriptId: sighting.scriptId, versionId: sighting.versionId };
+    return { script, ...detectClones({ ...script, hashes: await store.scriptHashes(script) }, now) };
+  });
+  const fired = await fireEvents(store, judged.flatMap(({ events }) => events));
+  await mapBounded(
+    judged.filter(({ classified }) => classified.length > 0),
+    ({ script, classified }) => store.markHashesClassified(script, classified),
+  );
+  return fired;
+}
+
+async function judgeValidations(store: TelemetryStore, validations: readonly ValidationRecord[], now: number): Promise<FiredEvent[]> {
+  const deltas: ValidationDelta[] = [...groupBy(validations, (record) => [record.projectId, record.keyId, hourStart(record.at)]).values()].map((group) => {
+    const counts: ValidationDelta['counts'] = {};
+    for (const record of group) counts[record.result] = (counts[record.result] ?? 0) + 1;
+    return {
+      projectId: group[0].projectId,
+      keyId: group[0].keyId,
+      hourStart: hourStart(group[0].at),
+      counts,
+      fingerprints: [...new Set(group.map((record) => record.fingerprint))],
+      lastAt: group.reduce((max, record) => Math.max(max, record.at), group[0].at),
+    };
+  });
+  if (deltas.length === 0) return [];
+  const keys = [...groupBy(deltas, (delta) => [delta.projectId, delta.keyId]).values()].map(([delta]) => ({ projectId: delta.projectId, keyId: delta.keyId }));
+  const [windows, usage] = await Promise.all([mapBounded(deltas, (delta) => store.addValidations(delta)), store.keyUsage(keys)]);
+  const usageOf = new Map(keys.map((key, i) => [JSON.stringify([key.projectId, key.keyId]), usage[i]]));
+  const judged = windows
+    .map((window) => ({ window, ...detectKeyAbuse(window, usageOf.get(JSON.stringify([window.projectId, window.keyId])), now) }))
+    .filter(({ events }) => events.length > 0);
+  const fired = await fireEvents(store, judged.flatMap(({ events }) => events));
+  await mapBounded(judged, ({ window, patterns }) => store.markKeyAbuseReported(window, patterns));
+  return fired;
+}
+
+const scriptOf = (record: ExecutionRecord): ScriptRef => ({
+  projectId: record.projectId,
+  scriptId: record.scriptId ?? record.projectId,
+  versionId: record.versionId ?? null,
+});
+
+/** Items grouped by a composite key; every group is non-empty. */
+function groupBy<T>(items: readonly T[], key: (item: T) => readonly unknown[]): Map<string, [T, ...T[]]> {
+  const groups = new Map<string, [T, ...T[]]>();
+  for (const item of items) {
+    const id = JSON.stringify(key(item));
+    const group = groups.get(id);
+    if (group) group.push(item);
+    else groups.set(id, [item]);
+  }
+  return groups;
+}
+
+/** `work` on every item, INGEST_CONCURRENCY at a time; results in input order. */
+async function mapBounded<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  async function* onePage() {
+    yield items.map((item, index) => ({ item, index }));
+  }
+  await mapPagesBounded(onePage(), INGEST_CONCURRENCY, async ({ item, index }) => {
+    results[index] = await work(item);
+  });
+  return results;
+}

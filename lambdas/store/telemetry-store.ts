@@ -1,0 +1,335 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import type { KeyAbusePattern, KeyUsage, KnownHash, ValidationWindow } from '../analytics/detectors';
+import type { ExecutorRef, ScriptRef, TelemetryStore, ValidationDelta } from '../analytics/ports';
+import { VALIDATION_RESULTS, type ValidationResult } from '../analytics/telemetry';
+import { DAY_SECONDS, dayStart } from '../analytics/time';
+import { type EventItem, KEY_ABUSE_PATTERNS } from '../events/event-types';
+import { TABLE } from './table-definition';
+
+/**
+ * Every read and write of telemetry and analytics events. What is kept is what the detectors read, not raw
+ * records, and everything carries a TTL (`ttl`) past which no detector needs it:
+ *
+ * | item               | pk                          | sk                                          | kept for (TTL)          |
+ * |--------------------|-----------------------------|---------------------------------------------|-------------------------|
+ * | daily executions   | EXECUTIONS#<date>#<shard>   | PROJECT#<projectId>                         | 35 days after the day   |
+ * | executor last seen | PROJECT#<projectId>         | EXECUTOR#<executor>                         | 30 days after last seen |
+ * | script hash        | PROJECT#<projectId>         | SCRIPT_HASH#<scriptId>#<versionId>#<hash>   | 90 days after last seen |
+ * | validation window  | KEY#<keyId>                 | VALIDATIONS#<projectId>#<hourStart>         | 2 days after the hour   |
+ * | analytics event    | PROJECT#<projectId>         | EVENT#<name>#<dedupKey>                     | 30 days (EventItem)     |
+ *
+ * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
+ * reads every active project with a few queries and no scan, and a busy day's writes spread over partitions.
+ * A validation window counts the hour's validations by result, keeps the distinct fingerprints as a string set
+ * (at most FINGERPRINTS_KEPT_PER_WINDOW) and the key_abuse patterns already reported; it sits in its key's
+ * partition beside the `KEY#<keyId>`/`KEY` record, which is read for the key's use cap.
+ * `versionId` is empty in a script hash's key when the report named no version.
+ */
+export type TelemetryEntity = 'EXECUTIONS' | 'EXECUTOR' | 'SCRIPT_HASH' | 'VALIDATIONS';
+
+export const EXECUTION_DAY_SHARDS = 16;
+export const RETENTION_SECONDS = {
+  dailyExecutions: 35 * DAY_SECONDS,
+  /** Longer than new_executor's 7-day absence, so a record never expires while it can still decide. */
+  executorLastSeen: 30 * DAY_SECONDS,
+  scriptHash: 90 * DAY_SECONDS,
+  validationWindow: 2 * DAY_SECONDS,
+} as const;
+/** Distinct fingerprints a window keeps: far past the many_fingerprints threshold, and an item stays small. */
+export const FINGERPRINTS_KEPT_PER_WINDOW = 64;
+
+/** BatchGetItem takes at most 100 keys per request. */
+const BATCH_GET_LIMIT = 100;
+const BATCH_GET_ATTEMPTS = 8;
+
+type Item = Record<string, unknown>;
+type Key = { pk: string; sk: string };
+
+/** How the partition keys this store touches begin; the CDK construct grants access by these (`dynamodb:LeadingKeys`). */
+export const TELEMETRY_PARTITIONS = { dailyExecutions: 'EXECUTIONS#', project: 'PROJECT#', key: 'KEY#' } as const;
+const { dailyExecutions: EXECUTIONS, project: PROJECT, key: KEY } = TELEMETRY_PARTITIONS;
+
+const shardOf = (projectId: string) => (createHash('sha256').update(projectId).digest()[0] ?? 0) % EXECUTION_DAY_SHARDS;
+
+export const telemetryKeyOf = {
+  dailyExecutionsShard: (date: string, shard: number) => `${EXECUTIONS}${date}#${shard}`,
+  dailyExecutions: (date: string, projectId: string): Key => ({ pk: telemetryKeyOf.dailyExecutionsShard(date, shardOf(projectId)), sk: `${PROJECT}${projectId}` }),
+  executor: (projectId: string, executor: string): Key => ({ pk: `${PROJECT}${projectId}`, sk: `EXECUTOR#${executor}` }),
+  scriptHashPrefix: (script: ScriptRef) => ({ pk: `${PROJECT}${script.projectId}`, skPrefix: `SCRIPT_HASH#${script.scriptId}#${script.versionId ?? ''}#` }),
+  scriptHash: (script: ScriptRef, hash: string): Key => {
+    const { pk, skPrefix } = telemetryKeyOf.scriptHashPrefix(script);
+    return { pk, sk: `${skPrefix}${hash}` };
+  },
+  validationWindow: (keyId: string, projectId: string, hourStart: number): Key => ({ pk: `${KEY}${keyId}`, sk: `VALIDATIONS#${projectId}#${hourStart}` }),
+  key: (keyId: string): Key => ({ pk: `${KEY}${keyId}`, sk: 'KEY' }),
+  project: (projectId: string): Key => ({ pk: `${PROJECT}${projectId}`, sk: 'PROJECT' }),
+};
+
+export class DynamoTelemetryStore implements TelemetryStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  async addExecutions({ projectId, date, executions }: { projectId: string; date: string; executions: number }): Promise<void> {
+    const start = dayStart(date);
+    if (start === undefined) throw new Error(`Not a YYYY-MM-DD date: ${date}`);
+    await this.update(telemetryKeyOf.dailyExecutions(date, projectId), {
+      set: { entity: 'EXECUTIONS' satisfies TelemetryEntity, projectId, date, [TABLE.ttlAttribute]: start + DAY_SECONDS + RETENTION_SECONDS.dailyExecutions },
+      add: { executions },
+    });
+  }
+
+  async executionsOn(date: string): Promise<Map<string, number>> {
+    const shards = await Promise.all(
+      Array.from({ length: EXECUTION_DAY_SHARDS }, (_, shard) =>
+        this.queryAll({ pk: telemetryKeyOf.dailyExecutionsShard(date, shard) }, '#projectId, #executions', { '#projectId': 'projectId', '#executions': 'executions' }),
+      ),
+    );
+    return new Map(shards.flat().map((item) => [String(item.projectId), Number(item.executions)]));
+  }
+
+  async executorsLastSeen(executors: readonly ExecutorRef[]): Promise<(number | null)[]> {
+    const keys = executors.map((ref) => telemetryKeyOf.executor(ref.projectId, ref.executor));
+    const found = await this.batchGet(keys, 'lastSeenAt');
+    return keys.map((key) => {
+      const lastSeenAt = found.get(keyId(key))?.lastSeenAt;
+      return typeof lastSeenAt === 'number' ? lastSeenAt : null;
+    });
+  }
+
+  async recordExecutorSeen({ projectId, executor, lastSeenAt }: ExecutorRef & { lastSeenAt: number }): Promise<void> {
+    await this.ifCondition(
+      this.update(telemetryKeyOf.executor(projectId, executor), {
+        set: { entity: 'EXECUTOR' satisfies TelemetryEntity, projectId, executor, lastSeenAt, [TABLE.ttlAttribute]: lastSeenAt + RETENTION_SECONDS.executorLastSeen },
+        // Last-seen only moves forward: a batch of older sightings arriving late must not make an executor look absent.
+        condition: 'attribute_not_exists(#lastSeenAt) OR #lastSeenAt < :lastSeenAt',
+      }),
+    );
+  }
+
+  async recordScriptHash(sighting: ScriptRef & { hash: string; firstSeenAt: number; lastSeenAt: number }): Promise<KnownHash> {
+    const { projectId, scriptId, versionId, hash, firstSeenAt, lastSeenAt } = sighting;
+    const item = await this.update(
+      telemetryKeyOf.scriptHash(sighting, hash),
+      {
+        set: { entity: 'SCRIPT_HASH' satisfies TelemetryEntity, projectId, scriptId, versionId, hash, lastSeenAt, [TABLE.ttlAttribute]: lastSeenAt + RETENTION_SECONDS.scriptHash },
+        setIfNotExists: { firstSeenAt },
+      },
+      'ALL_NEW',
+    );
+    return toKnownHash(item ?? {});
+  }
+
+  async scriptHashes(script: ScriptRef): Promise<KnownHash[]> {
+    const { pk, skPrefix } = telemetryKeyOf.scriptHashPrefix(script);
+    const items = await this.queryAll({ pk, skPrefix }, '#hash, firstSeenAt, classified', { '#hash': 'hash' });
+    return items.map(toKnownHash);
+  }
+
+  async markHashesClassified(script: ScriptRef, hashes: readonly string[]): Promise<void> {
+    await Promise.all(
+      hashes.map((hash) =>
+        // A hash whose record expired meanwhile stays gone rather than coming back as a bare flag.
+        this.ifCondition(this.update(telemetryKeyOf.scriptHash(script, hash), { set: { classified: 1 }, condition: 'attribute_exists(pk)' })),
+      ),
+    );
+  }
+
+  async addValidations(delta: ValidationDelta): Promise<ValidationWindow> {
+    const key = telemetryKeyOf.validationWindow(delta.keyId, delta.projectId, delta.hourStart);
+    const set = {
+      entity: 'VALIDATIONS' satisfies TelemetryEntity,
+      projectId: delta.projectId,
+      keyId: delta.keyId,
+      hourStart: delta.hourStart,
+      lastAt: delta.lastAt,
+      [TABLE.ttlAttribute]: delta.hourStart + RETENTION_SECONDS.validationWindow,
+    };
+    const add: Record<string, unknown> = Object.fromEntries(VALIDATION_RESULTS.map((result) => [result, delta.counts[result] ?? 0]));
+    const fingerprints = delta.fingerprints.slice(0, FINGERPRINTS_KEPT_PER_WINDOW);
+    let item: Item | undefined;
+    if (fingerprints.length === 0) return toValidationWindow((await this.update(key, { set, add }, 'ALL_NEW')) ?? {});
+    try {
+      item = await this.update(
+        key,
+        {
+          set,
+          add: { ...add, fingerprints: new Set(fingerprints) },
+          condition: 'attribute_not_exists(#fingerprints) OR size(#fingerprints) < :fingerprintCap',
+          values: { ':fingerprintCap': FINGERPRINTS_KEPT_PER_WINDOW },
+        },
+        'ALL_NEW',
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // The window already holds all the fingerprints it keeps: count the validations, leave the set as it is.
+      item = await this.update(key, { set, add }, 'ALL_NEW');
+    }
+    return toValidationWindow(item ?? {});
+  }
+
+  async markKeyAbuseReported(window: Pick<ValidationWindow, 'projectId' | 'keyId' | 'hourStart'>, patterns: readonly KeyAbusePattern[]): Promise<void> {
+    if (patterns.length === 0) return;
+    await this.update(telemetryKeyOf.validationWindow(window.keyId, window.projectId, window.hourStart), { add: { reportedPatterns: new Set(patterns) } });
+  }
+
+  async keyUsage(keys: readonly { projectId: string; keyId: string }[]): Promise<(KeyUsage | undefined)[]> {
+    const found = await this.batchGet(
+      keys.map(({ keyId: id }) => telemetryKeyOf.key(id)),
+      'projectId, max_uses, current_uses',
+    );
+    return keys.map(({ projectId, keyId: id }) => {
+      const item = found.get(keyId(telemetryKeyOf.key(id)));
+      if (!item || item.projectId !== projectId) return undefined;
+      return { maxUses: typeof item.max_uses === 'number' ? item.max_uses : null, currentUses: Number(item.current_uses ?? 0) };
+    });
+  }
+
+  async putEvent(event: EventItem): Promise<boolean> {
+    try {
+      await this.db.send(new PutCommand({ TableName: this.tableName, Item: { ...event }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async projectExists(projectId: string): Promise<boolean> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: telemetryKeyOf.project(projectId), ProjectionExpression: 'pk', ConsistentRead: true }),
+    );
+    return Item !== undefined;
+  }
+
+  // ---- helpers ----
+
+  /**
+   * One UpdateItem built from attribute maps, every name behind a placeholder (`hash`, `date` and others are
+   * DynamoDB reserved words). Condition expressions refer to attributes as `#name` and to set values as `:name`.
+   */
+  private async update(
+    key: Key,
+    parts: { set?: Item; setIfNotExists?: Item; add?: Item; condition?: string; values?: Item },
+    returnValues?: 'ALL_NEW',
+  ): Promise<Item | undefined> {
+    const names: Record<string, string> = {};
+    const values: Item = { ...parts.values };
+    const bind = (name: string, value: unknown) => {
+      names[`#${name}`] = name;
+      values[`:${name}`] = value;
+      return { name: `#${name}`, value: `:${name}` };
+    };
+    const sets = [
+      ...Object.entries(parts.set ?? {}).map(([name, value]) => bind(name, value)).map((b) => `${b.name} = ${b.value}`),
+      ...Object.entries(parts.setIfNotExists ?? {}).map(([name, value]) => bind(name, value)).map((b) => `${b.name} = if_not_exists(${b.name}, ${b.value})`),
+    ];
+    const adds = Object.entries(parts.add ?? {}).map(([name, value]) => bind(name, value)).map((b) => `${b.name} ${b.value}`);
+    for (const name of parts.condition?.match(/#\w+/g) ?? []) names[name] = name.slice(1);
+    const input: UpdateCommandInput = {
+      TableName: this.tableName,
+      Key: key,
+      UpdateExpression: [sets.length > 0 ? `SET ${sets.join(', ')}` : '', adds.length > 0 ? `ADD ${adds.join(', ')}` : ''].join(' ').trim(),
+      ConditionExpression: parts.condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: returnValues,
+    };
+    const { Attributes } = await this.db.send(new UpdateCommand(input));
+    return Attributes;
+  }
+
+  /** A conditional write whose failed condition means there is nothing to do. */
+  private async ifCondition(write: Promise<unknown>): Promise<void> {
+    try {
+      await write;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /**
+   * Items by key (missing ones absent from the map), 100 keys per request, all requests at once. Reads are
+   * consistent: a last-seen time written a moment ago by another ingest decides whether an executor is new.
+   */
+  private async batchGet(keys: readonly Key[], projection: string): Promise<Map<string, Item>> {
+    const unique = [...new Map(keys.map((key) => [keyId(key), key])).values()];
+    const chunks = Array.from({ length: Math.ceil(unique.length / BATCH_GET_LIMIT) }, (_, i) => unique.slice(i * BATCH_GET_LIMIT, (i + 1) * BATCH_GET_LIMIT));
+    const found = new Map<string, Item>();
+    await Promise.all(
+      chunks.map(async (chunk) => {
+        let pending: Item[] = chunk;
+        for (let attempt = 1; pending.length > 0; attempt++) {
+          if (attempt > BATCH_GET_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${BATCH_GET_ATTEMPTS} attempts`);
+          if (attempt > 1) await backoff(attempt);
+          const { Responses, UnprocessedKeys } = await this.db.send(
+            new BatchGetCommand({
+              RequestItems: { [this.tableName]: { Keys: pending, ProjectionExpression: `pk, sk, ${projection}`, ConsistentRead: true } },
+            }),
+          );
+          for (const item of Responses?.[this.tableName] ?? []) found.set(keyId({ pk: String(item.pk), sk: String(item.sk) }), item);
+          pending = UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+        }
+      }),
+    );
+    return found;
+  }
+
+  /**
+   * Every item of a partition (or of a sort-key prefix), read consistently: two ingests judging new hashes of one
+   * script at once must each see the other's hash, and a detector run right after an ingest must count it.
+   */
+  private async queryAll(key: { pk: string; skPrefix?: string }, projection: string, names: Record<string, string>): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: key.skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: key.skPrefix === undefined ? { ':pk': key.pk } : { ':pk': key.pk, ':prefix': key.skPrefix },
+          ProjectionExpression: projection,
+          ExpressionAttributeNames: names,
+          ExclusiveStartKey: startKey,
+          ConsistentRead: true,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+}
+
+const keyId = (key: Key) => JSON.stringify([key.pk, key.sk]);
+
+const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
+
+function toKnownHash(item: Item): KnownHash {
+  return { hash: String(item.hash), firstSeenAt: Number(item.firstSeenAt), classified: item.classified === 1 };
+}
+
+function toValidationWindow(item: Item): ValidationWindow {
+  const count = (result: ValidationResult) => Number(item[result] ?? 0);
+  const { fingerprints, reportedPatterns } = item;
+  return {
+    projectId: String(item.projectId),
+    keyId: String(item.keyId),
+    hourStart: Number(item.hourStart),
+    counts: { ok: count('ok'), revoked: count('revoked'), expired: count('expired'), over_limit: count('over_limit'), unknown: count('unknown') },
+    distinctFingerprints: fingerprints instanceof Set ? fingerprints.size : 0,
+    lastAt: Number(item.lastAt),
+    reported: reportedPatterns instanceof Set ? KEY_ABUSE_PATTERNS.filter((pattern) => reportedPatterns.has(pattern)) : [],
+  };
+}

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INGEST_CONCURRENCY, ingestTelemetry } from '../../lambdas/analytics/ingest';
+import { newId } from '../../lambdas/domain/ids';
+import { DynamoTelemetryStore } from '../../lambdas/store/telemetry-store';
+import { createTestTable, type TestTable } from '../support/fixtures';
+
+const NOW = 1_700_000_000;
+const RECORDS = 1_000;
+
+let table: TestTable;
+let store: DynamoTelemetryStore;
+/** Requests the store sent (retries of one request not counted), by DynamoDB operation, and the most in flight at once. */
+const traffic = { byCommand: new Map<string, number>(), inFlight: 0, maxInFlight: 0 };
+
+const roundTrips = () => [...traffic.byCommand.values()].reduce((sum, n) => sum + n, 0);
+function resetTraffic(): void {
+  traffic.byCommand.clear();
+  traffic.maxInFlight = 0;
+}
+
+beforeAll(async () => {
+  table = await createTestTable('analytics-load');
+  table.db.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = context.commandName ?? 'unknown';
+      traffic.byCommand.set(name, (traffic.byCommand.get(name) ?? 0) + 1);
+      traffic.maxInFlight = Math.max(traffic.maxInFlight, ++traffic.inFlight);
+      try {
+        return await next(args);
+      } finally {
+        traffic.inFlight--;
+      }
+    },
+    { step: 'initialize', name: 'countRoundTrips' },
+  );
+  store = new DynamoTelemetryStore(table.db, table.tableName);
+});
+
+afterAll(async () => {
+  await table?.drop();
+});
+
+/**
+ * What a loader sends in a busy minute: 600 executions of 5 projects by 10 executors each, each project's
+ * script seen with 2 hashes, and 400 validations of 40 keys from 10 clients each, all within one hour.
+ */
+function busyBatch(projects: string[]): unknown[] {
+  const executions = Array.from({ length: 600 }, (_, i) => ({
+    kind: 'execution',
+    projectId: projects[i % 5],
+    executor: `executor-${Math.floor(i / 5) % 10}`,
+    scriptHash: i % 7 === 0 ? 'c10e0000' : '0a1a0000',
+    at: NOW - (i % 600),
+  }));
+  const validations = Array.from({ length: 400 }, (_, i) => ({
+    kind: 'validation',
+    projectId: projects[i % 5],
+    keyId: `key_${i % 40}`,
+    result: 'ok',
+    executor: 'executor-0',
+    fingerprint: (Math.floor(i / 40) % 10).toString(16).padStart(64, '0'),
+    at: NOW - (i % 600),
+  }));
+  return [...executions, ...validations];
+}
+
+describe(`ingest of ${RECORDS} records`, () => {
+  it('costs a few requests per distinct aggregate, not one per record, sent in parallel', async () => {
+    const projects = Array.from({ length: 5 }, () => newId('prj'));
+    const batch = busyBatch(projects);
+    expect(batch).toHaveLength(RECORDS);
+
+    resetTraffic();
+    const started = performance.now();
+    const first = await ingestTelemetry(store, batch, NOW);
+    const firstMs = performance.now() - started;
+    const firstTrips = roundTrips();
+    console.info(`first ingest: ${firstTrips} requests, at most ${traffic.maxInFlight} in flight, ${firstMs.toFixed(0)} ms`, Object.fromEntries(traffic.byCommand));
+
+    expect(first).toMatchObject({ accepted: RECORDS, rejected: 0 });
+    // 5 new_executor × 10 executors, 1 clone per project, many_fingerprints on each of the 40 keys.
+    expect(first.events.filter((event) => event.name === 'new_executor')).toHaveLength(50);
+    expect(first.events.filter((event) => event.name === 'clone_detected')).toHaveLength(5);
+    expect(first.events.filter((event) => event.name === 'key_abuse')).toHaveLength(40);
+    // Per distinct aggregate, not per record: 5 day counters; 1 batch read, 50 events and 50 last-seen for the
+    // executors; 10 hash upserts, 5 hash-list queries, 5 events and 10 classified marks; 40 windows, 1 batch
+    // read of key records, 40 events and 40 reported marks.
+    expect(firstTrips).toBeLessThanOrEqual(5 + (1 + 50 + 50) + (10 + 5 + 5 + 10) + (40 + 1 + 40 + 40));
+    expect(traffic.maxInFlight).toBeGreaterThan(INGEST_CONCURRENCY / 2);
+    expect(traffic.maxInFlight).toBeLessThanOrEqual(4 * INGEST_CONCURRENCY + 2);
+    expect(firstMs).toBeLessThan(15_000);
+
+    // The steady state: everything already known, nothing fires, and no hash list is read again.
+    resetTraffic();
+    const againStarted = performance.now();
+    const again = await ingestTelemetry(store, busyBatch(projects), NOW);
+    const againMs = performance.now() - againStarted;
+    console.info(`repeat ingest: ${roundTrips()} requests, ${againMs.toFixed(0)} ms`, Object.fromEntries(traffic.byCommand));
+    expect(again.events).toEqual([]);
+    expect(traffic.byCommand.get('QueryCommand') ?? 0).toBe(0);
+    expect(traffic.byCommand.get('PutItemCommand') ?? 0).toBe(0);
+    // 5 day counters, 1 batch read and 50 last-seen, 10 hash upserts, 40 windows and 1 batch read.
+    expect(roundTrips()).toBeLessThanOrEqual(5 + (1 + 50) + 10 + (40 + 1));
+  });
+
+  it('keeps even a batch of 1,000 distinct executors to bounded parallel requests', async () => {
+    const projectId = newId('prj');
+    const batch = Array.from({ length: RECORDS }, (_, i) => ({ kind: 'execution', projectId, executor: `executor-${i}`, at: NOW }));
+    resetTraffic();
+    const started = performance.now();
+    const result = await ingestTelemetry(store, batch, NOW);
+    const ms = performance.now() - started;
+    console.info(`distinct executors: ${roundTrips()} requests, at most ${traffic.maxInFlight} in flight, ${ms.toFixed(0)} ms`, Object.fromEntries(traffic.byCommand));
+    expect(result.events).toHaveLength(RECORDS);
+    // One event and one last-seen per executor cannot be folded; they go INGEST_CONCURRENCY at a time.
+    expect(traffic.byCommand.get('BatchGetItemCommand')).toBe(RECORDS / 100);
+    expect(traffic.maxInFlight).toBeLessThanOrEqual(INGEST_CONCURRENCY + 10);
+    expect(ms).toBeLessThan(30_000);
+  });
+});

@@ -1,0 +1,272 @@
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDailyDetection } from '../../lambdas/analytics/daily';
+import { NEW_EXECUTOR_ABSENCE_SECONDS } from '../../lambdas/analytics/detectors';
+import { ingestTelemetry } from '../../lambdas/analytics/ingest';
+import { dayStart } from '../../lambdas/analytics/time';
+import { newId } from '../../lambdas/domain/ids';
+import { EVENT_DATA, type EventItem } from '../../lambdas/events/event-types';
+import { keyOf } from '../../lambdas/store/repository';
+import { DynamoTelemetryStore } from '../../lambdas/store/telemetry-store';
+import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '../../dashboard/commands/telemetry';
+import { parseFlags } from '../../dashboard/args';
+import { createTestTable, seedOwner, type TestTable } from '../support/fixtures';
+
+const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z
+const DAY = 86_400;
+const FP = (n: number) => n.toString(16).padStart(64, '0');
+
+let table: TestTable;
+let store: DynamoTelemetryStore;
+
+beforeAll(async () => {
+  table = await createTestTable('analytics');
+  store = new DynamoTelemetryStore(table.db, table.tableName);
+});
+
+afterAll(async () => {
+  await table?.drop();
+});
+
+/** Every event item of a project, each checked against the contract the delivery path reads it by. */
+async function eventItems(projectId: string): Promise<EventItem[]> {
+  const { Items = [] } = await table.db.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :events)',
+      ExpressionAttributeValues: { ':pk': `PROJECT#${projectId}`, ':events': 'EVENT#' },
+      ConsistentRead: true,
+    }),
+  );
+  return Items.map((item) => {
+    expect(item).toMatchObject({ pk: `PROJECT#${projectId}`, entity: 'EVENT', projectId, ttl: expect.any(Number), occurredAt: expect.any(Number) });
+    const name = item.name as EventItem['name'];
+    expect(EVENT_DATA[name].safeParse(item.data)).toEqual({ success: true, data: item.data });
+    return item as EventItem;
+  });
+}
+
+const execution = (projectId: string, fields: Record<string, unknown> = {}) => ({ kind: 'execution', projectId, executor: 'Synapse X', at: NOW, ...fields });
+const validation = (projectId: string, keyId: string, fields: Record<string, unknown> = {}) => ({
+  kind: 'validation',
+  projectId,
+  keyId,
+  result: 'ok',
+  executor: 'Synapse X',
+  fingerprint: FP(1),
+  at: NOW,
+  ...fields,
+});
+const times = <T>(n: number, make: (i: number) => T) => Array.from({ length: n }, (_, i) => make(i));
+
+describe('execution_drop (daily detector)', () => {
+  // Days of their own: the daily detector reads every project's counter of a day.
+  const today = '2023-06-10';
+  const day = dayStart('2023-06-09') ?? 0;
+  const dayBefore = dayStart('2023-06-08') ?? 0;
+  const drops = async (projectId: string) => (await eventItems(projectId)).filter((item) => item.name === 'execution_drop').map((item) => item.data);
+
+  it('fires above a 30 % fall only, never from an empty day before, and once per day however often it runs', async () => {
+    const [exact, above, fromZero, toZero] = [newId('prj'), newId('prj'), newId('prj'), newId('prj')];
+    const ingest = (projectId: string, count: number, at: number) => ingestTelemetry(store, times(count, () => execution(projectId, { at: at + 3600 })), NOW);
+    await Promise.all([ingest(exact, 100, dayBefore), ingest(exact, 70, day), ingest(toZero, 3, dayBefore), ingest(fromZero, 5, day)]);
+    await store.addExecutions({ projectId: above, date: '2023-06-08', executions: 10_000 });
+    await store.addExecutions({ projectId: above, date: '2023-06-09', executions: 6_999 });
+
+    const first = await runDailyDetection(store, today, NOW);
+    expect(first.date).toBe('2023-06-09');
+    expect(first.projectsJudged).toBe(3);
+    expect(first.events.sort((a, b) => a.projectId.localeCompare(b.projectId))).toEqual(
+      [above, toZero].sort().map((projectId) => ({ name: 'execution_drop', projectId, dedupKey: '2023-06-09' })),
+    );
+    expect(await drops(above)).toEqual([{ date: '2023-06-09', executions: 6_999, previousExecutions: 10_000, dropPercent: 30.01 }]);
+    expect(await drops(toZero)).toEqual([{ date: '2023-06-09', executions: 0, previousExecutions: 3, dropPercent: 100 }]);
+    expect(await drops(exact)).toEqual([]);
+    expect(await drops(fromZero)).toEqual([]);
+
+    const rerun = await runDailyDetection(store, today, NOW + 60);
+    expect(rerun.events).toEqual([]);
+    expect(await drops(above)).toHaveLength(1);
+  });
+});
+
+describe('new_executor (at ingest)', () => {
+  it('fires for a first sighting, not after exactly 7 days away, and again after 7 days and 1 second', async () => {
+    const projectId = newId('prj');
+    const t0 = NOW - 30 * DAY;
+    const t1 = t0 + NEW_EXECUTOR_ABSENCE_SECONDS;
+    const t2 = t1 + NEW_EXECUTOR_ABSENCE_SECONDS + 1;
+    const first = await ingestTelemetry(store, [execution(projectId, { at: t0 })], NOW);
+    const exactlyWeek = await ingestTelemetry(store, [execution(projectId, { at: t1 })], NOW);
+    const weekAndSecond = await ingestTelemetry(store, [execution(projectId, { at: t2 })], NOW);
+
+    expect(first.events).toEqual([{ name: 'new_executor', projectId, dedupKey: 'Synapse X#2023-10-15' }]);
+    expect(exactlyWeek.events).toEqual([]);
+    expect(weekAndSecond.events).toHaveLength(1);
+    expect((await eventItems(projectId)).map((item) => item.data)).toEqual([
+      { executor: 'Synapse X', firstSeenAt: t0, previouslySeenAt: null },
+      { executor: 'Synapse X', firstSeenAt: t2, previouslySeenAt: t1 },
+    ]);
+  });
+
+  it('fires once when the same appearance is reported twice at the same time', async () => {
+    const projectId = newId('prj');
+    const record = execution(projectId, { executor: 'KRNL' });
+    const results = await Promise.all([ingestTelemetry(store, [record], NOW), ingestTelemetry(store, [record], NOW)]);
+    expect(results.flatMap((result) => result.events)).toHaveLength(1);
+    expect(await eventItems(projectId)).toHaveLength(1);
+    expect((await ingestTelemetry(store, [record], NOW)).events).toEqual([]);
+  });
+
+  it('keeps executors of different projects apart', async () => {
+    const [a, b] = [newId('prj'), newId('prj')];
+    await ingestTelemetry(store, [execution(a, { executor: 'Delta' })], NOW);
+    expect((await ingestTelemetry(store, [execution(b, { executor: 'Delta' })], NOW)).events).toEqual([{ name: 'new_executor', projectId: b, dedupKey: 'Delta#2023-11-14' }]);
+  });
+});
+
+describe('key_abuse (at ingest)', () => {
+  const patternsOf = async (projectId: string) =>
+    (await eventItems(projectId)).filter((item) => item.name === 'key_abuse').map((item) => item.data as { keyId: string; pattern: string; count: number; threshold: number });
+
+  it('fires many_fingerprints when a sixth distinct fingerprint joins the hour, across batches, once', async () => {
+    const projectId = newId('prj');
+    const five = await ingestTelemetry(store, times(5, (i) => validation(projectId, 'key_fp', { fingerprint: FP(i + 1), at: NOW - 600 })), NOW);
+    expect(five.events).toEqual([]);
+    const sixth = await ingestTelemetry(store, [validation(projectId, 'key_fp', { fingerprint: FP(6) }), validation(projectId, 'key_fp', { fingerprint: FP(1) })], NOW);
+    expect(sixth.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: 'key_fp#many_fingerprints#2023-11-14T22' }]);
+    const seventh = await ingestTelemetry(store, [validation(projectId, 'key_fp', { fingerprint: FP(7) })], NOW);
+    expect(seventh.events).toEqual([]);
+    expect(await patternsOf(projectId)).toEqual([{ keyId: 'key_fp', pattern: 'many_fingerprints', count: 6, threshold: 5, windowSeconds: 3600 }]);
+  });
+
+  it('fires revoked_key_burst at the tenth revoked validation of an hour, once per hour', async () => {
+    const projectId = newId('prj');
+    const revoked = (n: number, at: number) => times(n, () => validation(projectId, 'key_rv', { result: 'revoked', at }));
+    expect((await ingestTelemetry(store, revoked(9, NOW), NOW)).events).toEqual([]);
+    expect((await ingestTelemetry(store, revoked(1, NOW), NOW)).events).toHaveLength(1);
+    expect((await ingestTelemetry(store, revoked(5, NOW), NOW)).events).toEqual([]);
+    const nextHour = await ingestTelemetry(store, revoked(10, NOW - 3600), NOW);
+    expect(nextHour.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: 'key_rv#revoked_key_burst#2023-11-14T21' }]);
+  });
+
+  it('fires expired_key_burst for ten expired validations in one batch', async () => {
+    const projectId = newId('prj');
+    const result = await ingestTelemetry(store, times(10, () => validation(projectId, 'key_ex', { result: 'expired' })), NOW);
+    expect(result.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: 'key_ex#expired_key_burst#2023-11-14T22' }]);
+  });
+
+  describe('over_max_uses, read against the key record', () => {
+    let projectId: string;
+
+    beforeAll(async () => {
+      const owner = await seedOwner(table.repository);
+      projectId = await table.repository.createProject({ ownerId: owner.ownerId, name: 'Capped', plan: 'business', now: NOW });
+    });
+
+    const issueCappedKey = async (maxUses: number, currentUses: number) => {
+      const [key] = await table.repository.issueKeys({ projectId, count: 1, tier: 'standard', maxUses, now: NOW });
+      if (!key) throw new Error('no key issued');
+      await table.db.send(
+        new UpdateCommand({ TableName: table.tableName, Key: keyOf.key(key.id), UpdateExpression: 'SET current_uses = :u', ExpressionAttributeValues: { ':u': currentUses } }),
+      );
+      return key.id;
+    };
+
+    it('fires when an hour has max_uses + 1 ok validations, not max_uses', async () => {
+      const id = await issueCappedKey(3, 0);
+      expect((await ingestTelemetry(store, times(3, () => validation(projectId, id)), NOW)).events).toEqual([]);
+      const fourth = await ingestTelemetry(store, [validation(projectId, id)], NOW);
+      expect(fourth.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${id}#over_max_uses#2023-11-14T22` }]);
+      expect((await patternsOf(projectId)).find((data) => data.keyId === id)).toMatchObject({ count: 4, threshold: 3 });
+    });
+
+    it('fires on an over_limit validation when current_uses = max_uses, not max_uses - 1', async () => {
+      const oneLeft = await issueCappedKey(3, 2);
+      expect((await ingestTelemetry(store, [validation(projectId, oneLeft, { result: 'over_limit' })], NOW)).events).toEqual([]);
+      const spent = await issueCappedKey(3, 3);
+      const result = await ingestTelemetry(store, [validation(projectId, spent, { result: 'over_limit' })], NOW);
+      expect(result.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${spent}#over_max_uses#2023-11-14T22` }]);
+    });
+
+    it('ignores the use cap of a key reported under another project', async () => {
+      const id = await issueCappedKey(1, 1);
+      const otherProject = newId('prj');
+      const result = await ingestTelemetry(store, times(3, () => validation(otherProject, id, { result: 'over_limit' })), NOW);
+      expect(result.events).toEqual([]);
+    });
+  });
+});
+
+describe('clone_detected (at ingest)', () => {
+  const hashes = async (projectId: string) =>
+    (await eventItems(projectId)).filter((item) => item.name === 'clone_detected').map((item) => item.data);
+
+  it('fires once for each new hash after the first of a script version', async () => {
+    const projectId = newId('prj');
+    const run = (hash: string, fields: Record<string, unknown> = {}) =>
+      ingestTelemetry(store, [execution(projectId, { scriptHash: hash, versionId: 'ver_1', ...fields })], NOW);
+    expect((await run('aaaa1111')).events.filter((e) => e.name === 'clone_detected')).toEqual([]);
+    expect((await run('aaaa1111')).events).toEqual([]);
+    expect((await run('bbbb2222', { at: NOW + 1 })).events).toEqual([{ name: 'clone_detected', projectId, dedupKey: `${projectId}#ver_1#bbbb2222` }]);
+    expect((await run('bbbb2222', { at: NOW + 2 })).events).toEqual([]);
+    expect((await run('cccc3333', { at: NOW + 3 })).events).toHaveLength(1);
+    // Another version has hashes of its own: its first hash is its original.
+    expect((await run('dddd4444', { versionId: 'ver_2' })).events).toEqual([]);
+    expect(await hashes(projectId)).toEqual([
+      { scriptId: projectId, versionId: 'ver_1', newHash: 'bbbb2222', hashes: ['aaaa1111', 'bbbb2222'] },
+      { scriptId: projectId, versionId: 'ver_1', newHash: 'cccc3333', hashes: ['aaaa1111', 'bbbb2222', 'cccc3333'] },
+    ]);
+  });
+
+  it('fires exactly one event when two new hashes of a new script arrive at once', async () => {
+    const projectId = newId('prj');
+    const record = (hash: string) => execution(projectId, { scriptId: 'scr_1', scriptHash: hash });
+    await Promise.all([ingestTelemetry(store, [record('eeee5555')], NOW), ingestTelemetry(store, [record('ffff6666')], NOW)]);
+    // Which of the two counts as the original depends on which ingest judged first; either way one event.
+    const events = await hashes(projectId);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ scriptId: 'scr_1', versionId: null, hashes: ['eeee5555', 'ffff6666'] });
+  });
+
+  it('fires exactly one event when a batch brings the first two hashes of a script', async () => {
+    const projectId = newId('prj');
+    const result = await ingestTelemetry(store, [execution(projectId, { scriptHash: '12345678', at: NOW - 5 }), execution(projectId, { scriptHash: '87654321' })], NOW);
+    expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([{ name: 'clone_detected', projectId, dedupKey: `${projectId}##87654321` }]);
+  });
+});
+
+describe('dashboard telemetry commands', () => {
+  let projectId: string;
+  let context: TelemetryContext;
+  let clock = NOW;
+
+  beforeAll(async () => {
+    const owner = await seedOwner(table.repository);
+    projectId = await table.repository.createProject({ ownerId: owner.ownerId, name: 'CLI', plan: 'business', now: NOW });
+    context = { telemetry: store, now: () => clock };
+  });
+
+  const run = <Input, Result extends object>(command: TelemetryCommand<Input, Result>, argv: string[]) =>
+    command.run(context, command.validate(parseFlags(command.name, argv, command.flags)));
+
+  it('telemetry execution writes N executions and reports the events it fired', async () => {
+    const result = await run(telemetryExecution, ['--project', projectId, '--executor', 'Fluxus', '--count', '5', '--hash', 'abcdef01']);
+    expect(result).toEqual({ accepted: 5, events: [{ name: 'new_executor', projectId, dedupKey: 'Fluxus#2023-11-14' }] });
+    expect((await store.executionsOn('2023-11-14')).get(projectId)).toBe(5);
+  });
+
+  it('telemetry validation without --fingerprint sends N different clients, with --fingerprint one client', async () => {
+    const oneClient = await run(telemetryValidation, ['--project', projectId, '--key', 'key_cli1', '--result', 'ok', '--executor', 'Fluxus', '--fingerprint', 'client-a', '--count', '6']);
+    expect(oneClient).toEqual({ accepted: 6, events: [] });
+    const manyClients = await run(telemetryValidation, ['--project', projectId, '--key', 'key_cli2', '--result', 'ok', '--executor', 'Fluxus', '--count', '6']);
+    expect(manyClients.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: 'key_cli2#many_fingerprints#2023-11-14T22' }]);
+  });
+
+  it('detect daily judges the day before --date', async () => {
+    clock = NOW + 2 * DAY;
+    const result = await run(detectDaily, ['--date', '2023-11-16']);
+    expect(result).toEqual({ date: '2023-11-15', projectsJudged: expect.any(Number), events: expect.arrayContaining([{ name: 'execution_drop', projectId, dedupKey: '2023-11-15' }]) });
+    expect((await run(detectDaily, ['--date', '2023-11-16'])).events).toEqual([]);
+  });
+});

@@ -1,0 +1,135 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Analytics } from '../../lib/constructs/analytics';
+
+interface CfnResource {
+  Type: string;
+  Properties: Record<string, unknown>;
+}
+interface Statement {
+  Action: string | string[];
+  Effect: string;
+  Resource: unknown;
+  Condition?: Record<string, Record<string, string[]>>;
+}
+type GetAtt = { 'Fn::GetAtt': [string, string] };
+type FunctionName = 'ingestFunction' | 'dailyDetectorFunction';
+
+/** A stack holding a TableV2 and the construct, synthesized with cdk.json's flags and no esbuild. */
+function synthesize() {
+  const { context } = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
+  const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'AnalyticsTest');
+  const table = new dynamodb.TableV2(stack, 'Table', {
+    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+    dynamoStream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+  });
+  const analytics = new Analytics(stack, 'Analytics', { table });
+  return { app, stack, analytics, template: Template.fromStack(stack) };
+}
+
+let built: ReturnType<typeof synthesize>;
+let resources: Record<string, CfnResource>;
+
+beforeAll(() => {
+  built = synthesize();
+  resources = built.template.toJSON().Resources as Record<string, CfnResource>;
+}, 120_000);
+
+const logicalId = (construct: { node: { defaultChild?: unknown } }) => built.stack.getLogicalId(construct.node.defaultChild as never);
+const functionId = (fn: FunctionName) => logicalId(built.analytics[fn]);
+const resource = (id: string) => {
+  const found = resources[id];
+  if (!found) throw new Error(`No resource ${id}`);
+  return found;
+};
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const tableArn = () => ({ 'Fn::GetAtt': [ofType('AWS::DynamoDB::GlobalTable')[0]?.[0] ?? '', 'Arn'] });
+
+/** Every statement of the policies attached to a function's role. */
+function statementsOf(fn: FunctionName): Statement[] {
+  const roleId = (resource(functionId(fn)).Properties.Role as GetAtt)['Fn::GetAtt'][0];
+  return ofType('AWS::IAM::Policy')
+    .filter(([, r]) => (r.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === roleId))
+    .flatMap(([, r]) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+const dynamoStatements = (fn: FunctionName) =>
+  statementsOf(fn)
+    .filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')))
+    .map((statement) => ({ actions: [statement.Action].flat().sort(), resource: statement.Resource, leadingKeys: statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] }));
+
+describe('Analytics construct', () => {
+  it('runs the daily detector on an EventBridge schedule at 00:05 UTC every day', () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    const [, rule] = rules[0] ?? [];
+    expect(rule?.Properties).toMatchObject({
+      ScheduleExpression: 'cron(5 0 * * ? *)',
+      State: 'ENABLED',
+      Targets: [{ Arn: { 'Fn::GetAtt': [functionId('dailyDetectorFunction'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 4, MaximumEventAgeInSeconds: 21_600 } }],
+    });
+  });
+
+  it('lets only that schedule invoke the daily detector, and nothing invoke the ingest function yet', () => {
+    const permissions = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties);
+    expect(permissions).toEqual([
+      {
+        Action: 'lambda:InvokeFunction',
+        FunctionName: { 'Fn::GetAtt': [functionId('dailyDetectorFunction'), 'Arn'] },
+        Principal: 'events.amazonaws.com',
+        SourceArn: { 'Fn::GetAtt': [ofType('AWS::Events::Rule')[0]?.[0], 'Arn'] },
+      },
+    ]);
+  });
+
+  it('exposes no HTTP entry: no API, no function URL', () => {
+    expect(ofType('AWS::ApiGateway::RestApi')).toEqual([]);
+    expect(ofType('AWS::ApiGatewayV2::Api')).toEqual([]);
+    expect(ofType('AWS::Lambda::Url')).toEqual([]);
+  });
+
+  it('builds both functions from their analytics handlers on Node 22 with the table name', () => {
+    for (const fn of ['ingestFunction', 'dailyDetectorFunction'] as const) {
+      const props = resource(functionId(fn)).Properties;
+      expect(props).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
+      expect((props.Environment as { Variables: Record<string, unknown> }).Variables.TABLE_NAME).toEqual({ Ref: ofType('AWS::DynamoDB::GlobalTable')[0]?.[0] });
+    }
+  });
+
+  it('grants the ingest function only the item actions ingest sends, on the table only, by partition prefix', () => {
+    expect(dynamoStatements('ingestFunction')).toEqual([
+      { actions: ['dynamodb:UpdateItem'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*', 'PROJECT#*', 'KEY#*'] },
+      { actions: ['dynamodb:BatchGetItem'], resource: tableArn(), leadingKeys: ['PROJECT#*', 'KEY#*'] },
+      { actions: ['dynamodb:PutItem', 'dynamodb:Query'], resource: tableArn(), leadingKeys: ['PROJECT#*'] },
+    ]);
+  });
+
+  it('grants the daily detector only queries of the daily counters and puts of event items', () => {
+    expect(dynamoStatements('dailyDetectorFunction')).toEqual([
+      { actions: ['dynamodb:Query'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*'] },
+      { actions: ['dynamodb:PutItem'], resource: tableArn(), leadingKeys: ['PROJECT#*'] },
+    ]);
+  });
+
+  it('grants neither function a scan, a delete, a batch write or an index', () => {
+    const granted = (['ingestFunction', 'dailyDetectorFunction'] as const).flatMap((fn) => dynamoStatements(fn));
+    expect(granted.flatMap((statement) => statement.actions)).not.toEqual(
+      expect.arrayContaining([expect.stringMatching(/Scan|Delete|BatchWrite|TransactWrite|\*/)]),
+    );
+    expect(granted.every((statement) => JSON.stringify(statement.resource) === JSON.stringify(tableArn()))).toBe(true);
+  });
+
+  it('passes the AwsSolutions cdk-nag checks', () => {
+    const report = new AwsSolutionsChecks(built.app, { verbose: true }).validateScope(built.stack);
+    const mine = report.violations
+      .map((violation) => ({ rule: violation.ruleName, paths: violation.violatingResources.map((r) => r.constructPath).filter((path) => path?.includes('/Analytics/')) }))
+      .filter((violation) => violation.paths.length > 0);
+    expect(mine).toEqual([]);
+  });
+});

@@ -1,0 +1,276 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  dedupKeyOf,
+  detectClones,
+  detectExecutionDrop,
+  detectKeyAbuse,
+  detectNewExecutor,
+  EVENT_RETENTION_SECONDS,
+  KEY_ABUSE_THRESHOLDS,
+  type KnownHash,
+  NEW_EXECUTOR_ABSENCE_SECONDS,
+  type ValidationWindow,
+} from '../../../lambdas/analytics/detectors';
+import { EVENT_DATA, type EventItem } from '../../../lambdas/events/event-types';
+
+const NOW = 1_700_000_000; // Tue, 14 Nov 2023 22:13:20 UTC
+const HOUR = 1_699_999_200; // 22:00 UTC that day
+
+/** The item is exactly what the delivery path expects: key layout, entity, TTL and a data object its schema accepts. */
+function expectWellFormed(item: EventItem): void {
+  expect(item.entity).toBe('EVENT');
+  expect(item.pk).toBe(`PROJECT#${item.projectId}`);
+  expect(item.sk).toBe(`EVENT#${item.name}#${dedupKeyOf(item)}`);
+  expect(item.ttl).toBe(NOW + EVENT_RETENTION_SECONDS);
+  expect(EVENT_DATA[item.name].safeParse(item.data)).toEqual({ success: true, data: item.data });
+}
+
+describe('execution_drop', () => {
+  const day = (previousExecutions: number, executions: number) =>
+    detectExecutionDrop({ projectId: 'prj_a', date: '2023-11-13', executions, previousExecutions }, NOW);
+
+  it('does not fire on a drop of exactly 30 %', () => {
+    expect(day(100, 70)).toBeUndefined();
+    expect(day(10_000, 7_000)).toBeUndefined();
+  });
+
+  it('fires on a drop of 30.01 %', () => {
+    const event = day(10_000, 6_999);
+    expect(event?.data).toEqual({ date: '2023-11-13', executions: 6_999, previousExecutions: 10_000, dropPercent: 30.01 });
+  });
+
+  it('does not fire when the day before had no executions', () => {
+    expect(day(0, 0)).toBeUndefined();
+  });
+
+  it('fires with a 100 % drop when the day had no executions at all', () => {
+    expect(day(3, 0)?.data).toMatchObject({ executions: 0, dropPercent: 100 });
+  });
+
+  it('does not fire on a rise', () => {
+    expect(day(50, 80)).toBeUndefined();
+  });
+
+  it('fires an execution_drop item deduplicated by the judged date', () => {
+    const event = day(100, 10);
+    if (!event) throw new Error('expected an event');
+    expectWellFormed(event);
+    expect(event).toMatchObject({ name: 'execution_drop', projectId: 'prj_a', sk: 'EVENT#execution_drop#2023-11-13', occurredAt: NOW });
+  });
+
+  it('fires exactly when executions < 70 % of a non-zero day before, for any counts', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 10_000_000 }), fc.nat({ max: 10_000_000 }), (previous, executions) => {
+        // "fell by more than 30 %" as a fraction of the day before, compared in exact rationals.
+        const definition = previous > 0 && 10 * executions < 7 * previous;
+        expect(day(previous, executions) !== undefined).toBe(definition);
+      }),
+    );
+  });
+
+  it('reports the drop percentage to two decimals of the exact value', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.nat(), (previous, seed) => {
+        const executions = seed % previous;
+        const event = day(previous, executions);
+        if (!event || event.name !== 'execution_drop') return;
+        const exact = ((previous - executions) / previous) * 100;
+        expect(Math.abs((event.data as { dropPercent: number }).dropPercent - exact)).toBeLessThanOrEqual(0.005 + 1e-9);
+      }),
+    );
+  });
+});
+
+describe('new_executor', () => {
+  const judge = (lastSeenAt: number | null, sightings: number[]) =>
+    detectNewExecutor({ projectId: 'prj_a', executor: 'Synapse X', lastSeenAt, sightings }, NOW);
+
+  it('fires for an executor never seen for the project', () => {
+    const { events, lastSeenAt } = judge(null, [NOW - 60]);
+    expect(events.map((event) => event.data)).toEqual([{ executor: 'Synapse X', firstSeenAt: NOW - 60, previouslySeenAt: null }]);
+    expect(lastSeenAt).toBe(NOW - 60);
+  });
+
+  it('does not fire when last seen exactly 7 days before', () => {
+    expect(judge(NOW - NEW_EXECUTOR_ABSENCE_SECONDS, [NOW]).events).toEqual([]);
+  });
+
+  it('fires when last seen 7 days and 1 second before', () => {
+    const [event, ...rest] = judge(NOW - NEW_EXECUTOR_ABSENCE_SECONDS - 1, [NOW]).events;
+    expect(rest).toEqual([]);
+    expect(event?.data).toEqual({ executor: 'Synapse X', firstSeenAt: NOW, previouslySeenAt: NOW - NEW_EXECUTOR_ABSENCE_SECONDS - 1 });
+  });
+
+  it('does not fire for a sighting older than the last one seen', () => {
+    const result = judge(NOW, [NOW - 30 * 86_400]);
+    expect(result.events).toEqual([]);
+    expect(result.lastSeenAt).toBe(NOW);
+  });
+
+  it('fires once for many sightings of one appearance, at the earliest', () => {
+    const { events, lastSeenAt } = judge(null, [NOW, NOW - 100, NOW - 50]);
+    expect(events.map((event) => event.occurredAt)).toEqual([NOW - 100]);
+    expect(lastSeenAt).toBe(NOW);
+  });
+
+  it('fires twice for a batch that holds two appearances more than 7 days apart', () => {
+    const first = NOW - NEW_EXECUTOR_ABSENCE_SECONDS - 10;
+    expect(judge(null, [NOW, first]).events.map((event) => event.data)).toEqual([
+      { executor: 'Synapse X', firstSeenAt: first, previouslySeenAt: null },
+      { executor: 'Synapse X', firstSeenAt: NOW, previouslySeenAt: first },
+    ]);
+  });
+
+  it('deduplicates by executor and the UTC day of the appearance', () => {
+    const [event] = judge(null, [NOW]).events;
+    if (!event) throw new Error('expected an event');
+    expectWellFormed(event);
+    expect(dedupKeyOf(event)).toBe('Synapse X#2023-11-14');
+  });
+
+  it('fires exactly when the absence is longer than 604800 s, for any gap', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 60 * 86_400 }), (gap) => {
+        expect(judge(NOW - gap, [NOW]).events.length).toBe(gap > 7 * 86_400 ? 1 : 0);
+      }),
+    );
+  });
+});
+
+describe('key_abuse', () => {
+  const window = (counts: Partial<ValidationWindow['counts']>, distinctFingerprints = 1): ValidationWindow => ({
+    projectId: 'prj_a',
+    keyId: 'key_1',
+    hourStart: HOUR,
+    counts: { ok: 0, revoked: 0, expired: 0, over_limit: 0, unknown: 0, ...counts },
+    distinctFingerprints,
+    lastAt: HOUR + 120,
+    reported: [],
+  });
+  const judge = (...args: Parameters<typeof detectKeyAbuse>) => detectKeyAbuse(...args).events;
+  const patterns = (items: EventItem[]) => items.map((item) => (item.data as { pattern: string }).pattern);
+
+  it('fires many_fingerprints at 6 distinct fingerprints in an hour, not at 5', () => {
+    expect(judge(window({ ok: 5 }, 5), undefined, NOW)).toEqual([]);
+    const [event] = judge(window({ ok: 6 }, 6), undefined, NOW);
+    expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'many_fingerprints', count: 6, threshold: 5, windowSeconds: 3600 });
+  });
+
+  it('fires revoked_key_burst at 10 revoked validations in an hour, not at 9', () => {
+    expect(judge(window({ revoked: 9 }), undefined, NOW)).toEqual([]);
+    const [event] = judge(window({ revoked: 10 }), undefined, NOW);
+    expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'revoked_key_burst', count: 10, threshold: 10, windowSeconds: 3600 });
+  });
+
+  it('fires expired_key_burst at 10 expired validations in an hour, not at 9', () => {
+    expect(judge(window({ expired: 9 }), undefined, NOW)).toEqual([]);
+    expect(patterns(judge(window({ expired: 10 }), undefined, NOW))).toEqual(['expired_key_burst']);
+  });
+
+  it('fires over_max_uses at max_uses + 1 ok validations in an hour, not at max_uses', () => {
+    const usage = { maxUses: 3, currentUses: 0 };
+    expect(judge(window({ ok: 3 }), usage, NOW)).toEqual([]);
+    const [event] = judge(window({ ok: 4 }), usage, NOW);
+    expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'over_max_uses', count: 4, threshold: 3, windowSeconds: 3600 });
+  });
+
+  it('fires over_max_uses on an over_limit validation once current_uses reaches max_uses, not one use before', () => {
+    expect(judge(window({ over_limit: 1 }), { maxUses: 3, currentUses: 2 }, NOW)).toEqual([]);
+    const [event] = judge(window({ over_limit: 1 }), { maxUses: 3, currentUses: 3 }, NOW);
+    expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'over_max_uses', count: 3, threshold: 3, windowSeconds: 3600 });
+  });
+
+  it('never fires over_max_uses for a key without a use cap, or one the project does not have', () => {
+    expect(judge(window({ ok: 1_000, over_limit: 5 }), { maxUses: null, currentUses: 1_000 }, NOW)).toEqual([]);
+    expect(judge(window({ ok: 1_000, over_limit: 5 }), undefined, NOW)).toEqual([]);
+  });
+
+  it('fires every pattern the hour shows, each once', () => {
+    const events = judge(window({ ok: 20, revoked: 10, expired: 10 }, 7), { maxUses: 5, currentUses: 5 }, NOW);
+    expect(patterns(events)).toEqual(['many_fingerprints', 'revoked_key_burst', 'expired_key_burst', 'over_max_uses']);
+  });
+
+  it('names the patterns it fired, and does not judge a pattern the window already reported', () => {
+    const busy = window({ revoked: 10, expired: 10 });
+    expect(detectKeyAbuse(busy, undefined, NOW).patterns).toEqual(['revoked_key_burst', 'expired_key_burst']);
+    const later = detectKeyAbuse({ ...busy, counts: { ...busy.counts, revoked: 30 }, reported: ['revoked_key_burst'] }, undefined, NOW);
+    expect(later.patterns).toEqual(['expired_key_burst']);
+    expect(patterns(later.events)).toEqual(['expired_key_burst']);
+  });
+
+  it('deduplicates by key, pattern and UTC hour, and dates the event at the last validation seen', () => {
+    const [event] = judge(window({ revoked: 12 }), undefined, NOW);
+    if (!event) throw new Error('expected an event');
+    expectWellFormed(event);
+    expect(dedupKeyOf(event)).toBe('key_1#revoked_key_burst#2023-11-14T22');
+    expect(event.occurredAt).toBe(HOUR + 120);
+  });
+
+  it('fires many_fingerprints exactly above the threshold, for any count', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 200 }), (distinct) => {
+        const fired = patterns(judge(window({}, distinct), undefined, NOW)).includes('many_fingerprints');
+        expect(fired).toBe(distinct > KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan);
+      }),
+    );
+  });
+});
+
+describe('clone_detected', () => {
+  const script = (hashes: KnownHash[], versionId: string | null = 'ver_1') => detectClones({ projectId: 'prj_a', scriptId: 'prj_a', versionId, hashes }, NOW);
+  const hash = (value: string, firstSeenAt: number, classified = false): KnownHash => ({ hash: value, firstSeenAt, classified });
+
+  it('fires nothing for the first hash of a script and classifies it as the original', () => {
+    expect(script([hash('aaaa1111', 10)])).toEqual({ events: [], classified: ['aaaa1111'] });
+  });
+
+  it('fires for a second distinct hash, listing every hash', () => {
+    const { events, classified } = script([hash('bbbb2222', 20), hash('aaaa1111', 10, true)]);
+    expect(events.map((event) => event.data)).toEqual([
+      { scriptId: 'prj_a', versionId: 'ver_1', newHash: 'bbbb2222', hashes: ['aaaa1111', 'bbbb2222'] },
+    ]);
+    expect(classified).toEqual(['bbbb2222']);
+  });
+
+  it('fires for every hash after the earliest when none is classified yet', () => {
+    const { events, classified } = script([hash('cccc3333', 30), hash('aaaa1111', 10), hash('bbbb2222', 20)]);
+    expect(events.map((event) => (event.data as { newHash: string }).newHash)).toEqual(['bbbb2222', 'cccc3333']);
+    expect(classified).toEqual(['aaaa1111', 'bbbb2222', 'cccc3333']);
+  });
+
+  it('breaks a tie in first sighting by the hash, so concurrent judges agree on the original', () => {
+    const { events } = script([hash('ffff0000', 10), hash('0000ffff', 10)]);
+    expect(events.map((event) => (event.data as { newHash: string }).newHash)).toEqual(['ffff0000']);
+  });
+
+  it('fires a hash newer than a classified one even when it was sighted earlier', () => {
+    const { events } = script([hash('aaaa1111', 50, true), hash('bbbb2222', 10)]);
+    expect(events.map((event) => (event.data as { newHash: string }).newHash)).toEqual(['bbbb2222']);
+  });
+
+  it('fires nothing once every hash is classified', () => {
+    expect(script([hash('aaaa1111', 10, true), hash('bbbb2222', 20, true)])).toEqual({ events: [], classified: [] });
+  });
+
+  it('deduplicates by script, version and hash, with an empty version when the report named none', () => {
+    const [versioned] = script([hash('aaaa1111', 10, true), hash('bbbb2222', 20)]).events;
+    const [unversioned] = script([hash('aaaa1111', 10, true), hash('bbbb2222', 20)], null).events;
+    if (!versioned || !unversioned) throw new Error('expected events');
+    expectWellFormed(versioned);
+    expectWellFormed(unversioned);
+    expect(dedupKeyOf(versioned)).toBe('prj_a#ver_1#bbbb2222');
+    expect(dedupKeyOf(unversioned)).toBe('prj_a##bbbb2222');
+    expect(unversioned.data).toMatchObject({ versionId: null });
+  });
+
+  it('fires one event per hash beyond the first, for any set of new hashes', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.stringMatching(/^[0-9a-f]{8}$/), { minLength: 1, maxLength: 20 }), fc.array(fc.nat(1000), { minLength: 20, maxLength: 20 }), (hashes, times) => {
+        const { events, classified } = script(hashes.map((value, i) => hash(value, times[i] ?? 0)));
+        expect(events).toHaveLength(hashes.length - 1);
+        expect(new Set(classified)).toEqual(new Set(hashes));
+      }),
+    );
+  });
+});
