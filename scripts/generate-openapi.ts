@@ -1,0 +1,9 @@
+import { writeFileSync } from 'node:fs';
+import { buildOpenApiDocument, OPENAPI_PATH, serializeOpenApiDocument } from './openapi-document';
+
+// `npm run openapi`: regenerate openapi.json from the handlers' schemas; a unit test fails while it is stale.
+
+const document = buildOpenApiDocument();
+writeFileSync(OPENAPI_PATH, serializeOpenApiDocument(document));
+const operations = Object.values(document.paths).flatMap((methods) => Object.keys(methods)).length;
+console.log(`Wrote ${OPENAPI_PATH} (OpenAPI ${document.openapi}, ${operations} operations)`);

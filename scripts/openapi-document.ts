@@ -1,0 +1,581 @@
+import { fileURLToPath } from 'node:url';
+import * as z from 'zod/mini';
+import { ROUTES, type Route } from '../lambdas/api/routes';
+import { REQUIRED_PLAN } from '../lambdas/domain/access';
+import { PROJECT_NOT_FOUND } from '../lambdas/domain/errors';
+import { PATH_ID_PATTERN } from '../lambdas/domain/ids';
+import { RATE_LIMIT, RATE_LIMIT_MESSAGE, rateLimitHeaders } from '../lambdas/domain/rate-limit';
+import { WATERMARK_PATTERN, watermarkProblem } from '../lambdas/domain/watermark';
+import { MAX_BODY_BYTES } from '../lambdas/http/api-handler';
+import { GATEWAY_RESPONSES } from '../lambdas/http/gateway-responses';
+import { KEYS_PAGE, ListKeysQuery, NoQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '../lambdas/schemas/requests';
+import { KeySchema, VersionSchema, WebhookSchema } from '../lambdas/schemas/resources';
+import {
+  ErrorResponse,
+  type ListKeysResponse,
+  ListKeysResponse as ListKeysResponseSchema,
+  type ListVersionsResponse,
+  ListVersionsResponse as ListVersionsResponseSchema,
+  type ListWebhooksResponse,
+  ListWebhooksResponse as ListWebhooksResponseSchema,
+  type OkResponse,
+  OkResponse as OkResponseSchema,
+  type RevokeBulkResponse,
+  RevokeBulkResponse as RevokeBulkResponseSchema,
+  type RollbackResponse,
+  RollbackResponse as RollbackResponseSchema,
+} from '../lambdas/schemas/responses';
+
+/**
+ * The OpenAPI 3.1 description of the API, built from the zod schemas the handlers validate with, the
+ * route table the stack deploys, and the messages and limits the code uses, so the document cannot say
+ * something the service does not do. `npm run openapi` writes it to openapi.json.
+ */
+
+export type JsonSchema = { [keyword: string]: unknown };
+type Ref = { $ref: string };
+type Examples = Record<string, { summary: string; value: unknown }>;
+interface MediaType {
+  schema: JsonSchema;
+  examples?: Examples;
+}
+interface Header {
+  description: string;
+  schema: JsonSchema;
+  example: unknown;
+}
+interface ResponseObject {
+  description: string;
+  headers?: Record<string, Ref>;
+  content: Record<string, MediaType>;
+}
+interface Parameter {
+  name: string;
+  in: 'path' | 'query';
+  required: boolean;
+  description: string;
+  schema: JsonSchema;
+  example?: unknown;
+}
+export interface Operation {
+  operationId: string;
+  tags: string[];
+  summary: string;
+  description: string;
+  security: Record<string, string[]>[];
+  parameters: (Parameter | Ref)[];
+  requestBody?: { required: true; description: string; content: Record<string, MediaType> };
+  responses: Record<string, ResponseObject | Ref>;
+}
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; summary: string; description: string };
+  servers: { url: string; description: string; variables?: Record<string, { default: string; description: string }> }[];
+  security: Record<string, string[]>[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: {
+    securitySchemes: Record<string, { type: 'http'; scheme: 'bearer'; description: string }>;
+    parameters: Record<string, Parameter>;
+    headers: Record<string, Header>;
+    schemas: Record<string, JsonSchema>;
+    responses: Record<string, ResponseObject>;
+  };
+}
+
+const SECURITY = [{ bearerAuth: [] }];
+const JSON_TYPE = 'application/json';
+const schemaRef = (name: string): Ref => ({ $ref: `#/components/schemas/${name}` });
+const responseRef = (name: string): Ref => ({ $ref: `#/components/responses/${name}` });
+const headerRef = (name: string): Ref => ({ $ref: `#/components/headers/${name}` });
+
+// ---- Examples: ids shaped like the ones the service makes (`<prefix>_` + 20 hex) ----
+
+const EXAMPLE = {
+  projectId: 'prj_5e0c8a3f71b24d9c6a1f',
+  keyId: 'key_0b7d4e9a2c6f18e35a70',
+  otherKeyId: 'key_9f21c4a8e07b3d5c6e12',
+  watermark: '3f9a1c7e5b2d8046',
+  versionId: 'ver_a41d09c7e3b25f8e6d10',
+  olderVersionId: 'ver_7c2e5b1a9d04f36e8b27',
+  webhookId: 'whk_2d8f4a6c0e1b3795c4e8',
+} as const;
+
+const listKeysExample = {
+  keys: [
+    {
+      id: EXAMPLE.keyId,
+      user_hash: 'c0535e4be2b79ffd93291305436bf889314e4a3faec05ecffcbb7df31ad9e51a',
+      tier: 'standard',
+      watermark: EXAMPLE.watermark,
+      issued_at: 1763788800,
+      expires_at: 1766380800,
+      max_uses: null,
+      current_uses: 12,
+      revoked: 0,
+    },
+    {
+      id: EXAMPLE.otherKeyId,
+      user_hash: '5feceb66ffc86f38d952786c6d696c79c2dbc239dd4e91b46729d73a27fb57e9',
+      tier: 'standard',
+      watermark: 'b41e07d93ac2f865',
+      issued_at: 1763789400,
+      expires_at: 1766381400,
+      max_uses: 500,
+      current_uses: 500,
+      revoked: 1,
+    },
+  ],
+  total: 2,
+} satisfies ListKeysResponse;
+
+const listVersionsExample = {
+  versions: [
+    { id: EXAMPLE.versionId, version_number: 3, uploaded_at: 1763875200, size_bytes: 48213, notes: 'Fix the teleport cooldown' },
+    { id: EXAMPLE.olderVersionId, version_number: 2, uploaded_at: 1763702400, size_bytes: 47980, notes: '' },
+  ],
+  current_version_id: EXAMPLE.versionId,
+} satisfies ListVersionsResponse;
+
+const listWebhooksExample = {
+  webhooks: [
+    {
+      id: EXAMPLE.webhookId,
+      url: 'https://discord.com/api/webhooks/1311223344556677889/Zx9-example-webhook-token',
+      events: '["version_deployed","key_abuse"]',
+      enabled: 1,
+      created_at: 1763616000,
+      updated_at: 1763616000,
+    },
+  ],
+} satisfies ListWebhooksResponse;
+
+// ---- Schemas: the handlers' zod schemas, with the documentation JSON Schema cannot read from them ----
+
+/** What the document adds to a zod schema: a component name (`id`), prose, and what a refinement enforces. */
+interface SchemaDoc {
+  id?: string;
+  description?: string;
+  pattern?: string;
+  examples?: unknown[];
+}
+
+const timestamp = 'Unix timestamp (seconds).';
+
+function describeFields(docs: z.core.$ZodRegistry<SchemaDoc>) {
+  const key = KeySchema.shape;
+  docs.add(key.id, { description: 'Key identifier; send it as `key_id` to revoke the key.' });
+  docs.add(key.user_hash, { description: 'Hashed identifier of the user the key was issued to.' });
+  docs.add(key.tier, { description: 'Key tier, for example `standard`.' });
+  docs.add(key.watermark, { description: 'Exactly 16 lowercase hex characters; a leaked script shows it after `WM_`.' });
+  docs.add(key.issued_at, { description: timestamp });
+  docs.add(key.expires_at, { description: timestamp });
+  docs.add(key.max_uses, { description: 'Use cap; null means no cap.' });
+  docs.add(key.current_uses, { description: 'Uses so far.' });
+  docs.add(key.revoked, { description: '`0` = active, `1` = revoked (a numeric flag, not a boolean).' });
+
+  const version = VersionSchema.shape;
+  docs.add(version.id, { description: 'Version identifier; send it as `version_id` to roll back.' });
+  docs.add(version.version_number, { description: 'Sequential number of the version.' });
+  docs.add(version.uploaded_at, { description: timestamp });
+  docs.add(version.size_bytes, { description: 'Size of the script in bytes.' });
+  docs.add(version.notes, { description: 'Free text from the uploader; may be empty.' });
+
+  const webhook = WebhookSchema.shape;
+  docs.add(webhook.url, { description: 'Destination: a Discord incoming-webhook URL.' });
+  docs.add(webhook.events, {
+    description: 'JSON array of event names encoded as a string, for example `["version_deployed"]`.',
+  });
+  docs.add(webhook.enabled, { description: '`1` = enabled, `0` = disabled (numeric flag).' });
+  docs.add(webhook.created_at, { description: timestamp });
+  docs.add(webhook.updated_at, { description: timestamp });
+
+  docs.add(ListKeysResponseSchema.shape.total, { description: 'Number of keys ever issued in the project (revoked ones included).' });
+  docs.add(ListVersionsResponseSchema.shape.current_version_id, { description: 'The current version; null only before the first upload.' });
+  docs.add(RevokeBulkResponseSchema.shape.revoked_count, { description: 'Keys this call revoked; 0 when no active key carries the watermark.' });
+  docs.add(RollbackResponseSchema.shape.current_version_id, { description: 'Equal to the requested `version_id`.' });
+  docs.add(ErrorResponse.shape.error, { description: 'What went wrong, in words a person can act on.' });
+  docs.add(ErrorResponse.shape.request_id, { description: 'Present on 5xx answers from the service, to match a report with the logs.' });
+
+  docs.add(RevokeKeyBody.shape.key_id, { description: 'The `id` of a key of this project.', examples: [EXAMPLE.keyId] });
+  docs.add(RollbackBody.shape.version_id, { description: 'The `id` of a version of this project.', examples: [EXAMPLE.versionId] });
+  // The body checks the watermark with a refinement (for its friendlier messages), which JSON Schema cannot see.
+  docs.add(RevokeBulkBody.shape.watermark, {
+    description: 'The 16 lowercase hex characters after `WM_` in the leaked dump, without the prefix.',
+    pattern: WATERMARK_PATTERN.source,
+    examples: [EXAMPLE.watermark],
+  });
+}
+
+/** Every JSON number is an integer within ±2^53 here; zod's safe-integer bounds would only add noise. */
+function simplify(schema: JsonSchema): void {
+  if (schema.maximum === Number.MAX_SAFE_INTEGER) delete schema.maximum;
+  if (schema.minimum === Number.MIN_SAFE_INTEGER) delete schema.minimum;
+  // A union of numeric literals is how zod spells the 0/1 flags; an integer enum says it plainly.
+  const branches = schema.anyOf;
+  if (Array.isArray(branches) && branches.every((branch: JsonSchema) => Number.isInteger(branch.const))) {
+    const { anyOf: _, ...rest } = schema;
+    for (const keyword of Object.keys(schema)) delete schema[keyword];
+    Object.assign(schema, { type: 'integer', enum: branches.map((branch: JsonSchema) => branch.const) }, rest);
+  }
+}
+
+function componentSchemas(docs: z.core.$ZodRegistry<SchemaDoc>, io: 'input' | 'output', named: Record<string, z.core.$ZodType>) {
+  const registry = z.registry<SchemaDoc>();
+  for (const [id, schema] of Object.entries(named)) registry.add(schema, { ...docs.get(schema), id });
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io,
+    uri: (id) => `#/components/schemas/${id}`,
+    metadata: docs,
+    override: ({ jsonSchema }) => simplify(jsonSchema as JsonSchema),
+  });
+  // Components live inside the OpenAPI document, whose dialect is already 2020-12; their own `$id`s would
+  // make each a separate resource and break the `#/components/...` references between them.
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema as JsonSchema]),
+  );
+}
+
+function buildSchemas(): Record<string, JsonSchema> {
+  const docs = z.registry<SchemaDoc>();
+  describeFields(docs);
+  docs.add(KeySchema, { description: 'Metadata of an issued key; the raw key value is never returned.' });
+  docs.add(VersionSchema, { description: 'A script version.' });
+  docs.add(WebhookSchema, { description: 'A webhook configuration (managed in the dashboard).' });
+  docs.add(ErrorResponse, { description: 'Every failure has this shape.' });
+  return {
+    ...componentSchemas(docs, 'output', {
+      Key: KeySchema,
+      Version: VersionSchema,
+      Webhook: WebhookSchema,
+      ListKeysResponse: ListKeysResponseSchema,
+      OkResponse: OkResponseSchema,
+      RevokeBulkResponse: RevokeBulkResponseSchema,
+      ListVersionsResponse: ListVersionsResponseSchema,
+      RollbackResponse: RollbackResponseSchema,
+      ListWebhooksResponse: ListWebhooksResponseSchema,
+      ErrorResponse,
+    }),
+    ...componentSchemas(docs, 'input', {
+      RevokeKeyRequest: RevokeKeyBody,
+      RevokeBulkRequest: RevokeBulkBody,
+      RollbackRequest: RollbackBody,
+    }),
+  };
+}
+
+// ---- Query parameters, from the same schema the handler parses the query string with ----
+
+const QUERY_DESCRIPTIONS: Record<string, string> = {
+  limit: `Keys per page (default ${KEYS_PAGE.defaultLimit}, at most ${KEYS_PAGE.maxLimit}).`,
+  offset: 'How many keys to skip, in issue order (default 0). Pages cost the same at any offset.',
+};
+
+function queryParameters(query: z.core.$ZodType): Parameter[] {
+  // The handler sees strings; the output side carries the integer type, bounds and defaults a client needs.
+  const parsed = z.toJSONSchema(query, { target: 'draft-2020-12', io: 'output' });
+  const accepted = z.toJSONSchema(query, { target: 'draft-2020-12', io: 'input' });
+  const required = new Set(Array.isArray(accepted.required) ? accepted.required : []);
+  return Object.entries(parsed.properties ?? {}).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    description: QUERY_DESCRIPTIONS[name] ?? name,
+    schema: schema as JsonSchema,
+  }));
+}
+
+// ---- Errors: the messages the code actually produces ----
+
+function firstIssue(schema: z.core.$ZodType, input: unknown): string {
+  const result = z.safeParse(schema, input);
+  if (result.success) throw new Error(`example input ${JSON.stringify(input)} unexpectedly passed validation`);
+  return result.error.issues[0]?.message ?? 'Invalid request';
+}
+
+const errorContent = (examples: Examples): Record<string, MediaType> => ({ [JSON_TYPE]: { schema: schemaRef('ErrorResponse'), examples } });
+
+function gatewayExamples(status: number): Examples {
+  return Object.fromEntries(
+    Object.entries(GATEWAY_RESPONSES)
+      .filter(([, response]) => response.status === status)
+      .map(([type, response]) => [`gateway_${type.toLowerCase()}`, { summary: `From API Gateway (${type})`, value: { error: response.error } }]),
+  );
+}
+
+const bodySizeMessage = `Request body too large: at most ${MAX_BODY_BYTES / 1024} KB`;
+
+function sharedResponses(): Record<string, ResponseObject> {
+  return {
+    Unauthorized: {
+      description: 'Missing or invalid API token.',
+      content: errorContent(gatewayExamples(401)),
+    },
+    Forbidden: {
+      description: `The project is not on the ${REQUIRED_PLAN} plan, or API Gateway refused the token.`,
+      content: errorContent({
+        plan: {
+          summary: 'Project not on the Business plan',
+          value: { error: `This API requires a Business plan; project ${EXAMPLE.projectId} is on the pro plan. Upgrade the project in the dashboard.` },
+        },
+        ...gatewayExamples(403),
+      }),
+    },
+    PayloadTooLarge: {
+      description: `The body is over ${MAX_BODY_BYTES / 1024} KB.`,
+      content: errorContent({ handler: { summary: 'Body over the limit', value: { error: bodySizeMessage } }, ...gatewayExamples(413) }),
+    },
+    UnsupportedMediaType: {
+      description: 'The body is not sent as `application/json`.',
+      content: errorContent(gatewayExamples(415)),
+    },
+    TooManyRequests: {
+      description: `More than ${RATE_LIMIT.requests} requests in the current minute with this token. Wait \`Retry-After\` seconds.`,
+      headers: { 'Retry-After': headerRef('Retry-After'), RateLimit: headerRef('RateLimit'), 'RateLimit-Policy': headerRef('RateLimit-Policy') },
+      content: errorContent({ rate_limit: { summary: `Over ${RATE_LIMIT.requests} requests per minute`, value: { error: RATE_LIMIT_MESSAGE } } }),
+    },
+    InternalError: {
+      description: 'Failure on the service side; `request_id` identifies it in the logs.',
+      content: errorContent({
+        handler: { summary: 'Unexpected failure', value: { error: 'Internal error', request_id: 'c7a1f0d2-5b3e-4e8a-9d61-2f4b8c0e7a13' } },
+        ...gatewayExamples(500),
+      }),
+    },
+    BadGateway: { description: 'The endpoint failed before it answered.', content: errorContent(gatewayExamples(502)) },
+    GatewayTimeout: { description: 'The endpoint did not answer in time; the request is safe to retry.', content: errorContent(gatewayExamples(504)) },
+  };
+}
+
+function sharedHeaders(): Record<string, Header> {
+  const allowed = rateLimitHeaders({ allowed: true, remaining: 57, resetSeconds: 42 });
+  const refused = rateLimitHeaders({ allowed: false, remaining: 0, resetSeconds: 42 });
+  return {
+    RateLimit: {
+      description: 'Requests left in the current one-minute window (`r`) and seconds until it resets (`t`).',
+      schema: { type: 'string' },
+      example: allowed.RateLimit,
+    },
+    'RateLimit-Policy': {
+      description: `The quota: ${RATE_LIMIT.requests} requests (\`q\`) per ${RATE_LIMIT.windowSeconds}-second window (\`w\`), per token.`,
+      schema: { type: 'string' },
+      example: allowed['RateLimit-Policy'],
+    },
+    'Retry-After': {
+      description: 'Seconds until the next window opens.',
+      schema: { type: 'integer', minimum: 1, maximum: RATE_LIMIT.windowSeconds },
+      example: Number(refused['Retry-After']),
+    },
+  };
+}
+
+// ---- Operations ----
+
+interface OperationSpec {
+  operationId: string;
+  tag: 'Keys' | 'Versions' | 'Webhooks';
+  summary: string;
+  description: string;
+  query: z.core.$ZodType;
+  body?: { schema: string; description: string; examples: Examples };
+  ok: { schema: string; description: string; example: unknown };
+  badRequest: Examples;
+  notFound: Examples;
+}
+
+const projectNotFound: Examples = { project: { summary: 'Unknown project, or not yours', value: { error: PROJECT_NOT_FOUND } } };
+const unknownQuery = (): Examples => ({ query: { summary: 'Unknown query parameter', value: { error: firstIssue(NoQuery, { page: '2' }) } } });
+
+function operationSpecs(): Record<Route['entry'], OperationSpec> {
+  return {
+    'list-keys': {
+      operationId: 'listKeys',
+      tag: 'Keys',
+      summary: 'List key metadata',
+      description: `Keys in issue order, \`limit\` per page from \`offset\`. Raw key values are never returned. \`total\` counts every key issued, so a client pages until \`offset\` reaches it.`,
+      query: ListKeysQuery,
+      ok: { schema: 'ListKeysResponse', description: 'A page of keys.', example: listKeysExample },
+      badRequest: {
+        limit: { summary: 'limit out of range', value: { error: firstIssue(ListKeysQuery, { limit: '500' }) } },
+        offset: { summary: 'offset not a whole number', value: { error: firstIssue(ListKeysQuery, { offset: '-1' }) } },
+      },
+      notFound: projectNotFound,
+    },
+    'revoke-key': {
+      operationId: 'revokeKey',
+      tag: 'Keys',
+      summary: 'Revoke one key',
+      description: 'The key stops working at once. Revoking a key that is already revoked succeeds again, so a retry is safe.',
+      query: NoQuery,
+      body: { schema: 'RevokeKeyRequest', description: 'The key to revoke.', examples: { revoke: { summary: 'Revoke a key', value: { key_id: EXAMPLE.keyId } } } },
+      ok: { schema: 'OkResponse', description: 'The key is revoked.', example: { ok: true } satisfies OkResponse },
+      badRequest: { missing: { summary: 'Empty body', value: { error: firstIssue(RevokeKeyBody, {}) } } },
+      notFound: { ...projectNotFound, key: { summary: 'No such key in this project', value: { error: `Key ${EXAMPLE.otherKeyId} not found in this project` } } },
+    },
+    'revoke-bulk': {
+      operationId: 'revokeBulk',
+      tag: 'Keys',
+      summary: 'Revoke every key carrying a watermark',
+      description:
+        'Revokes every active key of the project whose watermark equals the given one: the 16 hex characters after `WM_` in a leaked script dump. `revoked_count` counts the keys this call revoked; no match is a success with 0.',
+      query: NoQuery,
+      body: {
+        schema: 'RevokeBulkRequest',
+        description: 'The leaked watermark.',
+        examples: { revoke_bulk: { summary: 'Revoke a leaked watermark', value: { watermark: EXAMPLE.watermark } } },
+      },
+      ok: { schema: 'RevokeBulkResponse', description: 'Matching keys are revoked.', example: { ok: true, revoked_count: 3 } satisfies RevokeBulkResponse },
+      badRequest: {
+        prefix: { summary: 'WM_ prefix copied along', value: { error: watermarkProblem(`WM_${EXAMPLE.watermark}`) } },
+        format: { summary: 'Not 16 lowercase hex characters', value: { error: watermarkProblem('3f9a1c7e') } },
+      },
+      notFound: projectNotFound,
+    },
+    'list-versions': {
+      operationId: 'listVersions',
+      tag: 'Versions',
+      summary: 'List script versions',
+      description: 'Every version of the project, highest `version_number` first, and the current one. Versions are uploaded in the dashboard.',
+      query: NoQuery,
+      ok: { schema: 'ListVersionsResponse', description: 'The versions.', example: listVersionsExample },
+      badRequest: unknownQuery(),
+      notFound: projectNotFound,
+    },
+    rollback: {
+      operationId: 'rollbackVersion',
+      tag: 'Versions',
+      summary: 'Roll back to a version',
+      description: 'Makes the given version of the project the current one. Rolling back to the current version is a no-op success.',
+      query: NoQuery,
+      body: {
+        schema: 'RollbackRequest',
+        description: 'The version to make current.',
+        examples: { rollback: { summary: 'Roll back', value: { version_id: EXAMPLE.olderVersionId } } },
+      },
+      ok: {
+        schema: 'RollbackResponse',
+        description: 'The version is current.',
+        example: { ok: true, current_version_id: EXAMPLE.olderVersionId } satisfies RollbackResponse,
+      },
+      badRequest: { missing: { summary: 'Empty body', value: { error: firstIssue(RollbackBody, {}) } } },
+      notFound: {
+        ...projectNotFound,
+        version: { summary: 'No such version in this project', value: { error: `Version ${EXAMPLE.versionId} not found in this project` } },
+      },
+    },
+    'list-webhooks': {
+      operationId: 'listWebhooks',
+      tag: 'Webhooks',
+      summary: 'List webhook configurations',
+      description: 'Every webhook configuration of the project. Read-only: webhooks are managed in the dashboard.',
+      query: NoQuery,
+      ok: { schema: 'ListWebhooksResponse', description: 'The webhook configurations.', example: listWebhooksExample },
+      badRequest: unknownQuery(),
+      notFound: projectNotFound,
+    },
+  };
+}
+
+const routeNotFound: Examples = gatewayExamples(404);
+
+function operation(spec: OperationSpec): Operation {
+  const badRequest: Examples = { ...spec.badRequest, ...gatewayExamples(400) };
+  if (spec.body) badRequest.json = { summary: 'Malformed JSON', value: { error: 'Malformed JSON in request body' } };
+  const responses: Record<string, ResponseObject | Ref> = {
+    200: {
+      description: spec.ok.description,
+      headers: { RateLimit: headerRef('RateLimit'), 'RateLimit-Policy': headerRef('RateLimit-Policy') },
+      content: { [JSON_TYPE]: { schema: schemaRef(spec.ok.schema), examples: { ok: { summary: spec.summary, value: spec.ok.example } } } },
+    },
+    400: { description: 'The request is invalid; `error` says what to fix.', content: errorContent(badRequest) },
+    401: responseRef('Unauthorized'),
+    403: responseRef('Forbidden'),
+    404: { description: 'The project (or the named key or version) does not exist or is not yours.', content: errorContent({ ...spec.notFound, ...routeNotFound }) },
+  };
+  if (spec.body) {
+    responses[413] = responseRef('PayloadTooLarge');
+    responses[415] = responseRef('UnsupportedMediaType');
+  }
+  Object.assign(responses, { 429: responseRef('TooManyRequests'), 500: responseRef('InternalError'), 502: responseRef('BadGateway'), 504: responseRef('GatewayTimeout') });
+
+  return {
+    operationId: spec.operationId,
+    tags: [spec.tag],
+    summary: spec.summary,
+    description: spec.description,
+    security: SECURITY,
+    parameters: [{ $ref: '#/components/parameters/ProjectId' }, ...queryParameters(spec.query)],
+    ...(spec.body && {
+      requestBody: {
+        required: true,
+        description: `${spec.body.description} JSON, \`Content-Type: application/json\`, at most ${MAX_BODY_BYTES / 1024} KB.`,
+        content: { [JSON_TYPE]: { schema: schemaRef(spec.body.schema), examples: spec.body.examples } },
+      },
+    }),
+    responses,
+  };
+}
+
+const DESCRIPTION = `Manage a script-distribution project over HTTP: list and revoke issued keys (one by id, or every key carrying a leaked watermark), list script versions and roll back, read webhook configurations.
+
+- **Authentication**: every request sends \`Authorization: Bearer <API_TOKEN>\`; a missing or unknown token gets 401.
+- **Access**: a project is visible to its owner only (anyone else gets 404 \`${PROJECT_NOT_FOUND}\`), and must be on the Business plan (403 otherwise).
+- **Rate limit**: ${RATE_LIMIT.requests} requests per minute per token, in fixed one-minute windows. Every answer carries \`RateLimit\` and \`RateLimit-Policy\`; a 429 carries \`Retry-After\` (seconds).
+- **Pagination**: \`limit\` (default ${KEYS_PAGE.defaultLimit}, max ${KEYS_PAGE.maxLimit}) and \`offset\` (default ${KEYS_PAGE.defaultOffset}) on the key list.
+- **Watermark**: exactly 16 lowercase hex characters (\`${WATERMARK_PATTERN.source}\`), the text after \`WM_\` in a leaked dump.
+- **Bodies**: JSON with \`Content-Type: application/json\`, at most ${MAX_BODY_BYTES / 1024} KB (${MAX_BODY_BYTES} bytes).
+- **Errors**: always \`{"error": "..."}\`; failures on the service side add \`request_id\`.
+- **Versioning**: the version is the path prefix \`/v1\`.`;
+
+export function buildOpenApiDocument(): OpenApiDocument {
+  const specs = operationSpecs();
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of ROUTES) {
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase()] = operation(specs[route.entry]);
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Script Distribution Developer API', version: '1.0.0', summary: 'Keys, versions and webhooks of a script-distribution project.', description: DESCRIPTION },
+    servers: [
+      {
+        url: '{baseUrl}',
+        description: 'The `ApiUrl` output of `cdk deploy`, or the local stack of `npm start`.',
+        variables: { baseUrl: { default: 'http://127.0.0.1:3000', description: 'Base URL without a trailing slash; the local stack listens on http://127.0.0.1:3000.' } },
+      },
+    ],
+    security: SECURITY,
+    tags: [
+      { name: 'Keys', description: 'Issued keys: metadata, revocation one by one or by leaked watermark.' },
+      { name: 'Versions', description: 'Script versions and the current-version pointer.' },
+      { name: 'Webhooks', description: 'Webhook configurations (read-only; managed in the dashboard).' },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API token the dashboard issues (`sdt_…`); only its SHA-256 is stored.' },
+      },
+      parameters: {
+        ProjectId: {
+          name: 'id',
+          in: 'path',
+          required: true,
+          description: 'Project identifier.',
+          schema: { type: 'string', pattern: PATH_ID_PATTERN.source },
+          example: EXAMPLE.projectId,
+        },
+      },
+      headers: sharedHeaders(),
+      schemas: buildSchemas(),
+      responses: sharedResponses(),
+    },
+  };
+}
+
+/** Where `npm run openapi` writes the document: the repository root. */
+export const OPENAPI_PATH = fileURLToPath(new URL('../openapi.json', import.meta.url));
+
+/** The checked-in form: 2-space indent and a final newline, so regenerating an unchanged document is a no-op. */
+export function serializeOpenApiDocument(document: OpenApiDocument = buildOpenApiDocument()): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}

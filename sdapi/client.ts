@@ -1,0 +1,150 @@
+import type * as z from 'zod/mini';
+import { KEYS_PAGE } from '../lambdas/schemas/requests';
+import {
+  ListKeysResponse,
+  ListVersionsResponse,
+  ListWebhooksResponse,
+  OkResponse,
+  RevokeBulkResponse,
+  RollbackResponse,
+} from '../lambdas/schemas/responses';
+import type { ApiConfig } from './config';
+import { ApiFailure } from './errors';
+
+export interface ClientDeps {
+  fetch: typeof fetch;
+  sleep: (ms: number) => Promise<void>;
+  /** One line per request and retry, for --verbose; never given the token. */
+  trace?: (line: string) => void;
+  /** Told before each wait on a 429, so a person knows why nothing moves. */
+  onRateLimited?: (waitSeconds: number, attempt: number, maxAttempts: number) => void;
+}
+
+/** Attempts per request when the API answers 429; each waits what `Retry-After` says. */
+export const MAX_ATTEMPTS = 5;
+/** A `Retry-After` longer than this is not waited out: the command fails and says when to retry. */
+export const MAX_WAIT_SECONDS = 120;
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** The six endpoints, with the 429 backoff and the response checks every command needs. */
+export class ApiClient {
+  constructor(
+    private readonly config: ApiConfig,
+    private readonly deps: ClientDeps,
+  ) {}
+
+  listKeys(page: { limit: number; offset: number }): Promise<ListKeysResponse> {
+    return this.call('GET', `keys?limit=${page.limit}&offset=${page.offset}`, ListKeysResponse);
+  }
+
+  /** Every key of the project, a full page at a time; `onPage` hears how far it got. */
+  async allKeys(onPage?: (fetched: number, total: number) => void): Promise<ListKeysResponse> {
+    const keys: ListKeysResponse['keys'] = [];
+    let total = 0;
+    for (;;) {
+      const page = await this.listKeys({ limit: KEYS_PAGE.maxLimit, offset: keys.length });
+      keys.push(...page.keys);
+      total = page.total;
+      onPage?.(keys.length, total);
+      if (page.keys.length === 0 || keys.length >= total) return { keys, total };
+    }
+  }
+
+  revokeKey(keyId: string): Promise<OkResponse> {
+    return this.call('POST', 'keys/revoke', OkResponse, { key_id: keyId });
+  }
+
+  revokeBulk(watermark: string): Promise<RevokeBulkResponse> {
+    return this.call('POST', 'keys/revoke-bulk', RevokeBulkResponse, { watermark });
+  }
+
+  listVersions(): Promise<ListVersionsResponse> {
+    return this.call('GET', 'versions', ListVersionsResponse);
+  }
+
+  rollback(versionId: string): Promise<RollbackResponse> {
+    return this.call('POST', 'versions/rollback', RollbackResponse, { version_id: versionId });
+  }
+
+  listWebhooks(): Promise<ListWebhooksResponse> {
+    return this.call('GET', 'webhooks', ListWebhooksResponse);
+  }
+
+  private async call<T>(method: 'GET' | 'POST', resource: string, schema: z.ZodMiniType<T>, body?: unknown): Promise<T> {
+    const path = `/v1/projects/${encodeURIComponent(this.config.projectId)}/${resource}`;
+    const request = `${method} ${path.split('?')[0]}`;
+    for (let attempt = 1; ; attempt++) {
+      const response = await this.send(method, path, request, body);
+      const payload = await readJson(response);
+      if (response.status === 429 && attempt < MAX_ATTEMPTS) {
+        const wait = retryAfterSeconds(response.headers.get('retry-after')) ?? 2 ** (attempt - 1);
+        if (wait > MAX_WAIT_SECONDS) throw new ApiFailure(`${errorText(payload, response)}; retry in ${wait} s`, 429, request);
+        this.deps.onRateLimited?.(wait, attempt, MAX_ATTEMPTS);
+        await this.deps.sleep(wait * 1000);
+        continue;
+      }
+      if (!response.ok) throw new ApiFailure(errorText(payload, response), response.status, request);
+      const parsed = schema.safeParse(payload);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new ApiFailure(`Unexpected answer from the API: ${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`, response.status, request);
+      }
+      return parsed.data;
+    }
+  }
+
+  private async send(method: string, path: string, request: string, body: unknown): Promise<Response> {
+    const startedAt = Date.now();
+    this.deps.trace?.(`-> ${method} ${this.config.baseUrl}${path}${body === undefined ? '' : ` ${JSON.stringify(body)}`}`);
+    let response: Response;
+    try {
+      response = await this.deps.fetch(`${this.config.baseUrl}${path}`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${this.config.token}`,
+          Accept: 'application/json',
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new ApiFailure(`Cannot reach ${this.config.baseUrl}: ${networkReason(error)}`, undefined, request);
+    }
+    this.deps.trace?.(`<- ${response.status} ${method} ${path} (${Date.now() - startedAt} ms)`);
+    return response;
+  }
+}
+
+/** `Retry-After` as seconds: either delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function retryAfterSeconds(header: string | null, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  if (/^\d+$/.test(header.trim())) return Math.max(1, Number(header.trim()));
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(1, Math.ceil((date - now) / 1000));
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The API's own words when it sent them (`{"error": "..."}`), else the status line. */
+function errorText(payload: unknown, response: Response): string {
+  const error = (payload as { error?: unknown } | undefined)?.error;
+  if (typeof error === 'string' && error) return error;
+  return `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+}
+
+/** Why fetch failed, from its cause (ECONNREFUSED, a timeout, ...), without the request it was making. */
+function networkReason(error: unknown): string {
+  if (error instanceof DOMException && error.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}

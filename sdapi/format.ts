@@ -1,0 +1,95 @@
+import type { Key, Version, Webhook } from '../lambdas/schemas/resources';
+
+/** Plain aligned columns: readable in a terminal, and `grep`/`awk` still work on them. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n') + '\n';
+}
+
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** Unix seconds as `2025-11-22 05:20Z`: minutes are enough to read, UTC so everyone sees the same. */
+export function dateTime(unixSeconds: number): string {
+  return `${new Date(unixSeconds * 1000).toISOString().slice(0, 16).replace('T', ' ')}Z`;
+}
+
+/** Sizes as the `version_deployed` notification shows them: kilobytes with one decimal. */
+export function kilobytes(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KB`;
+}
+
+function clip(text: string, max: number): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+}
+
+export function keysTable(keys: Key[]): string {
+  if (keys.length === 0) return 'No keys.\n';
+  return table(
+    ['ID', 'WATERMARK', 'TIER', 'STATUS', 'USES', 'ISSUED', 'EXPIRES'],
+    keys.map((key) => [
+      key.id,
+      key.watermark,
+      key.tier,
+      key.revoked === 1 ? 'revoked' : 'active',
+      `${key.current_uses}/${key.max_uses ?? '∞'}`,
+      dateTime(key.issued_at),
+      dateTime(key.expires_at),
+    ]),
+  );
+}
+
+export function versionsTable(versions: Version[], currentVersionId: string | null): string {
+  if (versions.length === 0) return 'No versions.\n';
+  return table(
+    ['', 'ID', 'VERSION', 'UPLOADED', 'SIZE', 'NOTES'],
+    versions.map((version) => [
+      version.id === currentVersionId ? '*' : '',
+      version.id,
+      `v${version.version_number}`,
+      dateTime(version.uploaded_at),
+      kilobytes(version.size_bytes),
+      clip(version.notes, 60),
+    ]),
+  );
+}
+
+export function webhooksTable(webhooks: Webhook[]): string {
+  if (webhooks.length === 0) return 'No webhooks.\n';
+  return table(
+    ['ID', 'STATUS', 'EVENTS', 'URL', 'UPDATED'],
+    webhooks.map((webhook) => [
+      webhook.id,
+      webhook.enabled === 1 ? 'enabled' : 'disabled',
+      eventList(webhook.events),
+      maskWebhookSecret(webhook.url),
+      dateTime(webhook.updated_at),
+    ]),
+  );
+}
+
+/** `events` is a JSON array encoded as a string (spec §2.3); shown as a list, or as sent if it is not one. */
+function eventList(events: string): string {
+  try {
+    const parsed: unknown = JSON.parse(events);
+    if (Array.isArray(parsed)) return parsed.join(',') || '(none)';
+  } catch {
+    // Shown as sent below.
+  }
+  return events;
+}
+
+/**
+ * A Discord webhook URL ends in the secret that lets anyone post to the channel; a table on a screen
+ * does not need it (`--json` gives the API's answer unchanged).
+ */
+export function maskWebhookSecret(url: string): string {
+  return url.replace(/(\/webhooks\/[^/]+\/)[^/?#]+/, '$1****');
+}

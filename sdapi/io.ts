@@ -1,0 +1,71 @@
+import { createInterface } from 'node:readline/promises';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { ProgressTarget } from './progress';
+
+export type Output = ProgressTarget;
+
+/** Everything the CLI touches outside itself, so tests can run it in-process against a stand-in API. */
+export interface CliIo {
+  stdout: Output;
+  stderr: Output;
+  /** A person can answer a prompt only when stdin is a terminal. */
+  stdinIsTTY: boolean;
+  /** Ask on stderr, read one line from stdin. */
+  ask(question: string): Promise<string>;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  fetch: typeof fetch;
+  sleep(ms: number): Promise<void>;
+}
+
+export function processIo(): CliIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdinIsTTY: process.stdin.isTTY === true,
+    ask: async (question) => {
+      const prompt = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY === true });
+      try {
+        return await prompt.question(question);
+      } finally {
+        prompt.close();
+      }
+    },
+    env: process.env,
+    cwd: process.cwd(),
+    fetch: globalThis.fetch,
+    sleep: (ms) => delay(ms),
+  };
+}
+
+/**
+ * Writes through `output` with every known secret blanked out. The token never goes into a message on
+ * purpose; this is the net under that rule for text sdapi does not control (an error from a library, a
+ * server echoing a header back).
+ */
+export class Redactor {
+  private readonly secrets = new Set<string>();
+
+  add(secret: string | undefined): void {
+    // A very short "secret" would blank innocent text; real tokens are long.
+    if (secret && secret.length >= 8) this.secrets.add(secret);
+  }
+
+  wrap(output: Output): Output {
+    return {
+      write: (text) => output.write(this.redact(text)),
+      get isTTY() {
+        return output.isTTY;
+      },
+      get columns() {
+        return output.columns;
+      },
+    };
+  }
+
+  redact(text: string): string {
+    let result = text;
+    for (const secret of this.secrets) result = result.replaceAll(secret, '[token hidden]');
+    return result;
+  }
+}

@@ -1,0 +1,114 @@
+import { EXIT, UsageError } from './errors';
+import { plural, table } from './format';
+import type { CommandContext } from './main';
+import { progressBar } from './progress';
+import { type MalformedMarker, scanFile } from './scan';
+
+/** What `sdapi leak --json` prints: everything the person would have read, for a script. */
+export interface LeakReport {
+  file: string;
+  bytes: number;
+  project_id: string;
+  watermarks: { watermark: string; occurrences: number; active_keys: number; revoked_count: number | null }[];
+  malformed: MalformedMarker[];
+  malformed_not_listed: number;
+  confirmed: boolean;
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/**
+ * `sdapi leak FILE`: stream the dump for `WM_` markers, count the active keys of the project that carry
+ * each valid watermark, ask (or take --yes), then bulk-revoke each watermark that has active keys.
+ * Malformed markers and watermarks no active key carries are reported and left alone.
+ */
+export async function leakCommand(context: CommandContext): Promise<number> {
+  const { client, config, options, args, stdout, stderr, io } = context;
+  const file = args[0]!;
+  const human = (text: string) => {
+    if (!options.json) stdout.write(text);
+  };
+
+  const scanning = progressBar(stderr, 'scanning', size);
+  const scan = await scanFile(file, (read, total) => scanning.update(read, total))
+    .catch((error: NodeJS.ErrnoException) => {
+      throw new UsageError(`Cannot read ${file}: ${error.code ?? error.message}`);
+    })
+    .finally(() => scanning.done());
+
+  const report: LeakReport = {
+    file,
+    bytes: scan.bytes,
+    project_id: config.projectId,
+    watermarks: [],
+    malformed: scan.malformed,
+    malformed_not_listed: scan.malformedNotListed,
+    confirmed: false,
+  };
+  const malformedCount = scan.malformed.length + scan.malformedNotListed;
+  human(`Scanned ${file} (${size(scan.bytes)}): ${plural(scan.watermarks.size, 'watermark')}, ${plural(malformedCount, 'malformed marker')}.\n`);
+  if (scan.malformed.length > 0) {
+    human(`\nMalformed markers (reported, not revoked):\n`);
+    human(indent(table(['MARKER', 'SEEN', 'PROBLEM'], scan.malformed.map((m) => [m.marker, String(m.occurrences), m.problem]))));
+    if (scan.malformedNotListed > 0) human(`  ...and ${plural(scan.malformedNotListed, 'more distinct marker')}, not listed.\n`);
+  }
+
+  if (scan.watermarks.size === 0) {
+    if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    stderr.write(`sdapi: no valid WM_ watermark (WM_ + 16 lowercase hex characters) in ${file}; nothing to revoke\n`);
+    return EXIT.noWatermark;
+  }
+
+  const counting = progressBar(stderr, 'keys');
+  const { keys } = await client.allKeys((fetched, total) => counting.update(fetched, total)).finally(() => counting.done());
+  const active = new Map<string, number>();
+  for (const key of keys) if (key.revoked === 0 && scan.watermarks.has(key.watermark)) active.set(key.watermark, (active.get(key.watermark) ?? 0) + 1);
+  report.watermarks = [...scan.watermarks].map(([watermark, occurrences]) => ({ watermark, occurrences, active_keys: active.get(watermark) ?? 0, revoked_count: null }));
+
+  human(`\nWatermarks in the dump, against the ${plural(keys.length, 'key')} of project ${config.projectId}:\n`);
+  human(
+    indent(
+      table(
+        ['WATERMARK', 'SEEN', 'ACTIVE KEYS', ''],
+        report.watermarks.map((w) => [w.watermark, String(w.occurrences), String(w.active_keys), w.active_keys === 0 ? 'unknown: no active key carries it, not revoked' : '']),
+      ),
+    ),
+  );
+
+  const targets = report.watermarks.filter((w) => w.active_keys > 0);
+  if (targets.length === 0) {
+    human('\nNo active key carries any of these watermarks; nothing to revoke.\n');
+    if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return EXIT.ok;
+  }
+
+  const keyCount = targets.reduce((sum, w) => sum + w.active_keys, 0);
+  const question = `Revoke ${plural(keyCount, 'active key')} carrying ${plural(targets.length, 'watermark')} in project ${config.projectId}? [y/N] `;
+  if (!options.yes) {
+    if (!io.stdinIsTTY) throw new UsageError(`Not revoking without confirmation: run in a terminal to be asked, or pass --yes (${question.replace(' [y/N] ', '')})`);
+    const answer = (await io.ask(question)).trim().toLowerCase();
+    if (answer !== 'y' && answer !== 'yes') {
+      human('Nothing revoked.\n');
+      if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      return EXIT.declined;
+    }
+  }
+  report.confirmed = true;
+
+  human('\n');
+  for (const target of targets) {
+    const { revoked_count: revoked } = await client.revokeBulk(target.watermark);
+    target.revoked_count = revoked;
+    human(`Revoked ${plural(revoked, 'key')} carrying ${target.watermark} (revoked_count ${revoked}).\n`);
+  }
+  if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  return EXIT.ok;
+}
+
+function indent(text: string): string {
+  return text.replace(/^(?=.)/gm, '  ');
+}

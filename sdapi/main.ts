@@ -1,0 +1,249 @@
+import { parseArgs } from 'node:util';
+import { watermarkProblem } from '../lambdas/domain/watermark';
+import { KEYS_PAGE } from '../lambdas/schemas/requests';
+import { ApiClient } from './client';
+import { type ApiConfig, LOCAL_STACK_FILE, resolveConfig } from './config';
+import { ApiFailure, EXIT, UsageError } from './errors';
+import { keysTable, plural, versionsTable, webhooksTable } from './format';
+import { type CliIo, type Output, Redactor } from './io';
+import { leakCommand } from './leak';
+import { progressBar } from './progress';
+
+const OPTIONS = {
+  'base-url': { type: 'string' },
+  token: { type: 'string' },
+  project: { type: 'string' },
+  json: { type: 'boolean' },
+  verbose: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
+  all: { type: 'boolean' },
+  yes: { type: 'boolean', short: 'y' },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+export type ParsedOptions = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
+
+/** Options every command takes; the rest belong to the commands that list them. */
+const GLOBAL_OPTIONS: readonly OptionName[] = ['base-url', 'token', 'project', 'json', 'verbose', 'help'];
+
+export interface CommandContext {
+  client: ApiClient;
+  config: ApiConfig;
+  options: ParsedOptions;
+  args: string[];
+  stdout: Output;
+  stderr: Output;
+  io: CliIo;
+  /** Print `value` as JSON for --json, else the text `human` renders; one of them, never both. */
+  print<T>(value: T, human: (value: T) => string): void;
+}
+
+interface Command {
+  usage: string;
+  summary: string;
+  args: string[];
+  options: OptionName[];
+  run(context: CommandContext): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  'keys list': {
+    usage: 'keys list [--limit N] [--offset N] [--all]',
+    summary: 'List key metadata: one page, or every key with --all',
+    args: [],
+    options: ['limit', 'offset', 'all'],
+    run: listKeys,
+  },
+  'keys revoke': {
+    usage: 'keys revoke KEY_ID',
+    summary: 'Revoke one key',
+    args: ['KEY_ID'],
+    options: [],
+    run: async ({ client, args: [keyId], print }) => {
+      print(await client.revokeKey(keyId!), () => `Revoked key ${keyId}.\n`);
+      return EXIT.ok;
+    },
+  },
+  'keys revoke-bulk': {
+    usage: 'keys revoke-bulk WATERMARK',
+    summary: 'Revoke every key carrying a watermark (the 16 hex characters after WM_)',
+    args: ['WATERMARK'],
+    options: [],
+    run: async ({ client, args: [watermark], print }) => {
+      const problem = watermarkProblem(watermark!);
+      if (problem) throw new UsageError(problem);
+      print(await client.revokeBulk(watermark!), (result) => `Revoked ${plural(result.revoked_count, 'key')} carrying watermark ${watermark}.\n`);
+      return EXIT.ok;
+    },
+  },
+  'versions list': {
+    usage: 'versions list',
+    summary: 'List script versions (* marks the current one)',
+    args: [],
+    options: [],
+    run: async ({ client, print }) => {
+      print(await client.listVersions(), (result) => versionsTable(result.versions, result.current_version_id));
+      return EXIT.ok;
+    },
+  },
+  'versions rollback': {
+    usage: 'versions rollback VERSION_ID',
+    summary: 'Make an earlier version the current one',
+    args: ['VERSION_ID'],
+    options: [],
+    run: async ({ client, args: [versionId], print }) => {
+      print(await client.rollback(versionId!), (result) => `Current version is now ${result.current_version_id}.\n`);
+      return EXIT.ok;
+    },
+  },
+  'webhooks list': {
+    usage: 'webhooks list',
+    summary: 'List webhook configurations (read-only)',
+    args: [],
+    options: [],
+    run: async ({ client, print }) => {
+      print(await client.listWebhooks(), (result) => webhooksTable(result.webhooks));
+      return EXIT.ok;
+    },
+  },
+  leak: {
+    usage: 'leak FILE [--yes]',
+    summary: 'Find WM_ watermarks in a leaked dump and revoke the keys carrying them',
+    args: ['FILE'],
+    options: ['yes'],
+    run: leakCommand,
+  },
+};
+
+export const HELP = `sdapi: the Script Distribution Developer API from the command line
+
+Usage: sdapi <command> [options]
+
+Commands:
+${Object.values(COMMANDS)
+  .map((command) => `  ${command.usage.padEnd(44)}${command.summary}`)
+  .join('\n')}
+
+Options:
+  --base-url URL   API base URL (or SDAPI_BASE_URL)
+  --token TOKEN    API token (or SDAPI_TOKEN; prefer the variable, flags show in ps)
+  --project ID     Project id (or SDAPI_PROJECT)
+  --json           Print JSON instead of tables
+  --verbose        Trace each request on stderr (never the token)
+  -y, --yes        leak: revoke without asking
+  -h, --help       Show this help
+
+Settings not given by flag or variable come from ${LOCAL_STACK_FILE}, which npm start writes.
+
+Exit codes: 0 done; 1 the API or the network failed; 2 wrong command line or settings;
+3 leak found no valid watermark; 4 leak was not confirmed.
+`;
+
+/** Run one sdapi command line; resolves to the exit code. Never throws. */
+export async function runSdapi(argv: string[], io: CliIo): Promise<number> {
+  const redactor = new Redactor();
+  redactor.add(io.env.SDAPI_TOKEN);
+  const stdout = redactor.wrap(io.stdout);
+  const stderr = redactor.wrap(io.stderr);
+  try {
+    const { values: options, positionals } = parseCommandLine(argv);
+    redactor.add(options.token);
+    if (options.help || positionals.length === 0) {
+      (positionals.length === 0 && !options.help ? stderr : stdout).write(HELP);
+      return options.help ? EXIT.ok : EXIT.usage;
+    }
+    const { name, command, args } = findCommand(positionals);
+    for (const option of Object.keys(options) as OptionName[]) {
+      if (!GLOBAL_OPTIONS.includes(option) && !command.options.includes(option)) throw new UsageError(`--${option} does not apply to "${name}"`);
+    }
+    const config = resolveConfig({ baseUrl: options['base-url'], token: options.token, project: options.project }, io.env, io.cwd);
+    redactor.add(config.token);
+    if (options.verbose) for (const source of config.sources) stderr.write(`sdapi: ${source}\n`);
+    const client = new ApiClient(config, {
+      fetch: io.fetch,
+      sleep: io.sleep,
+      trace: options.verbose ? (line) => stderr.write(`sdapi: ${line}\n`) : undefined,
+      onRateLimited: (wait, attempt, max) => {
+        clearLine(stderr);
+        stderr.write(`sdapi: rate limited (429); waiting ${wait} s before attempt ${attempt + 1} of ${max}\n`);
+      },
+    });
+    const print: CommandContext['print'] = (value, human) => stdout.write(options.json ? `${JSON.stringify(value, null, 2)}\n` : human(value));
+    return await command.run({ client, config, options, args, stdout, stderr, io, print });
+  } catch (error) {
+    return report(error, stderr);
+  }
+}
+
+function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    // Node's messages name the option, never its value.
+    throw new UsageError(error instanceof Error ? error.message.split('\n')[0]! : String(error));
+  }
+}
+
+function findCommand(positionals: string[]): { name: string; command: Command; args: string[] } {
+  for (const words of [2, 1]) {
+    const name = positionals.slice(0, words).join(' ');
+    const command = COMMANDS[name];
+    if (!command) continue;
+    const args = positionals.slice(words);
+    if (args.length !== command.args.length) {
+      throw new UsageError(`"${name}" takes ${command.args.length === 0 ? 'no arguments' : command.args.join(' ')}: sdapi ${command.usage}`);
+    }
+    return { name, command, args };
+  }
+  throw new UsageError(`Unknown command "${positionals.join(' ')}"; run sdapi --help for the list`);
+}
+
+async function listKeys({ client, options, stderr, print }: CommandContext): Promise<number> {
+  if (options.all) {
+    if (options.limit !== undefined || options.offset !== undefined) throw new UsageError('--all pages through every key; drop --limit and --offset');
+    const progress = progressBar(stderr, 'keys');
+    const result = await client.allKeys((fetched, total) => progress.update(fetched, total)).finally(() => progress.done());
+    print(result, ({ keys }) => {
+      const active = keys.filter((key) => key.revoked === 0).length;
+      return `${keysTable(keys)}${plural(keys.length, 'key')}: ${active} active, ${keys.length - active} revoked.\n`;
+    });
+    return EXIT.ok;
+  }
+  const limit = wholeNumber('--limit', options.limit, KEYS_PAGE.defaultLimit, 1, KEYS_PAGE.maxLimit);
+  const offset = wholeNumber('--offset', options.offset, KEYS_PAGE.defaultOffset, 0, KEYS_PAGE.maxOffset);
+  print(await client.listKeys({ limit, offset }), ({ keys, total }) => {
+    const shown = keys.length === 0 ? `No keys at offset ${offset} (${plural(total, 'key')} in all).` : `Keys ${offset + 1}-${offset + keys.length} of ${total}.`;
+    const next = offset + keys.length < total && keys.length > 0 ? ` Next page: --offset ${offset + keys.length}, or --all for every key.` : '';
+    return `${keys.length === 0 ? '' : keysTable(keys)}${shown}${next}\n`;
+  });
+  return EXIT.ok;
+}
+
+function wholeNumber(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const number = /^\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(number >= min && number <= max)) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}`);
+  return number;
+}
+
+/** Erase a progress bar, if one is drawn, before a message takes the line. */
+function clearLine(output: Output): void {
+  if (output.isTTY) output.write('\r\x1b[K');
+}
+
+function report(error: unknown, stderr: Output): number {
+  clearLine(stderr);
+  if (error instanceof UsageError) {
+    stderr.write(`sdapi: ${error.message}\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof ApiFailure) {
+    const status = error.status === undefined ? '' : `HTTP ${error.status}, `;
+    stderr.write(`sdapi: ${error.message} (${status}${error.request})\n`);
+    return EXIT.apiError;
+  }
+  stderr.write(`sdapi: unexpected failure: ${error instanceof Error ? error.message : String(error)}\n`);
+  return EXIT.apiError;
+}

@@ -1,0 +1,33 @@
+/** Where a progress bar draws: stderr, and only when it is a terminal (a pipe or a log gets no bar). */
+export interface ProgressTarget {
+  write(text: string): void;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface Progress {
+  update(done: number, total: number): void;
+  /** Erase the bar so the next line starts clean. */
+  done(): void;
+}
+
+const SILENT: Progress = { update: () => {}, done: () => {} };
+
+/** A one-line bar redrawn in place: `keys [#########.........] 450/1000`. */
+export function progressBar(target: ProgressTarget, label: string, unit: (n: number) => string = String): Progress {
+  if (!target.isTTY) return SILENT;
+  let drawn = false;
+  return {
+    update(done, total) {
+      const counts = `${unit(done)}/${unit(total)}`;
+      const width = Math.max(10, Math.min(40, (target.columns ?? 80) - label.length - counts.length - 6));
+      const filled = total > 0 ? Math.min(width, Math.round((done / total) * width)) : width;
+      target.write(`\r\x1b[K${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${counts}`);
+      drawn = true;
+    },
+    done() {
+      if (drawn) target.write('\r\x1b[K');
+      drawn = false;
+    },
+  };
+}

@@ -1,0 +1,177 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GATEWAY_RESPONSES } from '../../../lambdas/http/gateway-responses';
+import { PROJECT_NOT_FOUND } from '../../../lambdas/domain/errors';
+import { RATE_LIMIT_MESSAGE } from '../../../lambdas/domain/rate-limit';
+import { ListKeysQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '../../../lambdas/schemas/requests';
+import type { Key, Version, Webhook } from '../../../lambdas/schemas/resources';
+import type * as z from 'zod/mini';
+
+/**
+ * An in-memory stand-in for the API, answering like it (same paths, bodies, statuses and messages; request
+ * validation through the API's own zod schemas), for testing sdapi without DynamoDB. It is a fetch function,
+ * so unit tests call it with no socket; `listen()` puts it on 127.0.0.1 for tests that run the real binary.
+ */
+export interface StandInOptions {
+  token: string;
+  projectId: string;
+  keys?: Key[];
+  versions?: Version[];
+  currentVersionId?: string | null;
+  webhooks?: Webhook[];
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: string;
+  authorization: string | null;
+  body: unknown;
+  at: number;
+}
+
+export class StandInApi {
+  readonly keys: Key[];
+  readonly versions: Version[];
+  readonly webhooks: Webhook[];
+  currentVersionId: string | null;
+  readonly requests: RecordedRequest[] = [];
+  /** The next requests answered 429 with this `Retry-After` (seconds, or absent when null), one entry each. */
+  readonly rateLimitQueue: (number | null)[] = [];
+
+  constructor(private readonly options: StandInOptions) {
+    this.keys = options.keys ?? [];
+    this.versions = options.versions ?? [];
+    this.webhooks = options.webhooks ?? [];
+    this.currentVersionId = options.currentVersionId ?? this.versions[0]?.id ?? null;
+  }
+
+  readonly fetch: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const url = new URL(request.url);
+    const text = await request.text();
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
+    this.requests.push({ method: request.method, path: url.pathname, query: url.search, authorization: request.headers.get('authorization'), body, at: Date.now() });
+    return this.answer(request.method, url, request.headers, body);
+  };
+
+  private answer(method: string, url: URL, headers: Headers, body: unknown): Response {
+    const match = /^\/v1\/projects\/([^/]+)\/(keys|keys\/revoke|keys\/revoke-bulk|versions|versions\/rollback|webhooks)$/.exec(url.pathname);
+    if (!match) return json(404, { error: GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN.error });
+    if (headers.get('authorization') !== `Bearer ${this.options.token}`) return json(401, { error: GATEWAY_RESPONSES.UNAUTHORIZED.error });
+    const retryAfter = this.rateLimitQueue.shift();
+    if (retryAfter !== undefined) {
+      return json(429, { error: RATE_LIMIT_MESSAGE }, retryAfter === null ? {} : { 'Retry-After': String(retryAfter) });
+    }
+    if (decodeURIComponent(match[1]!) !== this.options.projectId) return json(404, { error: PROJECT_NOT_FOUND });
+    const route = `${method} ${match[2]}`;
+    switch (route) {
+      case 'GET keys': {
+        const query = validate(ListKeysQuery, Object.fromEntries(url.searchParams));
+        if ('error' in query) return json(400, query);
+        return json(200, { keys: this.keys.slice(query.offset, query.offset + query.limit), total: this.keys.length });
+      }
+      case 'POST keys/revoke': {
+        const input = validate(RevokeKeyBody, body);
+        if ('error' in input) return json(400, input);
+        const key = this.keys.find((candidate) => candidate.id === input.key_id);
+        if (!key) return json(404, { error: `Key ${input.key_id} not found in this project` });
+        key.revoked = 1;
+        return json(200, { ok: true });
+      }
+      case 'POST keys/revoke-bulk': {
+        const input = validate(RevokeBulkBody, body);
+        if ('error' in input) return json(400, input);
+        const matching = this.keys.filter((key) => key.watermark === input.watermark && key.revoked === 0);
+        for (const key of matching) key.revoked = 1;
+        return json(200, { ok: true, revoked_count: matching.length });
+      }
+      case 'GET versions':
+        return json(200, { versions: this.versions, current_version_id: this.currentVersionId });
+      case 'POST versions/rollback': {
+        const input = validate(RollbackBody, body);
+        if ('error' in input) return json(400, input);
+        if (!this.versions.some((version) => version.id === input.version_id)) return json(404, { error: `Version ${input.version_id} not found in this project` });
+        this.currentVersionId = input.version_id;
+        return json(200, { ok: true, current_version_id: input.version_id });
+      }
+      case 'GET webhooks':
+        return json(200, { webhooks: this.webhooks });
+      default:
+        return json(404, { error: GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN.error });
+    }
+  }
+
+  /** Serve the stand-in on 127.0.0.1 (random port) for a child process; close() when done. */
+  async listen(): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+        const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+        void this.fetch(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }).then(async (response) => {
+          res.writeHead(response.status, Object.fromEntries(response.headers));
+          res.end(Buffer.from(await response.arrayBuffer()));
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+}
+
+function validate<T>(schema: z.ZodMiniType<T>, input: unknown): T | { error: string } {
+  const result = schema.safeParse(input);
+  return result.success ? result.data : { error: result.error.issues[0]?.message ?? 'Invalid request' };
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+}
+
+// ---- Fixtures ----
+
+let sequence = 0;
+const hex = (n: number, length: number) => n.toString(16).padStart(length, '0').slice(-length);
+
+export function makeKey(fields: Partial<Key> = {}): Key {
+  sequence++;
+  return {
+    id: `key_${hex(sequence, 20)}`,
+    user_hash: hex(sequence * 7919, 64),
+    tier: 'standard',
+    watermark: hex(sequence * 104729, 16),
+    issued_at: 1_763_788_800 + sequence,
+    expires_at: 1_766_380_800 + sequence,
+    max_uses: null,
+    current_uses: 0,
+    revoked: 0,
+    ...fields,
+  };
+}
+
+export function makeVersion(number: number, fields: Partial<Version> = {}): Version {
+  return { id: `ver_${hex(number, 20)}`, version_number: number, uploaded_at: 1_763_700_000 + number * 86_400, size_bytes: 40_000 + number * 512, notes: `Release ${number}`, ...fields };
+}
+
+export function makeWebhook(fields: Partial<Webhook> = {}): Webhook {
+  return {
+    id: 'whk_2d8f4a6c0e1b3795c4e8',
+    url: 'https://discord.com/api/webhooks/1311223344556677889/secret-webhook-token-value',
+    events: '["version_deployed","key_abuse"]',
+    enabled: 1,
+    created_at: 1_763_616_000,
+    updated_at: 1_763_616_000,
+    ...fields,
+  };
+}
