@@ -14,7 +14,7 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
-      { test: { name: 'stack', include: ['test/stack/**/*.test.ts'], testTimeout: 180_000 } },
+      { test: { name: 'stack', include: ['test/stack/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 180_000 } },
     ],
   },
 });

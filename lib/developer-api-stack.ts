@@ -7,9 +7,10 @@ import { ROUTES } from '../lambdas/api/routes';
 import { RATE_LIMIT } from '../lambdas/domain/rate-limit';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '../lambdas/store/table-definition';
 import { ServiceFunction } from './constructs/api-function';
+import { Analytics } from './constructs/analytics';
 import { addJsonGatewayResponses } from './constructs/json-gateway-responses';
-import { acknowledgeServiceFunctionDefaults } from './constructs/service-function-findings';
 import { bindTable } from './constructs/table-access';
+import { WebhookDelivery } from './constructs/webhook-delivery';
 
 /**
  * What API Gateway lets through to the authorizer: `Bearer <token68>` exactly as `parseBearer` reads it (scheme in
@@ -29,6 +30,9 @@ const USAGE_PLAN_THROTTLE = {
 
 export const STAGE_NAME = 'prod';
 
+/** The authorizer, webhook fan-out and delivery, telemetry ingest and the daily detector. */
+export const FUNCTIONS_BESIDE_ROUTES = 5;
+
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER } as const;
 
 function keyAttribute(name: string): dynamodb.Attribute {
@@ -42,12 +46,14 @@ const pascalCase = (entry: string) => entry.replace(/(?:^|-)([a-z])/g, (_, lette
 
 /**
  * The Developer API: the one table, one Lambda per route behind a REST API with a token authorizer, a usage
- * plan that throttles per token, and API Gateway's own responses rewritten to `{"error"}` JSON.
- * `table` is public so the webhook delivery and analytics constructs can be attached to the same table.
+ * plan that throttles per token, and API Gateway's own responses rewritten to `{"error"}` JSON; the table's
+ * stream feeds webhook delivery, and the analytics detectors write their events into the same table.
  */
 export class DeveloperApiStack extends Stack {
   readonly table: dynamodb.TableV2;
   readonly api: apigateway.RestApi;
+  readonly webhooks: WebhookDelivery;
+  readonly analytics: Analytics;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -97,7 +103,6 @@ export class DeveloperApiStack extends Stack {
       description: 'Developer API token authorizer: Bearer token -> owner',
     });
     bindTable(authorizerFunction, this.table, 'token-lookup');
-    acknowledgeServiceFunctionDefaults(authorizerFunction);
     const authorizer = new apigateway.TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: authorizerFunction,
       identitySource: apigateway.IdentitySource.header('Authorization'),
@@ -114,7 +119,6 @@ export class DeveloperApiStack extends Stack {
         description: `Developer API ${route.method} ${route.path}`,
       });
       bindTable(fn, this.table, route.access);
-      acknowledgeServiceFunctionDefaults(fn);
       this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn, { allowTestInvoke: false }), {
         authorizer,
         apiKeyRequired: true,
@@ -135,6 +139,14 @@ export class DeveloperApiStack extends Stack {
       value: `https://${this.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}`,
     });
     new CfnOutput(this, 'TableName', { description: 'The service table (TABLE_NAME for the dashboard CLI)', value: this.table.tableName });
+    this.webhooks = new WebhookDelivery(this, 'Webhooks', { table: this.table });
+    this.analytics = new Analytics(this, 'Analytics', { table: this.table });
+    new CfnOutput(this, 'IngestFunctionName', {
+      description: 'Lambda the loader side invokes with telemetry batches ({"records": [...]})',
+      value: this.analytics.ingestFunction.functionName,
+    });
+    new CfnOutput(this, 'DeliveryDeadLetterQueueUrl', { description: 'Deliveries that never got through', value: this.webhooks.deadLetterQueue.queueUrl });
+
     new CfnOutput(this, 'UsagePlanId', { description: "Usage plan each API token's API key is added to", value: usagePlan.usagePlanId });
 
     acknowledgeReviewedApiFindings(this.api);

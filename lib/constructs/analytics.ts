@@ -6,7 +6,6 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TELEMETRY_PARTITIONS } from '../../lambdas/store/telemetry-store';
 import { ServiceFunction } from './api-function';
-import { acknowledgeServiceFunctionDefaults } from './service-function-findings';
 
 export interface AnalyticsProps {
   table: TableV2;
@@ -44,7 +43,6 @@ export class Analytics extends Construct {
     allow(this.ingestFunction, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'project', 'key']);
     allow(this.ingestFunction, table, ['dynamodb:BatchGetItem'], ['project', 'key']);
     allow(this.ingestFunction, table, ['dynamodb:Query', 'dynamodb:PutItem'], ['project']);
-    acknowledgeServiceFunctionDefaults(this.ingestFunction);
 
     this.dailyDetectorFunction = new ServiceFunction(this, 'DailyDetectorFunction', {
       entry: 'analytics/daily-handler.ts',
@@ -54,7 +52,6 @@ export class Analytics extends Construct {
     });
     allow(this.dailyDetectorFunction, table, ['dynamodb:Query'], ['dailyExecutions']);
     allow(this.dailyDetectorFunction, table, ['dynamodb:PutItem'], ['project']);
-    acknowledgeServiceFunctionDefaults(this.dailyDetectorFunction);
 
     this.dailySchedule = new events.Rule(this, 'DailyDetectorSchedule', {
       description: 'Runs the analytics daily detector shortly after 00:00 UTC',

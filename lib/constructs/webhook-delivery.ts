@@ -12,7 +12,6 @@ import { STREAM_FILTER_PATTERN } from '../../lambdas/events/stream-records';
 import { deliveryKey } from '../../lambdas/store/delivery-store';
 import { keyOf } from '../../lambdas/store/repository';
 import { ServiceFunction } from './api-function';
-import { acknowledgeServiceFunctionDefaults } from './service-function-findings';
 
 export interface WebhookDeliveryProps {
   /** The service table; it must have a stream (NEW_AND_OLD_IMAGES). */
@@ -130,8 +129,6 @@ export class WebhookDelivery extends Construct {
     // A table encrypted with a customer key: the fan-out reads it, the delivery also writes it.
     table.encryptionKey?.grantDecrypt(this.fanoutFunction);
     table.encryptionKey?.grantEncryptDecrypt(this.deliveryFunction);
-    acknowledgeServiceFunctionDefaults(this.fanoutFunction);
-    acknowledgeServiceFunctionDefaults(this.deliveryFunction);
 
     this.alarms = [
       this.depthAlarm('DeadLetterAlarm', this.deadLetterQueue, 'Webhook deliveries that never got through are waiting in the DLQ.'),

@@ -10,7 +10,7 @@ import { parseBearer } from '../../lambdas/domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../lambdas/http/gateway-responses';
 import { SECURITY_HEADERS } from '../../lambdas/http/responses';
 import { createTableInput, TABLE } from '../../lambdas/store/table-definition';
-import { BEARER_VALIDATION_REGEX, DeveloperApiStack, STAGE_NAME } from '../../lib/developer-api-stack';
+import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '../../lib/developer-api-stack';
 
 interface CfnResource {
   Type: string;
@@ -144,11 +144,11 @@ describe('the table', () => {
 });
 
 describe('the functions', () => {
-  it('has one function per route plus the authorizer, each a different function', () => {
+  it('has one function per route, each a different function, plus the authorizer, webhook and analytics functions', () => {
     const routeFunctions = new Set(ROUTES.map(functionIdOf));
     expect(routeFunctions.size).toBe(ROUTES.length);
     expect(routeFunctions.has(authorizerFunctionId())).toBe(false);
-    expect(ofType('AWS::Lambda::Function')).toHaveLength(ROUTES.length + 1);
+    expect(ofType('AWS::Lambda::Function')).toHaveLength(ROUTES.length + FUNCTIONS_BESIDE_ROUTES);
   });
 
   it('runs every function on Node.js 22, arm64, traced, with the table name in TABLE_NAME', () => {
@@ -319,13 +319,13 @@ describe('least privilege on the table', () => {
     ]);
   });
 
-  it('no function gets table administration, and DynamoDB grants name only this table and its indexes', () => {
-    const table = JSON.stringify({ 'Fn::GetAtt': [tableId(), 'Arn'] });
+  it('no function gets table administration, and DynamoDB grants name only this table, its indexes and its stream', () => {
+    const table = new RegExp(`\\{"Fn::GetAtt":\\["${tableId()}","(Arn|StreamArn)"\\]\\}`);
     for (const [id] of ofType('AWS::Lambda::Function')) {
       for (const statement of dynamoStatements(id)) {
         for (const action of actionsOf(statement)) expect(action, id).not.toMatch(ADMIN_ACTION);
         const resourcesNamed = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
-        for (const resource of resourcesNamed) expect(JSON.stringify(resource), id).toContain(table);
+        for (const resource of resourcesNamed) expect(JSON.stringify(resource), id).toMatch(table);
       }
     }
   });
@@ -334,7 +334,7 @@ describe('least privilege on the table', () => {
 describe('outputs', () => {
   it('exports the API base URL (the stage URL, to which /v1/... is appended), the table name and the usage plan id', () => {
     const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).toSorted()).toEqual(['ApiUrl', 'TableName', 'UsagePlanId']);
+    expect(Object.keys(outputs).toSorted()).toEqual(['ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'TableName', 'UsagePlanId']);
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toMatch(new RegExp(`"/${STAGE_NAME}"\\]\\]\\}$`));
     expect(outputs.TableName?.Value).toEqual({ Ref: tableId() });
     expect(outputs.UsagePlanId?.Value).toEqual({ Ref: only('AWS::ApiGateway::UsagePlan')[0] });
