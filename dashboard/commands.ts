@@ -4,6 +4,7 @@ import { hashToken, newApiToken } from '../lambdas/domain/tokens';
 import { watermarkProblem } from '../lambdas/domain/watermark';
 import { EVENT_NAMES } from '../lambdas/schemas/resources';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
+import { detectDaily, telemetryExecution, telemetryValidation } from './commands/telemetry';
 import { CommandError, type DashboardContext } from './context';
 
 /**
@@ -240,6 +241,9 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [keysIssue.name]: entry(keysIssue),
   [versionsUpload.name]: entry(versionsUpload),
   [webhooksAdd.name]: entry(webhooksAdd),
+  [telemetryExecution.name]: entry(telemetryExecution),
+  [telemetryValidation.name]: entry(telemetryValidation),
+  [detectDaily.name]: entry(detectDaily),
 };
 
 /** The command named by the leading words of argv (the longest name that matches) and the rest. */

@@ -4,6 +4,11 @@ import { join } from 'node:path';
 import { unixSeconds } from '../lambdas/domain/model';
 import { createDocumentClient } from '../lambdas/store/client';
 import { Repository } from '../lambdas/store/repository';
+import { DynamoTelemetryStore } from '../lambdas/store/telemetry-store';
+import { startDailyDetectorTimer } from './daily-detector-timer';
+import { startDeliveryPipeline } from './delivery-pipeline';
+import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
+import { docsExtension } from './docs';
 import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local';
 import { type DemoSeed, seedDemo } from './seed';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
@@ -23,14 +28,20 @@ export interface LocalStackOptions {
   /** Where to write the stack's details; `.local/stack.json` of the repository by default. */
   stateFile?: string;
   tableName?: string;
-  /** Tried first for paths under `/_local/` (the Discord stand-in, the inbox, the docs). */
+  /** Use this running DynamoDB (e.g. a test run's) instead of starting DynamoDB Local. */
+  dynamodbEndpoint?: string;
+  /** Tried for paths under `/_local/` after the built-in ones (the Discord stand-in and inbox, the docs). */
   extensions?: readonly LocalExtension[];
+  /** Where deliveries are posted; the stack's own Discord stand-in when absent (env DISCORD_API_BASE in start.ts). */
+  discordApiBase?: string;
   onRequest?: (entry: RequestLogEntry) => void;
 }
 
 export interface LocalStack extends StackInfo {
   /** The watermark two demo keys share, for a bulk revoke to try. */
   sharedWatermark: string;
+  /** The local Discord: what deliveries posted, also shown at `inboxUrl`. */
+  discord: DiscordStandIn;
   stateFile: string;
   /** True when the demo came from an earlier run's persisted table. */
   reusedDemo: boolean;
@@ -41,9 +52,10 @@ export interface LocalStack extends StackInfo {
 type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark'>;
 
 /**
- * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), the demo
- * data, and the HTTP server in front of the real authorizer and handlers. Whatever fails half-way is
- * stopped again before the error reaches the caller.
+ * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), webhook
+ * delivery (stream poller → fan-out → in-process queue → delivery → Discord stand-in), the daily analytics
+ * detector, the demo data, and the HTTP server in front of the real authorizer and handlers. Whatever fails
+ * half-way is stopped again before the error reaches the caller.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stateFile = options.stateFile ?? DEFAULT_STATE_FILE;
@@ -59,8 +71,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const stop of stops.splice(0).reverse()) await stop();
   };
   try {
-    const dynamodb: DynamoDbLocal = await startDynamoDbLocal({ dataDir: options.persistDir });
-    stops.push(() => dynamodb.stop());
+    const dynamodb: Pick<DynamoDbLocal, 'endpoint'> = options.dynamodbEndpoint
+      ? { endpoint: options.dynamodbEndpoint }
+      : await startDynamoDbLocal({ dataDir: options.persistDir }).then((started) => {
+          stops.push(() => started.stop());
+          return started;
+        });
 
     const client = new DynamoDBClient(localClientConfig(dynamodb.endpoint));
     const db = createDocumentClient(localClientConfig(dynamodb.endpoint));
@@ -70,16 +86,31 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     const { created } = await ensureTable(client, tableName);
     const repository = new Repository(db, tableName);
+
+    // Before the seed, so the demo's own uploads already arrive in the inbox.
+    const delivery = await startDeliveryPipeline({
+      endpoint: dynamodb.endpoint,
+      tableName,
+      discordApiBase: options.discordApiBase ?? `http://127.0.0.1:${port}${STAND_IN_PREFIX}`,
+    });
+    stops.push(() => delivery.stop());
+    const dailyDetector = startDailyDetectorTimer({
+      store: new DynamoTelemetryStore(db, tableName),
+      onError: (error) => console.error(`Daily analytics detector failed: ${error instanceof Error ? error.message : String(error)}`),
+    });
+    stops.push(() => dailyDetector.stop());
+
     const previous = created || !options.persistDir ? undefined : await readDemo(options.persistDir);
     const demo: DemoRecord = previous ?? (await seedDemo(repository, unixSeconds()));
     if (options.persistDir && !previous) await writeDemo(options.persistDir, demo);
 
+    const discord = createDiscordStandIn();
     const server: LocalServer = await startLocalServer({
       port,
       host: '127.0.0.1',
       tableName,
       dynamodbEndpoint: dynamodb.endpoint,
-      extensions: options.extensions,
+      extensions: [discord, docsExtension, ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });
     stops.push(() => server.close());
@@ -97,7 +128,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => removeStateFileIfOurs(stateFile, info));
 
     let stopping: Promise<void> | undefined;
-    return { ...info, sharedWatermark: demo.sharedWatermark, stateFile, reusedDemo: previous !== undefined, stop: () => (stopping ??= stopAll()) };
+    return { ...info, sharedWatermark: demo.sharedWatermark, discord, stateFile, reusedDemo: previous !== undefined, stop: () => (stopping ??= stopAll()) };
   } catch (error) {
     await stopAll();
     throw error;

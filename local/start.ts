@@ -60,7 +60,8 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     `  Base URL    ${stack.baseUrl}   (paths start with /v1)`,
     `  Token       ${stack.token}`,
     `  Project     ${stack.projectId}   ("Demo Script", Business plan, keys, 3 versions, 1 webhook)`,
-    `  Inbox       ${stack.inboxUrl}`,
+    `  Inbox       ${stack.inboxUrl}   (the Discord embeds the webhook deliveries post)`,
+    `  Docs        ${stack.baseUrl}/_local/docs`,
     `  DynamoDB    ${stack.dynamodbEndpoint}   table ${stack.tableName}, ${storage}`,
     `  Details in  ${relative(process.cwd(), stack.stateFile)}${stack.reusedDemo ? '   (demo from the persisted table)' : ''}`,
     '',
@@ -75,8 +76,17 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
   ].join('\n');
 }
 
+/** Webhook tokens are secrets even locally: the stand-in's paths carry them, the log line does not. */
+export function loggedPath(path: string): string {
+  return path.replace(/(\/webhooks\/[^/]+\/)[^/?]+/, '$1****');
+}
+
+/** The inbox page polls every second; its polls would drown the lines worth reading. */
+const QUIET_PATHS = new Set(['/_local/inbox.json']);
+
 function logRequest(entry: RequestLogEntry): void {
-  const line = `${entry.method} ${entry.path} ${entry.status} ${entry.durationMs} ms`;
+  if (QUIET_PATHS.has(entry.path)) return;
+  const line = `${entry.method} ${loggedPath(entry.path)} ${entry.status} ${entry.durationMs} ms`;
   if (entry.failure === undefined) console.log(line);
   else console.error(`${line}: ${entry.failure instanceof Error ? (entry.failure.stack ?? entry.failure.message) : String(entry.failure)}`);
 }
@@ -115,7 +125,13 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
 
   try {
-    stack = await startLocalStack({ port: args.port, persistDir: args.persistDir, stateFile: args.stateFile, onRequest: logRequest });
+    stack = await startLocalStack({
+      port: args.port,
+      persistDir: args.persistDir,
+      stateFile: args.stateFile,
+      discordApiBase: process.env.DISCORD_API_BASE || undefined,
+      onRequest: logRequest,
+    });
   } catch (error) {
     // A signal during start-up also kills DynamoDB Local's Java (same process group): not an error to report.
     if (signalled) process.exit(0);

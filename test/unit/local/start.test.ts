@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { banner, DEFAULT_PERSIST_DIR, parseStartArgs } from '../../../local/start';
+import { banner, DEFAULT_PERSIST_DIR, loggedPath, parseStartArgs } from '../../../local/start';
 import type { LocalStack } from '../../../local/stack';
+import { createDiscordStandIn } from '../../../local/discord-stand-in';
 
 describe('parseStartArgs', () => {
   it('defaults to port 3000, in memory, the default state file', () => {
@@ -46,6 +47,7 @@ describe('banner', () => {
       tableName: 't',
       inboxUrl: 'http://127.0.0.1:3000/_local/inbox',
       sharedWatermark: '0123456789abcdef',
+      discord: createDiscordStandIn(),
       stateFile: resolve('.local/stack.json'),
       reusedDemo: false,
       stop: async () => undefined,
@@ -58,5 +60,12 @@ describe('banner', () => {
     expect(text).toContain(
       `curl -s -X POST -H 'Authorization: Bearer sdt_abc' -H 'Content-Type: application/json' -d '{"watermark":"0123456789abcdef"}' 'http://127.0.0.1:3000/v1/projects/prj_1/keys/revoke-bulk'`,
     );
+  });
+});
+
+describe('request log', () => {
+  it('never prints the webhook token of a delivery to the Discord stand-in', () => {
+    expect(loggedPath('/_local/discord/webhooks/1023707647729628167/m9PLurjq-secret?wait=true')).toBe('/_local/discord/webhooks/1023707647729628167/****?wait=true');
+    expect(loggedPath('/v1/projects/prj_1/keys')).toBe('/v1/projects/prj_1/keys');
   });
 });
