@@ -1,10 +1,9 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../dashboard/commands';
 import { type DashboardContext, openContext } from '../../dashboard/context';
 import type { ReceivedMessage } from '../../local/discord-stand-in';
 import { type LocalStack, startLocalStack } from '../../local/stack';
-import { dynamodbEndpoint } from '../support/fixtures';
+import { dynamodbEndpoint, freePort } from '../support/fixtures';
 
 // Each of the five events, made to fire in the running local stack by dashboard commands alone, arrives as
 // exactly one embed at the stack's Discord stand-in (the page at inboxUrl shows the same messages).
@@ -15,14 +14,6 @@ const DAY = 86_400;
 let stack: LocalStack;
 let dashboard: { context: DashboardContext; close(): void };
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  if (typeof address !== 'object' || address === null) throw new Error('no free port');
-  return address.port;
-}
 
 /** `npm run -s dashboard -- <words...>`, in-process: the CLI's own command table and argument checks. */
 async function dashboardCommand(...argv: string[]): Promise<object> {

@@ -1,6 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,7 +12,7 @@ import { SECURITY_HEADERS } from '../../lambdas/http/responses';
 import { KeySchema, VersionSchema, WebhookSchema } from '../../lambdas/schemas/resources';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '../../lambdas/schemas/responses';
 import { type LocalExtension, type LocalServer, startLocalServer } from '../../local/server';
-import { createTestTable, type TestTable } from '../support/fixtures';
+import { createTestTable, freePort, type TestTable } from '../support/fixtures';
 
 /**
  * The local server over real HTTP: the real authorizer and handlers on DynamoDB Local, fixtures made with the
@@ -247,14 +246,6 @@ describe('the local server itself', () => {
 
 const execFileAsync = promisify(execFile);
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
 
 /** Pids of the DynamoDB Local JVMs below `root` in the process tree. */
 async function dynamoDbLocalDescendants(root: number): Promise<number[]> {

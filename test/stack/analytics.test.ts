@@ -1,35 +1,17 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Analytics } from '../../lib/constructs/analytics';
+import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '../support/cdk';
 
-interface CfnResource {
-  Type: string;
-  Properties: Record<string, unknown>;
-}
-interface Statement {
-  Action: string | string[];
-  Effect: string;
-  Resource: unknown;
-  Condition?: Record<string, Record<string, string[]>>;
-}
-type GetAtt = { 'Fn::GetAtt': [string, string] };
 type FunctionName = 'ingestFunction' | 'dailyDetectorFunction';
 
 /** A stack holding a TableV2 and the construct, synthesized with cdk.json's flags and no esbuild. */
 function synthesize() {
-  const { context } = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
-  const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+  const app = templateOnlyApp();
   const stack = new Stack(app, 'AnalyticsTest');
-  const table = new dynamodb.TableV2(stack, 'Table', {
-    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-    sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-    dynamoStream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-  });
+  const table = streamedTestTable(stack);
   const analytics = new Analytics(stack, 'Analytics', { table });
   return { app, stack, analytics, template: Template.fromStack(stack) };
 }

@@ -1,8 +1,6 @@
-import { App } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import fc from 'fast-check';
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type Route } from '../../lambdas/api/routes';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '../../lambdas/domain/rate-limit';
@@ -11,26 +9,12 @@ import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../lambdas/http/
 import { SECURITY_HEADERS } from '../../lambdas/http/responses';
 import { createTableInput, TABLE } from '../../lambdas/store/table-definition';
 import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '../../lib/developer-api-stack';
+import { type CfnResource, type GetAtt, type Statement, templateOnlyApp } from '../support/cdk';
 
-interface CfnResource {
-  Type: string;
-  Properties: Record<string, unknown>;
-  DeletionPolicy?: string;
-  UpdateReplacePolicy?: string;
-}
-interface PolicyStatement {
-  Action: string | string[];
-  Effect: string;
-  Resource: unknown;
-  Condition?: Record<string, Record<string, string[]>>;
-}
 type Ref = { Ref: string };
-type GetAtt = { 'Fn::GetAtt': [string, string] };
 
-/** The app as `cdk synth` builds it (cdk.json's feature flags), with esbuild skipped: these tests read the template only. */
 function synthesize() {
-  const { context } = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
-  const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+  const app = templateOnlyApp();
   const stack = new DeveloperApiStack(app, 'DeveloperApiTest');
   return { app, stack, template: Template.fromStack(stack) };
 }
@@ -92,14 +76,14 @@ function authorizerFunctionId(): string {
 }
 
 /** Every statement of the inline policies on a function's execution role. */
-function statementsOf(functionId: string): PolicyStatement[] {
+function statementsOf(functionId: string): Statement[] {
   const roleId = ((resources[functionId]?.Properties.Role as GetAtt)['Fn::GetAtt'])[0];
   return ofType('AWS::IAM::Policy')
     .filter(([, policy]) => (policy.Properties.Roles as Ref[]).some((role) => role.Ref === roleId))
-    .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: PolicyStatement[] }).Statement);
+    .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
 }
 
-const actionsOf = (statement: PolicyStatement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]);
+const actionsOf = (statement: Statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]);
 const dynamoStatements = (functionId: string) => statementsOf(functionId).filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')));
 const dynamoActions = (functionId: string) => new Set(dynamoStatements(functionId).flatMap(actionsOf));
 

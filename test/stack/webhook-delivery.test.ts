@@ -1,37 +1,18 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERY_QUEUE, FANOUT_STREAM } from '../../lambdas/events/delivery-settings';
 import { STREAM_FILTER_PATTERN } from '../../lambdas/events/stream-records';
 import { WebhookDelivery } from '../../lib/constructs/webhook-delivery';
+import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '../support/cdk';
 
-interface CfnResource {
-  Type: string;
-  Properties: Record<string, unknown>;
-}
-interface Statement {
-  Action: string | string[];
-  Effect: string;
-  Resource: unknown;
-  Condition?: Record<string, Record<string, string[]>>;
-}
-type GetAtt = { 'Fn::GetAtt': [string, string] };
-
-const keySchema = { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING }, sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING } };
 
 /** A stack holding a streamed TableV2 and the construct, synthesized with cdk.json's flags and no esbuild. */
 function synthesize() {
-  const { context } = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
-  const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+  const app = templateOnlyApp();
   const stack = new Stack(app, 'WebhookDeliveryTest');
-  const table = new dynamodb.TableV2(stack, 'Table', {
-    ...keySchema,
-    dynamoStream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-  });
+  const table = streamedTestTable(stack);
   const webhooks = new WebhookDelivery(stack, 'Webhooks', { table });
   return { app, stack, webhooks, template: Template.fromStack(stack) };
 }

@@ -2,6 +2,7 @@ import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
 import { inject } from 'vitest';
 import type { Caller, EventName, Plan } from '../../lambdas/domain/model';
 import { hashToken, newApiToken } from '../../lambdas/domain/tokens';
@@ -223,4 +224,14 @@ export async function seedProject(repository: Repository, seed: ProjectSeed): Pr
     webhookIds.push(await repository.addWebhook({ projectId, url: webhook.url, events: webhook.events, enabled: webhook.enabled ?? true, now }));
   }
   return { projectId, keys, versions, webhookIds };
+}
+
+/** A port nothing listens on right now, for a server that must know its port before it starts. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const address = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  if (typeof address !== 'object' || address === null) throw new Error('no free port');
+  return address.port;
 }
