@@ -6,6 +6,7 @@ import { EVENT_NAMES } from '../lambdas/schemas/resources';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
 import { detectDaily, telemetryExecution, telemetryValidation } from './commands/telemetry';
 import { CommandError, type DashboardContext } from './context';
+import type { NewKeys } from '../lambdas/store/repository';
 
 /**
  * The dashboard's commands. Each is pure argument checking (`validate`: flags → input, throws UsageError)
@@ -136,14 +137,8 @@ export const projectCreate: Command<{ ownerId: string; name: string; plan: Plan 
   },
 };
 
-export interface KeysIssueInput {
-  projectId: string;
-  count: number;
-  watermark?: string;
-  tier: string;
-  maxUses: number | null;
-  expiresAt?: number;
-}
+/** What `keys issue` hands the repository; the time is added when it runs. */
+export type KeysIssueInput = Omit<NewKeys, 'now'>;
 
 export const keysIssue: Command<KeysIssueInput, { keys: { id: string; watermark: string }[] }> = {
   name: 'keys issue',
