@@ -3,7 +3,7 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ROUTES } from '../lambdas/api/routes';
+import { ROUTES, timeoutSecondsOf } from '../lambdas/api/routes';
 import { RATE_LIMIT } from '../lambdas/domain/rate-limit';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '../lambdas/store/table-definition';
 import { ServiceFunction } from './constructs/api-function';
@@ -117,6 +117,7 @@ export class DeveloperApiStack extends Stack {
       const fn = new ServiceFunction(this, `${pascalCase(route.entry)}Function`, {
         entry: `api/${route.entry}.ts`,
         description: `Developer API ${route.method} ${route.path}`,
+        timeout: Duration.seconds(timeoutSecondsOf(route)),
       });
       bindTable(fn, this.table, route.access);
       this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn, { allowTestInvoke: false }), {

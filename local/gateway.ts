@@ -5,7 +5,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { ROUTES, type Route } from '../lambdas/api/routes';
+import { ROUTES, type Route, timeoutSecondsOf } from '../lambdas/api/routes';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '../lambdas/http/gateway-responses';
 import { SECURITY_HEADERS } from '../lambdas/http/responses';
 
@@ -19,8 +19,6 @@ import { SECURITY_HEADERS } from '../lambdas/http/responses';
 /** API Gateway's own payload limit; the handlers' much smaller body limit stays in the handlers. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
 
-/** The deployed functions' timeout (lib/constructs/api-function.ts); past it Lambda fails the call. */
-export const HANDLER_TIMEOUT_MS = 10_000;
 
 export const LOCAL_STAGE = 'local';
 const LOCAL_ACCOUNT = '000000000000';
@@ -347,7 +345,8 @@ export async function handleGatewayRequest(request: RawRequest, deps: GatewayDep
   if (!policyAllows(authorized, arn)) return { requestId, response: gatewayResponse('ACCESS_DENIED', requestId) };
 
   const event = toProxyEvent({ request, match, authorizerContext: authorizerContextOf(authorized), requestId, now });
-  const timeoutMs = deps.handlerTimeoutMs ?? HANDLER_TIMEOUT_MS;
+  // Past the deployed function's timeout Lambda fails the call.
+  const timeoutMs = deps.handlerTimeoutMs ?? timeoutSecondsOf(match.route) * 1000;
   const context = lambdaContext(match.route.entry, requestId, timeoutMs, Date.now());
   let result: unknown;
   try {

@@ -135,6 +135,13 @@ describe('the functions', () => {
     expect(ofType('AWS::Lambda::Function')).toHaveLength(ROUTES.length + FUNCTIONS_BESIDE_ROUTES);
   });
 
+  it('gives the bulk revoke 28 s, inside the 29 s API Gateway waits, and every other route function 10 s', () => {
+    for (const route of ROUTES) {
+      const [, fn] = ofType('AWS::Lambda::Function').find(([id]) => id === functionIdOf(route)) ?? [];
+      expect(fn?.Properties.Timeout, route.entry).toBe(route.entry === 'revoke-bulk' ? 28 : 10);
+    }
+  });
+
   it('runs every function on Node.js 22, arm64, traced, with the table name in TABLE_NAME', () => {
     for (const [id, fn] of ofType('AWS::Lambda::Function')) {
       expect(fn.Properties, id).toMatchObject({
