@@ -1,0 +1,471 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { APIGatewayTokenAuthorizerEvent, AttributeValue, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { ROUTES } from '../lambdas/api/routes';
+import { DELIVERY_QUEUE } from '../lambdas/events/delivery-settings';
+import { keyOf } from '../lambdas/store/repository';
+import { demoDiscordWebhookUrl } from '../local/seed';
+import { BENCH_REGION, handlerEnv, type BenchTable } from './support/dynamodb';
+import { apiGatewayEvent, createBusinessProject, issueKeys, lambdaContext, nowSeconds } from './support/fixtures';
+import { type BenchResult, row, type Row } from './support/report';
+import { median, round } from './support/stats';
+import { startStubDiscord, startStubSqs } from './support/stub-services';
+
+const NAME = 'cold-start';
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const NODE_22 = `${ROOT}node_modules/.bin/node`;
+const OUT_DIR = `${ROOT}.cache/bench/bundles/`;
+const SERVICE_FUNCTION_SOURCE = `${ROOT}lib/constructs/api-function.ts`;
+
+export const COLD_START_SETTINGS = {
+  /** Timed fresh processes per function, after one untimed run that warms the file cache. */
+  runs: 7,
+  bundleTargetKiB: 300,
+  coldStartTargetMs: 200,
+  /** A process that has not answered by then has hung. */
+  childTimeoutMs: 15_000,
+} as const;
+
+/**
+ * ServiceFunction's bundling (lib/constructs/api-function.ts) as the esbuild options CDK's NodejsFunction
+ * passes for it: `--bundle --platform=node --format=esm --outfile=index.mjs --minify --sourcemap --target=node22
+ * --external:@aws-sdk/* --banner:js=...`. The options are mirrored (ServiceFunction keeps them inline), and
+ * checked against its source on every run so the two cannot drift apart silently.
+ */
+const BANNER = "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);";
+export const SERVICE_FUNCTION_ESBUILD = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  minify: true,
+  sourcemap: true,
+  target: 'node22',
+  external: ['@aws-sdk/*'],
+  banner: { js: BANNER },
+} satisfies BuildOptions;
+/** The same settings as ServiceFunction writes them, and the environment it gives every function. */
+const SERVICE_FUNCTION_SOURCE_TEXT = [
+  'format: OutputFormat.ESM',
+  'minify: true',
+  'sourceMap: true',
+  "target: 'node22'",
+  "externalModules: ['@aws-sdk/*']",
+  `banner: ${JSON.stringify(BANNER)}`,
+  "NODE_OPTIONS: '--enable-source-maps'",
+  "POWERTOOLS_LOG_LEVEL: 'INFO'",
+];
+const FUNCTION_ENV = { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_LOG_LEVEL: 'INFO' };
+
+export interface ColdStartFunction {
+  /** Entry relative to `lambdas/`, as ServiceFunction takes it. */
+  entry: string;
+  /** A realistic first event for run `run` (each run may need its own key, watermark, ...). */
+  event: (run: number) => unknown;
+  /** Throws when the first answer is not the expected success. */
+  check: (answer: unknown) => void;
+  /** The function's own environment in the stack (queue URLs, ...), beside TABLE_NAME. */
+  env?: Record<string, string>;
+}
+
+/** A way of building and starting the functions; only `service` (what the stack deploys) is held to the targets. */
+export interface ColdStartVariant {
+  name: string;
+  esbuild: Partial<BuildOptions>;
+  env: Record<string, string>;
+  description: string;
+}
+
+export const SERVICE_VARIANT: ColdStartVariant = { name: 'service', esbuild: {}, env: FUNCTION_ENV, description: 'ServiceFunction as deployed' };
+/** Experiments run on request (`--experiments`), reported beside the deployed build without targets. */
+export const EXPERIMENT_VARIANTS: ColdStartVariant[] = [
+  {
+    name: 'no-source-maps',
+    esbuild: {},
+    env: { POWERTOOLS_LOG_LEVEL: 'INFO' },
+    description: 'same bundle, NODE_OPTIONS without --enable-source-maps',
+  },
+  {
+    name: 'sdk-bundled',
+    esbuild: { external: [], mainFields: ['module', 'main'] },
+    env: FUNCTION_ENV,
+    description: '@aws-sdk bundled (its ESM builds, tree-shaken) instead of loaded from the runtime',
+  },
+];
+
+/** Bundle each function as the stack does, then time fresh Node 22 processes importing it and serving one request. */
+export async function benchColdStart(table: BenchTable, log: (line: string) => void, options: { experiments?: boolean } = {}): Promise<BenchResult> {
+  const s = COLD_START_SETTINGS;
+  await assertMirrorsServiceFunction();
+  const variants = [SERVICE_VARIANT, ...(options.experiments ? EXPERIMENT_VARIANTS : [])];
+  const sqs = await startStubSqs();
+  const discord = await startStubDiscord();
+  try {
+    const result = await measure(table, log, variants, await serviceFunctions(table, variants.length * (s.runs + 1), sqs, discord));
+    // The event functions' first requests did their real work: the fan-out queued, the delivery posted.
+    const rounds = variants.length * (s.runs + 1);
+    if (sqs.sent() < rounds) throw new Error(`the fan-out queued ${sqs.sent()} messages in ${rounds} runs`);
+    if (discord.standIn.received().length < rounds) throw new Error(`the delivery posted ${discord.standIn.received().length} embeds in ${rounds} runs`);
+    return result;
+  } finally {
+    await sqs.close();
+    await discord.close();
+  }
+}
+
+async function measure(table: BenchTable, log: (line: string) => void, variants: ColdStartVariant[], functions: ColdStartFunction[]): Promise<BenchResult> {
+  const s = COLD_START_SETTINGS;
+  const cell = (variant: ColdStartVariant, fn: ColdStartFunction) => `${fn.entry.replace(/\.ts$/, '')} [${variant.name}]`;
+  const bundles = new Map<string, BundleReport>();
+  const samples = new Map<string, ColdStartSample[]>();
+  for (const variant of variants) {
+    for (const fn of functions) {
+      bundles.set(cell(variant, fn), await bundleFunction(fn.entry, variant));
+      samples.set(cell(variant, fn), []);
+    }
+  }
+  // Round robin over variants and functions, so a busy moment on the machine does not land on one of them only.
+  // Run 0 warms the file cache and DynamoDB Local and is not counted.
+  let eventIndex = 0;
+  for (let run = 0; run <= s.runs; run++) {
+    for (const variant of variants) {
+      for (const fn of functions) {
+        const sample = await coldStart(fn, bundles.get(cell(variant, fn))?.file ?? '', table, variant, eventIndex++);
+        if (run > 0) samples.get(cell(variant, fn))?.push(sample);
+      }
+    }
+    log(`${NAME}: round ${run}/${s.runs} done${run === 0 ? ' (warm-up, not counted)' : ''}`);
+  }
+
+  const p50 = (key: string, pick: (x: ColdStartSample) => number) => round(median((samples.get(key) ?? []).map(pick)));
+  const kib = (key: string) => round((bundles.get(key)?.bytes ?? 0) / 1024, 1);
+  const rows: Row[] = functions.flatMap((fn) => {
+    const key = cell(SERVICE_VARIANT, fn);
+    const label = fn.entry.replace(/\.ts$/, '');
+    return [
+      row(NAME, `${label} bundle`, kib(key), 'KiB', { target: { op: '<=', limit: s.bundleTargetKiB }, note: contents(key) }),
+      row(NAME, `${label} first answer p50`, p50(key, (x) => x.sinceProcessStartMs), 'ms', {
+        target: { op: '<=', limit: s.coldStartTargetMs },
+        note: breakdown(key),
+      }),
+    ];
+  });
+  function contents(key: string): string {
+    const bundle = bundles.get(key);
+    const kb = (bytes: number) => `${round(bytes / 1024, 1)}`;
+    const bundled = Object.entries(bundle?.bundledBytesByOrigin ?? {}).map(([origin, bytes]) => `${origin} ${kb(bytes)}`);
+    const external = (bundle?.external ?? []).filter((name) => !name.startsWith('node:'));
+    return `bundled (KiB): ${bundled.join(', ')}; external: ${external.join(', ') || 'none'}`;
+  }
+  function breakdown(key: string): string {
+    const part = (pick: (x: ColdStartSample) => number) => p50(key, pick);
+    return `node boot ${part((x) => x.bootMs)} + import ${part((x) => x.importMs)} + first request ${part((x) => x.firstRequestMs)} ms; CPU ${part((x) => x.cpuMs)} ms; spawn→answer ${part((x) => x.spawnToAnswerMs)} ms`;
+  }
+  if (variants.length > 1) {
+    // One line per variant: the median over the functions of each one's p50, all measured in the same rounds.
+    for (const variant of variants) {
+      const keys = functions.map((fn) => cell(variant, fn));
+      const across = (pick: (x: ColdStartSample) => number) => round(median(keys.map((key) => p50(key, pick))));
+      rows.push(
+        row(NAME, `[${variant.name}] largest bundle`, Math.max(...keys.map(kib)), 'KiB', { note: variant.description }),
+        row(NAME, `[${variant.name}] first answer, median of functions`, across((x) => x.sinceProcessStartMs), 'ms', {
+          note: `import ${across((x) => x.importMs)} ms, first request ${across((x) => x.firstRequestMs)} ms, CPU ${across((x) => x.cpuMs)} ms`,
+        }),
+      );
+    }
+  }
+  for (const fn of functions) log(`${NAME}: ${cell(SERVICE_VARIANT, fn)} ${kib(cell(SERVICE_VARIANT, fn))} KiB; ${breakdown(cell(SERVICE_VARIANT, fn))}`);
+  const functionDetails = Object.fromEntries([...bundles.keys()].map((key) => [key, { bundle: bundles.get(key), samples: samples.get(key) }]));
+  return { rows, details: { settings: s, esbuild: SERVICE_FUNCTION_ESBUILD, variants, functions: functionDetails } };
+}
+
+async function assertMirrorsServiceFunction(): Promise<void> {
+  const source = await readFile(SERVICE_FUNCTION_SOURCE, 'utf8');
+  const missing = SERVICE_FUNCTION_SOURCE_TEXT.filter((text) => !source.includes(text));
+  if (missing.length > 0) throw new Error(`ServiceFunction's bundling changed (${missing.join('; ')} not found); update bench/cold-start.ts to match`);
+}
+
+export interface BundleReport {
+  file: string;
+  bytes: number;
+  sourceMapBytes: number;
+  /** Bytes of the bundle by origin: a package name, or `lambdas` for the service's own code. */
+  bundledBytesByOrigin: Record<string, number>;
+  /** What the bundle imports at run time instead of carrying it (the Lambda runtime provides @aws-sdk). */
+  external: string[];
+}
+
+export async function bundleFunction(entry: string, variant: ColdStartVariant = SERVICE_VARIANT): Promise<BundleReport> {
+  const file = `${OUT_DIR}${variant.name}/${entry.replace(/\.ts$/, '')}/index.mjs`;
+  const result = await build({
+    ...SERVICE_FUNCTION_ESBUILD,
+    ...variant.esbuild,
+    entryPoints: [`${ROOT}lambdas/${entry}`],
+    outfile: file,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  return {
+    file,
+    bytes: (await stat(file)).size,
+    sourceMapBytes: (await stat(`${file}.map`)).size,
+    ...bundleContents(result.metafile ?? { inputs: {}, outputs: {} }),
+  };
+}
+
+function bundleContents(metafile: Metafile): Pick<BundleReport, 'bundledBytesByOrigin' | 'external'> {
+  const byOrigin: Record<string, number> = {};
+  const external = new Set<string>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const origin = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? (input.startsWith('lambdas/') ? 'lambdas' : input);
+      byOrigin[origin] = (byOrigin[origin] ?? 0) + bytesInOutput;
+    }
+    for (const { path, external: isExternal } of output.imports) if (isExternal) external.add(path);
+  }
+  const sorted = Object.entries(byOrigin).sort(([, a], [, b]) => b - a);
+  return { bundledBytesByOrigin: Object.fromEntries(sorted), external: [...external].sort() };
+}
+
+interface ColdStartSample {
+  /** From the child's process start (`performance.timeOrigin`) to the handler's answer. */
+  sinceProcessStartMs: number;
+  /** Node's own start, before the first line of the child runs. */
+  bootMs: number;
+  importMs: number;
+  firstRequestMs: number;
+  /** User + system CPU the child used up to the answer: steadier than wall time on a busy machine. */
+  cpuMs: number;
+  /** From the parent's spawn() to the answer on the child's stdout. */
+  spawnToAnswerMs: number;
+}
+
+const RESULT_MARKER = 'BENCH_COLD_START_RESULT ';
+
+/**
+ * The child: note the time since process start, import the bundle (external @aws-sdk resolves from the
+ * project's node_modules, as the Lambda runtime provides it), serve one event, print the times.
+ */
+const CHILD_SOURCE = `
+const startedAt = performance.now();
+const { handler } = await import(process.env.BENCH_BUNDLE_URL);
+const importedAt = performance.now();
+const answer = await handler(JSON.parse(process.env.BENCH_EVENT), JSON.parse(process.env.BENCH_CONTEXT));
+const answeredAt = performance.now();
+const cpu = process.cpuUsage();
+process.stdout.write('\\n' + process.env.BENCH_MARKER + JSON.stringify({ answer, bootMs: startedAt, importMs: importedAt - startedAt, firstRequestMs: answeredAt - importedAt, sinceProcessStartMs: answeredAt, cpuMs: (cpu.user + cpu.system) / 1000 }));
+process.exit(0);
+`;
+
+async function coldStart(fn: ColdStartFunction, bundleFile: string, table: BenchTable, variant: ColdStartVariant, eventIndex: number): Promise<ColdStartSample> {
+  const name = fn.entry.replace(/\.ts$/, '').replace('/', '-');
+  // Only what a Lambda sandbox would have: the function's environment, nothing inherited from this shell.
+  const env = {
+    ...handlerEnv(table),
+    ...fn.env,
+    ...variant.env,
+    AWS_LAMBDA_FUNCTION_NAME: name,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+    BENCH_BUNDLE_URL: pathToFileURL(bundleFile).href,
+    BENCH_EVENT: JSON.stringify(fn.event(eventIndex)),
+    BENCH_CONTEXT: JSON.stringify(lambdaContext(name)),
+    BENCH_MARKER: RESULT_MARKER,
+  };
+  const spawnedAt = performance.now();
+  const { stdout, exitCode, stderr } = await runChild(env);
+  const spawnToAnswerMs = performance.now() - spawnedAt;
+  if (exitCode !== 0) throw new Error(`${fn.entry}: cold-start process exited ${exitCode}: ${stderr}`);
+  // The function logs to stdout too (Powertools at INFO); the result is the line after the marker.
+  const resultLine = stdout.split('\n').find((line) => line.startsWith(RESULT_MARKER));
+  if (!resultLine) throw new Error(`${fn.entry}: no result from the cold-start process: ${stdout.slice(-2000)} ${stderr}`);
+  const output = JSON.parse(resultLine.slice(RESULT_MARKER.length)) as Omit<ColdStartSample, 'spawnToAnswerMs'> & { answer: unknown };
+  fn.check(output.answer);
+  const { bootMs, importMs, firstRequestMs, sinceProcessStartMs, cpuMs } = output;
+  return { sinceProcessStartMs, bootMs, importMs, firstRequestMs, cpuMs, spawnToAnswerMs };
+}
+
+function runChild(env: Record<string, string>): Promise<{ stdout: string; stderr: string; exitCode: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE_22, ['--input-type=module', '-e', CHILD_SOURCE], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), COLD_START_SETTINGS.childTimeoutMs);
+    child.on('error', reject);
+    child.on('close', (exitCode) => {
+      clearTimeout(timer);
+      resolve({ stdout, stderr, exitCode });
+    });
+  });
+}
+
+// ---- the functions and their first events ----
+
+function expectApiStatus(status: number) {
+  return (answer: unknown) => {
+    const statusCode = (answer as { statusCode?: unknown } | null)?.statusCode;
+    if (statusCode !== status) throw new Error(`expected status ${status}, got ${JSON.stringify(answer)}`);
+  };
+}
+
+/** An item as Lambda's stream JSON carries it: the marshalled item, as JSON (no binary attributes here). */
+function streamImage(item: Record<string, unknown>): Record<string, AttributeValue> {
+  return JSON.parse(JSON.stringify(marshall(item, { removeUndefinedValues: true }))) as Record<string, AttributeValue>;
+}
+
+function expectNoBatchFailures(answer: unknown): void {
+  const failures = (answer as { batchItemFailures?: unknown } | null)?.batchItemFailures;
+  if (!Array.isArray(failures) || failures.length > 0) throw new Error(`expected no batch item failures, got ${JSON.stringify(answer)}`);
+}
+
+/**
+ * Every function the stack deploys (the six API handlers, the authorizer, the webhook fan-out and delivery,
+ * the analytics ingest and daily detector), each with a realistic first event against one seeded project:
+ * keys, versions and a webhook subscribed to `version_deployed`. `events` is how many distinct events each needs.
+ */
+async function serviceFunctions(
+  table: BenchTable,
+  events: number,
+  sqs: Awaited<ReturnType<typeof startStubSqs>>,
+  discord: Awaited<ReturnType<typeof startStubDiscord>>,
+): Promise<ColdStartFunction[]> {
+  const { repo } = table;
+  const project = await createBusinessProject(repo, 'bench cold-start');
+  const { projectId, ownerId } = project;
+  const now = nowSeconds();
+  await issueKeys(repo, projectId, 200);
+  const keysToRevoke = await repo.issueKeys({ projectId, count: events, tier: 'standard', maxUses: null, now });
+  const telemetryKeys = await repo.issueKeys({ projectId, count: 10, tier: 'standard', maxUses: null, now });
+  // A leaked watermark per run, each on a handful of keys.
+  const watermarks = Array.from({ length: events }, () => randomBytes(8).toString('hex'));
+  for (const watermark of watermarks) await repo.issueKeys({ projectId, count: 5, watermark, tier: 'standard', maxUses: null, now });
+  const versions: { id: string }[] = [];
+  for (let n = 1; n <= 3; n++) versions.push(await repo.uploadVersion({ projectId, sizeBytes: 20_000 + n, notes: `bench v${n}`, now }));
+  const webhookUrl = demoDiscordWebhookUrl();
+  const webhookId = await repo.addWebhook({ projectId, url: webhookUrl, events: ['version_deployed'], enabled: true, now });
+  const versionItem = (await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.version(projectId, versions[2]?.id ?? '') }))).Item;
+  if (!versionItem) throw new Error('bench version cannot be read back');
+
+  // A fresh token hash per event: every run is a new caller for the rate limit, as the authorizer would pass it.
+  const caller = () => ({ ownerId, tokenHash: randomBytes(32).toString('hex') });
+  const route = (entry: (typeof ROUTES)[number]['entry']) => {
+    const found = ROUTES.find((r) => r.entry === entry);
+    if (!found) throw new Error(`no route for ${entry}`);
+    return { method: found.method, resource: found.path, projectId };
+  };
+  const at = <T>(list: readonly T[], run: number): T => list[run % list.length] as T;
+  const eventFor: Record<(typeof ROUTES)[number]['entry'], (run: number) => unknown> = {
+    'list-keys': () => apiGatewayEvent({ ...route('list-keys'), caller: caller(), query: { limit: '50' } }),
+    'revoke-key': (run) => apiGatewayEvent({ ...route('revoke-key'), caller: caller(), body: { key_id: at(keysToRevoke, run).id } }),
+    'revoke-bulk': (run) => apiGatewayEvent({ ...route('revoke-bulk'), caller: caller(), body: { watermark: at(watermarks, run) } }),
+    'list-versions': () => apiGatewayEvent({ ...route('list-versions'), caller: caller() }),
+    rollback: (run) => apiGatewayEvent({ ...route('rollback'), caller: caller(), body: { version_id: at(versions, run).id } }),
+    'list-webhooks': () => apiGatewayEvent({ ...route('list-webhooks'), caller: caller() }),
+  };
+  const authorizerEvent: APIGatewayTokenAuthorizerEvent = {
+    type: 'TOKEN',
+    authorizationToken: `Bearer ${project.token}`,
+    methodArn: `arn:aws:execute-api:us-east-1:123456789012:benchapi/v1/GET/v1/projects/${projectId}/keys`,
+  };
+
+  // The stack's queue settings, with both queues on the stub SQS (the SDK sends to the queue URL's host).
+  const queueEnv = { QUEUE_URL: sqs.queueUrl('delivery'), AWS_ENDPOINT_URL_SQS: sqs.url };
+  const versionInserted = (run: number): DynamoDBStreamEvent => ({
+    Records: [
+      {
+        eventID: `bench-${run}-${randomBytes(8).toString('hex')}`,
+        eventName: 'INSERT',
+        eventVersion: '1.1',
+        eventSource: 'aws:dynamodb',
+        awsRegion: BENCH_REGION,
+        eventSourceARN: `arn:aws:dynamodb:${BENCH_REGION}:123456789012:table/${table.tableName}/stream/2025-01-01T00:00:00.000`,
+        dynamodb: {
+          ApproximateCreationDateTime: now,
+          Keys: streamImage(keyOf.version(projectId, String(versionItem.id))),
+          NewImage: streamImage(versionItem),
+          SequenceNumber: String(1_000_000 + run),
+          SizeBytes: 400,
+          StreamViewType: 'NEW_AND_OLD_IMAGES',
+        },
+      },
+    ],
+  });
+  const deliveryMessage = (run: number): SQSEvent => {
+    const body = JSON.stringify({
+      deliveryId: `bench-${run}-${randomBytes(8).toString('hex')}:${webhookId}`,
+      webhook: { id: webhookId, url: webhookUrl },
+      project: { id: projectId, name: 'bench cold-start' },
+      event: {
+        name: 'version_deployed',
+        projectId,
+        occurredAt: now,
+        data: { versionId: String(versionItem.id), versionNumber: Number(versionItem.version_number), sizeBytes: Number(versionItem.size_bytes), notes: String(versionItem.notes) },
+      },
+    });
+    return {
+      Records: [
+        {
+          messageId: randomUUID(),
+          receiptHandle: randomBytes(32).toString('base64'),
+          body,
+          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'bench', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+          messageAttributes: {},
+          md5OfBody: createHash('md5').update(body).digest('hex'),
+          eventSource: 'aws:sqs',
+          eventSourceARN: `arn:aws:sqs:${BENCH_REGION}:123456789012:delivery`,
+          awsRegion: BENCH_REGION,
+        },
+      ],
+    };
+  };
+  // What the loader side sends: executions and key validations of this project's keys.
+  const telemetry = () => ({
+    records: telemetryKeys.flatMap((key, i) => [
+      { kind: 'execution', projectId, keyId: key.id, executor: `executor-${i}`, scriptHash: 'ab12cd34ef56ab78', at: nowSeconds() },
+      { kind: 'validation', projectId, keyId: key.id, result: 'ok', executor: `executor-${i}`, fingerprint: randomBytes(16).toString('hex'), at: nowSeconds() },
+    ]),
+  });
+
+  return [
+    ...ROUTES.map((r) => ({ entry: `api/${r.entry}.ts`, event: eventFor[r.entry], check: expectApiStatus(200) })),
+    {
+      entry: 'api/authorizer.ts',
+      event: () => authorizerEvent,
+      check: (answer: unknown) => {
+        if ((answer as { principalId?: unknown } | null)?.principalId !== ownerId) throw new Error(`authorizer did not allow the owner: ${JSON.stringify(answer)}`);
+      },
+    },
+    { entry: 'events/fanout.ts', event: versionInserted, check: expectNoBatchFailures, env: queueEnv },
+    {
+      entry: 'events/delivery.ts',
+      event: deliveryMessage,
+      check: expectNoBatchFailures,
+      env: {
+        ...queueEnv,
+        DEAD_LETTER_QUEUE_URL: sqs.queueUrl('delivery-dlq'),
+        CLAIM_STALE_AFTER_SECONDS: String(DELIVERY_QUEUE.visibilityTimeoutSeconds),
+        DISCORD_API_BASE: discord.apiBase,
+      },
+    },
+    {
+      entry: 'analytics/ingest-handler.ts',
+      event: telemetry,
+      check: (answer: unknown) => {
+        const accepted = (answer as { accepted?: unknown } | null)?.accepted;
+        if (accepted !== 20) throw new Error(`ingest accepted ${String(accepted)} of 20 records: ${JSON.stringify(answer)}`);
+      },
+    },
+    {
+      entry: 'analytics/daily-handler.ts',
+      event: () => ({ version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} }),
+      check: (answer: unknown) => {
+        if (typeof answer !== 'object' || answer === null) throw new Error(`daily detector answered ${JSON.stringify(answer)}`);
+      },
+    },
+  ];
+}
