@@ -3,7 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayTokenAuthorizerEvent, AttributeValue, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { ROUTES } from '../lambdas/api/routes';
@@ -15,12 +15,13 @@ import { apiGatewayEvent, createBusinessProject, issueKeys, lambdaContext, nowSe
 import { type BenchResult, row, type Row } from './support/report';
 import { median, round } from './support/stats';
 import { startStubDiscord, startStubSqs } from './support/stub-services';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '../lib/constructs/api-function';
 
 const NAME = 'cold-start';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const NODE_22 = `${ROOT}node_modules/.bin/node`;
 const OUT_DIR = `${ROOT}.cache/bench/bundles/`;
-const SERVICE_FUNCTION_SOURCE = `${ROOT}lib/constructs/api-function.ts`;
 
 export const COLD_START_SETTINGS = {
   /** Timed fresh processes per function, after one untimed run that warms the file cache. */
@@ -31,35 +32,17 @@ export const COLD_START_SETTINGS = {
   childTimeoutMs: 15_000,
 } as const;
 
-/**
- * ServiceFunction's bundling (lib/constructs/api-function.ts) as the esbuild options CDK's NodejsFunction
- * passes for it: `--bundle --platform=node --format=esm --outfile=index.mjs --minify --sourcemap --target=node22
- * --external:@aws-sdk/* --banner:js=...`. The options are mirrored (ServiceFunction keeps them inline), and
- * checked against its source on every run so the two cannot drift apart silently.
- */
-const BANNER = "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);";
+/** ServiceFunction's bundling (SERVICE_BUNDLING) as the esbuild options CDK's NodejsFunction passes for it. */
 export const SERVICE_FUNCTION_ESBUILD = {
   bundle: true,
   platform: 'node',
-  format: 'esm',
-  minify: true,
-  sourcemap: true,
-  target: 'node22',
-  external: ['@aws-sdk/*'],
-  banner: { js: BANNER },
+  format: SERVICE_BUNDLING.format === OutputFormat.ESM ? 'esm' : 'cjs',
+  minify: SERVICE_BUNDLING.minify,
+  sourcemap: SERVICE_BUNDLING.sourceMap,
+  target: SERVICE_BUNDLING.target,
+  external: SERVICE_BUNDLING.externalModules,
+  banner: { js: SERVICE_BUNDLING.banner },
 } satisfies BuildOptions;
-/** The same settings as ServiceFunction writes them, and the environment it gives every function. */
-const SERVICE_FUNCTION_SOURCE_TEXT = [
-  'format: OutputFormat.ESM',
-  'minify: true',
-  'sourceMap: true',
-  "target: 'node22'",
-  "externalModules: ['@aws-sdk/*']",
-  `banner: ${JSON.stringify(BANNER)}`,
-  "NODE_OPTIONS: '--enable-source-maps'",
-  "POWERTOOLS_LOG_LEVEL: 'INFO'",
-];
-const FUNCTION_ENV = { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_LOG_LEVEL: 'INFO' };
 
 export interface ColdStartFunction {
   /** Entry relative to `lambdas/`, as ServiceFunction takes it. */
@@ -80,7 +63,7 @@ export interface ColdStartVariant {
   description: string;
 }
 
-export const SERVICE_VARIANT: ColdStartVariant = { name: 'service', esbuild: {}, env: FUNCTION_ENV, description: 'ServiceFunction as deployed' };
+export const SERVICE_VARIANT: ColdStartVariant = { name: 'service', esbuild: {}, env: SERVICE_ENVIRONMENT, description: 'ServiceFunction as deployed' };
 /** Experiments run on request (`--experiments`), reported beside the deployed build without targets. */
 export const EXPERIMENT_VARIANTS: ColdStartVariant[] = [
   {
@@ -92,7 +75,7 @@ export const EXPERIMENT_VARIANTS: ColdStartVariant[] = [
   {
     name: 'sdk-bundled',
     esbuild: { external: [], mainFields: ['module', 'main'] },
-    env: FUNCTION_ENV,
+    env: SERVICE_ENVIRONMENT,
     description: '@aws-sdk bundled (its ESM builds, tree-shaken) instead of loaded from the runtime',
   },
 ];
@@ -100,7 +83,6 @@ export const EXPERIMENT_VARIANTS: ColdStartVariant[] = [
 /** Bundle each function as the stack does, then time fresh Node 22 processes importing it and serving one request. */
 export async function benchColdStart(table: BenchTable, log: (line: string) => void, options: { experiments?: boolean } = {}): Promise<BenchResult> {
   const s = COLD_START_SETTINGS;
-  await assertMirrorsServiceFunction();
   const variants = [SERVICE_VARIANT, ...(options.experiments ? EXPERIMENT_VARIANTS : [])];
   const sqs = await startStubSqs();
   const discord = await startStubDiscord();
@@ -181,12 +163,6 @@ async function measure(table: BenchTable, log: (line: string) => void, variants:
   for (const fn of functions) log(`${NAME}: ${cell(SERVICE_VARIANT, fn)} ${kib(cell(SERVICE_VARIANT, fn))} KiB; ${breakdown(cell(SERVICE_VARIANT, fn))}`);
   const functionDetails = Object.fromEntries([...bundles.keys()].map((key) => [key, { bundle: bundles.get(key), samples: samples.get(key) }]));
   return { rows, details: { settings: s, esbuild: SERVICE_FUNCTION_ESBUILD, variants, functions: functionDetails } };
-}
-
-async function assertMirrorsServiceFunction(): Promise<void> {
-  const source = await readFile(SERVICE_FUNCTION_SOURCE, 'utf8');
-  const missing = SERVICE_FUNCTION_SOURCE_TEXT.filter((text) => !source.includes(text));
-  if (missing.length > 0) throw new Error(`ServiceFunction's bundling changed (${missing.join('; ')} not found); update bench/cold-start.ts to match`);
 }
 
 export interface BundleReport {

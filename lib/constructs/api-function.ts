@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
@@ -9,14 +9,30 @@ import { fileURLToPath } from 'node:url';
 export const LAMBDAS_DIR = fileURLToPath(new URL('../../lambdas/', import.meta.url));
 const LOCK_FILE = fileURLToPath(new URL('../../package-lock.json', import.meta.url));
 
+/**
+ * Every function's esbuild settings: minified ESM for Node 22 with source maps, the AWS SDK left to the runtime
+ * (it ships v3, which keeps bundles small). The benchmark bundles with this same object.
+ */
+export const SERVICE_BUNDLING = {
+  format: OutputFormat.ESM,
+  minify: true,
+  sourceMap: true,
+  target: 'node22',
+  externalModules: ['@aws-sdk/*'],
+  // ESM bundles that pull in CommonJS dependencies need `require` defined.
+  banner: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);",
+} satisfies BundlingOptions;
+
+/** The environment every function starts with. */
+export const SERVICE_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_LOG_LEVEL: 'INFO' } as const;
+
 export interface ServiceFunctionProps extends Omit<NodejsFunctionProps, 'entry' | 'runtime' | 'architecture'> {
   /** Path of the handler module relative to `lambdas/`, e.g. `api/list-keys.ts`. */
   entry: string;
 }
 
 /**
- * Every function of the service with the same defaults in one place: Node 22 on ARM64, minified ESM with
- * source maps, the AWS SDK left to the runtime (it ships v3, which keeps bundles small and cold starts short),
+ * Every function of the service with the same defaults in one place: Node 22 on ARM64, SERVICE_BUNDLING,
  * X-Ray tracing and a log group with a retention instead of logs kept forever. The cdk-nag findings these
  * defaults raise are acknowledged here, on each function only, so the same finding elsewhere still fails synth.
  */
@@ -33,21 +49,8 @@ export class ServiceFunction extends NodejsFunction {
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
       logGroup: new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
-      environment: {
-        NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_LOG_LEVEL: 'INFO',
-        ...environment,
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        minify: true,
-        sourceMap: true,
-        target: 'node22',
-        externalModules: ['@aws-sdk/*'],
-        // ESM bundles that pull in CommonJS dependencies need `require` defined.
-        banner: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);",
-        ...bundling,
-      },
+      environment: { ...SERVICE_ENVIRONMENT, ...environment },
+      bundling: { ...SERVICE_BUNDLING, ...bundling },
     });
     Validations.of(this).acknowledge(
       {
