@@ -5,7 +5,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { ROUTES, type Route, timeoutSecondsOf } from '../lambdas/api/routes';
+import { API_FUNCTION_TIMEOUT_SECONDS, ROUTES, type Route, timeoutSecondsOf } from '../lambdas/api/routes';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '../lambdas/http/gateway-responses';
 import { SECURITY_HEADERS } from '../lambdas/http/responses';
 
@@ -294,14 +294,14 @@ function isScalar(value: unknown): value is string | number | boolean {
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 }
 
-/** Settles with the handler's outcome, or rejects when it runs past the function timeout, as Lambda would. */
-async function invokeWithTimeout(handler: ProxyHandler, event: APIGatewayProxyEvent, context: Context, timeoutMs: number): Promise<unknown> {
+/** Settles with a function's outcome, or rejects when it runs past the function timeout, as Lambda would. */
+async function withFunctionTimeout<T>(invocation: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`Task timed out after ${timeoutMs / 1000} seconds`)), timeoutMs);
   });
   try {
-    return await Promise.race([handler(event, context), timeout]);
+    return await Promise.race([invocation, timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -334,7 +334,10 @@ export async function handleGatewayRequest(request: RawRequest, deps: GatewayDep
   const arn = methodArn(request.method, path);
   let authorized: APIGatewayAuthorizerResult;
   try {
-    authorized = await deps.authorizer({ type: 'TOKEN', authorizationToken: authorization, methodArn: arn });
+    // The authorizer is a Lambda with the default API function timeout: a token lookup that never answers
+    // (a database that hangs) ends as API Gateway's 500, not as a request that waits forever.
+    const authorizerTimeoutMs = deps.handlerTimeoutMs ?? API_FUNCTION_TIMEOUT_SECONDS * 1000;
+    authorized = await withFunctionTimeout(deps.authorizer({ type: 'TOKEN', authorizationToken: authorization, methodArn: arn }), authorizerTimeoutMs);
   } catch (error) {
     if (error instanceof Error && error.message === 'Unauthorized') return { requestId, response: gatewayResponse('UNAUTHORIZED', requestId) };
     return { requestId, response: gatewayResponse('AUTHORIZER_FAILURE', requestId), failure: error };
@@ -350,7 +353,7 @@ export async function handleGatewayRequest(request: RawRequest, deps: GatewayDep
   const context = lambdaContext(match.route.entry, requestId, timeoutMs, Date.now());
   let result: unknown;
   try {
-    result = await invokeWithTimeout(deps.handlers[match.route.entry], event, context, timeoutMs);
+    result = await withFunctionTimeout(deps.handlers[match.route.entry](event, context), timeoutMs);
   } catch (error) {
     return { requestId, response: gatewayResponse('INTEGRATION_FAILURE', requestId), failure: error };
   }
