@@ -1,0 +1,353 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES, type Route } from '../../../lambdas/api/routes';
+import { hashToken, newApiToken } from '../../../lambdas/domain/tokens';
+import { createDocumentClient, dynamoConfigFromEnv } from '../../../lambdas/store/client';
+import { Repository } from '../../../lambdas/store/repository';
+import { type LocalStack, startLocalStack } from '../../../local/stack';
+import { dynamodbEndpoint, seedOwner, seedProject } from '../../support/fixtures';
+import { freePort, type RawReply, type RawRequestInput, rawRequest, reportFigure, snapshotTable } from './support';
+
+/**
+ * Bad input of every kind, over real HTTP, against a local stack (the real authorizer and handlers behind the
+ * API Gateway stand-in) on the run's DynamoDB Local. Every case must get a 4xx `{"error": "..."}` that says
+ * what to fix, with the headers every response carries, and the whole table of cases must leave the table as
+ * it was.
+ */
+
+const TABLE_NAME = `adversarial-${Date.now()}`;
+const MEGABYTE = 1024 * 1024;
+
+let stack: LocalStack;
+let port: number;
+let repository: Repository;
+let db: DynamoDBDocumentClient;
+
+/** What the cases point at: the demo project of the stack, plus rows of other projects they must not reach. */
+interface Targets {
+  projectId: string;
+  /** One token per endpoint, so the 100/min limit of one token is never what answers a case. */
+  tokens: Record<Route['entry'], string>;
+  currentVersionId: string;
+  proProjectId: string;
+  foreignProjectId: string;
+  foreignKeyId: string;
+  foreignVersionId: string;
+  foreignWatermark: string;
+}
+let targets: Targets;
+
+interface Case {
+  name: string;
+  request: (route: Route, token: string) => RawRequestInput;
+  status: number;
+  /** A substring (or pattern) of `error` that tells a person what to fix. */
+  message: string | RegExp;
+}
+
+const UNAUTHORIZED = 'send Authorization: Bearer <API_TOKEN>';
+const NO_ROUTE = 'no such route';
+const PROJECT_NOT_FOUND = 'Project not found';
+
+const pathOf = (route: Route, projectId: string) => route.path.replace('{id}', projectId);
+const bearer = (token: string): [string, string] => ['Authorization', `Bearer ${token}`];
+const json: [string, string] = ['Content-Type', 'application/json'];
+
+/** A well-formed body per endpoint, so a case that changes something else is refused for that and not for its body. */
+const VALID_BODY: Partial<Record<Route['entry'], string>> = {
+  'revoke-key': JSON.stringify({ key_id: 'key_00000000000000000000' }),
+  'revoke-bulk': JSON.stringify({ watermark: '0000000000000000' }),
+  rollback: JSON.stringify({ version_id: 'ver_00000000000000000000' }),
+};
+
+/** A request to the route for the demo project, with a valid token and a well-formed body unless the case changes them. */
+function call(route: Route, token: string, change: Partial<RawRequestInput> & { projectId?: string; query?: string } = {}): RawRequestInput {
+  const { projectId = targets.projectId, query, ...rest } = change;
+  const isPost = route.method === 'POST';
+  return {
+    method: route.method,
+    target: `${pathOf(route, projectId)}${query ? `?${query}` : ''}`,
+    headers: [bearer(token), ...(isPost ? [json] : [])],
+    body: VALID_BODY[route.entry],
+    ...rest,
+  };
+}
+
+/** Cases every endpoint must refuse alike: authentication, the path's project id, the route itself. */
+const COMMON_CASES: Case[] = [
+  { name: 'no Authorization header', request: (r, t) => ({ ...call(r, t), headers: nonAuth(call(r, t)) }), status: 401, message: UNAUTHORIZED },
+  { name: 'empty Authorization header', request: (r, t) => withAuth(call(r, t), ''), status: 401, message: UNAUTHORIZED },
+  { name: '"Bearer" with no token', request: (r, t) => withAuth(call(r, t), 'Bearer'), status: 401, message: UNAUTHORIZED },
+  { name: 'odd casing AUTHORIZATION: BEARER with no token', request: (r, t) => ({ ...call(r, t), headers: [['AUTHORIZATION', 'BEARER '], ...nonAuth(call(r, t))] }), status: 401, message: UNAUTHORIZED },
+  { name: 'no space between scheme and token', request: (r, t) => withAuth(call(r, t), `Bearer${t}`), status: 401, message: UNAUTHORIZED },
+  { name: 'tab between scheme and token', request: (r, t) => withAuth(call(r, t), `Bearer\t${t}`), status: 401, message: UNAUTHORIZED },
+  { name: 'Basic scheme', request: (r, t) => withAuth(call(r, t), `Basic ${Buffer.from('user:pass').toString('base64')}`), status: 401, message: UNAUTHORIZED },
+  { name: 'token with trailing garbage after a space', request: (r, t) => withAuth(call(r, t), `Bearer ${t} extra`), status: 401, message: UNAUTHORIZED },
+  { name: 'unknown well-formed token', request: (r, t) => withAuth(call(r, t), `Bearer ${newApiToken()}`), status: 401, message: UNAUTHORIZED },
+  { name: 'token of 600 characters', request: (r, t) => withAuth(call(r, t), `Bearer ${'a'.repeat(600)}`), status: 401, message: UNAUTHORIZED },
+  { name: 'token of 12 KB', request: (r, t) => withAuth(call(r, t), `Bearer ${'a'.repeat(12 * 1024)}`), status: 401, message: UNAUTHORIZED },
+  { name: 'token with a tab inside', request: (r, t) => withAuth(call(r, t), `Bearer ${t.slice(0, 10)}\t${t.slice(10)}`), status: 401, message: UNAUTHORIZED },
+  { name: 'token with a Latin-1 byte', request: (r, t) => withAuth(call(r, t), `Bearer ${t}\u00e9`), status: 401, message: UNAUTHORIZED },
+  { name: 'a second Authorization header with a bad token', request: (r, t) => ({ ...call(r, t), headers: [...(call(r, t).headers ?? []), ['authorization', 'Bearer nope']] }), status: 401, message: UNAUTHORIZED },
+  { name: 'project id of 5000 characters', request: (r, t) => call(r, t, { projectId: 'p'.repeat(5000) }), status: 404, message: PROJECT_NOT_FOUND },
+  { name: 'unicode project id (percent-encoded)', request: (r, t) => call(r, t, { projectId: encodeURIComponent('prj_é💥名') }), status: 404, message: PROJECT_NOT_FOUND },
+  { name: 'project id ..%2F', request: (r, t) => call(r, t, { projectId: '..%2F' }), status: 404, message: PROJECT_NOT_FOUND },
+  { name: 'project id ..%2F..%2F walking to another project', request: (r, t) => call(r, t, { projectId: `..%2F..%2Fprojects%2F${targets.foreignProjectId}` }), status: 404, message: PROJECT_NOT_FOUND },
+  { name: 'project id %00', request: (r, t) => call(r, t, { projectId: '%00' }), status: 404, message: PROJECT_NOT_FOUND },
+  { name: 'invalid percent-encoding in the project id', request: (r, t) => call(r, t, { projectId: '%E0%A4%A' }), status: 404, message: NO_ROUTE },
+  { name: 'raw ../ segment in the path', request: (r, t) => call(r, t, { projectId: `x/../${targets.projectId}` }), status: 404, message: NO_ROUTE },
+  { name: 'trailing slash', request: (r, t) => ({ ...call(r, t), target: `${pathOf(r, targets.projectId)}/` }), status: 404, message: NO_ROUTE },
+  { name: 'wrong method', request: (r, t) => ({ ...call(r, t), method: r.method === 'GET' ? 'DELETE' : 'PUT' }), status: 404, message: NO_ROUTE },
+  { name: "another owner's project", request: (r, t) => call(r, t, { projectId: targets.foreignProjectId }), status: 404, message: PROJECT_NOT_FOUND },
+  { name: "the owner's project on the pro plan", request: (r, t) => call(r, t, { projectId: targets.proProjectId }), status: 403, message: 'requires a Business plan' },
+];
+
+function nonAuth(request: RawRequestInput): [string, string][] {
+  return (request.headers ?? []).filter(([name]) => name.toLowerCase() !== 'authorization');
+}
+function withAuth(request: RawRequestInput, value: string): RawRequestInput {
+  return { ...request, headers: [['Authorization', value], ...nonAuth(request)] };
+}
+
+const LIMIT = 'limit must be a whole number between 1 and 100';
+const OFFSET = 'offset must be a whole number between 0 and 999999999999999';
+const NOT_OBJECT = 'Request body must be a JSON object';
+const MALFORMED = 'Malformed JSON in request body';
+const TOO_LARGE = 'Request body too large: at most 64 KB';
+const CONTENT_TYPE = 'Content-Type must be application/json';
+const NO_QUERY = 'This endpoint takes no query parameters';
+
+const query = (q: string): Case['request'] => (r, t) => call(r, t, { query: q });
+const body = (text: string, headers?: [string, string][]): Case['request'] => (r, t) => ({ ...call(r, t), body: text, ...(headers ? { headers: [bearer(t), ...headers] } : {}) });
+const jsonBody = (value: unknown): Case['request'] => body(JSON.stringify(value));
+
+/** Cases that belong to what each endpoint reads: its query string or its body. */
+const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
+  'list-keys': [
+    { name: 'limit=abc', request: query('limit=abc'), status: 400, message: LIMIT },
+    { name: 'limit=-1', request: query('limit=-1'), status: 400, message: LIMIT },
+    { name: 'limit=0', request: query('limit=0'), status: 400, message: LIMIT },
+    { name: 'limit=101', request: query('limit=101'), status: 400, message: LIMIT },
+    { name: 'limit=2.5', request: query('limit=2.5'), status: 400, message: LIMIT },
+    { name: 'limit=1e2', request: query('limit=1e2'), status: 400, message: LIMIT },
+    { name: 'limit= (empty)', request: query('limit='), status: 400, message: LIMIT },
+    { name: 'limit=1e400', request: query('limit=1e400'), status: 400, message: LIMIT },
+    { name: 'limit of 20 digits', request: query('limit=99999999999999999999'), status: 400, message: LIMIT },
+    { name: 'limit=%ZZ', request: query('limit=%ZZ'), status: 400, message: LIMIT },
+    { name: 'limit=%EF%BC%95 (fullwidth 5)', request: query('limit=%EF%BC%95'), status: 400, message: LIMIT },
+    { name: 'offset=-5', request: query('offset=-5'), status: 400, message: OFFSET },
+    { name: 'offset=0.5', request: query('offset=0.5'), status: 400, message: OFFSET },
+    { name: 'offset=0x10', request: query('offset=0x10'), status: 400, message: OFFSET },
+    { name: 'offset of 16 digits', request: query('offset=1000000000000000'), status: 400, message: OFFSET },
+    { name: 'offset of 23 digits', request: query('offset=99999999999999999999999'), status: 400, message: OFFSET },
+    { name: 'limit repeated', request: query('limit=1&limit=2'), status: 400, message: 'Query parameter "limit" was given 2 times; give it once' },
+    { name: 'offset repeated with the same value', request: query('offset=1&offset=1'), status: 400, message: 'Query parameter "offset" was given 2 times' },
+    { name: 'unknown parameter page', request: query('page=2'), status: 400, message: 'Unknown query parameter "page"; allowed: limit, offset' },
+    { name: 'LIMIT in capitals', request: query('LIMIT=5'), status: 400, message: 'Unknown query parameter "LIMIT"' },
+    { name: '__proto__ parameter', request: query('__proto__=1'), status: 400, message: 'Unknown query parameter "__proto__"' },
+  ],
+  'revoke-key': [
+    { name: 'empty object', request: jsonBody({}), status: 400, message: 'key_id is required' },
+    { name: 'malformed JSON', request: body('{"key_id":'), status: 400, message: MALFORMED },
+    { name: 'JSON array', request: jsonBody(['key_1']), status: 400, message: NOT_OBJECT },
+    { name: 'JSON string', request: jsonBody('key_1'), status: 400, message: NOT_OBJECT },
+    { name: 'JSON null', request: body('null'), status: 400, message: NOT_OBJECT },
+    { name: 'JSON number', request: body('42'), status: 400, message: NOT_OBJECT },
+    { name: 'empty body', request: body(''), status: 400, message: NOT_OBJECT },
+    { name: 'key_id a number', request: jsonBody({ key_id: 42 }), status: 400, message: 'key_id must be a string' },
+    { name: 'key_id null', request: jsonBody({ key_id: null }), status: 400, message: 'key_id must be a string' },
+    { name: 'key_id an object', request: jsonBody({ key_id: { $ne: '' } }), status: 400, message: 'key_id must be a string' },
+    { name: 'key_id empty', request: jsonBody({ key_id: '' }), status: 400, message: 'key_id must not be empty' },
+    { name: 'key_id of 129 characters', request: jsonBody({ key_id: 'k'.repeat(129) }), status: 400, message: 'key_id must be at most 128 characters' },
+    { name: 'extra field', request: jsonBody({ key_id: 'key_1', force: true }), status: 400, message: 'Unknown field "force"; allowed: key_id' },
+    { name: '__proto__ key', request: body('{"__proto__":{"revoked":0},"key_id":"key_1"}'), status: 400, message: 'forbidden key' },
+    { name: 'JSON nested 30 000 deep', request: body(`${'['.repeat(30_000)}${']'.repeat(30_000)}`), status: 400, message: MALFORMED },
+    { name: 'byte-order mark before the JSON', request: body('\ufeff{"key_id":"key_1"}'), status: 400, message: MALFORMED },
+    { name: '1 MB body', request: jsonBody({ key_id: 'k'.repeat(MEGABYTE) }), status: 413, message: TOO_LARGE },
+    { name: 'Content-Type text/plain', request: body('{"key_id":"key_1"}', [['Content-Type', 'text/plain']]), status: 415, message: CONTENT_TYPE },
+    { name: 'no Content-Type', request: body('{"key_id":"key_1"}', []), status: 415, message: CONTENT_TYPE },
+    { name: 'Content-Type form-urlencoded', request: body('key_id=key_1', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 415, message: CONTENT_TYPE },
+    { name: 'Content-Type json then text/plain repeated', request: body('{"key_id":"key_1"}', [json, ['content-type', 'text/plain']]), status: 415, message: CONTENT_TYPE },
+    { name: 'unknown key id', request: jsonBody({ key_id: 'key_00000000000000000000' }), status: 404, message: 'not found in this project' },
+    { name: "another project's key id", request: () => ({ ...call(routeOf('revoke-key'), targets.tokens['revoke-key']), body: JSON.stringify({ key_id: targets.foreignKeyId }) }), status: 404, message: 'not found in this project' },
+    { name: 'key id with a lone surrogate', request: body('{"key_id":"\\ud800"}'), status: 404, message: 'not found in this project' },
+    { name: 'query string on a POST', request: (r, t) => call(r, t, { query: 'force=1', body: '{"key_id":"key_1"}' }), status: 400, message: NO_QUERY },
+  ],
+  'revoke-bulk': [
+    { name: 'empty object', request: jsonBody({}), status: 400, message: 'watermark is required' },
+    { name: 'WM_ prefix kept', request: jsonBody({ watermark: 'WM_0123456789abcdef' }), status: 400, message: 'drop the prefix and send "0123456789abcdef"' },
+    { name: 'uppercase hex', request: jsonBody({ watermark: '0123456789ABCDEF' }), status: 400, message: 'must be lowercase hex' },
+    { name: '15 characters', request: jsonBody({ watermark: '0123456789abcde' }), status: 400, message: 'got 15 characters' },
+    { name: '17 characters', request: jsonBody({ watermark: '0123456789abcdef0' }), status: 400, message: 'got 17 characters' },
+    { name: 'trailing newline', request: jsonBody({ watermark: '0123456789abcdef\n' }), status: 400, message: 'got 17 characters' },
+    { name: '16 characters, not hex', request: jsonBody({ watermark: '0123456789abcdeg' }), status: 400, message: 'not hex' },
+    { name: 'fullwidth unicode digits', request: jsonBody({ watermark: 'ａｂｃｄｅｆ0123456789' }), status: 400, message: 'not hex' },
+    { name: 'watermark a number', request: jsonBody({ watermark: 1234567890123456 }), status: 400, message: 'watermark must be a string' },
+    { name: 'watermark an array', request: jsonBody({ watermark: ['0123456789abcdef'] }), status: 400, message: 'watermark must be a string' },
+    { name: 'extra field', request: jsonBody({ watermark: '0123456789abcdef', all: true }), status: 400, message: 'Unknown field "all"; allowed: watermark' },
+    { name: 'malformed JSON', request: body("{'watermark':'0123456789abcdef'}"), status: 400, message: MALFORMED },
+    { name: 'JSON array body', request: jsonBody(['0123456789abcdef']), status: 400, message: NOT_OBJECT },
+    { name: 'JSON null', request: body('null'), status: 400, message: NOT_OBJECT },
+    { name: '1 MB body', request: jsonBody({ watermark: 'a'.repeat(MEGABYTE) }), status: 413, message: TOO_LARGE },
+    { name: 'Content-Type text/plain', request: body('{"watermark":"0123456789abcdef"}', [['Content-Type', 'text/plain']]), status: 415, message: CONTENT_TYPE },
+  ],
+  'list-versions': [
+    { name: 'limit parameter', request: query('limit=5'), status: 400, message: `${NO_QUERY}; remove "limit"` },
+    { name: 'repeated parameter', request: query('a=1&a=2'), status: 400, message: 'Query parameter "a" was given 2 times' },
+    { name: '__proto__ parameter', request: query('__proto__=x'), status: 400, message: NO_QUERY },
+    { name: 'negative offset', request: query('offset=-1'), status: 400, message: NO_QUERY },
+  ],
+  rollback: [
+    { name: 'empty object', request: jsonBody({}), status: 400, message: 'version_id is required' },
+    { name: 'version_id a number', request: jsonBody({ version_id: 3 }), status: 400, message: 'version_id must be a string' },
+    { name: 'version_id empty', request: jsonBody({ version_id: '' }), status: 400, message: 'version_id must not be empty' },
+    { name: 'version_id of 129 characters', request: jsonBody({ version_id: 'v'.repeat(129) }), status: 400, message: 'version_id must be at most 128 characters' },
+    { name: 'extra field version_number', request: jsonBody({ version_id: 'ver_1', version_number: 1 }), status: 400, message: 'Unknown field "version_number"' },
+    { name: 'malformed JSON', request: body('{"version_id": ver_1}'), status: 400, message: MALFORMED },
+    { name: 'JSON array', request: jsonBody([]), status: 400, message: NOT_OBJECT },
+    { name: 'JSON string', request: jsonBody('ver_1'), status: 400, message: NOT_OBJECT },
+    { name: '1 MB body', request: jsonBody({ version_id: 'v'.repeat(MEGABYTE) }), status: 413, message: TOO_LARGE },
+    { name: 'Content-Type form-urlencoded', request: body('version_id=ver_1', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 415, message: CONTENT_TYPE },
+    { name: 'application/vnd.api+json without version_id', request: body('{}', [['Content-Type', 'application/vnd.api+json']]), status: 400, message: 'version_id is required' },
+    { name: 'unknown version', request: jsonBody({ version_id: 'ver_00000000000000000000' }), status: 404, message: 'Version ver_00000000000000000000 not found in this project' },
+    { name: "another project's version", request: () => ({ ...call(routeOf('rollback'), targets.tokens.rollback), body: JSON.stringify({ version_id: targets.foreignVersionId }) }), status: 404, message: 'not found in this project' },
+    { name: 'version id with a NUL character', request: jsonBody({ version_id: 'ver_\u0000' }), status: 404, message: 'not found in this project' },
+  ],
+  'list-webhooks': [
+    { name: 'unknown parameter', request: query('enabled=1'), status: 400, message: `${NO_QUERY}; remove "enabled"` },
+    { name: 'repeated parameter', request: query('x=1&x=1&x=1'), status: 400, message: 'Query parameter "x" was given 3 times' },
+    { name: 'parameter with an empty name', request: query('=1'), status: 400, message: NO_QUERY },
+  ],
+};
+
+function routeOf(entry: Route['entry']): Route {
+  const route = ROUTES.find((candidate) => candidate.entry === entry);
+  if (!route) throw new Error(`no route ${entry}`);
+  return route;
+}
+
+/** The reply as the spec and the security rules want every refusal: 4xx JSON `{"error"}` and the response headers. */
+function expectActionableRefusal(reply: RawReply, expected: Case, label: string) {
+  expect.soft(reply.status, label).toBe(expected.status);
+  expect.soft(reply.headers['content-type'], label).toBe('application/json');
+  expect.soft(reply.headers['cache-control'], label).toBe('no-store');
+  expect.soft(reply.headers['x-content-type-options'], label).toBe('nosniff');
+  expect.soft(reply.json, label).toEqual({ error: expect.any(String) });
+  const error = (reply.json as { error?: unknown } | undefined)?.error;
+  if (typeof expected.message === 'string') expect.soft(error, label).toContain(expected.message);
+  else expect.soft(error, label).toMatch(expected.message);
+}
+
+beforeAll(async () => {
+  port = await freePort();
+  stack = await startLocalStack({ port, dynamodbEndpoint: dynamodbEndpoint(), tableName: TABLE_NAME, stateFile: `/tmp/adversarial-${process.pid}.json` });
+  db = createDocumentClient(dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: stack.dynamodbEndpoint }));
+  repository = new Repository(db, TABLE_NAME);
+
+  const tokens = {} as Record<Route['entry'], string>;
+  for (const route of ROUTES) {
+    tokens[route.entry] = newApiToken();
+    await repository.saveTokenHash(stack.ownerId, hashToken(tokens[route.entry]), 1_700_000_000);
+  }
+  const foreignOwner = await seedOwner(repository);
+  const foreignWatermark = 'feedfacefeedface';
+  const foreign = await seedProject(repository, { ownerId: foreignOwner.ownerId, keys: 2, watermark: foreignWatermark, versions: ['theirs'] });
+  const pro = await seedProject(repository, { ownerId: stack.ownerId, plan: 'pro', keys: 1, versions: ['pro'] });
+  const project = await repository.getProject(stack.projectId);
+  targets = {
+    projectId: stack.projectId,
+    tokens,
+    currentVersionId: project?.currentVersionId ?? '',
+    proProjectId: pro.projectId,
+    foreignProjectId: foreign.projectId,
+    foreignKeyId: foreign.keys[0]?.id ?? '',
+    foreignVersionId: foreign.versions[0]?.id ?? '',
+    foreignWatermark,
+  };
+}, 120_000);
+
+afterAll(async () => {
+  db?.destroy();
+  await stack?.stop();
+});
+
+describe('adversarial input over HTTP: every bad request gets an actionable 4xx JSON error and changes nothing', () => {
+  it('answers each of the cases for all six endpoints with the expected 4xx {"error"} and leaves the table unchanged', async () => {
+    const before = await snapshotTable(db, TABLE_NAME);
+    const perEndpoint: Record<string, number> = {};
+    const statuses: Record<number, number> = {};
+    for (const route of ROUTES) {
+      const token = targets.tokens[route.entry];
+      const cases = [...COMMON_CASES, ...SPECIFIC_CASES[route.entry]];
+      for (const testCase of cases) {
+        const reply = await rawRequest(port, testCase.request(route, token));
+        statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+        expectActionableRefusal(reply, testCase, `${route.method} ${route.path}: ${testCase.name}`);
+      }
+      perEndpoint[`${route.method} ${route.path}`] = cases.length;
+    }
+    const after = await snapshotTable(db, TABLE_NAME);
+    const total = Object.values(perEndpoint).reduce((sum, count) => sum + count, 0);
+
+    expect(after).toEqual(before);
+    expect(Math.min(...Object.values(perEndpoint))).toBeGreaterThanOrEqual(10);
+    expect(Object.keys(statuses).every((status) => Number(status) >= 400 && Number(status) < 500)).toBe(true);
+    reportFigure(
+      `adversarial inputs: ${total} cases over HTTP; statuses ${JSON.stringify(statuses)}; table rows unchanged (${before.length}); per endpoint ${JSON.stringify(perEndpoint)}`,
+    );
+  });
+
+  it("answers a bulk revoke with another owner's watermark 200 with revoked_count 0 and leaves their keys active", async () => {
+    const route = routeOf('revoke-bulk');
+    const reply = await rawRequest(port, { ...call(route, targets.tokens['revoke-bulk']), body: JSON.stringify({ watermark: targets.foreignWatermark }) });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({ ok: true, revoked_count: 0 });
+    const foreign = await repository.listKeysAfter(targets.foreignProjectId, 0, 10);
+    expect(foreign.map((key) => key.revoked)).toEqual([0, 0]);
+  });
+
+  it('accepts the tolerated spellings of a good request: lowercase header names, bearer in any case, extra spaces, Content-Type parameters', async () => {
+    const keys = routeOf('list-keys');
+    const token = targets.tokens['list-keys'];
+    for (const headers of [
+      [['authorization', `bearer ${token}`]],
+      [['AUTHORIZATION', `BEARER    ${token}`]],
+      [['Authorization', `  Bearer ${token}  `]],
+    ] as [string, string][][]) {
+      const reply = await rawRequest(port, { method: 'GET', target: `${pathOf(keys, targets.projectId)}?limit=1`, headers });
+      expect(reply.status).toBe(200);
+    }
+    // Rolling back to the current version changes nothing, so this one leaves the table as it was.
+    const rollback = routeOf('rollback');
+    const reply = await rawRequest(port, {
+      ...call(rollback, targets.tokens.rollback),
+      headers: [bearer(targets.tokens.rollback), ['CONTENT-TYPE', 'Application/JSON; charset=UTF-8']],
+      body: JSON.stringify({ version_id: targets.currentVersionId }),
+    });
+    expect(reply).toMatchObject({ status: 200, json: { ok: true, current_version_id: targets.currentVersionId } });
+  });
+});
+
+describe('bytes the HTTP parser refuses before the gateway runs', () => {
+  it('answers control characters in the token, raw non-ASCII in the path and a 70 KB request line with a 4xx, then keeps serving', async () => {
+    const keys = routeOf('list-keys');
+    const token = targets.tokens['list-keys'];
+    const before = await snapshotTable(db, TABLE_NAME);
+    const refused = [
+      { method: 'GET', target: pathOf(keys, targets.projectId), headers: [['Authorization', `Bearer ${token}\u0000`]] },
+      { method: 'GET', target: pathOf(keys, targets.projectId), headers: [['Authorization', `Bearer ${token.slice(0, 8)}\u0001${token.slice(8)}`]] },
+      { method: 'GET', target: pathOf(keys, targets.projectId), headers: [['Authorization', `Bearer ${token}\u007f`]] },
+      { method: 'GET', target: pathOf(keys, 'prj_\u00e9'), headers: [bearer(token)] },
+      { method: 'GET', target: pathOf(keys, 'p'.repeat(70_000)), headers: [bearer(token)] },
+    ] satisfies RawRequestInput[];
+    for (const request of refused) {
+      const reply = await rawRequest(port, request);
+      expect(reply.status).toBeGreaterThanOrEqual(400);
+      expect(reply.status).toBeLessThan(500);
+    }
+    const after = await rawRequest(port, { method: 'GET', target: `${pathOf(keys, targets.projectId)}?limit=1`, headers: [bearer(token)] });
+    expect(after.status).toBe(200);
+    expect(await snapshotTable(db, TABLE_NAME)).toEqual(before);
+    reportFigure(`HTTP-parser-level refusals: ${refused.length} cases, all 4xx, server kept serving`);
+  });
+});

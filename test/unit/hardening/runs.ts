@@ -1,0 +1,21 @@
+/**
+ * How hard the hardening tests push. CI runs the defaults; `HARDENING_RUNS=500 npx vitest run ...` turns every
+ * race and fault loop up (and the property tests with it) to produce the README's figures.
+ */
+export const HARDENING_RUNS = Math.max(1, Number(process.env.HARDENING_RUNS ?? 20) || 20);
+
+/** Inputs per property: cheap pure checks get many. */
+export const PROPERTY_RUNS = Math.max(1_000, HARDENING_RUNS * 100);
+
+/** One line a reader of the test output can copy into the README's figures. */
+export function reportFigure(text: string): void {
+  console.log(`[hardening] ${text}`);
+}
+
+/**
+ * A test timeout for a loop of HARDENING_RUNS repetitions of about `msPerRun` each: the project's default
+ * (unit 5 s, integration 60 s) covers CI's count, this covers a local run with a large one.
+ */
+export function timeoutFor(msPerRun: number, floorMs = 60_000): number {
+  return Math.max(floorMs, HARDENING_RUNS * msPerRun * 4);
+}

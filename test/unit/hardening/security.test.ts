@@ -1,0 +1,312 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, Context, SQSRecord } from 'aws-lambda';
+import fc from 'fast-check';
+import { beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { handler as authorizer } from '../../../lambdas/api/authorizer';
+import { handler as listKeysHandler } from '../../../lambdas/api/list-keys';
+import { handler as revokeKeyHandler } from '../../../lambdas/api/revoke-key';
+import { ROUTES } from '../../../lambdas/api/routes';
+import { hashToken } from '../../../lambdas/domain/tokens';
+import { createDeliveryHandler } from '../../../lambdas/events/delivery';
+import type { DeliveryMessage } from '../../../lambdas/events/delivery-message';
+import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl } from '../../../lambdas/events/discord-webhook-url';
+import type { ClaimResult, DeliveryStore, InFlightMessages } from '../../../lambdas/events/ports';
+import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../../lambdas/http/gateway-responses';
+import { SECURITY_HEADERS } from '../../../lambdas/http/responses';
+import { keyOf } from '../../../lambdas/store/repository';
+import { type EntryName, type GatewayDeps, gatewayResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, type ProxyHandler, type RawRequest } from '../../../local/gateway';
+import { apiEvent, authorizerEvent, DEFAULT_CALLER, lambdaContext } from '../../support/fixtures';
+import { PROJECT_ID, projectItem, useMockTable } from '../api/mock-table';
+import { captureAllOutput, leakedSecrets } from './capture';
+import { PROPERTY_RUNS, reportFigure, timeoutFor } from './runs';
+
+/**
+ * Security rules checked across the code paths that could break them: only Discord's webhook API is ever
+ * called, every response the API or its gateway makes carries the no-store and nosniff headers, and no raw
+ * token, usage-plan key value or webhook token reaches a log line.
+ */
+
+const { ddb, givenRateLimitReached, givenRequestCount, givenProject } = useMockTable();
+
+// ---- Only Discord ----
+
+const WEBHOOK_ID = '112233445566778899';
+const WEBHOOK_SECRET = 'hooK-t0ken_never_in_logs_or_elsewhere';
+
+/** Configured URLs that must never be fetched, whatever they look like. */
+const NEVER_CALLED = [
+  `https://example.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `http://discord.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://discord.com.evil.test/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://discord.com@evil.test/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://evil.test@discord.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://user:pass@discord.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://discord.com:8443/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://discord.com./api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://evildiscord.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://discord.com%2eevil.test/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://127.0.0.1/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `https://169.254.169.254/latest/meta-data/`,
+  `https://discord.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}/../../../../evil`,
+  `https://discord.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}?url=https://evil.test`,
+  `https://discord.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}#@evil.test`,
+  `https://discord.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}%2F..%2F..%2Fevil`,
+  `https://discord.com/attachments/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+  `javascript:fetch('https://discord.com/api/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}')`,
+  `file:///etc/passwd`,
+  'not a url at all',
+];
+
+/** The delivery store's answers for a webhook that is enabled and a delivery never tried before, in memory. */
+class MemoryDeliveryStore implements DeliveryStore {
+  async webhookState() {
+    return { enabled: 1, url: '' };
+  }
+  async claimDelivery(): Promise<ClaimResult> {
+    return { outcome: 'claimed', token: 'claim-1' };
+  }
+  async markSent() {
+    return true;
+  }
+  async releaseClaim() {}
+  async disableWebhook() {
+    return true;
+  }
+}
+
+const inFlight: InFlightMessages = { changeVisibility: async () => undefined, deadLetter: async () => undefined };
+
+function sqsRecord(url: string, index: number): SQSRecord {
+  const message: DeliveryMessage = {
+    deliveryId: `evt-${index}:whk_1`,
+    webhook: { id: 'whk_1', url },
+    project: { id: 'prj_1', name: 'Script' },
+    event: { name: 'version_deployed', projectId: 'prj_1', occurredAt: 1_700_000_000, data: { versionId: 'ver_1', versionNumber: 1, sizeBytes: 10, notes: '' } },
+  };
+  return {
+    messageId: `m-${index}`,
+    receiptHandle: `r-${index}`,
+    body: JSON.stringify(message),
+    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:deliveries',
+    awsRegion: 'us-east-1',
+  };
+}
+
+describe('only Discord webhook hosts are ever called', () => {
+  let fetchSpy: MockInstance<typeof fetch>;
+  beforeEach(() => {
+    fetchSpy = vi.spyOn(globalThis, 'fetch').mockImplementation(async () => new Response('{"id":"1"}', { status: 200 }));
+  });
+
+  const deliver = () =>
+    createDeliveryHandler({ store: new MemoryDeliveryStore(), inFlight, logger: new Logger({ serviceName: 'security-test' }), discordApiBase: DEFAULT_DISCORD_API_BASE, claimStaleAfterSeconds: 180 });
+
+  it(`never fetches any of ${NEVER_CALLED.length} non-Discord, http, look-alike, userinfo or port URLs, and logs each without its token`, async () => {
+    const output = captureAllOutput();
+    const result = await deliver()({ Records: NEVER_CALLED.map(sqsRecord) });
+    output.restore();
+
+    expect(result.batchItemFailures).toEqual([]);
+    expect(fetchSpy).not.toHaveBeenCalled();
+    expect(output.lines().filter((line) => line.includes('Rejected webhook config'))).toHaveLength(NEVER_CALLED.length);
+    expect(leakedSecrets(output.text(), [WEBHOOK_SECRET])).toEqual([]);
+  });
+
+  it("posts a Discord URL on any of Discord's hosts to the fixed API base, never to the configured host", async () => {
+    const configured = ['discord.com', 'discordapp.com', 'canary.discord.com', 'ptb.discordapp.com'].map(
+      (host) => `https://${host}/api/v9/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}`,
+    );
+    await deliver()({ Records: configured.map(sqsRecord) });
+    const called = fetchSpy.mock.calls.map(([input]) => String(input));
+    expect(called).toEqual(configured.map(() => `https://discord.com/api/v10/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}?wait=true`));
+  });
+
+  it('only ever builds a post URL on the API base, for arbitrary and adversarial configured URLs', () => {
+    const discordHosts = new Set(['discord.com', 'discordapp.com', 'canary.discord.com', 'ptb.discord.com', 'canary.discordapp.com', 'ptb.discordapp.com']);
+    const part = <T>(...values: T[]) => fc.constantFrom(...values);
+    const adversarial = fc
+      .tuple(
+        part('https://', 'http://', 'HTTPS://', 'https:/', 'https:\\\\', 'ftp://', ' https://'),
+        part('', 'discord.com@', 'user:pass@', 'evil.test@'),
+        part('discord.com', 'DISCORD.COM', 'discord.com.', 'discord.com.evil.test', 'evil.test', 'discordapp.com', 'canary.discord.com', 'discord.co', '127.0.0.1', '[::1]', 'xn--discrd-2ya.com'),
+        part('', ':443', ':8443', ':80'),
+        part('/api/webhooks/', '/api/v10/webhooks/', '/webhooks/', '/api/webhooks/../', '/API/webhooks/'),
+        fc.stringMatching(/^[0-9]{1,22}$/),
+        part('/', '//', '/./', ''),
+        fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,80}$/), fc.string({ maxLength: 40 })),
+        part('', '/', '?wait=false', '#frag', '/..', '%2F..'),
+      )
+      .map((parts) => parts.join(''));
+    const genuine = fc
+      .tuple(fc.constantFrom(...discordHosts), part('', '/v6', '/v9', '/v10'), fc.stringMatching(/^[0-9]{17,20}$/), fc.stringMatching(/^[A-Za-z0-9_-]{60,70}$/))
+      .map(([host, version, id, token]) => `https://${host}/api${version}/webhooks/${id}/${token}`);
+    // One change to a genuine URL: each must either keep it a Discord webhook URL or make it refused.
+    const mutated = fc
+      .tuple(genuine, part('userinfo', 'port', 'query', 'fragment', 'suffix-host', 'http', 'upper', 'trailing-dot', 'path'))
+      .map(([url, change]) => {
+        const at = url.indexOf('/api');
+        switch (change) {
+          case 'userinfo':
+            return url.replace('https://', 'https://evil.test@');
+          case 'port':
+            return `${url.slice(0, at)}:444${url.slice(at)}`;
+          case 'query':
+            return `${url}?x=https://evil.test`;
+          case 'fragment':
+            return `${url}#@evil.test`;
+          case 'suffix-host':
+            return `${url.slice(0, at)}.evil.test${url.slice(at)}`;
+          case 'http':
+            return url.replace('https://', 'http://');
+          case 'upper':
+            return url.toUpperCase();
+          case 'trailing-dot':
+            return `${url.slice(0, at)}.${url.slice(at)}`;
+          default:
+            return `${url}/../../../evil`;
+        }
+      });
+    let accepted = 0;
+    let tried = 0;
+    fc.assert(
+      fc.property(fc.oneof(adversarial, genuine, mutated, fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.string()), (raw) => {
+        tried += 1;
+        const webhook = parseDiscordWebhookUrl(raw);
+        if (!webhook) return;
+        accepted += 1;
+        const configured = new URL(raw);
+        expect(configured.protocol).toBe('https:');
+        expect(discordHosts.has(configured.hostname)).toBe(true);
+        expect([configured.username, configured.password, configured.port]).toEqual(['', '', '']);
+        const post = new URL(executeWebhookUrl(DEFAULT_DISCORD_API_BASE, webhook));
+        expect(post.origin).toBe('https://discord.com');
+        expect(post.pathname).toBe(`/api/v10/webhooks/${webhook.id}/${webhook.token}`);
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
+    reportFigure(`webhook URL property: ${tried} configured URLs tried, ${accepted} accepted as Discord webhooks, every post URL on https://discord.com/api/v10`);
+  }, timeoutFor(60, 5_000));
+});
+
+// ---- Response headers ----
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+function expectSecurityHeaders(headers: Record<string, unknown> | undefined, label: string) {
+  expect(headers?.['Cache-Control'], label).toBe('no-store');
+  expect(headers?.['X-Content-Type-Options'], label).toBe('nosniff');
+  expect(headers?.['Content-Type'], label).toBe('application/json');
+}
+
+describe('every API response carries Cache-Control: no-store and X-Content-Type-Options: nosniff', () => {
+  it('on the handlers: 200, 400, 401, 403, 404, 413, 415, 429 and 500', async () => {
+    const cases: [string, () => void, Handler, APIGatewayProxyEvent][] = [
+      ['200', () => ddb.on(QueryCommand).resolves({ Items: [] }), listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID })],
+      ['400', () => undefined, listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID, query: { limit: '0' } })],
+      ['401', () => undefined, listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID, caller: null })],
+      ['403', () => ddb.on(GetCommand, { Key: keyOf.project(PROJECT_ID) }).resolves({ Item: projectItem({ plan: 'pro' }) }), listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID })],
+      ['404', () => undefined, listKeysHandler, apiEvent('list-keys', { projectId: 'prj_unknown' })],
+      ['413', () => undefined, revokeKeyHandler, apiEvent('revoke-key', { projectId: PROJECT_ID, body: { key_id: 'k'.repeat(70_000) } })],
+      ['415', () => undefined, revokeKeyHandler, apiEvent('revoke-key', { projectId: PROJECT_ID, body: { key_id: 'k' }, headers: { 'Content-Type': 'text/plain' } })],
+      ['429', () => givenRateLimitReached(), listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID })],
+      ['500', () => ddb.on(QueryCommand).rejects(new Error('table unavailable')), listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID })],
+    ];
+    const output = captureAllOutput();
+    try {
+      for (const [status, given, handler, event] of cases) {
+        // Back to the file's baseline (request counted, project present) before each case's own setup.
+        ddb.reset();
+        givenRequestCount(1);
+        ddb.on(GetCommand).resolves({});
+        givenProject(projectItem());
+        given();
+        const result = await handler(event, lambdaContext());
+        expect(String(result.statusCode)).toBe(status);
+        expectSecurityHeaders(result.headers, `handler ${status}`);
+      }
+    } finally {
+      output.restore();
+    }
+  });
+
+  it('on every response the gateway makes itself', async () => {
+    for (const type of Object.keys(GATEWAY_RESPONSES) as GatewayResponseType[]) {
+      expectSecurityHeaders(gatewayResponse(type, 'req-1').headers, `gateway ${type}`);
+    }
+    const hang: ProxyHandler = () => new Promise(() => undefined);
+    const policy = (Effect: 'Allow' | 'Deny'): APIGatewayAuthorizerResult => ({
+      principalId: 'own_1',
+      policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect, Resource: '*' }] },
+      context: { ownerId: 'own_1', tokenHash: 'a'.repeat(64) },
+    });
+    const allow = async () => policy('Allow');
+    const deny = async () => policy('Deny');
+    const handlers = (handler: ProxyHandler) => Object.fromEntries(ROUTES.map((route) => [route.entry, handler])) as Record<EntryName, ProxyHandler>;
+    const request = (overrides: Partial<RawRequest> = {}): RawRequest => ({
+      method: 'GET',
+      target: '/v1/projects/prj_1/keys',
+      rawHeaders: ['Authorization', 'Bearer sdt_x'],
+      body: Buffer.alloc(0),
+      sourceIp: '127.0.0.1',
+      ...overrides,
+    });
+    const flows: [number, RawRequest, GatewayDeps][] = [
+      [401, request({ rawHeaders: [] }), { authorizer: allow, handlers: handlers(hang) }],
+      [401, request(), { authorizer: async () => Promise.reject(new Error('Unauthorized')), handlers: handlers(hang) }],
+      [403, request(), { authorizer: deny, handlers: handlers(hang) }],
+      [404, request({ target: '/v1/nothing' }), { authorizer: allow, handlers: handlers(hang) }],
+      [413, request({ method: 'POST', target: '/v1/projects/prj_1/keys/revoke', body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1) }), { authorizer: allow, handlers: handlers(hang) }],
+      [500, request(), { authorizer: async () => Promise.reject(new Error('table down')), handlers: handlers(hang) }],
+      [502, request(), { authorizer: allow, handlers: handlers(async () => Promise.reject(new Error('crash'))) }],
+      [502, request(), { authorizer: allow, handlers: handlers(async () => ({ statusCode: 'two hundred' })) }],
+      [502, request(), { authorizer: allow, handlers: handlers(hang), handlerTimeoutMs: 20 }],
+    ];
+    for (const [status, raw, deps] of flows) {
+      const { response } = await handleGatewayRequest(raw, deps);
+      expect(response.status).toBe(status);
+      expectSecurityHeaders(response.headers, `gateway flow ${status}`);
+    }
+    expect(SECURITY_HEADERS).toMatchObject({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+  });
+});
+
+// ---- Logs ----
+
+describe('no raw token, usage-plan key value or webhook token in any log line', () => {
+  const GOOD_TOKEN = 'sdt_good-token-that-must-never-be-logged-0123456789abcdef';
+  const BAD_TOKENS = [
+    'sdt_unknown-token-that-must-never-be-logged-0123456789',
+    `sdt_${'x'.repeat(600)}`,
+    'sdt_with\u0000control-chars-never-logged',
+    'sdt_with space never-logged',
+  ];
+
+  it('holds through the authorizer with good and bad tokens and handlers answering 200, 4xx and 500', async () => {
+    ddb.on(GetCommand, { Key: keyOf.token(hashToken(GOOD_TOKEN)) }).resolves({ Item: { ...keyOf.token(hashToken(GOOD_TOKEN)), ownerId: DEFAULT_CALLER.ownerId } });
+    const output = captureAllOutput();
+    try {
+      await authorizer(authorizerEvent(`Bearer ${GOOD_TOKEN}`));
+      for (const token of BAD_TOKENS) {
+        for (const header of [`Bearer ${token}`, token, `Basic ${token}`, `bearer  ${token}`]) await authorizer(authorizerEvent(header)).catch(() => undefined);
+      }
+      const caller = { ownerId: DEFAULT_CALLER.ownerId, tokenHash: hashToken(GOOD_TOKEN) };
+      ddb.on(QueryCommand).resolves({ Items: [] });
+      await listKeysHandler(apiEvent('list-keys', { projectId: PROJECT_ID, caller }), lambdaContext());
+      await listKeysHandler(apiEvent('list-keys', { projectId: PROJECT_ID, caller, query: { limit: GOOD_TOKEN } }), lambdaContext());
+      await revokeKeyHandler(apiEvent('revoke-key', { projectId: PROJECT_ID, caller, body: { key_id: GOOD_TOKEN } }), lambdaContext());
+      ddb.on(QueryCommand).rejects(Object.assign(new Error('ProvisionedThroughputExceededException'), { name: 'ProvisionedThroughputExceededException' }));
+      await listKeysHandler(apiEvent('list-keys', { projectId: PROJECT_ID, caller }), lambdaContext());
+    } finally {
+      output.restore();
+    }
+    const secrets = [GOOD_TOKEN, hashToken(GOOD_TOKEN), ...BAD_TOKENS, ...BAD_TOKENS.map(hashToken)];
+    expect(output.lines().length).toBeGreaterThan(0);
+    expect(leakedSecrets(output.text(), secrets)).toEqual([]);
+    reportFigure(`log scan (unit): ${output.lines().length} log lines, ${secrets.length} secrets searched, 0 found`);
+  });
+});
