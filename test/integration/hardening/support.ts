@@ -8,15 +8,7 @@ import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
  */
 
 export { HARDENING_RUNS, reportFigure, timeoutFor } from '../../unit/hardening/runs';
-
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  if (typeof address !== 'object' || address === null) throw new Error('no free port');
-  return address.port;
-}
+export { freePort } from '../../support/fixtures';
 
 export interface RawReply {
   status: number;
