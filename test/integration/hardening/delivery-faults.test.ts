@@ -76,7 +76,12 @@ class ScriptedDiscord {
 }
 
 const HOOK_ID = '223344556677889900';
-const REQUEST_TIMEOUT_MS = 150;
+/**
+ * Long enough that an acknowledged post never times out on a loaded CI machine (a 200 that arrives after the
+ * client gave up is the ambiguous at-least-once case, not a duplicate the delivery id could have prevented),
+ * short enough that the scripted hangs stay cheap.
+ */
+const REQUEST_TIMEOUT_MS = 1_000;
 const discord = new ScriptedDiscord();
 let apiBase: string;
 let table: TestTable;
