@@ -20,7 +20,6 @@ import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '../lib/constructs/api-fun
 
 const NAME = 'cold-start';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const NODE_22 = `${ROOT}node_modules/.bin/node`;
 const OUT_DIR = `${ROOT}.cache/bench/bundles/`;
 
 export const COLD_START_SETTINGS = {
@@ -266,7 +265,7 @@ async function coldStart(fn: ColdStartFunction, bundleFile: string, table: Bench
 
 function runChild(env: Record<string, string>): Promise<{ stdout: string; stderr: string; exitCode: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE_22, ['--input-type=module', '-e', CHILD_SOURCE], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD_SOURCE], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

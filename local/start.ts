@@ -92,6 +92,11 @@ function logRequest(entry: RequestLogEntry): void {
 }
 
 async function main(): Promise<void> {
+  const nodeMajor = Number(process.versions.node.split('.')[0]);
+  if (nodeMajor < 22) {
+    console.error(`The local stack needs Node 22 or newer (the Lambda runtime's version); this is Node ${process.versions.node}: install Node 22 from https://nodejs.org.`);
+    process.exit(1);
+  }
   let args: StartArgs;
   try {
     args = parseStartArgs(process.argv.slice(2), process.env);
@@ -123,6 +128,8 @@ async function main(): Promise<void> {
   };
   // SIGHUP too: a closed terminal would otherwise end Node without stopping DynamoDB Local's Java.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
+  // `npm start` runs us through a shell (sh, cmd.exe) that dies of the SIGTERM npm passes on without passing it to us.
+  whenParentExits(() => void shutdown('SIGTERM'));
 
   try {
     stack = await startLocalStack({
@@ -143,6 +150,32 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   console.log(banner(stack, args.persistDir));
+}
+
+const PARENT_CHECK_INTERVAL_MS = 500;
+
+/**
+ * Calls `onExit` once the process that started this one is gone: on POSIX we are then adopted by another process
+ * (our ppid changes); on Windows the parent's pid stops answering. Polled, because no platform signals it.
+ */
+export function whenParentExits(onExit: () => void, parentPid: number = process.ppid): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    if (process.ppid === parentPid && isRunning(parentPid)) return;
+    clearInterval(timer);
+    onExit();
+  }, PARENT_CHECK_INTERVAL_MS);
+  timer.unref();
+  return timer;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, it is just not ours to signal.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Start-up failures (no Java, no registry, port taken) are one sentence; the rest of a message is detail. */

@@ -8,7 +8,6 @@ import { Repository } from '../../lambdas/store/repository';
 import { BENCH_REGION } from './dynamodb';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const NODE_22 = `${ROOT}node_modules/.bin/node`;
 const START_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 15_000;
 const STACK_OWN_SETTINGS = new Set(['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'DISCORD_API_BASE', 'PORT']);
@@ -32,7 +31,7 @@ export async function startStackProcess(): Promise<StackProcess> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !STACK_OWN_SETTINGS.has(name)));
   // tsx as a loader in the same process (what `npm start` runs, minus npm's and tsx's wrapper processes), so the
   // pid is the server's own.
-  const child = spawn(NODE_22, ['--import', 'tsx', 'local/start.ts', '--port', String(port), '--state-file', stateFile], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts', '--port', String(port), '--state-file', stateFile], {
     cwd: ROOT,
     env: inherited,
     stdio: ['ignore', 'ignore', 'pipe'],

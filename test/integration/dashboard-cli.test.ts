@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandError, type DashboardContext, openContext } from '../../dashboard/context';
 import { COMMANDS, keysIssue, ownerCreate, parseCommand, projectCreate, tokenCreate, versionsUpload, webhooksAdd } from '../../dashboard/commands';
 import { hashToken } from '../../lambdas/domain/tokens';
+import { npmCommand } from '../../local/npm-command';
 import { KEY_LIFETIME_SECONDS } from '../../lambdas/store/repository';
 import { createTestTable, type TestTable } from '../support/fixtures';
 
@@ -111,15 +112,19 @@ describe('dashboard commands against DynamoDB Local', () => {
 
 describe('dashboard CLI process', () => {
   const execFileAsync = promisify(execFile);
-  const cli = (argv: string[]) =>
-    execFileAsync('npx', ['tsx', 'dashboard/cli.ts', ...argv], {
+  // Exactly the command the README and DESIGN.md give: npm run -s dashboard -- <command>.
+  const cli = (argv: string[]) => {
+    const npm = npmCommand(['run', '-s', 'dashboard', '--', ...argv]);
+    return execFileAsync(npm.command, npm.args, {
       cwd: REPO_ROOT,
+      shell: npm.shell,
       // npm's own warnings (from the machine's npm config) would otherwise share stderr with the CLI.
       env: { ...process.env, DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: table.tableName, npm_config_loglevel: 'error' },
     }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
       (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
     );
+  };
 
   it('prints one JSON object and exits 0, or one line on stderr and exits non-zero', async () => {
     const created = await cli(['owner', 'create']);

@@ -1,15 +1,14 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEmbed } from '../../lambdas/events/embeds';
 import type { ProjectEvent } from '../../lambdas/events/event-types';
 import { FIXED_NOW } from '../unit/events/fixtures';
+import { launchBrowser, NO_BROWSER_REASON } from '../support/browser';
 import { type ServedStandIn, serveStandIn } from './delivery-helpers';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = 'test-results/inbox.png';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`Inbox browser test skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+if (NO_BROWSER_REASON) console.warn(`Inbox browser test skipped: ${NO_BROWSER_REASON}`);
 
 /** A name that would break out of the bold, and out of the page, if the inbox did not escape it. */
 const NASTY_NAME = 'Aimbot *Deluxe* <img src=x onerror="document.title=\'pwned\'">';
@@ -31,13 +30,10 @@ const post = (event: ProjectEvent) =>
     body: JSON.stringify({ embeds: [buildEmbed(event, NASTY_NAME)] }),
   });
 
-describe.skipIf(!hasChromium)('inbox page in headless Chromium', () => {
+describe.runIf(!NO_BROWSER_REASON)('inbox page in headless Chromium', () => {
   beforeAll(async () => {
     served = await serveStandIn();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchBrowser();
   });
 
   afterAll(async () => {
@@ -50,7 +46,7 @@ describe.skipIf(!hasChromium)('inbox page in headless Chromium', () => {
     const page = await browser.newPage({ viewport: { width: 900, height: 520 } });
     await page.goto(`${served.url}/_local/inbox`);
     const embed = page.locator('.embed').first();
-    await embed.waitFor({ timeout: 5000 });
+    await embed.waitFor({ timeout: 60_000 });
 
     expect(await embed.locator('.embed-title').textContent()).toBe('New version deployed');
     expect(await embed.locator('.embed-description strong').textContent()).toBe(NASTY_NAME);
@@ -76,11 +72,11 @@ describe.skipIf(!hasChromium)('inbox page in headless Chromium', () => {
   it('shows a new message on top without a reload', async () => {
     const page = await browser.newPage();
     await page.goto(`${served.url}/_local/inbox`);
-    await page.locator('.embed').first().waitFor({ timeout: 5000 });
+    await page.locator('.embed').first().waitFor({ timeout: 60_000 });
     const before = await page.locator('.message').count();
 
     expect((await post(deployed(4))).status).toBe(200);
-    await expect.poll(() => page.locator('.message').count(), { timeout: 5000, interval: 100 }).toBeGreaterThan(before);
+    await expect.poll(() => page.locator('.message').count(), { timeout: 60_000, interval: 100 }).toBeGreaterThan(before);
     expect(await page.locator('.embed').first().locator('.embed-field-value').first().textContent()).toBe('v4');
     await page.close();
   });

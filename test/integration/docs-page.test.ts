@@ -1,14 +1,13 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lambdas/api/routes';
 import { docsExtension } from '../../local/docs';
+import { launchBrowser, NO_BROWSER_REASON } from '../support/browser';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = 'test-results/docs.png';
-const hasChromium = existsSync(CHROMIUM);
 
 let server: Server;
 let baseUrl: string;
@@ -52,13 +51,10 @@ describe('local docs extension', () => {
     expect((await fetch(`${baseUrl}/_local/docs`, { method: 'POST' })).status).toBe(404);
   });
 
-  describe.skipIf(!hasChromium)(`rendered in headless Chromium (skipped when ${CHROMIUM} is absent: apt-get install -y chromium)`, () => {
+  describe.runIf(!NO_BROWSER_REASON)(`rendered in headless Chromium (skipped when ${NO_BROWSER_REASON ?? 'there is no browser'})`, () => {
     let browser: Browser;
     beforeAll(async () => {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-      });
+      browser = await launchBrowser();
     });
     afterAll(async () => {
       await browser?.close();
@@ -69,7 +65,7 @@ describe('local docs extension', () => {
       const failedRequests: string[] = [];
       page.on('requestfailed', (request) => failedRequests.push(request.url()));
       await page.goto(`${baseUrl}/_local/docs`);
-      await page.locator('.opblock').nth(ROUTES.length - 1).waitFor({ timeout: 20_000 });
+      await page.locator('.opblock').nth(ROUTES.length - 1).waitFor({ timeout: 60_000 });
 
       const operations = await page.locator('.opblock-summary').evaluateAll((blocks) =>
         blocks.map((block) => ({

@@ -11,6 +11,7 @@ import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
 import { SECURITY_HEADERS } from '../../lambdas/http/responses';
 import { KeySchema, VersionSchema, WebhookSchema } from '../../lambdas/schemas/resources';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '../../lambdas/schemas/responses';
+import { npmCommand } from '../../local/npm-command';
 import { type LocalExtension, type LocalServer, startLocalServer } from '../../local/server';
 import { createTestTable, freePort, type TestTable } from '../support/fixtures';
 
@@ -271,7 +272,33 @@ const isRunning = (pid: number) => {
   }
 };
 
-describe('npm start', () => {
+/** Polls `condition` until it holds; the deadline is only a guard against a hang. */
+async function eventually(condition: () => Promise<boolean> | boolean, what: string, guardMs = 60_000): Promise<void> {
+  const deadline = Date.now() + guardMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`Still waiting after ${guardMs / 1000} s: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Starts `command`, waits for the banner, and returns the process with its output so far. */
+async function startUntilBanner(command: string, args: string[], port: number) {
+  const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await eventually(() => {
+    if (child.exitCode !== null) throw new Error(`${command} exited before it came up:\n${output.stdout}\n${output.stderr}`);
+    return output.stdout.includes('Press Ctrl+C to stop.');
+  }, `the local stack to print its banner:\n${output.stdout}\n${output.stderr}`, 120_000);
+  return { child, output, exited };
+}
+
+const fileExists = (path: string) => readFile(path, 'utf8').then(() => true, () => false);
+
+// SIGTERM and a POSIX process tree (ps): Windows has neither.
+describe.runIf(process.platform !== 'win32')('npm start', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'local-stack-start-'));
@@ -280,34 +307,17 @@ describe('npm start', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('prints a working curl line, writes the state file, and stops DynamoDB Local and exits 0 on SIGTERM', { timeout: 150_000 }, async () => {
+  it('prints a working curl line, writes the state file, and stops DynamoDB Local and exits 0 on SIGTERM', { timeout: 300_000 }, async () => {
     const port = await freePort();
     const stateFile = join(dir, 'stack.json');
-    // tsx itself rather than npx: npm exec does not pass SIGTERM on to the program it runs.
-    const child = spawn(join(REPO_ROOT, 'node_modules/.bin/tsx'), ['local/start.ts', '--state-file', stateFile], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-
+    const { child, output, exited } = await startUntilBanner(process.execPath, ['--import', 'tsx', 'local/start.ts', '--state-file', stateFile], port);
     try {
-      const deadline = Date.now() + 120_000;
-      while (!stdout.includes('Press Ctrl+C to stop.')) {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${stdout}\n${stderr}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-
       const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, string>;
       expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl']);
       expect(state.baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(state.inboxUrl).toBe(`http://127.0.0.1:${port}/_local/inbox`);
 
-      const curl = /curl -s -H 'Authorization: Bearer (\S+)' '(\S+\/versions)'/.exec(stdout);
+      const curl = /curl -s -H 'Authorization: Bearer (\S+)' '(\S+\/versions)'/.exec(output.stdout);
       expect(curl?.[1]).toBe(state.token);
       const response = await fetch(curl?.[2] ?? '', { headers: { Authorization: `Bearer ${curl?.[1]}` } });
       expect(response.status).toBe(200);
@@ -318,7 +328,24 @@ describe('npm start', () => {
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
       expect(javaPids.filter(isRunning)).toEqual([]);
-      await expect(readFile(stateFile, 'utf8')).rejects.toThrow(/ENOENT/);
+      expect(await fileExists(stateFile)).toBe(false);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('stops the whole stack when npm itself gets SIGTERM, although npm\'s shell does not pass it on', { timeout: 300_000 }, async () => {
+    const port = await freePort();
+    const stateFile = join(dir, 'npm-stack.json');
+    const npm = npmCommand(['start', '--', '--state-file', stateFile]);
+    const { child, exited } = await startUntilBanner(npm.command, npm.args, port);
+    try {
+      const javaPids = await dynamoDbLocalDescendants(child.pid ?? -1);
+      expect(javaPids).toHaveLength(1);
+      child.kill('SIGTERM');
+      await exited;
+      await eventually(async () => javaPids.filter(isRunning).length === 0 && !(await fileExists(stateFile)), 'DynamoDB Local to stop and the state file to go');
+      expect(await fetch(`http://127.0.0.1:${port}/v1/projects/x/keys`).then(() => 'answered', () => 'refused')).toBe('refused');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
