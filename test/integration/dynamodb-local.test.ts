@@ -1,4 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type AttributeValue,
   CreateTableCommand,
@@ -9,8 +13,8 @@ import {
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { localClientConfig } from '../../local/dynamodb-local';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, findJava, localClientConfig, startDynamoDbLocal } from '../../local/dynamodb-local';
 
 type Item = Record<string, AttributeValue>;
 
@@ -127,5 +131,106 @@ describe('DynamoDB Local started by the integration global setup', () => {
       { eventName: 'MODIFY', old: { pk: { S: 'stream-1' }, owner: { S: 'grace' } }, new: { pk: { S: 'stream-1' }, owner: { S: 'linus' } } },
     ]);
     expect(records.every((record) => record.dynamodb.StreamViewType === 'NEW_AND_OLD_IMAGES')).toBe(true);
+  });
+});
+
+/** Every address of this machine that is not loopback: where another machine on the network would connect. */
+function networkAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .flatMap((info) => (info && !info.internal ? [info.address] : []));
+}
+
+/** Whether a TCP connection to host:port is accepted (false on refusal, unreachable or no answer within the guard). */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (accepted: boolean) => {
+      socket.destroy();
+      resolve(accepted);
+    };
+    socket.setTimeout(5_000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+describe('DynamoDB Local as the project starts it', () => {
+  it.runIf(inject('dynamodbStartedByRun'))('accepts connections on 127.0.0.1 and on no other address of the machine', async () => {
+    const port = Number(new URL(inject('dynamodbEndpoint')).port);
+    const others = networkAddresses();
+    expect(await accepts('127.0.0.1', port)).toBe(true);
+    // A machine with no network interface has nothing else to bind: the check above is then the whole claim.
+    for (const address of others) expect(await accepts(address, port), address).toBe(false);
+  });
+
+  describe('the pinned checksums', () => {
+    let cacheDir: string;
+    beforeEach(async () => {
+      cacheDir = await mkdtemp(join(tmpdir(), 'dynamodb-local-pin-'));
+    });
+    afterEach(async () => {
+      await rm(cacheDir, { recursive: true, force: true });
+    });
+
+    it('refuses to run a cached jar whose SHA-256 is not the pinned one, with a sentence saying what to do', async () => {
+      const emulatorDir = join(cacheDir, DYNAMODB_LOCAL.package.replace('@', '-'));
+      await mkdir(join(emulatorDir, 'DynamoDBLocal_lib'), { recursive: true });
+      await writeFile(join(emulatorDir, 'DynamoDBLocal.jar'), 'not the jar AWS built');
+
+      const failure = startDynamoDbLocal({ cacheDir });
+      await expect(failure).rejects.toThrow(/DynamoDBLocal\.jar does not match its pinned SHA-256 .* so it was not run: delete .* to fetch it again\./);
+    });
+
+    it('unpacks nothing of a package whose tarball does not match the pinned integrity', async () => {
+      const pin = { ...DYNAMODB_LOCAL, tarballSha512: createHash('sha512').update('another package').digest('base64') };
+
+      await expect(ensureDynamoDbLocalJar({ cacheDir, pin })).rejects.toThrow(
+        `The npm package ${DYNAMODB_LOCAL.package} does not match its pinned checksum`,
+      );
+      expect(await readdir(cacheDir)).toEqual([]);
+    });
+  });
+
+  describe('finding Java', () => {
+    let fakeBin: string;
+    beforeEach(async () => {
+      fakeBin = await mkdtemp(join(tmpdir(), 'fake-java-'));
+    });
+    afterEach(async () => {
+      await rm(fakeBin, { recursive: true, force: true });
+    });
+
+    /** A `java` on PATH that lists the given modules, as `java --list-modules` does. */
+    async function fakeJava(modules: string[]): Promise<void> {
+      const script = join(fakeBin, 'java');
+      await writeFile(script, `#!/bin/sh\nprintf '%s\\n' ${modules.map((module) => `'${module}'`).join(' ')}\n`);
+      await chmod(script, 0o755);
+    }
+
+    it.runIf(process.platform !== 'win32')('takes a java whose modules include the compiler', async () => {
+      await fakeJava(['java.base@17.0.15', 'jdk.compiler@17.0.15']);
+      expect(await findJava({ PATH: fakeBin })).toBe('java');
+    });
+
+    it.runIf(process.platform !== 'win32')('prefers JAVA_HOME over PATH', async () => {
+      await mkdir(join(fakeBin, 'home', 'bin'), { recursive: true });
+      const homeJava = join(fakeBin, 'home', 'bin', 'java');
+      await writeFile(homeJava, "#!/bin/sh\necho 'jdk.compiler@21'\n");
+      await chmod(homeJava, 0o755);
+      expect(await findJava({ PATH: '/nonexistent', JAVA_HOME: join(fakeBin, 'home') })).toBe(homeJava);
+    });
+
+    it.runIf(process.platform !== 'win32')('says a runtime without the compiler is not enough, and what to install on each platform', async () => {
+      await fakeJava(['java.base@17.0.15']);
+      await expect(findJava({ PATH: fakeBin }, 'linux')).rejects.toThrow(
+        /needs a Java development kit \(JDK\) 17 or newer, and java is a runtime without its compiler.*apt-get install -y default-jdk-headless\.$/,
+      );
+      await expect(findJava({ PATH: fakeBin }, 'darwin')).rejects.toThrow(/brew install openjdk@17/);
+    });
+
+    it('says where to get Java when there is none', async () => {
+      await expect(findJava({ PATH: fakeBin }, 'win32')).rejects.toThrow(/no java was found on PATH or in JAVA_HOME: winget install Microsoft\.OpenJDK\.17/);
+    });
   });
 });

@@ -4,6 +4,8 @@ import { startDynamoDbLocal } from '../../local/dynamodb-local';
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamodbEndpoint: string;
+    /** False when DYNAMODB_ENDPOINT named one the developer keeps open: its settings are not this project's. */
+    dynamodbStartedByRun: boolean;
   }
 }
 
@@ -15,6 +17,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const givenEndpoint = process.env.DYNAMODB_ENDPOINT;
   if (givenEndpoint) {
     project.provide('dynamodbEndpoint', givenEndpoint);
+    project.provide('dynamodbStartedByRun', false);
     return undefined;
   }
 
@@ -22,6 +25,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   // Set before the test workers start, so they inherit it along with the provided value.
   process.env.DYNAMODB_ENDPOINT = dynamodb.endpoint;
   project.provide('dynamodbEndpoint', dynamodb.endpoint);
+  project.provide('dynamodbStartedByRun', true);
   return async () => {
     delete process.env.DYNAMODB_ENDPOINT;
     await dynamodb.stop();
