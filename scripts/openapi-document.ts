@@ -8,6 +8,7 @@ import { RATE_LIMIT, RATE_LIMIT_MESSAGE, rateLimitHeaders } from '../lambdas/dom
 import { WATERMARK_PATTERN, watermarkProblem } from '../lambdas/domain/watermark';
 import { MAX_BODY_BYTES } from '../lambdas/http/api-handler';
 import { GATEWAY_RESPONSES } from '../lambdas/http/gateway-responses';
+import { JSON_BODY_REQUIRED } from '../lambdas/http/responses';
 import { KEYS_PAGE, ListKeysQuery, NoQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '../lambdas/schemas/requests';
 import { KeySchema, VersionSchema, WebhookSchema } from '../lambdas/schemas/resources';
 import {
@@ -323,12 +324,8 @@ function sharedResponses(): Record<string, ResponseObject> {
       }),
     },
     PayloadTooLarge: {
-      description: `The body is over ${MAX_BODY_BYTES / 1024} KB.`,
-      content: errorContent({ handler: { summary: 'Body over the limit', value: { error: bodySizeMessage } }, ...gatewayExamples(413) }),
-    },
-    UnsupportedMediaType: {
-      description: 'The body is not sent as `application/json`.',
-      content: errorContent(gatewayExamples(415)),
+      description: "The request is over API Gateway's own 10 MB payload limit (bodies over the API's 64 KB are a 400).",
+      content: errorContent(gatewayExamples(413)),
     },
     TooManyRequests: {
       description: `More than ${RATE_LIMIT.requests} requests in the current minute with this token. Wait \`Retry-After\` seconds.`,
@@ -480,7 +477,11 @@ const routeNotFound: Examples = gatewayExamples(404);
 
 function operation(spec: OperationSpec): Operation {
   const badRequest: Examples = { ...spec.badRequest, ...gatewayExamples(400) };
-  if (spec.body) badRequest.json = { summary: 'Malformed JSON', value: { error: 'Malformed JSON in request body' } };
+  if (spec.body) {
+    badRequest.json = { summary: 'Malformed JSON', value: { error: 'Malformed JSON in request body' } };
+    badRequest.not_json = { summary: 'Not sent as JSON', value: { error: `${JSON_BODY_REQUIRED}; got Content-Type text/plain` } };
+    badRequest.too_large = { summary: `Body over ${MAX_BODY_BYTES / 1024} KB`, value: { error: bodySizeMessage } };
+  }
   const responses: Record<string, ResponseObject | Ref> = {
     200: {
       description: spec.ok.description,
@@ -492,10 +493,7 @@ function operation(spec: OperationSpec): Operation {
     403: responseRef('Forbidden'),
     404: { description: 'The project (or the named key or version) does not exist or is not yours.', content: errorContent({ ...spec.notFound, ...routeNotFound }) },
   };
-  if (spec.body) {
-    responses[413] = responseRef('PayloadTooLarge');
-    responses[415] = responseRef('UnsupportedMediaType');
-  }
+  if (spec.body) responses[413] = responseRef('PayloadTooLarge');
   Object.assign(responses, { 429: responseRef('TooManyRequests'), 500: responseRef('InternalError'), 502: responseRef('BadGateway'), 504: responseRef('GatewayTimeout') });
 
   return {
@@ -523,7 +521,7 @@ const DESCRIPTION = `Manage a script-distribution project over HTTP: list and re
 - **Rate limit**: ${RATE_LIMIT.requests} requests per minute per token, in fixed one-minute windows. Every answer carries \`RateLimit\` and \`RateLimit-Policy\`; a 429 carries \`Retry-After\` (seconds).
 - **Pagination**: \`limit\` (default ${KEYS_PAGE.defaultLimit}, max ${KEYS_PAGE.maxLimit}) and \`offset\` (default ${KEYS_PAGE.defaultOffset}) on the key list.
 - **Watermark**: exactly 16 lowercase hex characters (\`${WATERMARK_PATTERN.source}\`), the text after \`WM_\` in a leaked dump.
-- **Bodies**: JSON with \`Content-Type: application/json\`, at most ${MAX_BODY_BYTES / 1024} KB (${MAX_BODY_BYTES} bytes).
+- **Bodies**: JSON with \`Content-Type: application/json\`, at most ${MAX_BODY_BYTES / 1024} KB (${MAX_BODY_BYTES} bytes). A JSON object sent with no \`Content-Type\` or with curl's default \`application/x-www-form-urlencoded\` is read as JSON too; an empty body is \`{}\`.
 - **Errors**: always \`{"error": "..."}\`; failures on the service side add \`request_id\`.
 - **Versioning**: the version is the path prefix \`/v1\`.`;
 

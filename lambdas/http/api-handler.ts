@@ -11,7 +11,7 @@ import { openProject } from '../domain/project-api';
 import { consumeRateLimit, RATE_LIMIT_MESSAGE, rateLimitHeaders } from '../domain/rate-limit';
 import { createDocumentClient, tableNameFromEnv } from '../store/client';
 import { Repository } from '../store/repository';
-import { errorResponse, jsonResponse } from './responses';
+import { errorResponse, JSON_BODY_REQUIRED, jsonResponse } from './responses';
 
 /** Bodies of this API are a few dozen bytes; anything past 64 KB is refused before it is parsed. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -55,7 +55,8 @@ export function apiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, 
     .use(jsonErrors(deps))
     .use(lowercaseHeaders())
     .use(rateLimit(deps));
-  if (endpoint.body) chain.use(bodySizeLimit()).use(httpJsonBodyParser() as unknown as ApiMiddleware);
+  // Our own content-type rule runs first (see jsonBodyContract); middy's parser then only parses, guarding __proto__.
+  if (endpoint.body) chain.use(bodySizeLimit()).use(jsonBodyContract()).use(httpJsonBodyParser({ disableContentTypeCheck: true }) as unknown as ApiMiddleware);
   return chain.handler(async (event) => {
     const { store, now } = deps();
     const query = parse(endpoint.query, singleValuedQuery(event));
@@ -126,16 +127,46 @@ function bodySizeLimit(): ApiMiddleware {
     before: ({ event }) => {
       const body = typeof event.body === 'string' ? event.body : '';
       const bytes = event.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
-      if (bytes > MAX_BODY_BYTES) throw new ApiError(413, `Request body too large: at most ${MAX_BODY_BYTES / 1024} KB`);
+      if (bytes > MAX_BODY_BYTES) throw badRequest(`Request body too large: at most ${MAX_BODY_BYTES / 1024} KB`);
+    },
+  };
+}
+
+/** `application/json` and `application/<anything>+json`, with or without parameters such as `charset`. */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
+/**
+ * Media types under which a body is read as JSON only when it is a JSON object: no type at all, and curl's default
+ * for `-d`. A form body (`key_id=key_1`) never starts with `{`, so such a body cannot be misread either way.
+ */
+const LENIENT_MEDIA_TYPES = new Set(['', 'application/x-www-form-urlencoded']);
+
+/**
+ * The body rules of spec §4 and §7: an empty body is the empty object (so `key_id` is reported missing, as for
+ * `{}`); a JSON media type is parsed as JSON; anything that cannot be read as a JSON object is a 400 that says
+ * what to send. The spec's table has no 415, so there is none.
+ */
+function jsonBodyContract(): ApiMiddleware {
+  return {
+    before: ({ event }) => {
+      const raw = typeof event.body === 'string' ? event.body : '';
+      const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+      const mediaType = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+      if (text.trim() === '') {
+        event.body = '{}';
+      } else if (!JSON_MEDIA_TYPE.test(mediaType) && !(LENIENT_MEDIA_TYPES.has(mediaType) && text.trimStart().startsWith('{'))) {
+        throw badRequest(`${JSON_BODY_REQUIRED}; got ${mediaType ? `Content-Type ${mediaType}` : 'no Content-Type'}`);
+      } else {
+        event.body = text;
+      }
+      event.isBase64Encoded = false;
     },
   };
 }
 
 /** What middy's JSON body parser throws, said so a person knows what to fix. */
-function parserErrorMessage(status: number, message: string): ApiError {
-  if (status === 415) return new ApiError(415, 'Content-Type must be application/json');
-  if (status === 422) return badRequest(message === 'Forbidden key in JSON body' ? 'Request body contains a forbidden key (__proto__ or constructor)' : 'Malformed JSON in request body');
-  return new ApiError(status, message);
+function parserErrorMessage(message: string): ApiError {
+  if (message === 'Forbidden key in JSON body') return badRequest('Request body contains a forbidden key (__proto__ or constructor)');
+  return badRequest('Malformed JSON in request body');
 }
 
 /** The failure being reported may be that the dependencies cannot be built (e.g. TABLE_NAME unset). */
@@ -158,7 +189,7 @@ function jsonErrors(deps: () => ApiDeps): ApiMiddleware {
       }
       const status = (error as { statusCode?: unknown } | null)?.statusCode;
       if (typeof status === 'number' && status >= 400 && status < 500) {
-        const mapped = parserErrorMessage(status, error?.message ?? '');
+        const mapped = parserErrorMessage(error?.message ?? '');
         request.response = errorResponse(mapped.status, mapped.message, rateHeaders);
         return;
       }

@@ -1,4 +1,5 @@
 import { RATE_LIMIT_MESSAGE } from '../domain/rate-limit';
+import { JSON_BODY_REQUIRED } from './responses';
 
 /**
  * The responses API Gateway makes itself, rewritten to the API's `{"error": "..."}` shape. The CDK stack
@@ -14,8 +15,10 @@ export const GATEWAY_RESPONSES = {
   QUOTA_EXCEEDED: { status: 429, error: RATE_LIMIT_MESSAGE },
   BAD_REQUEST_BODY: { status: 400, error: 'Malformed request body' },
   BAD_REQUEST_PARAMETERS: { status: 400, error: 'Malformed request parameters' },
+  /** API Gateway's own payload limit (10 MB); the only 413 the API answers. */
   REQUEST_TOO_LARGE: { status: 413, error: 'Request body too large' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, error: 'Content-Type must be application/json' },
+  /** Only with request validation, which this API leaves to the handlers; kept 400 like every other body error (spec §7). */
+  UNSUPPORTED_MEDIA_TYPE: { status: 400, error: JSON_BODY_REQUIRED },
   AUTHORIZER_FAILURE: { status: 500, error: 'Internal error' },
   AUTHORIZER_CONFIGURATION_ERROR: { status: 500, error: 'Internal error' },
   INTEGRATION_FAILURE: { status: 502, error: 'Internal error' },

@@ -7,6 +7,9 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
 };
 
+/** What a client is told when its body cannot be read as JSON: what to send instead. */
+export const JSON_BODY_REQUIRED = 'Request body must be a JSON object sent with Content-Type: application/json';
+
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
   return { statusCode, headers: { ...SECURITY_HEADERS, ...headers }, body: JSON.stringify(body) };
 }

@@ -109,9 +109,9 @@ describe('error answers of the local stack match openapi.json', () => {
     expect((await call('POST', '/v1/projects/{id}/versions/rollback', { rawBody: '{"version_id":' })).status).toBe(400);
   });
 
-  it('413 for a body over 64 KB and 415 for a body that is not JSON', async () => {
-    expect((await call('POST', '/v1/projects/{id}/keys/revoke', { rawBody: JSON.stringify({ key_id: 'k'.repeat(70 * 1024) }) })).status).toBe(413);
-    expect((await call('POST', '/v1/projects/{id}/keys/revoke', { rawBody: 'key_id=key_x', contentType: 'text/plain' })).status).toBe(415);
+  it('400 for a body over 64 KB and for a body that is not JSON (the spec has no 413 or 415)', async () => {
+    expect((await call('POST', '/v1/projects/{id}/keys/revoke', { rawBody: JSON.stringify({ key_id: 'k'.repeat(70 * 1024) }) })).status).toBe(400);
+    expect((await call('POST', '/v1/projects/{id}/keys/revoke', { rawBody: 'key_id=key_x', contentType: 'text/plain' })).status).toBe(400);
   });
 
   it('429 with Retry-After once a token passes 100 requests in a minute', async () => {

@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type Route } from '../../../lambdas/api/routes';
 import { hashToken, newApiToken } from '../../../lambdas/domain/tokens';
+import { JSON_BODY_REQUIRED } from '../../../lambdas/http/responses';
 import { createDocumentClient, dynamoConfigFromEnv } from '../../../lambdas/store/client';
 import { Repository } from '../../../lambdas/store/repository';
 import { type LocalStack, startLocalStack } from '../../../local/stack';
@@ -114,7 +115,7 @@ const OFFSET = 'offset must be a whole number between 0 and 999999999999999';
 const NOT_OBJECT = 'Request body must be a JSON object';
 const MALFORMED = 'Malformed JSON in request body';
 const TOO_LARGE = 'Request body too large: at most 64 KB';
-const CONTENT_TYPE = 'Content-Type must be application/json';
+const CONTENT_TYPE = JSON_BODY_REQUIRED;
 const NO_QUERY = 'This endpoint takes no query parameters';
 
 const query = (q: string): Case['request'] => (r, t) => call(r, t, { query: q });
@@ -153,7 +154,7 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'JSON string', request: jsonBody('key_1'), status: 400, message: NOT_OBJECT },
     { name: 'JSON null', request: body('null'), status: 400, message: NOT_OBJECT },
     { name: 'JSON number', request: body('42'), status: 400, message: NOT_OBJECT },
-    { name: 'empty body', request: body(''), status: 400, message: NOT_OBJECT },
+    { name: 'empty body', request: body(''), status: 400, message: 'key_id is required' },
     { name: 'key_id a number', request: jsonBody({ key_id: 42 }), status: 400, message: 'key_id must be a string' },
     { name: 'key_id null', request: jsonBody({ key_id: null }), status: 400, message: 'key_id must be a string' },
     { name: 'key_id an object', request: jsonBody({ key_id: { $ne: '' } }), status: 400, message: 'key_id must be a string' },
@@ -163,11 +164,14 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: '__proto__ key', request: body('{"__proto__":{"revoked":0},"key_id":"key_1"}'), status: 400, message: 'forbidden key' },
     { name: 'JSON nested 30 000 deep', request: body(`${'['.repeat(30_000)}${']'.repeat(30_000)}`), status: 400, message: MALFORMED },
     { name: 'byte-order mark before the JSON', request: body('\ufeff{"key_id":"key_1"}'), status: 400, message: MALFORMED },
-    { name: '1 MB body', request: jsonBody({ key_id: 'k'.repeat(MEGABYTE) }), status: 413, message: TOO_LARGE },
-    { name: 'Content-Type text/plain', request: body('{"key_id":"key_1"}', [['Content-Type', 'text/plain']]), status: 415, message: CONTENT_TYPE },
-    { name: 'no Content-Type', request: body('{"key_id":"key_1"}', []), status: 415, message: CONTENT_TYPE },
-    { name: 'Content-Type form-urlencoded', request: body('key_id=key_1', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 415, message: CONTENT_TYPE },
-    { name: 'Content-Type json then text/plain repeated', request: body('{"key_id":"key_1"}', [json, ['content-type', 'text/plain']]), status: 415, message: CONTENT_TYPE },
+    { name: '1 MB body', request: jsonBody({ key_id: 'k'.repeat(MEGABYTE) }), status: 400, message: TOO_LARGE },
+    { name: 'Content-Type text/plain', request: body('{"key_id":"key_1"}', [['Content-Type', 'text/plain']]), status: 400, message: `${CONTENT_TYPE}; got Content-Type text/plain` },
+    { name: 'no Content-Type, a JSON object (read as JSON)', request: body('{"key_id":"key_1"}', []), status: 404, message: 'not found in this project' },
+    { name: "curl's default form type, a JSON object (read as JSON)", request: body('{"key_id":"key_1"}', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 404, message: 'not found in this project' },
+    { name: "curl's default form type, an empty JSON object", request: body('{}', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 400, message: 'key_id is required' },
+    { name: 'Content-Type form-urlencoded, a form body', request: body('key_id=key_1', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 400, message: CONTENT_TYPE },
+    { name: 'no Content-Type, a form body', request: body('key_id=key_1', []), status: 400, message: `${CONTENT_TYPE}; got no Content-Type` },
+    { name: 'Content-Type json then text/plain repeated', request: body('{"key_id":"key_1"}', [json, ['content-type', 'text/plain']]), status: 400, message: CONTENT_TYPE },
     { name: 'unknown key id', request: jsonBody({ key_id: 'key_00000000000000000000' }), status: 404, message: 'not found in this project' },
     { name: "another project's key id", request: () => ({ ...call(routeOf('revoke-key'), targets.tokens['revoke-key']), body: JSON.stringify({ key_id: targets.foreignKeyId }) }), status: 404, message: 'not found in this project' },
     { name: 'key id with a lone surrogate', request: body('{"key_id":"\\ud800"}'), status: 404, message: 'not found in this project' },
@@ -188,8 +192,9 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'malformed JSON', request: body("{'watermark':'0123456789abcdef'}"), status: 400, message: MALFORMED },
     { name: 'JSON array body', request: jsonBody(['0123456789abcdef']), status: 400, message: NOT_OBJECT },
     { name: 'JSON null', request: body('null'), status: 400, message: NOT_OBJECT },
-    { name: '1 MB body', request: jsonBody({ watermark: 'a'.repeat(MEGABYTE) }), status: 413, message: TOO_LARGE },
-    { name: 'Content-Type text/plain', request: body('{"watermark":"0123456789abcdef"}', [['Content-Type', 'text/plain']]), status: 415, message: CONTENT_TYPE },
+    { name: '1 MB body', request: jsonBody({ watermark: 'a'.repeat(MEGABYTE) }), status: 400, message: TOO_LARGE },
+    { name: 'Content-Type text/plain', request: body('{"watermark":"0123456789abcdef"}', [['Content-Type', 'text/plain']]), status: 400, message: CONTENT_TYPE },
+    { name: 'empty body', request: body(''), status: 400, message: 'watermark is required' },
   ],
   'list-versions': [
     { name: 'limit parameter', request: query('limit=5'), status: 400, message: `${NO_QUERY}; remove "limit"` },
@@ -206,8 +211,9 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'malformed JSON', request: body('{"version_id": ver_1}'), status: 400, message: MALFORMED },
     { name: 'JSON array', request: jsonBody([]), status: 400, message: NOT_OBJECT },
     { name: 'JSON string', request: jsonBody('ver_1'), status: 400, message: NOT_OBJECT },
-    { name: '1 MB body', request: jsonBody({ version_id: 'v'.repeat(MEGABYTE) }), status: 413, message: TOO_LARGE },
-    { name: 'Content-Type form-urlencoded', request: body('version_id=ver_1', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 415, message: CONTENT_TYPE },
+    { name: '1 MB body', request: jsonBody({ version_id: 'v'.repeat(MEGABYTE) }), status: 400, message: TOO_LARGE },
+    { name: 'Content-Type form-urlencoded, a form body', request: body('version_id=ver_1', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 400, message: CONTENT_TYPE },
+    { name: 'empty body', request: body(''), status: 400, message: 'version_id is required' },
     { name: 'application/vnd.api+json without version_id', request: body('{}', [['Content-Type', 'application/vnd.api+json']]), status: 400, message: 'version_id is required' },
     { name: 'unknown version', request: jsonBody({ version_id: 'ver_00000000000000000000' }), status: 404, message: 'Version ver_00000000000000000000 not found in this project' },
     { name: "another project's version", request: () => ({ ...call(routeOf('rollback'), targets.tokens.rollback), body: JSON.stringify({ version_id: targets.foreignVersionId }) }), status: 404, message: 'not found in this project' },
