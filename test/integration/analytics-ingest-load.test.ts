@@ -71,11 +71,9 @@ describe(`ingest of ${RECORDS} records`, () => {
     expect(batch).toHaveLength(RECORDS);
 
     resetTraffic();
-    const started = performance.now();
     const first = await ingestTelemetry(store, batch, NOW);
-    const firstMs = performance.now() - started;
     const firstTrips = roundTrips();
-    console.info(`first ingest: ${firstTrips} requests, at most ${traffic.maxInFlight} in flight, ${firstMs.toFixed(0)} ms`, Object.fromEntries(traffic.byCommand));
+    console.info(`first ingest: ${firstTrips} requests, at most ${traffic.maxInFlight} in flight`, Object.fromEntries(traffic.byCommand));
 
     expect(first).toMatchObject({ accepted: RECORDS, rejected: 0 });
     // 5 new_executor × 10 executors, 1 clone per project, many_fingerprints on each of the 40 keys.
@@ -88,14 +86,11 @@ describe(`ingest of ${RECORDS} records`, () => {
     expect(firstTrips).toBeLessThanOrEqual(5 + (1 + 50 + 50) + (10 + 5 + 5 + 10) + (40 + 1 + 40 + 40));
     expect(traffic.maxInFlight).toBeGreaterThan(INGEST_CONCURRENCY / 2);
     expect(traffic.maxInFlight).toBeLessThanOrEqual(4 * INGEST_CONCURRENCY + 2);
-    expect(firstMs).toBeLessThan(15_000);
 
     // The steady state: everything already known, nothing fires, and no hash list is read again.
     resetTraffic();
-    const againStarted = performance.now();
     const again = await ingestTelemetry(store, busyBatch(projects), NOW);
-    const againMs = performance.now() - againStarted;
-    console.info(`repeat ingest: ${roundTrips()} requests, ${againMs.toFixed(0)} ms`, Object.fromEntries(traffic.byCommand));
+    console.info(`repeat ingest: ${roundTrips()} requests`, Object.fromEntries(traffic.byCommand));
     expect(again.events).toEqual([]);
     expect(traffic.byCommand.get('QueryCommand') ?? 0).toBe(0);
     expect(traffic.byCommand.get('PutItemCommand') ?? 0).toBe(0);
@@ -107,14 +102,11 @@ describe(`ingest of ${RECORDS} records`, () => {
     const projectId = newId('prj');
     const batch = Array.from({ length: RECORDS }, (_, i) => ({ kind: 'execution', projectId, executor: `executor-${i}`, at: NOW }));
     resetTraffic();
-    const started = performance.now();
     const result = await ingestTelemetry(store, batch, NOW);
-    const ms = performance.now() - started;
-    console.info(`distinct executors: ${roundTrips()} requests, at most ${traffic.maxInFlight} in flight, ${ms.toFixed(0)} ms`, Object.fromEntries(traffic.byCommand));
+    console.info(`distinct executors: ${roundTrips()} requests, at most ${traffic.maxInFlight} in flight`, Object.fromEntries(traffic.byCommand));
     expect(result.events).toHaveLength(RECORDS);
     // One event and one last-seen per executor cannot be folded; they go INGEST_CONCURRENCY at a time.
     expect(traffic.byCommand.get('BatchGetItemCommand')).toBe(RECORDS / 100);
     expect(traffic.maxInFlight).toBeLessThanOrEqual(INGEST_CONCURRENCY + 10);
-    expect(ms).toBeLessThan(30_000);
   });
 });

@@ -81,7 +81,7 @@ const HOOK_ID = '223344556677889900';
  * client gave up is the ambiguous at-least-once case, not a duplicate the delivery id could have prevented),
  * short enough that the scripted hangs stay cheap.
  */
-const REQUEST_TIMEOUT_MS = 1_000;
+const REQUEST_TIMEOUT_MS = 2_000;
 const discord = new ScriptedDiscord();
 let apiBase: string;
 let table: TestTable;
@@ -276,7 +276,7 @@ describe('delivery to a Discord that fails', () => {
       discord.reset();
       // Half the posts fail, with a fault picked at random; the rest are acknowledged.
       discord.script = () => (Math.random() < 0.5 ? replies[Math.floor(Math.random() * replies.length)] : undefined);
-      const sent = Array.from({ length: 5 }, message);
+      const sent = Array.from({ length: 4 }, message);
       // Each delivery is in the queue twice, as a replayed stream record or a re-sent fan-out batch leaves it.
       await enqueue([...sent, ...sent]);
       await drain();

@@ -150,7 +150,7 @@ describe('secrets across a full flow through the local stack', () => {
 
       const postsTo = (hook: keyof typeof HOOKS) => discord.paths.filter((path) => path.includes(`/webhooks/${HOOKS[hook].id}/`)).length;
       const rejected = () => output.text().split('Rejected webhook config').length - 1;
-      await waitFor(() => postsTo('flaky') >= 2 && postsTo('limited') >= 2 && postsTo('gone') >= 1 && rejected() >= NOT_DISCORD.length, 20_000);
+      await waitFor(() => postsTo('flaky') >= 2 && postsTo('limited') >= 2 && postsTo('gone') >= 1 && rejected() >= NOT_DISCORD.length, 120_000);
       // A little longer, so a duplicate post would have time to show.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect([postsTo('flaky'), postsTo('limited'), postsTo('gone'), rejected()]).toEqual([2, 2, 1, NOT_DISCORD.length]);

@@ -126,7 +126,7 @@ describe('InProcessQueue', () => {
       received.push(...event.Records.map((record) => record.body));
     });
     await queue.sendBatch([{ id: 'a', body: 'hello' }]);
-    await expect.poll(() => received, { timeout: 1000, interval: 5 }).toEqual(['hello']);
+    await expect.poll(() => received, { timeout: 30_000, interval: 5 }).toEqual(['hello']);
     await queue.stop();
     expect(queue.depth).toBe(0);
   });

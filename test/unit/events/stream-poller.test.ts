@@ -80,7 +80,7 @@ describe('stream poller', () => {
     });
 
     await start();
-    await expect.poll(() => handed, { timeout: 2000 }).toEqual([['1', '3']]);
+    await expect.poll(() => handed, { timeout: 30_000 }).toEqual([['1', '3']]);
     expect(streams.commandCalls(GetShardIteratorCommand).map((call) => [call.args[0].input.ShardId, call.args[0].input.ShardIteratorType])).toEqual([['s1', 'LATEST']]);
   });
 
@@ -92,7 +92,7 @@ describe('stream poller', () => {
     respond = (records) => ({ batchItemFailures: failures-- > 0 ? [{ itemIdentifier: records[1]?.dynamodb?.SequenceNumber ?? '' }] : [] });
 
     await start();
-    await expect.poll(() => handed, { timeout: 2000 }).toEqual([
+    await expect.poll(() => handed, { timeout: 30_000 }).toEqual([
       ['1', '2', '3'],
       ['2', '3'],
     ]);
@@ -109,7 +109,7 @@ describe('stream poller', () => {
     streams.on(GetRecordsCommand, { ShardIterator: 'it-s2' }).resolves({ Records: [sdkRecord('2', 'EVENT')], NextShardIterator: 'idle' });
 
     await start();
-    await expect.poll(() => handed, { timeout: 2000 }).toEqual([['1'], ['2']]);
+    await expect.poll(() => handed, { timeout: 30_000 }).toEqual([['1'], ['2']]);
     expect(streams.commandCalls(GetShardIteratorCommand, { ShardId: 's2' })[0]?.args[0].input.ShardIteratorType).toBe('TRIM_HORIZON');
   });
 });
