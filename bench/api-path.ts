@@ -1,4 +1,4 @@
-import { hashToken, newApiToken } from '../lambdas/domain/tokens';
+import { hashToken, newApiToken } from '#domain/tokens';
 import { nowSeconds } from './support/fixtures';
 import { RssSampler, type StackProcess, stackRepository } from './support/local-stack';
 import { type BenchResult, row } from './support/report';

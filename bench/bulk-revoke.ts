@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { BULK_REVOKE_CONCURRENCY, revokeBulk } from '../lambdas/domain/project-api';
-import { TABLE } from '../lambdas/store/table-definition';
+import { BULK_REVOKE_CONCURRENCY, revokeBulk } from '#domain/project-api';
+import { TABLE } from '#store/table-definition';
 import type { BenchTable } from './support/dynamodb';
 import { batchWriteKeys, createBusinessProject, nowSeconds, type SeedReport } from './support/fixtures';
 import { type BenchResult, row } from './support/report';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { ReceivedMessage } from '../local/discord-stand-in';
-import { startDeliveryPipeline } from '../local/delivery-pipeline';
-import { demoDiscordWebhookUrl } from '../local/seed';
-import type { Repository } from '../lambdas/store/repository';
+import type { ReceivedMessage } from '#local/discord-stand-in';
+import { startDeliveryPipeline } from '#local/delivery-pipeline';
+import { demoDiscordWebhookUrl } from '#local/seed';
+import type { Repository } from '#store/repository';
 import type { BenchTable } from './support/dynamodb';
 import { createBusinessProject, nowSeconds } from './support/fixtures';
 import { type StackProcess, stackRepository } from './support/local-stack';

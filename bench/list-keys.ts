@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { handler as listKeysHandler } from '../lambdas/api/list-keys';
-import { TABLE } from '../lambdas/store/table-definition';
+import { handler as listKeysHandler } from '#api/list-keys';
+import { TABLE } from '#store/table-definition';
 import type { BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, batchWriteKeys, CallerPool, createBusinessProject, expectStatus, issueKeys, lambdaContext, type SeedReport } from './support/fixtures';
 import { type BenchResult, row } from './support/report';

@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const log = (line: string) => process.stderr.write(`[${((Date.now() - startedAt.getTime()) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
   // Loaded only when needed: with DYNAMODB_ENDPOINT set, no Java is started.
-  const dynamo = process.env.DYNAMODB_ENDPOINT ? undefined : await (await import('../local/dynamodb-local')).startDynamoDbLocal({});
+  const dynamo = process.env.DYNAMODB_ENDPOINT ? undefined : await (await import('#local/dynamodb-local')).startDynamoDbLocal({});
   const endpoint = process.env.DYNAMODB_ENDPOINT ?? dynamo?.endpoint ?? '';
   log(`DynamoDB Local at ${endpoint}${dynamo ? ' (started for this run, in memory)' : ' (DYNAMODB_ENDPOINT)'}`);
   const others = await existingTables(endpoint);

@@ -1,6 +1,6 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { DeveloperApiStack } from '../lib/developer-api-stack';
+import { DeveloperApiStack } from '#lib/developer-api-stack';
 
 const app = new App();
 new DeveloperApiStack(app, 'ScriptDistributionDeveloperApi', {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from './args';
 import { COMMANDS, findCommand } from './commands';
-import { DEFAULT_STATE_FILE } from '../local/state-file';
+import { DEFAULT_STATE_FILE } from '#local/state-file';
 import { CommandError, locateTable, oneLine, openContext, readStackOutputs, type TableLocation } from './context';
 
 /**

@@ -1,12 +1,12 @@
-import { PATH_ID_PATTERN } from '../lambdas/domain/ids';
-import { type EventName, type Plan, PLANS } from '../lambdas/domain/model';
-import { hashToken, newApiToken } from '../lambdas/domain/tokens';
-import { watermarkProblem } from '../lambdas/domain/watermark';
-import { EVENT_NAMES } from '../lambdas/schemas/resources';
+import { PATH_ID_PATTERN } from '#schemas/formats';
+import { type EventName, type Plan, PLANS } from '#domain/model';
+import { hashToken, newApiToken } from '#domain/tokens';
+import { watermarkProblem } from '#schemas/formats';
+import { EVENT_NAMES } from '#schemas/resources';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
-import { detectDaily, telemetryExecution, telemetryValidation } from './commands/telemetry';
+import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { CommandError, type DashboardContext } from './context';
-import type { NewKeys } from '../lambdas/store/repository';
+import type { NewKeys } from '#store/repository';
 
 /**
  * The dashboard's commands. Each is pure argument checking (`validate`: flags → input, throws UsageError)

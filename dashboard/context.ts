@@ -1,12 +1,12 @@
 import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, GetUsagePlanCommand } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { readFile } from 'node:fs/promises';
-import { unixSeconds } from '../lambdas/domain/model';
-import { createDocumentClient, dynamoConfigFromEnv } from '../lambdas/store/client';
-import type { TelemetryStore } from '../lambdas/analytics/ports';
-import { Repository } from '../lambdas/store/repository';
-import { DynamoTelemetryStore } from '../lambdas/store/telemetry-store';
-import type { StackInfo } from '../local/state-file';
+import { unixSeconds } from '#domain/model';
+import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
+import type { TelemetryStore } from '#analytics/ports';
+import { Repository } from '#store/repository';
+import { DynamoTelemetryStore } from '#store/telemetry-store';
+import type { StackInfo } from '#local/state-file';
 
 export const DEFAULT_STACK_NAME = 'ScriptDistributionDeveloperApi';
 

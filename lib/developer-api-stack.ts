@@ -3,14 +3,14 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ROUTES, timeoutSecondsOf } from '../lambdas/api/routes';
-import { RATE_LIMIT } from '../lambdas/domain/rate-limit';
-import { KEY_ATTRIBUTE_TYPES, TABLE } from '../lambdas/store/table-definition';
-import { ServiceFunction } from './constructs/api-function';
-import { Analytics } from './constructs/analytics';
-import { addJsonGatewayResponses } from './constructs/json-gateway-responses';
-import { bindTable } from './constructs/table-access';
-import { WebhookDelivery } from './constructs/webhook-delivery';
+import { ROUTES, timeoutSecondsOf } from '#api/routes';
+import { RATE_LIMIT } from '#domain/rate-limit';
+import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
+import { ServiceFunction } from '#lib/constructs/api-function';
+import { Analytics } from '#lib/constructs/analytics';
+import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
+import { bindTable } from '#lib/constructs/table-access';
+import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
 
 /**
  * What API Gateway lets through to the authorizer: `Bearer <token68>` exactly as `parseBearer` reads it (scheme in

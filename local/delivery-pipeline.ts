@@ -1,11 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { DELIVERY_QUEUE } from '../lambdas/events/delivery-settings';
-import { createDeliveryHandler } from '../lambdas/events/delivery';
-import { createFanoutHandler } from '../lambdas/events/fanout';
-import { createDocumentClient } from '../lambdas/store/client';
-import { DynamoDeliveryStore } from '../lambdas/store/delivery-store';
+import { DELIVERY_QUEUE } from '#events/delivery-settings';
+import { createDeliveryHandler } from '#events/delivery';
+import { createFanoutHandler } from '#events/fanout';
+import { createDocumentClient } from '#store/client';
+import { DynamoDeliveryStore } from '#store/delivery-store';
 import { type DeadLetter, InProcessQueue } from './in-process-queue';
 import { startStreamPoller } from './stream-poller';
 

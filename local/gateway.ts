@@ -5,9 +5,9 @@ import type {
   Context,
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { API_FUNCTION_TIMEOUT_SECONDS, ROUTES, type Route, timeoutSecondsOf } from '../lambdas/api/routes';
-import { GATEWAY_RESPONSES, type GatewayResponseType } from '../lambdas/http/gateway-responses';
-import { SECURITY_HEADERS } from '../lambdas/http/responses';
+import { API_FUNCTION_TIMEOUT_SECONDS, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
+import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
+import { SECURITY_HEADERS } from '#http/responses';
 
 /**
  * What API Gateway (REST, Lambda proxy integration, TOKEN authorizer) does between the client and the

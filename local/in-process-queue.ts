@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash, randomUUID } from 'node:crypto';
-import type { InFlightMessages, MessageSender, OutgoingMessage } from '../lambdas/events/ports';
+import type { InFlightMessages, MessageSender, OutgoingMessage } from '#events/ports';
 
 /**
  * An in-process stand-in for an SQS standard queue with a redrive policy, for the local stack (no SQS emulator

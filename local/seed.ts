@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { EVENT_NAMES } from '../lambdas/schemas/resources';
-import { hashToken, newApiToken } from '../lambdas/domain/tokens';
-import type { Repository } from '../lambdas/store/repository';
+import { EVENT_NAMES } from '#schemas/resources';
+import { hashToken, newApiToken } from '#domain/tokens';
+import type { Repository } from '#store/repository';
 
 export const DEMO_PROJECT_NAME = 'Demo Script';
 

@@ -47,12 +47,12 @@ type HandlerModule = { handler: ProxyHandler };
 
 /** The same modules the CDK stack deploys, one per route; loaded only once the environment points at the table. */
 const HANDLER_MODULES: Record<EntryName, () => Promise<HandlerModule>> = {
-  'list-keys': () => import('../lambdas/api/list-keys'),
-  'revoke-key': () => import('../lambdas/api/revoke-key'),
-  'revoke-bulk': () => import('../lambdas/api/revoke-bulk'),
-  'list-versions': () => import('../lambdas/api/list-versions'),
-  rollback: () => import('../lambdas/api/rollback'),
-  'list-webhooks': () => import('../lambdas/api/list-webhooks'),
+  'list-keys': () => import('#api/list-keys'),
+  'revoke-key': () => import('#api/revoke-key'),
+  'revoke-bulk': () => import('#api/revoke-bulk'),
+  'list-versions': () => import('#api/list-versions'),
+  rollback: () => import('#api/rollback'),
+  'list-webhooks': () => import('#api/list-webhooks'),
 };
 
 /**
@@ -60,7 +60,7 @@ const HANDLER_MODULES: Record<EntryName, () => Promise<HandlerModule>> = {
  * set before anything runs. One process serves one table.
  */
 async function loadGatewayDeps(): Promise<GatewayDeps> {
-  const { handler: authorizer } = (await import('../lambdas/api/authorizer')) as { handler: TokenAuthorizer };
+  const { handler: authorizer } = (await import('#api/authorizer')) as { handler: TokenAuthorizer };
   const entries = await Promise.all(
     (Object.keys(HANDLER_MODULES) as EntryName[]).map(async (entry) => [entry, (await HANDLER_MODULES[entry]()).handler] as const),
   );

@@ -1,10 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { unixSeconds } from '../lambdas/domain/model';
-import { createDocumentClient } from '../lambdas/store/client';
-import { Repository } from '../lambdas/store/repository';
-import { DynamoTelemetryStore } from '../lambdas/store/telemetry-store';
+import { unixSeconds } from '#domain/model';
+import { createDocumentClient } from '#store/client';
+import { Repository } from '#store/repository';
+import { DynamoTelemetryStore } from '#store/telemetry-store';
 import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';

@@ -12,8 +12,8 @@ import {
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { FANOUT_STREAM } from '../lambdas/events/delivery-settings';
-import { matchesFilter, STREAM_FILTER_PATTERN } from '../lambdas/events/stream-records';
+import { FANOUT_STREAM } from '#events/delivery-settings';
+import { matchesFilter, STREAM_FILTER_PATTERN } from '#events/stream-records';
 
 /**
  * Feeds DynamoDB Local's stream to a stream handler the way Lambda's DynamoDB event-source mapping feeds the

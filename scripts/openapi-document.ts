@@ -1,16 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
-import { ROUTES, type Route } from '../lambdas/api/routes';
-import { REQUIRED_PLAN } from '../lambdas/domain/access';
-import { PROJECT_NOT_FOUND } from '../lambdas/domain/errors';
-import { PATH_ID_PATTERN } from '../lambdas/domain/ids';
-import { RATE_LIMIT, RATE_LIMIT_MESSAGE, rateLimitHeaders } from '../lambdas/domain/rate-limit';
-import { WATERMARK_PATTERN, watermarkProblem } from '../lambdas/domain/watermark';
-import { MAX_BODY_BYTES } from '../lambdas/http/api-handler';
-import { GATEWAY_RESPONSES } from '../lambdas/http/gateway-responses';
-import { JSON_BODY_REQUIRED } from '../lambdas/http/responses';
-import { KEYS_PAGE, ListKeysQuery, NoQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '../lambdas/schemas/requests';
-import { KeySchema, VersionSchema, WebhookSchema } from '../lambdas/schemas/resources';
+import { ROUTES, type Route } from '#api/routes';
+import { type DomainError, InvalidInput, KeyNotFound, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, Unauthenticated, VersionNotFound } from '#domain/errors';
+import { PATH_ID_PATTERN } from '#schemas/formats';
+import { RATE_LIMIT } from '#domain/rate-limit';
+import { rateLimitHeaders } from '#http/rate-limit-headers';
+import { WATERMARK_PATTERN } from '#schemas/formats';
+import { MAX_BODY_BYTES } from '#http/api-handler';
+import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
+import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import { INTERNAL_ERROR, JSON_BODY_REQUIRED } from '#http/responses';
+import { KEYS_PAGE, ListKeysQuery, NoQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
+import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import {
   ErrorResponse,
   type ListKeysResponse,
@@ -25,7 +26,7 @@ import {
   RevokeBulkResponse as RevokeBulkResponseSchema,
   type RollbackResponse,
   RollbackResponse as RollbackResponseSchema,
-} from '../lambdas/schemas/responses';
+} from '#schemas/responses';
 
 /**
  * The OpenAPI 3.1 description of the API, built from the zod schemas the handlers validate with, the
@@ -307,35 +308,52 @@ function gatewayExamples(status: number): Examples {
 
 const bodySizeMessage = `Request body too large: at most ${MAX_BODY_BYTES / 1024} KB`;
 
+/** A domain error as an example of the answer it gets: its own message, under a summary. */
+interface ErrorExample {
+  summary: string;
+  error: DomainError;
+}
+
+/** Examples named after their summary (`Empty body` → `empty_body`), each showing the message the service sends. */
+const errorExamples = (examples: readonly ErrorExample[]): Examples =>
+  Object.fromEntries(
+    examples.map(({ summary, error }) => [summary.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, ''), { summary, value: { error: error.message } }]),
+  );
+
+/** The failures every operation can meet, whatever it reads: the project gate and the rate limit. */
+const EVERY_OPERATION_FAILS_WITH: readonly ErrorExample[] = [
+  { summary: 'Unknown project, or not yours', error: new ProjectNotFound() },
+  { summary: 'Project not on the Business plan', error: new PlanNotAllowed(EXAMPLE.projectId, 'pro') },
+  { summary: `Over ${RATE_LIMIT.requests} requests per minute`, error: new RateLimited(42) },
+];
+
+/** Body failures every operation with a JSON body can meet. */
+const BODY_FAILS_WITH: readonly ErrorExample[] = [
+  { summary: 'Malformed JSON', error: new InvalidInput('Malformed JSON in request body') },
+  { summary: 'Not sent as JSON', error: new InvalidInput(`${JSON_BODY_REQUIRED}; got Content-Type text/plain`) },
+  { summary: `Body over ${MAX_BODY_BYTES / 1024} KB`, error: new InvalidInput(bodySizeMessage) },
+];
+
+/** Shared response components: the statuses and descriptions come from the handlers' own table (ERROR_STATUSES). */
 function sharedResponses(): Record<string, ResponseObject> {
   return {
     Unauthorized: {
-      description: 'Missing or invalid API token.',
-      content: errorContent(gatewayExamples(401)),
-    },
-    Forbidden: {
-      description: `The project is not on the ${REQUIRED_PLAN} plan, or API Gateway refused the token.`,
-      content: errorContent({
-        plan: {
-          summary: 'Project not on the Business plan',
-          value: { error: `This API requires a Business plan; project ${EXAMPLE.projectId} is on the pro plan. Upgrade the project in the dashboard.` },
-        },
-        ...gatewayExamples(403),
-      }),
+      description: `${ERROR_STATUSES.Unauthenticated.description} API Gateway answers it before the endpoint runs.`,
+      content: errorContent(gatewayExamples(statusOf(new Unauthenticated()))),
     },
     PayloadTooLarge: {
       description: "The request is over API Gateway's own 10 MB payload limit (bodies over the API's 64 KB are a 400).",
       content: errorContent(gatewayExamples(413)),
     },
     TooManyRequests: {
-      description: `More than ${RATE_LIMIT.requests} requests in the current minute with this token. Wait \`Retry-After\` seconds.`,
+      description: `${ERROR_STATUSES.RateLimited.description} The limit is ${RATE_LIMIT.requests} requests per minute per token.`,
       headers: { 'Retry-After': headerRef('Retry-After'), RateLimit: headerRef('RateLimit'), 'RateLimit-Policy': headerRef('RateLimit-Policy') },
-      content: errorContent({ rate_limit: { summary: `Over ${RATE_LIMIT.requests} requests per minute`, value: { error: RATE_LIMIT_MESSAGE } } }),
+      content: errorContent(errorExamples(EVERY_OPERATION_FAILS_WITH.filter(({ error }) => error instanceof RateLimited))),
     },
     InternalError: {
       description: 'Failure on the service side; `request_id` identifies it in the logs.',
       content: errorContent({
-        handler: { summary: 'Unexpected failure', value: { error: 'Internal error', request_id: 'c7a1f0d2-5b3e-4e8a-9d61-2f4b8c0e7a13' } },
+        handler: { summary: 'Unexpected failure', value: { error: INTERNAL_ERROR, request_id: 'c7a1f0d2-5b3e-4e8a-9d61-2f4b8c0e7a13' } },
         ...gatewayExamples(500),
       }),
     },
@@ -345,8 +363,7 @@ function sharedResponses(): Record<string, ResponseObject> {
 }
 
 function sharedHeaders(): Record<string, Header> {
-  const allowed = rateLimitHeaders({ allowed: true, remaining: 57, resetSeconds: 42 });
-  const refused = rateLimitHeaders({ allowed: false, remaining: 0, resetSeconds: 42 });
+  const allowed = rateLimitHeaders({ remaining: 57, resetSeconds: 42 });
   return {
     RateLimit: {
       description: 'Requests left in the current one-minute window (`r`) and seconds until it resets (`t`).',
@@ -361,7 +378,7 @@ function sharedHeaders(): Record<string, Header> {
     'Retry-After': {
       description: 'Seconds until the next window opens.',
       schema: { type: 'integer', minimum: 1, maximum: RATE_LIMIT.windowSeconds },
-      example: Number(refused['Retry-After']),
+      example: 42,
     },
   };
 }
@@ -376,12 +393,12 @@ interface OperationSpec {
   query: z.core.$ZodType;
   body?: { schema: string; description: string; examples: Examples };
   ok: { schema: string; description: string; example: unknown };
-  badRequest: Examples;
-  notFound: Examples;
+  /** The failures this operation's own rule and input can produce, besides those of every operation. */
+  errors: ErrorExample[];
 }
 
-const projectNotFound: Examples = { project: { summary: 'Unknown project, or not yours', value: { error: PROJECT_NOT_FOUND } } };
-const unknownQuery = (): Examples => ({ query: { summary: 'Unknown query parameter', value: { error: firstIssue(NoQuery, { page: '2' }) } } });
+const invalid = (summary: string, schema: z.core.$ZodType, input: unknown): ErrorExample => ({ summary, error: new InvalidInput(firstIssue(schema, input)) });
+const unknownQuery = (): ErrorExample[] => [invalid('Unknown query parameter', NoQuery, { page: '2' })];
 
 function operationSpecs(): Record<Route['entry'], OperationSpec> {
   return {
@@ -392,11 +409,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       description: `Keys in issue order, \`limit\` per page from \`offset\`. Raw key values are never returned. \`total\` counts every key issued, so a client pages until \`offset\` reaches it.`,
       query: ListKeysQuery,
       ok: { schema: 'ListKeysResponse', description: 'A page of keys.', example: listKeysExample },
-      badRequest: {
-        limit: { summary: 'limit out of range', value: { error: firstIssue(ListKeysQuery, { limit: '500' }) } },
-        offset: { summary: 'offset not a whole number', value: { error: firstIssue(ListKeysQuery, { offset: '-1' }) } },
-      },
-      notFound: projectNotFound,
+      errors: [invalid('limit out of range', ListKeysQuery, { limit: '500' }), invalid('offset not a whole number', ListKeysQuery, { offset: '-1' })],
     },
     'revoke-key': {
       operationId: 'revokeKey',
@@ -406,8 +419,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       query: NoQuery,
       body: { schema: 'RevokeKeyRequest', description: 'The key to revoke.', examples: { revoke: { summary: 'Revoke a key', value: { key_id: EXAMPLE.keyId } } } },
       ok: { schema: 'OkResponse', description: 'The key is revoked.', example: { ok: true } satisfies OkResponse },
-      badRequest: { missing: { summary: 'Empty body', value: { error: firstIssue(RevokeKeyBody, {}) } } },
-      notFound: { ...projectNotFound, key: { summary: 'No such key in this project', value: { error: `Key ${EXAMPLE.otherKeyId} not found in this project` } } },
+      errors: [invalid('Empty body', RevokeKeyBody, {}), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
     },
     'revoke-bulk': {
       operationId: 'revokeBulk',
@@ -422,11 +434,10 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
         examples: { revoke_bulk: { summary: 'Revoke a leaked watermark', value: { watermark: EXAMPLE.watermark } } },
       },
       ok: { schema: 'RevokeBulkResponse', description: 'Matching keys are revoked.', example: { ok: true, revoked_count: 3 } satisfies RevokeBulkResponse },
-      badRequest: {
-        prefix: { summary: 'WM_ prefix copied along', value: { error: watermarkProblem(`WM_${EXAMPLE.watermark}`) } },
-        format: { summary: 'Not 16 lowercase hex characters', value: { error: watermarkProblem('3f9a1c7e') } },
-      },
-      notFound: projectNotFound,
+      errors: [
+        invalid('WM_ prefix copied along', RevokeBulkBody, { watermark: `WM_${EXAMPLE.watermark}` }),
+        invalid('Not 16 lowercase hex characters', RevokeBulkBody, { watermark: '3f9a1c7e' }),
+      ],
     },
     'list-versions': {
       operationId: 'listVersions',
@@ -435,8 +446,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       description: 'Every version of the project, highest `version_number` first, and the current one. Versions are uploaded in the dashboard.',
       query: NoQuery,
       ok: { schema: 'ListVersionsResponse', description: 'The versions.', example: listVersionsExample },
-      badRequest: unknownQuery(),
-      notFound: projectNotFound,
+      errors: unknownQuery(),
     },
     rollback: {
       operationId: 'rollbackVersion',
@@ -454,11 +464,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
         description: 'The version is current.',
         example: { ok: true, current_version_id: EXAMPLE.olderVersionId } satisfies RollbackResponse,
       },
-      badRequest: { missing: { summary: 'Empty body', value: { error: firstIssue(RollbackBody, {}) } } },
-      notFound: {
-        ...projectNotFound,
-        version: { summary: 'No such version in this project', value: { error: `Version ${EXAMPLE.versionId} not found in this project` } },
-      },
+      errors: [invalid('Empty body', RollbackBody, {}), { summary: 'No such version in this project', error: new VersionNotFound(EXAMPLE.versionId) }],
     },
     'list-webhooks': {
       operationId: 'listWebhooks',
@@ -467,34 +473,40 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       description: 'Every webhook configuration of the project. Read-only: webhooks are managed in the dashboard.',
       query: NoQuery,
       ok: { schema: 'ListWebhooksResponse', description: 'The webhook configurations.', example: listWebhooksExample },
-      badRequest: unknownQuery(),
-      notFound: projectNotFound,
+      errors: unknownQuery(),
     },
   };
 }
 
-const routeNotFound: Examples = gatewayExamples(404);
+/**
+ * An operation's failures, grouped by the status ERROR_STATUSES gives each domain error, with the gateway's own
+ * answers of the same status beside them; 401, 413, 429 and 5xx are shared components.
+ */
+function errorResponses(spec: OperationSpec): Record<string, ResponseObject | Ref> {
+  const failures = [...spec.errors, ...(spec.body ? BODY_FAILS_WITH : []), ...EVERY_OPERATION_FAILS_WITH];
+  const byStatus = new Map<number, ErrorExample[]>();
+  for (const failure of failures) byStatus.set(statusOf(failure.error), [...(byStatus.get(statusOf(failure.error)) ?? []), failure]);
+  const responses: Record<string, ResponseObject | Ref> = { 401: responseRef('Unauthorized') };
+  for (const [status, examples] of [...byStatus].sort(([a], [b]) => a - b)) {
+    if (status === statusOf(new RateLimited(1))) continue;
+    const fromGateway = gatewayExamples(status);
+    const descriptions: string[] = [...new Set(examples.map(({ error }) => ERROR_STATUSES[error.name].description))];
+    if (Object.keys(fromGateway).length > 0) descriptions.push('Or API Gateway refused the request itself.');
+    responses[status] = { description: descriptions.join(' '), content: errorContent({ ...errorExamples(examples), ...fromGateway }) };
+  }
+  if (spec.body) responses[413] = responseRef('PayloadTooLarge');
+  return { ...responses, 429: responseRef('TooManyRequests'), 500: responseRef('InternalError'), 502: responseRef('BadGateway'), 504: responseRef('GatewayTimeout') };
+}
 
 function operation(spec: OperationSpec): Operation {
-  const badRequest: Examples = { ...spec.badRequest, ...gatewayExamples(400) };
-  if (spec.body) {
-    badRequest.json = { summary: 'Malformed JSON', value: { error: 'Malformed JSON in request body' } };
-    badRequest.not_json = { summary: 'Not sent as JSON', value: { error: `${JSON_BODY_REQUIRED}; got Content-Type text/plain` } };
-    badRequest.too_large = { summary: `Body over ${MAX_BODY_BYTES / 1024} KB`, value: { error: bodySizeMessage } };
-  }
   const responses: Record<string, ResponseObject | Ref> = {
     200: {
       description: spec.ok.description,
       headers: { RateLimit: headerRef('RateLimit'), 'RateLimit-Policy': headerRef('RateLimit-Policy') },
       content: { [JSON_TYPE]: { schema: schemaRef(spec.ok.schema), examples: { ok: { summary: spec.summary, value: spec.ok.example } } } },
     },
-    400: { description: 'The request is invalid; `error` says what to fix.', content: errorContent(badRequest) },
-    401: responseRef('Unauthorized'),
-    403: responseRef('Forbidden'),
-    404: { description: 'The project (or the named key or version) does not exist or is not yours.', content: errorContent({ ...spec.notFound, ...routeNotFound }) },
+    ...errorResponses(spec),
   };
-  if (spec.body) responses[413] = responseRef('PayloadTooLarge');
-  Object.assign(responses, { 429: responseRef('TooManyRequests'), 500: responseRef('InternalError'), 502: responseRef('BadGateway'), 504: responseRef('GatewayTimeout') });
 
   return {
     operationId: spec.operationId,

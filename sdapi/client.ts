@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import { KEYS_PAGE } from '../lambdas/schemas/requests';
+import { KEYS_PAGE } from '#schemas/requests';
 import {
   ListKeysResponse,
   ListVersionsResponse,
@@ -7,7 +7,7 @@ import {
   OkResponse,
   RevokeBulkResponse,
   RollbackResponse,
-} from '../lambdas/schemas/responses';
+} from '#schemas/responses';
 import type { ApiConfig } from './config';
 import { ApiFailure } from './errors';
 

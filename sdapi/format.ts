@@ -1,4 +1,4 @@
-import type { Key, Version, Webhook } from '../lambdas/schemas/resources';
+import type { Key, Version, Webhook } from '#schemas/resources';
 
 /** Plain aligned columns: readable in a terminal, and `grep`/`awk` still work on them. */
 export function table(headers: string[], rows: string[][]): string {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { watermarkProblem } from '../lambdas/domain/watermark';
-import { KEYS_PAGE } from '../lambdas/schemas/requests';
+import { watermarkProblem } from '#schemas/formats';
+import { KEYS_PAGE } from '#schemas/requests';
 import { ApiClient } from './client';
 import { type ApiConfig, LOCAL_STACK_FILE, resolveConfig } from './config';
 import { ApiFailure, EXIT, UsageError } from './errors';

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { WATERMARK_PATTERN } from '../lambdas/domain/watermark';
+import { WATERMARK_PATTERN } from '#schemas/formats';
 
 /**
  * Finds `WM_<watermark>` markers in a leaked script dump, a chunk at a time: the scanner keeps only the

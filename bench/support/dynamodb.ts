@@ -1,8 +1,8 @@
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, dynamoConfigFromEnv } from '../../lambdas/store/client';
-import { Repository } from '../../lambdas/store/repository';
-import { createTableInput } from '../../lambdas/store/table-definition';
+import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
+import { Repository } from '#store/repository';
+import { createTableInput } from '#store/table-definition';
 
 export const BENCH_REGION = 'us-east-1';
 

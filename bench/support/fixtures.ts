@@ -1,10 +1,10 @@
 import { BatchWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { createHash, randomBytes } from 'node:crypto';
-import { newId } from '../../lambdas/domain/ids';
-import type { Caller } from '../../lambdas/domain/model';
-import { hashToken, newApiToken } from '../../lambdas/domain/tokens';
-import { keyOf, type Repository } from '../../lambdas/store/repository';
+import { newId } from '#domain/ids';
+import type { Caller } from '#domain/model';
+import { hashToken, newApiToken } from '#domain/tokens';
+import { keyOf, type Repository } from '#store/repository';
 import type { BenchTable } from './dynamodb';
 import { mapBounded } from './stats';
 

@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { StackInfo } from '../../local/state-file';
-import { createDocumentClient, dynamoConfigFromEnv } from '../../lambdas/store/client';
-import { Repository } from '../../lambdas/store/repository';
+import type { StackInfo } from '#local/state-file';
+import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
+import { Repository } from '#store/repository';
 import { BENCH_REGION } from './dynamodb';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

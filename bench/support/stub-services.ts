@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDiscordStandIn, type DiscordStandIn } from '../../local/discord-stand-in';
+import { createDiscordStandIn, type DiscordStandIn } from '#local/discord-stand-in';
 
 /** An HTTP service on 127.0.0.1 for one benchmark. */
 export interface StubService {

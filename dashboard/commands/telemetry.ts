@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type * as z from 'zod/mini';
-import { runDailyDetection, type DailyDetectionResult } from '../../lambdas/analytics/daily';
-import { type FiredEvent, ingestTelemetry } from '../../lambdas/analytics/ingest';
-import type { TelemetryStore } from '../../lambdas/analytics/ports';
+import { runDailyDetection, type DailyDetectionResult } from '#analytics/daily';
+import { type FiredEvent, ingestTelemetry } from '#analytics/ingest';
+import type { TelemetryStore } from '#analytics/ports';
 import {
   ExecutionRecordSchema,
   MAX_BATCH_RECORDS,
@@ -11,10 +11,10 @@ import {
   VALIDATION_RESULTS,
   type ValidationRecord,
   ValidationRecordSchema,
-} from '../../lambdas/analytics/telemetry';
-import { dayStart, utcDate } from '../../lambdas/analytics/time';
-import { type FlagSpecs, type Flags, oneOf, UsageError, wholeNumber } from '../args';
-import { CommandError } from '../context';
+} from '#analytics/telemetry';
+import { dayStart, utcDate } from '#analytics/time';
+import { type FlagSpecs, type Flags, oneOf, UsageError, wholeNumber } from '#dashboard/args';
+import { CommandError } from '#dashboard/context';
 
 /**
  * `telemetry execution`, `telemetry validation` and `detect daily`: the dashboard CLI stands in for the loader

@@ -1,5 +1,5 @@
-import { type EventData, type EventItem, eventItemKey, type KEY_ABUSE_PATTERNS } from '../events/event-types';
-import type { EventName } from '../schemas/resources';
+import { type EventData, type EventItem, eventItemKey, type KEY_ABUSE_PATTERNS } from '#events/event-types';
+import type { EventName } from '#schemas/resources';
 import type { ValidationResult } from './telemetry';
 import { DAY_SECONDS, HOUR_SECONDS, utcDate, utcHour } from './time';
 

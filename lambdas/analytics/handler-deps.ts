@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { unixSeconds } from '../domain/model';
-import { createDocumentClient, tableNameFromEnv } from '../store/client';
-import { DynamoTelemetryStore } from '../store/telemetry-store';
+import { unixSeconds } from '#domain/model';
+import { createDocumentClient, tableNameFromEnv } from '#store/client';
+import { DynamoTelemetryStore } from '#store/telemetry-store';
 import type { TelemetryStore } from './ports';
 
 export interface AnalyticsDeps {

@@ -1,5 +1,5 @@
-import { mapPagesBounded } from '../domain/concurrency';
-import type { EventItem } from '../events/event-types';
+import { mapPagesBounded } from '#domain/concurrency';
+import type { EventItem } from '#events/event-types';
 import { type AnalyticsEventName, dedupKeyOf, detectClones, detectKeyAbuse, detectNewExecutor } from './detectors';
 import type { ScriptRef, TelemetryStore, ValidationDelta } from './ports';
 import { type ExecutionRecord, type Rejection, type ValidationRecord, parseTelemetryBatch } from './telemetry';

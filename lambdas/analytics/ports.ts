@@ -1,4 +1,4 @@
-import type { EventItem } from '../events/event-types';
+import type { EventItem } from '#events/event-types';
 import type { KeyAbusePattern, KeyUsage, KnownHash, ValidationWindow } from './detectors';
 import type { ValidationResult } from './telemetry';
 

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { PATH_ID_PATTERN } from '../domain/ids';
+import { PATH_ID_PATTERN } from '#schemas/formats';
 
 /**
  * What the loader side reports. Two record kinds, each with its own schema: a script execution and a key

@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import type { TokenStore } from '../domain/ports';
-import { hashToken, parseBearer } from '../domain/tokens';
-import { createDocumentClient, tableNameFromEnv } from '../store/client';
-import { Repository } from '../store/repository';
+import type { TokenStore } from '#domain/ports';
+import { hashToken, parseBearer } from '#domain/tokens';
+import { createDocumentClient, tableNameFromEnv } from '#store/client';
+import { Repository } from '#store/repository';
 
 /** API Gateway turns exactly this error message into its UNAUTHORIZED (401) gateway response. */
 export const UNAUTHORIZED = 'Unauthorized';

@@ -1,6 +1,6 @@
-import { apiHandler } from '../http/api-handler';
-import { listKeys } from '../domain/project-api';
-import { ListKeysQuery } from '../schemas/requests';
+import { apiHandler } from '#http/api-handler';
+import { listKeys } from '#domain/project-api';
+import { ListKeysQuery } from '#schemas/requests';
 
 /** GET /v1/projects/{id}/keys */
 export const handler = apiHandler({

@@ -1,6 +1,6 @@
-import { apiHandler } from '../http/api-handler';
-import { listVersions } from '../domain/project-api';
-import { NoQuery } from '../schemas/requests';
+import { apiHandler } from '#http/api-handler';
+import { listVersions } from '#domain/project-api';
+import { NoQuery } from '#schemas/requests';
 
 /** GET /v1/projects/{id}/versions */
 export const handler = apiHandler({

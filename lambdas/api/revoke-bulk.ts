@@ -1,6 +1,6 @@
-import { apiHandler } from '../http/api-handler';
-import { revokeBulk } from '../domain/project-api';
-import { NoQuery, RevokeBulkBody } from '../schemas/requests';
+import { apiHandler } from '#http/api-handler';
+import { revokeBulk } from '#domain/project-api';
+import { NoQuery, RevokeBulkBody } from '#schemas/requests';
 
 /** POST /v1/projects/{id}/keys/revoke-bulk */
 export const handler = apiHandler({

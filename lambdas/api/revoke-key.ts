@@ -1,6 +1,6 @@
-import { apiHandler } from '../http/api-handler';
-import { revokeKey } from '../domain/project-api';
-import { NoQuery, RevokeKeyBody } from '../schemas/requests';
+import { apiHandler } from '#http/api-handler';
+import { revokeKey } from '#domain/project-api';
+import { NoQuery, RevokeKeyBody } from '#schemas/requests';
 
 /** POST /v1/projects/{id}/keys/revoke */
 export const handler = apiHandler({

@@ -1,6 +1,6 @@
-import { apiHandler } from '../http/api-handler';
-import { rollback } from '../domain/project-api';
-import { NoQuery, RollbackBody } from '../schemas/requests';
+import { apiHandler } from '#http/api-handler';
+import { rollback } from '#domain/project-api';
+import { NoQuery, RollbackBody } from '#schemas/requests';
 
 /** POST /v1/projects/{id}/versions/rollback */
 export const handler = apiHandler({

@@ -1,4 +1,4 @@
-import { PROJECT_NOT_FOUND, forbidden, notFound } from './errors';
+import { PlanNotAllowed, ProjectNotFound } from './errors';
 import type { Project } from './model';
 
 /** The API requires a Business plan (spec §1, §8). */
@@ -9,9 +9,7 @@ export const REQUIRED_PLAN = 'business';
  * same 404 (no enumeration); the plan is checked only for the owner, so the 403 reveals nothing to others.
  */
 export function authorizeProjectAccess(project: Project | undefined, callerOwnerId: string): Project {
-  if (!project || project.ownerId !== callerOwnerId) throw notFound(PROJECT_NOT_FOUND);
-  if (project.plan !== REQUIRED_PLAN) {
-    throw forbidden(`This API requires a Business plan; project ${project.id} is on the ${project.plan} plan. Upgrade the project in the dashboard.`);
-  }
+  if (!project || project.ownerId !== callerOwnerId) throw new ProjectNotFound();
+  if (project.plan !== REQUIRED_PLAN) throw new PlanNotAllowed(project.id, project.plan);
   return project;
 }

@@ -1,19 +1,65 @@
-/** A failure the caller can act on. Handlers turn it into `{"error": message}` with `status`. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-    this.name = 'ApiError';
+import { RATE_LIMIT_MESSAGE } from './rate-limit';
+
+/**
+ * Failures a caller can act on, as the domain names them; `message` says what to fix. The domain knows nothing
+ * of HTTP: `lambdas/http/error-statuses.ts` maps each kind to its status (and the OpenAPI document reads the same
+ * table). Anything thrown that is not a DomainError is a failure on the service side.
+ */
+export abstract class DomainError extends Error {
+  abstract override readonly name: DomainErrorName;
+}
+
+/** Unknown project and project of another owner read the same, so project ids cannot be enumerated (spec §5). */
+export const PROJECT_NOT_FOUND = 'Project not found';
+
+/** A missing field, a bad format, malformed JSON (spec §7). */
+export class InvalidInput extends DomainError {
+  override readonly name = 'InvalidInput';
+}
+
+/** No caller established: the request never passed the token check. */
+export class Unauthenticated extends DomainError {
+  override readonly name = 'Unauthenticated';
+  constructor() {
+    super('Missing or invalid API token');
   }
 }
 
-export const badRequest = (message: string) => new ApiError(400, message);
-export const notFound = (message: string) => new ApiError(404, message);
-export const forbidden = (message: string) => new ApiError(403, message);
+export class ProjectNotFound extends DomainError {
+  override readonly name = 'ProjectNotFound';
+  constructor() {
+    super(PROJECT_NOT_FOUND);
+  }
+}
 
-/** Unknown project and project of another owner read the same, so project ids cannot be enumerated. */
-export const PROJECT_NOT_FOUND = 'Project not found';
-export const INTERNAL_ERROR = 'Internal error';
+/** Spec §1: the API requires a Business plan. */
+export class PlanNotAllowed extends DomainError {
+  override readonly name = 'PlanNotAllowed';
+  constructor(projectId: string, plan: string) {
+    super(`This API requires a Business plan; project ${projectId} is on the ${plan} plan. Upgrade the project in the dashboard.`);
+  }
+}
+
+export class KeyNotFound extends DomainError {
+  override readonly name = 'KeyNotFound';
+  constructor(keyId: string) {
+    super(`Key ${keyId} not found in this project`);
+  }
+}
+
+export class VersionNotFound extends DomainError {
+  override readonly name = 'VersionNotFound';
+  constructor(versionId: string) {
+    super(`Version ${versionId} not found in this project`);
+  }
+}
+
+/** Spec §8: over 100 requests in the caller's minute; `retryAfterSeconds` is when the next window opens. */
+export class RateLimited extends DomainError {
+  override readonly name = 'RateLimited';
+  constructor(readonly retryAfterSeconds: number) {
+    super(RATE_LIMIT_MESSAGE);
+  }
+}
+
+export type DomainErrorName = 'InvalidInput' | 'Unauthenticated' | 'ProjectNotFound' | 'PlanNotAllowed' | 'KeyNotFound' | 'VersionNotFound' | 'RateLimited';

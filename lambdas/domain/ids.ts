@@ -6,6 +6,3 @@ export type IdPrefix = 'own' | 'prj' | 'key' | 'ver' | 'whk' | 'evt';
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBytes(10).toString('hex')}`;
 }
-
-/** Path ids that cannot name anything this service made are answered 404 before any table read. */
-export const PATH_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

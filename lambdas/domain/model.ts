@@ -1,4 +1,4 @@
-import type { EventName, Key, Version, Webhook } from '../schemas/resources';
+import type { EventName, Key, Version, Webhook } from '#schemas/resources';
 
 export type { EventName, Key, Version, Webhook };
 

@@ -1,9 +1,9 @@
 import { authorizeProjectAccess } from './access';
 import { mapPagesBounded } from './concurrency';
-import { notFound } from './errors';
+import { KeyNotFound, VersionNotFound } from './errors';
 import type { Caller, Project } from './model';
 import type { ProjectStore } from './ports';
-import type { ListKeysQuery } from '../schemas/requests';
+import type { ListKeysQuery } from '#schemas/requests';
 import type {
   ListKeysResponse,
   ListVersionsResponse,
@@ -11,7 +11,7 @@ import type {
   OkResponse,
   RevokeBulkResponse,
   RollbackResponse,
-} from '../schemas/responses';
+} from '#schemas/responses';
 
 /** Conditional writes a bulk revoke keeps in flight: enough for 10,000 keys well inside API Gateway's 29 s. */
 export const BULK_REVOKE_CONCURRENCY = 64;
@@ -30,7 +30,7 @@ export async function listKeys(store: ProjectStore, project: Project, query: Lis
 /** Spec §4.2. Revoking an already revoked key succeeds again (idempotent), so a retried call is safe. */
 export async function revokeKey(store: ProjectStore, project: Project, keyId: string, now: number): Promise<OkResponse> {
   const outcome = await store.revokeKey(project.id, keyId, now);
-  if (outcome === 'not_found') throw notFound(`Key ${keyId} not found in this project`);
+  if (outcome === 'not_found') throw new KeyNotFound(keyId);
   return { ok: true };
 }
 
@@ -55,7 +55,7 @@ export async function listVersions(store: ProjectStore, project: Project): Promi
 
 /** Spec §4.5. Rolling back to the current version is a no-op success. */
 export async function rollback(store: ProjectStore, project: Project, versionId: string): Promise<RollbackResponse> {
-  if (!(await store.setCurrentVersion(project.id, versionId))) throw notFound(`Version ${versionId} not found in this project`);
+  if (!(await store.setCurrentVersion(project.id, versionId))) throw new VersionNotFound(versionId);
   return { ok: true, current_version_id: versionId };
 }
 

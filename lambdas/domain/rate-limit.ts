@@ -23,19 +23,6 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-/**
- * IETF draft-ietf-httpapi-ratelimit-headers (structured-field form): the policy and what is left of it,
- * so a client can pace itself before it meets a 429.
- */
-export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
-  const headers: Record<string, string> = {
-    'RateLimit-Policy': `"per-token";q=${RATE_LIMIT.requests};w=${RATE_LIMIT.windowSeconds}`,
-    RateLimit: `"per-token";r=${decision.remaining};t=${decision.resetSeconds}`,
-  };
-  if (!decision.allowed) headers['Retry-After'] = String(decision.resetSeconds);
-  return headers;
-}
-
 /** Count a request against the caller's current window (spec §8). */
 export async function consumeRateLimit(store: RateLimitStore, bucket: string, nowSeconds: number): Promise<RateDecision> {
   const window = rateWindowAt(nowSeconds);

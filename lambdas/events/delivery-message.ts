@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { EventName } from '../schemas/resources';
+import type { EventName } from '#schemas/resources';
 import { EVENT_DATA, type ProjectEvent } from './event-types';
 
 const eventSchema = <E extends EventName>(name: E) =>

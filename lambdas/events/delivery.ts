@@ -2,9 +2,9 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { unixSeconds } from '../domain/model';
-import { createDocumentClient, tableNameFromEnv } from '../store/client';
-import { DynamoDeliveryStore } from '../store/delivery-store';
+import { unixSeconds } from '#domain/model';
+import { createDocumentClient, tableNameFromEnv } from '#store/client';
+import { DynamoDeliveryStore } from '#store/delivery-store';
 import { type DeliveryMessage, parseDeliveryMessage } from './delivery-message';
 import { postEmbeds, type PostOutcome, REQUEST_TIMEOUT_MS } from './discord-client';
 import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl } from './discord-webhook-url';

@@ -1,4 +1,4 @@
-import type { EventName } from '../schemas/resources';
+import type { EventName } from '#schemas/resources';
 import type { EventData, ProjectEvent } from './event-types';
 
 /**

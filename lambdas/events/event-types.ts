@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { EventName } from '../schemas/resources';
+import type { EventName } from '#schemas/resources';
 
 /**
  * What each of the five events carries, from the item that fires it to the embed that shows it.

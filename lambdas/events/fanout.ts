@@ -2,9 +2,9 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { EVENT_NAMES, type EventName } from '../schemas/resources';
-import { createDocumentClient, tableNameFromEnv } from '../store/client';
-import { DynamoDeliveryStore } from '../store/delivery-store';
+import { EVENT_NAMES, type EventName } from '#schemas/resources';
+import { createDocumentClient, tableNameFromEnv } from '#store/client';
+import { DynamoDeliveryStore } from '#store/delivery-store';
 import { type DeliveryMessage, deliveryIdOf } from './delivery-message';
 import { redactWebhookUrl } from './discord-webhook-url';
 import type { FanoutStore, MessageSender, OutgoingMessage, WebhookTarget } from './ports';

@@ -3,15 +3,17 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import { ApiError, INTERNAL_ERROR, PROJECT_NOT_FOUND, badRequest, notFound } from '../domain/errors';
-import { PATH_ID_PATTERN } from '../domain/ids';
-import { type Caller, type Project, unixSeconds } from '../domain/model';
-import type { ProjectStore, RateLimitStore } from '../domain/ports';
-import { openProject } from '../domain/project-api';
-import { consumeRateLimit, RATE_LIMIT_MESSAGE, rateLimitHeaders } from '../domain/rate-limit';
-import { createDocumentClient, tableNameFromEnv } from '../store/client';
-import { Repository } from '../store/repository';
-import { errorResponse, JSON_BODY_REQUIRED, jsonResponse } from './responses';
+import { DomainError, InvalidInput, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
+import { PATH_ID_PATTERN } from '#schemas/formats';
+import { type Caller, type Project, unixSeconds } from '#domain/model';
+import type { ProjectStore, RateLimitStore } from '#domain/ports';
+import { openProject } from '#domain/project-api';
+import { consumeRateLimit } from '#domain/rate-limit';
+import { createDocumentClient, tableNameFromEnv } from '#store/client';
+import { Repository } from '#store/repository';
+import { errorHeadersOf, statusOf } from './error-statuses';
+import { rateLimitHeaders } from './rate-limit-headers';
+import { errorResponse, INTERNAL_ERROR, JSON_BODY_REQUIRED, jsonResponse } from './responses';
 
 /** Bodies of this API are a few dozen bytes; anything past 64 KB is refused before it is parsed. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -69,7 +71,7 @@ export function apiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, 
 
 function parse<T>(schema: z.ZodMiniType<T, unknown>, input: unknown): T {
   const result = schema.safeParse(input);
-  if (!result.success) throw badRequest(result.error.issues[0]?.message ?? 'Invalid request');
+  if (!result.success) throw new InvalidInput(result.error.issues[0]?.message ?? 'Invalid request');
   return result.data;
 }
 
@@ -78,21 +80,21 @@ export function callerOf(event: Pick<APIGatewayProxyEvent, 'requestContext'>): C
   const authorizer = event.requestContext.authorizer;
   const ownerId = authorizer?.ownerId;
   const tokenHash = authorizer?.tokenHash;
-  if (typeof ownerId !== 'string' || typeof tokenHash !== 'string') throw new ApiError(401, 'Missing or invalid API token');
+  if (typeof ownerId !== 'string' || typeof tokenHash !== 'string') throw new Unauthenticated();
   return { ownerId, tokenHash };
 }
 
 function projectIdOf(event: Pick<APIGatewayProxyEvent, 'pathParameters'>): string {
   const id = event.pathParameters?.id;
   // An id that this service could never have made names no project: answer as for any unknown project.
-  if (!id || !PATH_ID_PATTERN.test(id)) throw notFound(PROJECT_NOT_FOUND);
+  if (!id || !PATH_ID_PATTERN.test(id)) throw new ProjectNotFound();
   return id;
 }
 
 /** Query parameters as single strings; a repeated parameter is ambiguous and refused. */
 function singleValuedQuery(event: Pick<APIGatewayProxyEvent, 'queryStringParameters' | 'multiValueQueryStringParameters'>): Record<string, string> {
   for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
-    if (values && values.length > 1) throw badRequest(`Query parameter "${name}" was given ${values.length} times; give it once`);
+    if (values && values.length > 1) throw new InvalidInput(`Query parameter "${name}" was given ${values.length} times; give it once`);
   }
   return Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).map(([name, value]) => [name, value ?? '']));
 }
@@ -112,9 +114,8 @@ function rateLimit(deps: () => ApiDeps): ApiMiddleware {
     before: async (request) => {
       const { store, now } = deps();
       const decision = await consumeRateLimit(store, callerOf(request.event).tokenHash, now());
-      const headers = rateLimitHeaders(decision);
-      request.internal.rateHeaders = headers;
-      if (!decision.allowed) throw new ApiError(429, RATE_LIMIT_MESSAGE, headers);
+      request.internal.rateHeaders = rateLimitHeaders(decision);
+      if (!decision.allowed) throw new RateLimited(decision.resetSeconds);
     },
     after: (request) => {
       if (request.response) request.response.headers = { ...request.response.headers, ...request.internal.rateHeaders };
@@ -127,7 +128,7 @@ function bodySizeLimit(): ApiMiddleware {
     before: ({ event }) => {
       const body = typeof event.body === 'string' ? event.body : '';
       const bytes = event.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
-      if (bytes > MAX_BODY_BYTES) throw badRequest(`Request body too large: at most ${MAX_BODY_BYTES / 1024} KB`);
+      if (bytes > MAX_BODY_BYTES) throw new InvalidInput(`Request body too large: at most ${MAX_BODY_BYTES / 1024} KB`);
     },
   };
 }
@@ -154,7 +155,7 @@ function jsonBodyContract(): ApiMiddleware {
       if (text.trim() === '') {
         event.body = '{}';
       } else if (!JSON_MEDIA_TYPE.test(mediaType) && !(LENIENT_MEDIA_TYPES.has(mediaType) && text.trimStart().startsWith('{'))) {
-        throw badRequest(`${JSON_BODY_REQUIRED}; got ${mediaType ? `Content-Type ${mediaType}` : 'no Content-Type'}`);
+        throw new InvalidInput(`${JSON_BODY_REQUIRED}; got ${mediaType ? `Content-Type ${mediaType}` : 'no Content-Type'}`);
       } else {
         event.body = text;
       }
@@ -164,9 +165,9 @@ function jsonBodyContract(): ApiMiddleware {
 }
 
 /** What middy's JSON body parser throws, said so a person knows what to fix. */
-function parserErrorMessage(message: string): ApiError {
-  if (message === 'Forbidden key in JSON body') return badRequest('Request body contains a forbidden key (__proto__ or constructor)');
-  return badRequest('Malformed JSON in request body');
+function parserError(message: string): InvalidInput {
+  if (message === 'Forbidden key in JSON body') return new InvalidInput('Request body contains a forbidden key (__proto__ or constructor)');
+  return new InvalidInput('Malformed JSON in request body');
 }
 
 /** The failure being reported may be that the dependencies cannot be built (e.g. TABLE_NAME unset). */
@@ -183,14 +184,11 @@ function jsonErrors(deps: () => ApiDeps): ApiMiddleware {
     onError: (request) => {
       const error = request.error;
       const rateHeaders = request.internal.rateHeaders ?? {};
-      if (error instanceof ApiError) {
-        request.response = errorResponse(error.status, error.message, { ...rateHeaders, ...error.headers });
-        return;
-      }
+      // middy's JSON body parser throws HTTP errors of its own (422 for malformed JSON): the spec says 400.
       const status = (error as { statusCode?: unknown } | null)?.statusCode;
-      if (typeof status === 'number' && status >= 400 && status < 500) {
-        const mapped = parserErrorMessage(error?.message ?? '');
-        request.response = errorResponse(mapped.status, mapped.message, rateHeaders);
+      const failure = !(error instanceof DomainError) && typeof status === 'number' && status >= 400 && status < 500 ? parserError(error?.message ?? '') : error;
+      if (failure instanceof DomainError) {
+        request.response = errorResponse(statusOf(failure), failure.message, { ...rateHeaders, ...errorHeadersOf(failure) });
         return;
       }
       const requestId = request.context.awsRequestId ?? request.event.requestContext?.requestId;

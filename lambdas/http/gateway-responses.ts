@@ -1,4 +1,4 @@
-import { RATE_LIMIT_MESSAGE } from '../domain/rate-limit';
+import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { JSON_BODY_REQUIRED } from './responses';
 
 /**

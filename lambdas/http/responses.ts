@@ -7,6 +7,9 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
 };
 
+/** A failure on the service side: the client learns nothing but the request id to report. */
+export const INTERNAL_ERROR = 'Internal error';
+
 /** What a client is told when its body cannot be read as JSON: what to send instead. */
 export const JSON_BODY_REQUIRED = 'Request body must be a JSON object sent with Content-Type: application/json';
 

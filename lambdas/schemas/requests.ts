@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { watermarkProblem } from '../domain/watermark';
+import { watermarkProblem } from './formats';
 
 /** Longest id accepted in a body; ids this service makes are far shorter, and DynamoDB keys are bounded. */
 export const MAX_ID_LENGTH = 128;

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { WATERMARK_PATTERN } from '../domain/watermark';
+import { WATERMARK_PATTERN } from './formats';
 
 // zod/mini rather than zod: the same schemas for ~13 KB instead of ~440 KB per Lambda bundle.
 

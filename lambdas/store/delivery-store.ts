@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { ClaimResult, DeliveryStore, FanoutStore, WebhookTarget } from '../events/ports';
+import type { ClaimResult, DeliveryStore, FanoutStore, WebhookTarget } from '#events/ports';
 import { keyOf } from './repository';
 import { TABLE } from './table-definition';
 

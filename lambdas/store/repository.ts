@@ -10,9 +10,9 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
-import { newId } from '../domain/ids';
-import type { EventName, Key, Plan, Project, Version, Webhook } from '../domain/model';
-import type { ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '../domain/ports';
+import { newId } from '#domain/ids';
+import type { EventName, Key, Plan, Project, Version, Webhook } from '#domain/model';
+import type { ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
 import { TABLE } from './table-definition';
 
 /**

@@ -9,11 +9,11 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
-import type { KeyAbusePattern, KeyUsage, KnownHash, ValidationWindow } from '../analytics/detectors';
-import type { ExecutorRef, ScriptRef, TelemetryStore, ValidationDelta } from '../analytics/ports';
-import { VALIDATION_RESULTS, type ValidationResult } from '../analytics/telemetry';
-import { DAY_SECONDS, dayStart } from '../analytics/time';
-import { type EventItem, KEY_ABUSE_PATTERNS } from '../events/event-types';
+import type { KeyAbusePattern, KeyUsage, KnownHash, ValidationWindow } from '#analytics/detectors';
+import type { ExecutorRef, ScriptRef, TelemetryStore, ValidationDelta } from '#analytics/ports';
+import { VALIDATION_RESULTS, type ValidationResult } from '#analytics/telemetry';
+import { DAY_SECONDS, dayStart } from '#analytics/time';
+import { type EventItem, KEY_ABUSE_PATTERNS } from '#events/event-types';
 import { TABLE } from './table-definition';
 
 /**

@@ -4,7 +4,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { TELEMETRY_PARTITIONS } from '../../lambdas/store/telemetry-store';
+import { TELEMETRY_PARTITIONS } from '#store/telemetry-store';
 import { ServiceFunction } from './api-function';
 
 export interface AnalyticsProps {

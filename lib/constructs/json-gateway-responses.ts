@@ -1,7 +1,7 @@
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { RATE_LIMIT } from '../../lambdas/domain/rate-limit';
-import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../lambdas/http/gateway-responses';
-import { SECURITY_HEADERS } from '../../lambdas/http/responses';
+import { RATE_LIMIT } from '#domain/rate-limit';
+import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
+import { SECURITY_HEADERS } from '#http/responses';
 
 /** Gateway response header values are mapping expressions: a literal must be single-quoted. */
 const literal = (value: string) => `'${value}'`;

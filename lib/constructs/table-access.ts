@@ -2,8 +2,8 @@ import { CfnResource, Stack, Validations } from 'aws-cdk-lib';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import type { Route } from '../../lambdas/api/routes';
-import { keyOf } from '../../lambdas/store/repository';
+import type { Route } from '#api/routes';
+import { keyOf } from '#store/repository';
 
 /** What a function may do to the table: a route's `access`, or the authorizer's token lookup. */
 export type TableAccess = Route['access'] | 'token-lookup';

@@ -6,11 +6,11 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DELIVERY_QUEUE, DELIVERY_TIMEOUT_SECONDS, FANOUT_STREAM } from '../../lambdas/events/delivery-settings';
-import { DEFAULT_DISCORD_API_BASE } from '../../lambdas/events/discord-webhook-url';
-import { STREAM_FILTER_PATTERN } from '../../lambdas/events/stream-records';
-import { deliveryKey } from '../../lambdas/store/delivery-store';
-import { keyOf } from '../../lambdas/store/repository';
+import { DELIVERY_QUEUE, DELIVERY_TIMEOUT_SECONDS, FANOUT_STREAM } from '#events/delivery-settings';
+import { DEFAULT_DISCORD_API_BASE } from '#events/discord-webhook-url';
+import { STREAM_FILTER_PATTERN } from '#events/stream-records';
+import { deliveryKey } from '#store/delivery-store';
+import { keyOf } from '#store/repository';
 import { ServiceFunction } from './api-function';
 
 export interface WebhookDeliveryProps {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INGEST_CONCURRENCY, ingestTelemetry } from '../../lambdas/analytics/ingest';
-import { newId } from '../../lambdas/domain/ids';
-import { DynamoTelemetryStore } from '../../lambdas/store/telemetry-store';
-import { createTestTable, type TestTable } from '../support/fixtures';
+import { INGEST_CONCURRENCY, ingestTelemetry } from '#analytics/ingest';
+import { newId } from '#domain/ids';
+import { DynamoTelemetryStore } from '#store/telemetry-store';
+import { createTestTable, type TestTable } from '#test-support/fixtures';
 
 const NOW = 1_700_000_000;
 const RECORDS = 1_000;

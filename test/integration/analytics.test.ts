@@ -1,16 +1,16 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDailyDetection } from '../../lambdas/analytics/daily';
-import { NEW_EXECUTOR_ABSENCE_SECONDS } from '../../lambdas/analytics/detectors';
-import { ingestTelemetry } from '../../lambdas/analytics/ingest';
-import { dayStart } from '../../lambdas/analytics/time';
-import { newId } from '../../lambdas/domain/ids';
-import { EVENT_DATA, type EventItem } from '../../lambdas/events/event-types';
-import { keyOf } from '../../lambdas/store/repository';
-import { DynamoTelemetryStore } from '../../lambdas/store/telemetry-store';
-import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '../../dashboard/commands/telemetry';
-import { parseFlags } from '../../dashboard/args';
-import { createTestTable, seedOwner, type TestTable } from '../support/fixtures';
+import { runDailyDetection } from '#analytics/daily';
+import { NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
+import { ingestTelemetry } from '#analytics/ingest';
+import { dayStart } from '#analytics/time';
+import { newId } from '#domain/ids';
+import { EVENT_DATA, type EventItem } from '#events/event-types';
+import { keyOf } from '#store/repository';
+import { DynamoTelemetryStore } from '#store/telemetry-store';
+import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
+import { parseFlags } from '#dashboard/args';
+import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 
 const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z
 const DAY = 86_400;

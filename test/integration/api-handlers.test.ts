@@ -1,16 +1,16 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as authorize } from '../../lambdas/api/authorizer';
-import { handler as listKeys } from '../../lambdas/api/list-keys';
-import { handler as listVersions } from '../../lambdas/api/list-versions';
-import { handler as listWebhooks } from '../../lambdas/api/list-webhooks';
-import { handler as revokeBulk } from '../../lambdas/api/revoke-bulk';
-import { handler as revokeKey } from '../../lambdas/api/revoke-key';
-import { handler as rollback } from '../../lambdas/api/rollback';
-import type { Caller } from '../../lambdas/domain/model';
-import { hashToken, newApiToken } from '../../lambdas/domain/tokens';
-import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '../../lambdas/schemas/responses';
-import { FIXED_NOW, apiEvent, authorizerEvent, createTestTable, lambdaContext, seedOwner, seedProject, type ApiEventInput, type RouteEntry, type SeededOwner, type SeededProject, type TestTable } from '../support/fixtures';
+import { handler as authorize } from '#api/authorizer';
+import { handler as listKeys } from '#api/list-keys';
+import { handler as listVersions } from '#api/list-versions';
+import { handler as listWebhooks } from '#api/list-webhooks';
+import { handler as revokeBulk } from '#api/revoke-bulk';
+import { handler as revokeKey } from '#api/revoke-key';
+import { handler as rollback } from '#api/rollback';
+import type { Caller } from '#domain/model';
+import { hashToken, newApiToken } from '#domain/tokens';
+import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
+import { FIXED_NOW, apiEvent, authorizerEvent, createTestTable, lambdaContext, seedOwner, seedProject, type ApiEventInput, type RouteEntry, type SeededOwner, type SeededProject, type TestTable } from '#test-support/fixtures';
 
 const WATERMARK = 'feedfacecafebeef';
 const HANDLERS = {

@@ -2,12 +2,12 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CommandError, type DashboardContext, openContext } from '../../dashboard/context';
-import { COMMANDS, keysIssue, ownerCreate, parseCommand, projectCreate, tokenCreate, versionsUpload, webhooksAdd } from '../../dashboard/commands';
-import { hashToken } from '../../lambdas/domain/tokens';
-import { npmCommand } from '../../local/npm-command';
-import { KEY_LIFETIME_SECONDS } from '../../lambdas/store/repository';
-import { createTestTable, type TestTable } from '../support/fixtures';
+import { CommandError, type DashboardContext, openContext } from '#dashboard/context';
+import { COMMANDS, keysIssue, ownerCreate, parseCommand, projectCreate, tokenCreate, versionsUpload, webhooksAdd } from '#dashboard/commands';
+import { hashToken } from '#domain/tokens';
+import { npmCommand } from '#local/npm-command';
+import { KEY_LIFETIME_SECONDS } from '#store/repository';
+import { createTestTable, type TestTable } from '#test-support/fixtures';
 
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 const NOW = 1_750_000_000;

@@ -1,9 +1,9 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMBED_COLORS } from '../../lambdas/events/embeds';
-import { EVENT_NAMES } from '../../lambdas/schemas/resources';
-import { type DeliveryPipeline, startDeliveryPipeline } from '../../local/delivery-pipeline';
-import { createTestTable, seedOwner, seedProject, type TestTable } from '../support/fixtures';
+import { EMBED_COLORS } from '#events/embeds';
+import { EVENT_NAMES } from '#schemas/resources';
+import { type DeliveryPipeline, startDeliveryPipeline } from '#local/delivery-pipeline';
+import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { discordUrl, FIXED_NOW, keyAbuseItem } from '../unit/events/fixtures';
 import { type ServedStandIn, serveStandIn } from './delivery-helpers';
 

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDiscordStandIn, type DiscordStandIn } from '../../local/discord-stand-in';
+import { createDiscordStandIn, type DiscordStandIn } from '#local/discord-stand-in';
 
 export interface ServedStandIn {
   standIn: DiscordStandIn;

@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildEmbed } from '../../lambdas/events/embeds';
-import type { ProjectEvent } from '../../lambdas/events/event-types';
+import { buildEmbed } from '#events/embeds';
+import type { ProjectEvent } from '#events/event-types';
 import { FIXED_NOW } from '../unit/events/fixtures';
-import { launchBrowser, NO_BROWSER_REASON } from '../support/browser';
+import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
 import { type ServedStandIn, serveStandIn } from './delivery-helpers';
 
 const SCREENSHOT = 'test-results/inbox.png';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildEmbed } from '../../lambdas/events/embeds';
-import { INBOX_CSP } from '../../local/inbox-page';
+import { buildEmbed } from '#events/embeds';
+import { INBOX_CSP } from '#local/inbox-page';
 import { FIXED_NOW } from '../unit/events/fixtures';
 import { type ServedStandIn, serveStandIn } from './delivery-helpers';
 

@@ -3,15 +3,15 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createDeliveryHandler } from '../../lambdas/events/delivery';
-import type { DeliveryMessage } from '../../lambdas/events/delivery-message';
-import { buildEmbed } from '../../lambdas/events/embeds';
-import type { ProjectEvent } from '../../lambdas/events/event-types';
-import { createFanoutHandler } from '../../lambdas/events/fanout';
-import { deliveryKey, DynamoDeliveryStore } from '../../lambdas/store/delivery-store';
-import { keyOf } from '../../lambdas/store/repository';
-import { InProcessQueue } from '../../local/in-process-queue';
-import { createTestTable, seedOwner, seedProject, type TestTable } from '../support/fixtures';
+import { createDeliveryHandler } from '#events/delivery';
+import type { DeliveryMessage } from '#events/delivery-message';
+import { buildEmbed } from '#events/embeds';
+import type { ProjectEvent } from '#events/event-types';
+import { createFanoutHandler } from '#events/fanout';
+import { deliveryKey, DynamoDeliveryStore } from '#store/delivery-store';
+import { keyOf } from '#store/repository';
+import { InProcessQueue } from '#local/in-process-queue';
+import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { captureLogs, discordUrl, FIXED_NOW, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from '../unit/events/fixtures';
 
 /** What the scripted Discord answers next; 'hang' never answers. */

@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../../lambdas/api/routes';
-import { docsExtension } from '../../local/docs';
-import { launchBrowser, NO_BROWSER_REASON } from '../support/browser';
+import { ROUTES } from '#api/routes';
+import { docsExtension } from '#local/docs';
+import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
 
 const SCREENSHOT = 'test-results/docs.png';
 

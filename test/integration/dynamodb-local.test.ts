@@ -14,7 +14,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, findJava, localClientConfig, startDynamoDbLocal } from '../../local/dynamodb-local';
+import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, findJava, localClientConfig, startDynamoDbLocal } from '#local/dynamodb-local';
 
 type Item = Record<string, AttributeValue>;
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../dashboard/commands';
-import { type DashboardContext, openContext } from '../../dashboard/context';
-import type { ReceivedMessage } from '../../local/discord-stand-in';
-import { type LocalStack, startLocalStack } from '../../local/stack';
-import { dynamodbEndpoint, freePort } from '../support/fixtures';
+import { COMMANDS } from '#dashboard/commands';
+import { type DashboardContext, openContext } from '#dashboard/context';
+import type { ReceivedMessage } from '#local/discord-stand-in';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
 
 // Each of the five events, made to fire in the running local stack by dashboard commands alone, arrives as
 // exactly one embed at the stack's Discord stand-in (the page at inboxUrl shows the same messages).

@@ -4,16 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../dashboard/commands';
-import { type DashboardContext, openContext } from '../../dashboard/context';
-import { RATE_LIMIT_MESSAGE, rateWindowAt } from '../../lambdas/domain/rate-limit';
-import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
-import { SECURITY_HEADERS } from '../../lambdas/http/responses';
-import { KeySchema, VersionSchema, WebhookSchema } from '../../lambdas/schemas/resources';
-import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '../../lambdas/schemas/responses';
-import { npmCommand } from '../../local/npm-command';
-import { type LocalExtension, type LocalServer, startLocalServer } from '../../local/server';
-import { createTestTable, freePort, type TestTable } from '../support/fixtures';
+import { COMMANDS } from '#dashboard/commands';
+import { type DashboardContext, openContext } from '#dashboard/context';
+import { RATE_LIMIT_MESSAGE, rateWindowAt } from '#domain/rate-limit';
+import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import { SECURITY_HEADERS } from '#http/responses';
+import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
+import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
+import { npmCommand } from '#local/npm-command';
+import { type LocalExtension, type LocalServer, startLocalServer } from '#local/server';
+import { createTestTable, freePort, type TestTable } from '#test-support/fixtures';
 
 /**
  * The local server over real HTTP: the real authorizer and handlers on DynamoDB Local, fixtures made with the

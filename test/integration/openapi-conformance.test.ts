@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unixSeconds } from '../../lambdas/domain/model';
-import { hashToken, newApiToken } from '../../lambdas/domain/tokens';
-import { type DemoSeed, seedDemo } from '../../local/seed';
-import { type LocalServer, startLocalServer } from '../../local/server';
+import { unixSeconds } from '#domain/model';
+import { hashToken, newApiToken } from '#domain/tokens';
+import { type DemoSeed, seedDemo } from '#local/seed';
+import { type LocalServer, startLocalServer } from '#local/server';
 import { buildOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
-import { createTestTable, type TestTable } from '../support/fixtures';
+import { createTestTable, type TestTable } from '#test-support/fixtures';
 
 /**
  * Real answers of the local server (the deployed authorizer and handlers behind the API Gateway stand-in,

@@ -1,11 +1,12 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Project } from '../../lambdas/domain/model';
-import { revokeBulk, revokeKey } from '../../lambdas/domain/project-api';
-import { RATE_LIMIT, consumeRateLimit, rateWindowAt } from '../../lambdas/domain/rate-limit';
-import { keyOf } from '../../lambdas/store/repository';
-import { TABLE } from '../../lambdas/store/table-definition';
-import { FIXED_NOW, createTestTable, seedOwner, seedProject, type SeededOwner, type TestTable } from '../support/fixtures';
+import { KeyNotFound } from '#domain/errors';
+import type { Project } from '#domain/model';
+import { revokeBulk, revokeKey } from '#domain/project-api';
+import { RATE_LIMIT, consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
+import { keyOf } from '#store/repository';
+import { TABLE } from '#store/table-definition';
+import { FIXED_NOW, createTestTable, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
 
 let table: TestTable;
 let owner: SeededOwner;
@@ -177,7 +178,7 @@ describe('revoking one key (spec §4.2)', () => {
     const theirs = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 1 });
     const keyId = theirs.keys[0]!.id;
     expect(await table.repository.revokeKey(mine.projectId, keyId, FIXED_NOW)).toBe('not_found');
-    await expect(revokeKey(table.repository, await project(mine.projectId), keyId, FIXED_NOW)).rejects.toMatchObject({ status: 404 });
+    await expect(revokeKey(table.repository, await project(mine.projectId), keyId, FIXED_NOW)).rejects.toEqual(new KeyNotFound(keyId));
     expect(await storedKey(keyId)).toMatchObject({ revoked: 0, watermarkKey: expect.any(String) });
   });
 

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unixSeconds } from '../../lambdas/domain/model';
-import { DEMO_KEY_COUNT, type DemoSeed, seedDemo } from '../../local/seed';
-import { type LocalServer, startLocalServer } from '../../local/server';
+import { unixSeconds } from '#domain/model';
+import { DEMO_KEY_COUNT, type DemoSeed, seedDemo } from '#local/seed';
+import { type LocalServer, startLocalServer } from '#local/server';
 import { EXIT } from '../../sdapi/errors';
-import { createTestTable, type TestTable } from '../support/fixtures';
+import { createTestTable, type TestTable } from '#test-support/fixtures';
 import { runCli } from '../unit/sdapi/run-cli';
 
 /**

@@ -2,8 +2,8 @@ import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Analytics } from '../../lib/constructs/analytics';
-import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '../support/cdk';
+import { Analytics } from '#lib/constructs/analytics';
+import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
 
 type FunctionName = 'ingestFunction' | 'dailyDetectorFunction';
 

@@ -4,8 +4,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { ROUTES } from '../../lambdas/api/routes';
-import { DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES } from '../../lib/developer-api-stack';
+import { ROUTES } from '#api/routes';
+import { DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES } from '#lib/developer-api-stack';
 
 const MAX_BUNDLE_BYTES = 300 * 1024;
 const outdir = mkdtempSync(join(tmpdir(), 'developer-api-bundling-'));

@@ -2,14 +2,14 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, type Route } from '../../lambdas/api/routes';
-import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '../../lambdas/domain/rate-limit';
-import { parseBearer } from '../../lambdas/domain/tokens';
-import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../lambdas/http/gateway-responses';
-import { SECURITY_HEADERS } from '../../lambdas/http/responses';
-import { createTableInput, TABLE } from '../../lambdas/store/table-definition';
-import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '../../lib/developer-api-stack';
-import { type CfnResource, type GetAtt, type Statement, templateOnlyApp } from '../support/cdk';
+import { ROUTES, type Route } from '#api/routes';
+import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import { parseBearer } from '#domain/tokens';
+import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
+import { SECURITY_HEADERS } from '#http/responses';
+import { createTableInput, TABLE } from '#store/table-definition';
+import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '#lib/developer-api-stack';
+import { type CfnResource, type GetAtt, type Statement, templateOnlyApp } from '#test-support/cdk';
 
 type Ref = { Ref: string };
 

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startDynamoDbLocal } from '../../local/dynamodb-local';
+import { startDynamoDbLocal } from '#local/dynamodb-local';
 
 declare module 'vitest' {
   export interface ProvidedContext {

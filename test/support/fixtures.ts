@@ -4,12 +4,12 @@ import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } fr
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { inject } from 'vitest';
-import type { Caller, EventName, Plan } from '../../lambdas/domain/model';
-import { hashToken, newApiToken } from '../../lambdas/domain/tokens';
-import { ROUTES, type Route } from '../../lambdas/api/routes';
-import { createDocumentClient, dynamoConfigFromEnv } from '../../lambdas/store/client';
-import { Repository } from '../../lambdas/store/repository';
-import { createTableInput } from '../../lambdas/store/table-definition';
+import type { Caller, EventName, Plan } from '#domain/model';
+import { hashToken, newApiToken } from '#domain/tokens';
+import { ROUTES, type Route } from '#api/routes';
+import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
+import { Repository } from '#store/repository';
+import { createTableInput } from '#store/table-definition';
 
 /** A fixed clock for seeded data: Tue, 14 Nov 2023 22:13:20 UTC. */
 export const FIXED_NOW = 1_700_000_000;

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '../../lambdas/api/routes';
-import { MAX_BODY_BYTES } from '../../lambdas/http/api-handler';
-import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
-import { RATE_LIMIT_MESSAGE } from '../../lambdas/domain/rate-limit';
-import { RevokeBulkBody } from '../../lambdas/schemas/requests';
+import { ROUTES } from '#api/routes';
+import { MAX_BODY_BYTES } from '#http/api-handler';
+import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import { RevokeBulkBody } from '#schemas/requests';
 import { buildOpenApiDocument, type JsonSchema, OPENAPI_PATH, serializeOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
 
@@ -99,7 +99,9 @@ describe('openapi.json', () => {
     expect(document.components.responses.TooManyRequests?.headers).toEqual(
       expect.objectContaining({ 'Retry-After': expect.anything(), RateLimit: expect.anything(), 'RateLimit-Policy': expect.anything() }),
     );
-    expect(document.components.responses.TooManyRequests?.content['application/json']?.examples?.rate_limit?.value).toEqual({ error: RATE_LIMIT_MESSAGE });
+    expect(Object.values(document.components.responses.TooManyRequests?.content['application/json']?.examples ?? {}).map((example) => example.value)).toEqual([
+      { error: RATE_LIMIT_MESSAGE },
+    ]);
     expect(document.components.headers['RateLimit-Policy']?.example).toBe('"per-token";q=100;w=60');
     expect(document.components.schemas.RevokeBulkRequest).toMatchObject({ properties: { watermark: { type: 'string', pattern: '^[0-9a-f]{16}$' } } });
     expect(document.components.schemas.Key).toMatchObject({ properties: { watermark: { pattern: '^[0-9a-f]{16}$' } } });

@@ -1,12 +1,12 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, type Route } from '../../../lambdas/api/routes';
-import { hashToken, newApiToken } from '../../../lambdas/domain/tokens';
-import { JSON_BODY_REQUIRED } from '../../../lambdas/http/responses';
-import { createDocumentClient, dynamoConfigFromEnv } from '../../../lambdas/store/client';
-import { Repository } from '../../../lambdas/store/repository';
-import { type LocalStack, startLocalStack } from '../../../local/stack';
-import { dynamodbEndpoint, seedOwner, seedProject } from '../../support/fixtures';
+import { ROUTES, type Route } from '#api/routes';
+import { hashToken, newApiToken } from '#domain/tokens';
+import { JSON_BODY_REQUIRED } from '#http/responses';
+import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
+import { Repository } from '#store/repository';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import { dynamodbEndpoint, seedOwner, seedProject } from '#test-support/fixtures';
 import { freePort, type RawReply, type RawRequestInput, rawRequest, reportFigure, snapshotTable } from './support';
 
 /**

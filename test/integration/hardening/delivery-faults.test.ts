@@ -2,12 +2,12 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createDeliveryHandler, RETRY_MAX_SECONDS } from '../../../lambdas/events/delivery';
-import type { DeliveryMessage } from '../../../lambdas/events/delivery-message';
-import { DELIVERY_QUEUE } from '../../../lambdas/events/delivery-settings';
-import { DynamoDeliveryStore } from '../../../lambdas/store/delivery-store';
-import { InProcessQueue } from '../../../local/in-process-queue';
-import { createTestTable, seedOwner, seedProject, type TestTable } from '../../support/fixtures';
+import { createDeliveryHandler, RETRY_MAX_SECONDS } from '#events/delivery';
+import type { DeliveryMessage } from '#events/delivery-message';
+import { DELIVERY_QUEUE } from '#events/delivery-settings';
+import { DynamoDeliveryStore } from '#store/delivery-store';
+import { InProcessQueue } from '#local/in-process-queue';
+import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { captureLogs, discordUrl, FIXED_NOW, WEBHOOK_TOKEN } from '../../unit/events/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
 

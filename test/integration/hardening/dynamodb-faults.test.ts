@@ -1,11 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { revokeBulk, revokeKey } from '../../../lambdas/domain/project-api';
-import { apiHandler } from '../../../lambdas/http/api-handler';
-import { NoQuery, RevokeBulkBody, RevokeKeyBody } from '../../../lambdas/schemas/requests';
-import { Repository } from '../../../lambdas/store/repository';
-import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, type SeededOwner, seedOwner, seedProject, type TestTable } from '../../support/fixtures';
+import { revokeBulk, revokeKey } from '#domain/project-api';
+import { apiHandler } from '#http/api-handler';
+import { NoQuery, RevokeBulkBody, RevokeKeyBody } from '#schemas/requests';
+import { Repository } from '#store/repository';
+import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, type SeededOwner, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { captureLogs } from '../../unit/events/fixtures';
 import { type DynamoFaultName, type FaultyClient, faultyDocumentClient } from '../../unit/hardening/dynamodb-faults';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';

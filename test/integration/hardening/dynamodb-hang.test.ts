@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_FUNCTION_TIMEOUT_SECONDS } from '../../../lambdas/api/routes';
+import { API_FUNCTION_TIMEOUT_SECONDS } from '#api/routes';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RequestLogEntry } from '../../../local/server';
-import { type LocalStack, startLocalStack } from '../../../local/stack';
-import { dynamodbEndpoint } from '../../support/fixtures';
+import type { RequestLogEntry } from '#local/server';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import { dynamodbEndpoint } from '#test-support/fixtures';
 import { freePort, type PausableProxy, rawRequest, reportFigure, startPausableProxy } from './support';
 
 /**

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listKeys } from '../../../lambdas/domain/project-api';
-import { KEYS_PAGE } from '../../../lambdas/schemas/requests';
-import { createTestTable, FIXED_NOW, seedOwner, type TestTable } from '../../support/fixtures';
+import { listKeys } from '#domain/project-api';
+import { KEYS_PAGE } from '#schemas/requests';
+import { createTestTable, FIXED_NOW, seedOwner, type TestTable } from '#test-support/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
 
 /**

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as listVersionsHandler } from '../../../lambdas/api/list-versions';
-import type { Project } from '../../../lambdas/domain/model';
-import { revokeBulk, rollback } from '../../../lambdas/domain/project-api';
-import { consumeRateLimit, RATE_LIMIT, RATE_LIMIT_MESSAGE } from '../../../lambdas/domain/rate-limit';
-import type { Repository } from '../../../lambdas/store/repository';
-import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, seedOwner, seedProject, type TestTable } from '../../support/fixtures';
+import { handler as listVersionsHandler } from '#api/list-versions';
+import type { Project } from '#domain/model';
+import { revokeBulk, rollback } from '#domain/project-api';
+import { consumeRateLimit, RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import type { Repository } from '#store/repository';
+import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
 
 /**

@@ -2,12 +2,12 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { COMMANDS } from '../../../dashboard/commands';
-import { type DashboardContext, openContext } from '../../../dashboard/context';
-import { hashToken, newApiToken } from '../../../lambdas/domain/tokens';
-import { createDocumentClient, dynamoConfigFromEnv } from '../../../lambdas/store/client';
-import { type LocalStack, startLocalStack } from '../../../local/stack';
-import { dynamodbEndpoint } from '../../support/fixtures';
+import { COMMANDS } from '#dashboard/commands';
+import { type DashboardContext, openContext } from '#dashboard/context';
+import { hashToken, newApiToken } from '#domain/tokens';
+import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import { dynamodbEndpoint } from '#test-support/fixtures';
 import { captureAllOutput, leakedSecrets } from '../../unit/hardening/capture';
 import { freePort, rawRequest, type RawRequestInput, reportFigure } from './support';
 

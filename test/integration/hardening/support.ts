@@ -8,7 +8,7 @@ import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
  */
 
 export { HARDENING_RUNS, reportFigure, timeoutFor } from '../../unit/hardening/runs';
-export { freePort } from '../../support/fixtures';
+export { freePort } from '#test-support/fixtures';
 
 export interface RawReply {
   status: number;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { TelemetryStore } from '../../../lambdas/analytics/ports';
-import { nextDailyRun, startDailyDetectorTimer } from '../../../local/daily-detector-timer';
+import type { TelemetryStore } from '#analytics/ports';
+import { nextDailyRun, startDailyDetectorTimer } from '#local/daily-detector-timer';
 
 const at = (iso: string) => Date.parse(iso) / 1000;
 

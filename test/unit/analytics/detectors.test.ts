@@ -11,8 +11,8 @@ import {
   type KnownHash,
   NEW_EXECUTOR_ABSENCE_SECONDS,
   type ValidationWindow,
-} from '../../../lambdas/analytics/detectors';
-import { EVENT_DATA, type EventItem } from '../../../lambdas/events/event-types';
+} from '#analytics/detectors';
+import { EVENT_DATA, type EventItem } from '#events/event-types';
 
 const NOW = 1_700_000_000; // Tue, 14 Nov 2023 22:13:20 UTC
 const HOUR = 1_699_999_200; // 22:00 UTC that day

@@ -1,10 +1,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
-import { createDailyHandler } from '../../../lambdas/analytics/daily-handler';
-import type { AnalyticsDeps } from '../../../lambdas/analytics/handler-deps';
-import { createIngestHandler } from '../../../lambdas/analytics/ingest-handler';
-import type { TelemetryStore } from '../../../lambdas/analytics/ports';
-import type { EventItem } from '../../../lambdas/events/event-types';
+import { createDailyHandler } from '#analytics/daily-handler';
+import type { AnalyticsDeps } from '#analytics/handler-deps';
+import { createIngestHandler } from '#analytics/ingest-handler';
+import type { TelemetryStore } from '#analytics/ports';
+import type { EventItem } from '#events/event-types';
 
 const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z
 

@@ -2,11 +2,11 @@ import { InternalServerError } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UNAUTHORIZED, createAuthorizer, handler, wholeApiArn } from '../../../lambdas/api/authorizer';
-import type { TokenStore } from '../../../lambdas/domain/ports';
-import { hashToken } from '../../../lambdas/domain/tokens';
-import { keyOf } from '../../../lambdas/store/repository';
-import { TEST_API_ID, TEST_STAGE, authorizerEvent, methodArn } from '../../support/fixtures';
+import { UNAUTHORIZED, createAuthorizer, handler, wholeApiArn } from '#api/authorizer';
+import type { TokenStore } from '#domain/ports';
+import { hashToken } from '#domain/tokens';
+import { keyOf } from '#store/repository';
+import { TEST_API_ID, TEST_STAGE, authorizerEvent, methodArn } from '#test-support/fixtures';
 import { captureOutput } from './mock-table';
 
 const TOKEN = 'sdt_Zm9vYmFyYmF6cXV4LXRoaXMtaXMtYS10ZXN0LXRva2Vu';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GATEWAY_RESPONSES } from '../../../lambdas/http/gateway-responses';
+import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 
 describe("API Gateway's own responses, in the API's error shape (spec §5, §7)", () => {
   it('answers a missing or invalid token with 401 and an error saying how to authenticate', () => {

@@ -1,14 +1,14 @@
 import { InternalServerError } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { handler as listKeys } from '../../../lambdas/api/list-keys';
-import { handler as listVersions } from '../../../lambdas/api/list-versions';
-import { handler as listWebhooks } from '../../../lambdas/api/list-webhooks';
-import { handler as revokeBulk } from '../../../lambdas/api/revoke-bulk';
-import { handler as revokeKey } from '../../../lambdas/api/revoke-key';
-import { handler as rollback } from '../../../lambdas/api/rollback';
-import { keyOf } from '../../../lambdas/store/repository';
-import { apiEvent, lambdaContext, type ApiEventInput, type RouteEntry } from '../../support/fixtures';
+import { handler as listKeys } from '#api/list-keys';
+import { handler as listVersions } from '#api/list-versions';
+import { handler as listWebhooks } from '#api/list-webhooks';
+import { handler as revokeBulk } from '#api/revoke-bulk';
+import { handler as revokeKey } from '#api/revoke-key';
+import { handler as rollback } from '#api/rollback';
+import { keyOf } from '#store/repository';
+import { apiEvent, lambdaContext, type ApiEventInput, type RouteEntry } from '#test-support/fixtures';
 import {
   CALLER,
   PROJECT_ID,

@@ -1,11 +1,11 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { handler as listKeys } from '../../../lambdas/api/list-keys';
-import { handler as revokeBulk } from '../../../lambdas/api/revoke-bulk';
-import { handler as revokeKey } from '../../../lambdas/api/revoke-key';
-import { keyOf } from '../../../lambdas/store/repository';
-import { TABLE } from '../../../lambdas/store/table-definition';
-import { apiEvent } from '../../support/fixtures';
+import { handler as listKeys } from '#api/list-keys';
+import { handler as revokeBulk } from '#api/revoke-bulk';
+import { handler as revokeKey } from '#api/revoke-key';
+import { keyOf } from '#store/repository';
+import { TABLE } from '#store/table-definition';
+import { apiEvent } from '#test-support/fixtures';
 import { NOW, PROJECT_ID, SECURITY_HEADERS, conditionFailed, expectError, invoke, keyItem, projectItem, useMockTable } from './mock-table';
 
 const { ddb, givenProject } = useMockTable();

@@ -3,9 +3,9 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, expect, vi } from 'vitest';
-import type { Caller, Plan } from '../../../lambdas/domain/model';
-import { keyOf } from '../../../lambdas/store/repository';
-import { DEFAULT_CALLER, lambdaContext } from '../../support/fixtures';
+import type { Caller, Plan } from '#domain/model';
+import { keyOf } from '#store/repository';
+import { DEFAULT_CALLER, lambdaContext } from '#test-support/fixtures';
 
 /** 45 s into the minute that opened at 1_700_000_040: the window resets in 15 s. */
 export const NOW = 1_700_000_085;

@@ -1,10 +1,10 @@
 import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { handler as listVersions } from '../../../lambdas/api/list-versions';
-import { handler as listWebhooks } from '../../../lambdas/api/list-webhooks';
-import { handler as rollback } from '../../../lambdas/api/rollback';
-import { keyOf } from '../../../lambdas/store/repository';
-import { apiEvent } from '../../support/fixtures';
+import { handler as listVersions } from '#api/list-versions';
+import { handler as listWebhooks } from '#api/list-webhooks';
+import { handler as rollback } from '#api/rollback';
+import { keyOf } from '#store/repository';
+import { apiEvent } from '#test-support/fixtures';
 import { PROJECT_ID, expectError, invoke, projectItem, transactionCanceled, useMockTable } from './mock-table';
 
 const { ddb, givenProject } = useMockTable();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../../dashboard/args';
-import { runCli } from '../../../dashboard/cli';
+import { UsageError } from '#dashboard/args';
+import { runCli } from '#dashboard/cli';
 import {
   COMMANDS,
   type Command,
@@ -13,8 +13,8 @@ import {
   tokenCreate,
   versionsUpload,
   webhooksAdd,
-} from '../../../dashboard/commands';
-import { EVENT_NAMES } from '../../../lambdas/schemas/resources';
+} from '#dashboard/commands';
+import { EVENT_NAMES } from '#schemas/resources';
 
 function rejection(command: Command<unknown, object>, argv: string[]): string {
   try {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { REQUIRED_PLAN, authorizeProjectAccess } from '../../../lambdas/domain/access';
-import { ApiError, PROJECT_NOT_FOUND } from '../../../lambdas/domain/errors';
-import type { Plan, Project } from '../../../lambdas/domain/model';
+import { REQUIRED_PLAN, authorizeProjectAccess } from '#domain/access';
+import { DomainError, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound } from '#domain/errors';
+import type { Plan, Project } from '#domain/model';
 
 const project = (overrides: Partial<Project> = {}): Project => ({
   id: 'prj_1',
@@ -14,14 +14,14 @@ const project = (overrides: Partial<Project> = {}): Project => ({
   ...overrides,
 });
 
-function refusal(run: () => unknown): ApiError {
+function refusal(run: () => unknown): DomainError {
   try {
     run();
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (error instanceof DomainError) return error;
     throw error;
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected a DomainError');
 }
 
 describe('project access (spec §4, §5)', () => {
@@ -31,26 +31,28 @@ describe('project access (spec §4, §5)', () => {
     expect(REQUIRED_PLAN).toBe('business');
   });
 
-  it('answers an unknown project with 404 "Project not found"', () => {
+  it('refuses an unknown project as ProjectNotFound, "Project not found"', () => {
     const error = refusal(() => authorizeProjectAccess(undefined, 'own_owner'));
-    expect([error.status, error.message]).toEqual([404, 'Project not found']);
+    expect(error).toBeInstanceOf(ProjectNotFound);
+    expect(error.message).toBe('Project not found');
   });
 
   it("answers another owner's project exactly as an unknown one, so ids cannot be enumerated", () => {
     const unknown = refusal(() => authorizeProjectAccess(undefined, 'own_other'));
     const foreign = refusal(() => authorizeProjectAccess(project(), 'own_other'));
-    expect(foreign).toMatchObject({ status: unknown.status, message: unknown.message, headers: unknown.headers });
+    expect(foreign).toEqual(unknown);
+    expect(foreign).toBeInstanceOf(ProjectNotFound);
     expect(foreign.message).toBe(PROJECT_NOT_FOUND);
   });
 
-  it("answers another owner's project on another plan with 404 too, revealing nothing about its plan", () => {
+  it("refuses another owner's project on another plan as ProjectNotFound too, revealing nothing about its plan", () => {
     const error = refusal(() => authorizeProjectAccess(project({ plan: 'free' }), 'own_other'));
-    expect([error.status, error.message]).toEqual([404, 'Project not found']);
+    expect(error).toBeInstanceOf(ProjectNotFound);
   });
 
-  it.each<Plan>(['pro', 'free'])('refuses the owner of a %s plan project with 403 naming the Business plan', (plan) => {
+  it.each<Plan>(['pro', 'free'])('refuses the owner of a %s plan project as PlanNotAllowed, naming the Business plan', (plan) => {
     const error = refusal(() => authorizeProjectAccess(project({ plan }), 'own_owner'));
-    expect(error.status).toBe(403);
+    expect(error).toBeInstanceOf(PlanNotAllowed);
     expect(error.message).toContain('Business plan');
     expect(error.message).toContain(plan);
   });

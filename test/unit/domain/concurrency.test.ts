@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapPagesBounded } from '../../../lambdas/domain/concurrency';
+import { mapPagesBounded } from '#domain/concurrency';
 
 async function* pagesOf<T>(pages: T[][], beforeEachPage: () => Promise<void> = async () => {}): AsyncIterable<T[]> {
   for (const page of pages) {

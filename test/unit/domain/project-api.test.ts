@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../lambdas/domain/errors';
-import type { Caller, Key, Project, Version, Webhook } from '../../../lambdas/domain/model';
-import type { ProjectStore, RevokeOutcome } from '../../../lambdas/domain/ports';
+import { DomainError, KeyNotFound, PlanNotAllowed, ProjectNotFound, VersionNotFound } from '#domain/errors';
+import type { Caller, Key, Project, Version, Webhook } from '#domain/model';
+import type { ProjectStore, RevokeOutcome } from '#domain/ports';
 import {
   BULK_REVOKE_CONCURRENCY,
   listKeys,
@@ -11,7 +11,7 @@ import {
   revokeBulk,
   revokeKey,
   rollback,
-} from '../../../lambdas/domain/project-api';
+} from '#domain/project-api';
 
 const NOW = 1_700_000_000;
 
@@ -111,33 +111,33 @@ class FakeProjectStore implements ProjectStore {
 
 const version = (id: string, version_number: number): Version => ({ id, version_number, uploaded_at: NOW + version_number, size_bytes: 100, notes: '' });
 
-async function apiError(promise: Promise<unknown>): Promise<ApiError> {
+async function domainError(promise: Promise<unknown>): Promise<DomainError> {
   const error = await promise.then(
     () => undefined,
     (reason: unknown) => reason,
   );
-  if (!(error instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(error)}`);
+  if (!(error instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(error)}`);
   return error;
 }
 
 const owner: Caller = { ownerId: 'own_a', tokenHash: 'h'.repeat(64) };
 
 describe('openProject', () => {
-  it("gives the owner their Business plan project, and 404 for an unknown or another owner's project", async () => {
+  it("gives the owner their Business plan project, and ProjectNotFound for an unknown or another owner's project", async () => {
     const store = new FakeProjectStore();
     store.addProject({ id: 'prj_mine' });
     store.addProject({ id: 'prj_theirs', ownerId: 'own_b' });
     expect((await openProject(store, owner, 'prj_mine')).id).toBe('prj_mine');
-    const unknown = await apiError(openProject(store, owner, 'prj_nope'));
-    const foreign = await apiError(openProject(store, owner, 'prj_theirs'));
-    expect([unknown.status, unknown.message]).toEqual([404, 'Project not found']);
-    expect([foreign.status, foreign.message]).toEqual([404, 'Project not found']);
+    const unknown = await domainError(openProject(store, owner, 'prj_nope'));
+    const foreign = await domainError(openProject(store, owner, 'prj_theirs'));
+    expect(unknown).toBeInstanceOf(ProjectNotFound);
+    expect(foreign).toEqual(unknown);
   });
 
-  it('refuses a project on another plan with 403', async () => {
+  it('refuses a project on another plan as PlanNotAllowed', async () => {
     const store = new FakeProjectStore();
     store.addProject({ id: 'prj_pro', plan: 'pro' });
-    expect((await apiError(openProject(store, owner, 'prj_pro'))).status).toBe(403);
+    expect(await domainError(openProject(store, owner, 'prj_pro'))).toBeInstanceOf(PlanNotAllowed);
   });
 });
 
@@ -177,13 +177,13 @@ describe('revokeKey (spec §4.2)', () => {
     expect(await revokeKey(store, project, key!.id, NOW)).toEqual({ ok: true });
   });
 
-  it('answers 404 for an unknown key and for a key of another project', async () => {
+  it('refuses an unknown key and a key of another project alike, as KeyNotFound', async () => {
     const store = new FakeProjectStore();
     const project = store.addProject({ id: 'prj_1' });
     store.addProject({ id: 'prj_2' });
     const [other] = store.addKeys('prj_2', ['0'.repeat(16)]);
-    expect((await apiError(revokeKey(store, project, 'key_nope', NOW))).status).toBe(404);
-    expect((await apiError(revokeKey(store, project, other!.id, NOW))).status).toBe(404);
+    expect(await domainError(revokeKey(store, project, 'key_nope', NOW))).toEqual(new KeyNotFound('key_nope'));
+    expect(await domainError(revokeKey(store, project, other!.id, NOW))).toEqual(new KeyNotFound(other!.id));
     expect(store.keys.get(other!.id)?.revoked).toBe(0);
   });
 });
@@ -257,15 +257,15 @@ describe('rollback (spec §4.5)', () => {
     expect(store.projects.get('prj_1')?.currentVersionId).toBe('ver_1');
   });
 
-  it('answers 404 for an unknown version and leaves the pointer alone', async () => {
+  it('refuses an unknown version as VersionNotFound and leaves the pointer alone', async () => {
     const store = new FakeProjectStore();
     const project = store.addProject({ id: 'prj_1', currentVersionId: 'ver_2' });
     store.addProject({ id: 'prj_2' });
     store.versions.set('prj_1', [version('ver_2', 2)]);
     store.versions.set('prj_2', [version('ver_x', 1)]);
-    const error = await apiError(rollback(store, project, 'ver_x'));
-    expect(error.status).toBe(404);
-    expect(error.message).toContain('ver_x');
+    const error = await domainError(rollback(store, project, 'ver_x'));
+    expect(error).toBeInstanceOf(VersionNotFound);
+    expect(error.message).toBe('Version ver_x not found in this project');
     expect(store.projects.get('prj_1')?.currentVersionId).toBe('ver_2');
   });
 });

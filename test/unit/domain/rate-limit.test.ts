@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RateLimitStore } from '../../../lambdas/domain/ports';
-import { RATE_LIMIT, RATE_LIMIT_MESSAGE, consumeRateLimit, rateLimitHeaders, rateWindowAt } from '../../../lambdas/domain/rate-limit';
+import type { RateLimitStore } from '#domain/ports';
+import { RATE_LIMIT, RATE_LIMIT_MESSAGE, consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
 
 /** A window counter with the repository's semantics, in memory. */
 class MemoryRateLimitStore implements RateLimitStore {
@@ -43,23 +43,6 @@ describe('rate limit windows (spec §8: 100 requests per minute)', () => {
         expect(start + 60 - resetSeconds).toBe(now);
       }),
     );
-  });
-});
-
-describe('rate limit headers (IETF RateLimit fields)', () => {
-  it('states the policy and what is left on an allowed request, without Retry-After', () => {
-    expect(rateLimitHeaders({ allowed: true, remaining: 42, resetSeconds: 17 })).toEqual({
-      'RateLimit-Policy': '"per-token";q=100;w=60',
-      RateLimit: '"per-token";r=42;t=17',
-    });
-  });
-
-  it('adds Retry-After with the seconds to the next window on a refusal', () => {
-    expect(rateLimitHeaders({ allowed: false, remaining: 0, resetSeconds: 23 })).toEqual({
-      'RateLimit-Policy': '"per-token";q=100;w=60',
-      RateLimit: '"per-token";r=0;t=23',
-      'Retry-After': '23',
-    });
   });
 });
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hashToken, newApiToken, parseBearer } from '../../../lambdas/domain/tokens';
+import { hashToken, newApiToken, parseBearer } from '#domain/tokens';
 
 describe('parseBearer (spec §5: Authorization: Bearer <API_TOKEN>)', () => {
   it('returns the token of a well-formed header', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProjectEvent } from '../../../lambdas/events/event-types';
+import type { ProjectEvent } from '#events/event-types';
 import {
   buildEmbed,
   codePointLength,
@@ -12,7 +12,7 @@ import {
   FOOTER_TEXT,
   formatKilobytes,
   truncate,
-} from '../../../lambdas/events/embeds';
+} from '#events/embeds';
 
 const PROJECT_ID = 'prj_0a1b2c3d4e5f60718293';
 const OCCURRED_AT = 1_700_000_000;

@@ -4,10 +4,10 @@ import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, SQSClient }
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DeliveryMessage } from '../../../lambdas/events/delivery-message';
-import { createFanoutHandler } from '../../../lambdas/events/fanout';
-import { SqsMessageSender } from '../../../lambdas/events/sqs-queue';
-import { DynamoDeliveryStore } from '../../../lambdas/store/delivery-store';
+import type { DeliveryMessage } from '#events/delivery-message';
+import { createFanoutHandler } from '#events/fanout';
+import { SqsMessageSender } from '#events/sqs-queue';
+import { DynamoDeliveryStore } from '#store/delivery-store';
 import { captureLogs, discordUrl, keyAbuseItem, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from './fixtures';
 
 const ddb = mockClient(DynamoDBDocumentClient);

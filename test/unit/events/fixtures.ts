@@ -1,9 +1,9 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { vi } from 'vitest';
-import type { EventItem } from '../../../lambdas/events/event-types';
-import { eventItemKey } from '../../../lambdas/events/event-types';
-import { keyOf } from '../../../lambdas/store/repository';
+import type { EventItem } from '#events/event-types';
+import { eventItemKey } from '#events/event-types';
+import { keyOf } from '#store/repository';
 
 /** Test data shared by the webhook delivery tests (unit and integration). */
 

@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { InProcessQueue } from '../../../local/in-process-queue';
+import { InProcessQueue } from '#local/in-process-queue';
 
 function queueWithClock(options: { visibilityTimeoutSeconds?: number; maxReceiveCount?: number; batchSize?: number } = {}) {
   const clock = { now: 1_000_000 };

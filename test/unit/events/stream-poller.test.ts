@@ -10,7 +10,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lambdaRecord, type StreamPoller, startStreamPoller } from '../../../local/stream-poller';
+import { lambdaRecord, type StreamPoller, startStreamPoller } from '#local/stream-poller';
 
 const dynamodb = mockClient(DynamoDBClient);
 const streams = mockClient(DynamoDBStreamsClient);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { eventItemKey } from '../../../lambdas/events/event-types';
-import { matchesFilter, readStreamRecord, STREAM_FILTER_PATTERN } from '../../../lambdas/events/stream-records';
-import { keyOf } from '../../../lambdas/store/repository';
+import { eventItemKey } from '#events/event-types';
+import { matchesFilter, readStreamRecord, STREAM_FILTER_PATTERN } from '#events/stream-records';
+import { keyOf } from '#store/repository';
 import { streamRecord } from './fixtures';
 
 const versionItem = {

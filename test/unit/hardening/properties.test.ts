@@ -1,12 +1,14 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { handler as listKeys } from '../../../lambdas/api/list-keys';
-import type { RateLimitStore } from '../../../lambdas/domain/ports';
-import { consumeRateLimit, RATE_LIMIT, rateLimitHeaders, rateWindowAt } from '../../../lambdas/domain/rate-limit';
-import { watermarkProblem } from '../../../lambdas/domain/watermark';
-import { KEYS_PAGE, ListKeysQuery, RevokeBulkBody } from '../../../lambdas/schemas/requests';
-import { apiEvent } from '../../support/fixtures';
+import { handler as listKeys } from '#api/list-keys';
+import type { RateLimitStore } from '#domain/ports';
+import { RateLimited } from '#domain/errors';
+import { consumeRateLimit, RATE_LIMIT, rateWindowAt } from '#domain/rate-limit';
+import { errorHeadersOf } from '#http/error-statuses';
+import { watermarkProblem } from '#schemas/formats';
+import { KEYS_PAGE, ListKeysQuery, RevokeBulkBody } from '#schemas/requests';
+import { apiEvent } from '#test-support/fixtures';
 import { PROJECT_ID, invoke, useMockTable } from '../api/mock-table';
 import { HARDENING_RUNS, PROPERTY_RUNS, reportFigure, timeoutFor } from './runs';
 
@@ -79,7 +81,7 @@ describe('watermark validator against arbitrary strings', () => {
       { numRuns: PROPERTY_RUNS },
     );
     reportFigure(`watermark property: ${tried} strings tried, ${accepted} valid accepted, ${tried - accepted} refused with a message`);
-  }, timeoutFor(60, 5_000));
+  }, timeoutFor(60));
 
   it('gives the same verdict and message through the revoke-bulk body schema as the rule itself', () => {
     fc.assert(
@@ -91,7 +93,7 @@ describe('watermark validator against arbitrary strings', () => {
       }),
       { numRuns: PROPERTY_RUNS },
     );
-  }, timeoutFor(60, 5_000));
+  }, timeoutFor(60));
 });
 
 describe('limit and offset parsing against arbitrary strings', () => {
@@ -116,7 +118,7 @@ describe('limit and offset parsing against arbitrary strings', () => {
       { numRuns: PROPERTY_RUNS },
     );
     reportFigure(`limit/offset property: ${tried} query values tried, ${accepted} in range and accepted, the rest refused`);
-  }, timeoutFor(60, 5_000));
+  }, timeoutFor(60));
 
   it('answers through the list-keys handler 200 with that page size exactly when the rule accepts, else 400 naming the parameter', async () => {
     ddb.on(QueryCommand).resolves({ Items: [] });
@@ -136,7 +138,7 @@ describe('limit and offset parsing against arbitrary strings', () => {
       }),
       { numRuns: Math.max(200, HARDENING_RUNS * 10) },
     );
-  }, timeoutFor(60, 5_000));
+  }, timeoutFor(60));
 });
 
 /** A window counter with the repository's conditional-ADD semantics, recording the TTL it is given. */
@@ -184,7 +186,7 @@ describe('rate-limit window arithmetic', () => {
       { numRuns: Math.max(200, HARDENING_RUNS * 10) },
     );
     reportFigure(`rate-limit window property: ${requests} requests at random times, ${fullWindows} windows pushed past 100`);
-  }, timeoutFor(60, 5_000));
+  }, timeoutFor(60));
 
   it('tells a refused caller to come back exactly when the next window opens, and that request is allowed', async () => {
     await fc.assert(
@@ -193,7 +195,7 @@ describe('rate-limit window arithmetic', () => {
         for (let i = 0; i < RATE_LIMIT.requests; i++) await consumeRateLimit(store, 'token-hash', now);
         const refused = await consumeRateLimit(store, 'token-hash', now);
         expect(refused.allowed).toBe(false);
-        const retryAfter = Number(rateLimitHeaders(refused)['Retry-After']);
+        const retryAfter = Number(errorHeadersOf(new RateLimited(refused.resetSeconds))['Retry-After']);
         expect(retryAfter).toBe(refused.resetSeconds);
         expect((now + retryAfter) % 60).toBe(0);
         expect(await consumeRateLimit(store, 'token-hash', now + retryAfter - 1)).toMatchObject({ allowed: false });
@@ -201,7 +203,7 @@ describe('rate-limit window arithmetic', () => {
       }),
       { numRuns: Math.max(100, HARDENING_RUNS * 5) },
     );
-  }, timeoutFor(60, 5_000));
+  }, timeoutFor(60));
 
   it('keeps each window row alive (TTL) until its minute is over, and counts remaining down from 99 to 0', async () => {
     await fc.assert(
@@ -218,5 +220,5 @@ describe('rate-limit window arithmetic', () => {
       }),
       { numRuns: Math.max(100, HARDENING_RUNS * 5) },
     );
-  }, timeoutFor(60, 5_000));
+  }, timeoutFor(60));
 });

@@ -3,20 +3,20 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, Context, SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { handler as authorizer } from '../../../lambdas/api/authorizer';
-import { handler as listKeysHandler } from '../../../lambdas/api/list-keys';
-import { handler as revokeKeyHandler } from '../../../lambdas/api/revoke-key';
-import { ROUTES } from '../../../lambdas/api/routes';
-import { hashToken } from '../../../lambdas/domain/tokens';
-import { createDeliveryHandler } from '../../../lambdas/events/delivery';
-import type { DeliveryMessage } from '../../../lambdas/events/delivery-message';
-import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl } from '../../../lambdas/events/discord-webhook-url';
-import type { ClaimResult, DeliveryStore, InFlightMessages } from '../../../lambdas/events/ports';
-import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../../lambdas/http/gateway-responses';
-import { SECURITY_HEADERS } from '../../../lambdas/http/responses';
-import { keyOf } from '../../../lambdas/store/repository';
-import { type EntryName, type GatewayDeps, gatewayResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, type ProxyHandler, type RawRequest } from '../../../local/gateway';
-import { apiEvent, authorizerEvent, DEFAULT_CALLER, lambdaContext } from '../../support/fixtures';
+import { handler as authorizer } from '#api/authorizer';
+import { handler as listKeysHandler } from '#api/list-keys';
+import { handler as revokeKeyHandler } from '#api/revoke-key';
+import { ROUTES } from '#api/routes';
+import { hashToken } from '#domain/tokens';
+import { createDeliveryHandler } from '#events/delivery';
+import type { DeliveryMessage } from '#events/delivery-message';
+import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl } from '#events/discord-webhook-url';
+import type { ClaimResult, DeliveryStore, InFlightMessages } from '#events/ports';
+import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
+import { SECURITY_HEADERS } from '#http/responses';
+import { keyOf } from '#store/repository';
+import { type EntryName, type GatewayDeps, gatewayResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, type ProxyHandler, type RawRequest } from '#local/gateway';
+import { apiEvent, authorizerEvent, DEFAULT_CALLER, lambdaContext } from '#test-support/fixtures';
 import { PROJECT_ID, projectItem, useMockTable } from '../api/mock-table';
 import { captureAllOutput, leakedSecrets } from './capture';
 import { PROPERTY_RUNS, reportFigure, timeoutFor } from './runs';
@@ -190,7 +190,7 @@ describe('only Discord webhook hosts are ever called', () => {
       { numRuns: PROPERTY_RUNS },
     );
     reportFigure(`webhook URL property: ${tried} configured URLs tried, ${accepted} accepted as Discord webhooks, every post URL on https://discord.com/api/v10`);
-  }, timeoutFor(60, 5_000));
+  }, timeoutFor(60));
 });
 
 // ---- Response headers ----

@@ -1,8 +1,8 @@
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it, type Mock, vi } from 'vitest';
-import { ROUTES } from '../../../lambdas/api/routes';
-import { GATEWAY_RESPONSES } from '../../../lambdas/http/gateway-responses';
-import { SECURITY_HEADERS } from '../../../lambdas/http/responses';
+import { ROUTES } from '#api/routes';
+import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import { SECURITY_HEADERS } from '#http/responses';
 import {
   type EntryName,
   fromProxyResult,
@@ -16,7 +16,7 @@ import {
   queryOf,
   type RawRequest,
   toProxyEvent,
-} from '../../../local/gateway';
+} from '#local/gateway';
 
 const OWNER = { ownerId: 'own_1', tokenHash: 'a'.repeat(64) };
 

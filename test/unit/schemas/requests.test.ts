@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod/mini';
-import { KEYS_PAGE, ListKeysQuery, MAX_ID_LENGTH, NoQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '../../../lambdas/schemas/requests';
+import { KEYS_PAGE, ListKeysQuery, MAX_ID_LENGTH, NoQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
 
 /** The first message, as the handler reports it. */
 function firstError(schema: z.ZodMiniType, input: unknown): string | undefined {

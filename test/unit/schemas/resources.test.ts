@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EVENT_NAMES, KeySchema, VersionSchema, WebhookSchema } from '../../../lambdas/schemas/resources';
-import { ErrorResponse, ListKeysResponse, RevokeBulkResponse, RollbackResponse } from '../../../lambdas/schemas/responses';
+import { EVENT_NAMES, KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
+import { ErrorResponse, ListKeysResponse, RevokeBulkResponse, RollbackResponse } from '#schemas/responses';
 
 const key = {
   id: 'key_1',

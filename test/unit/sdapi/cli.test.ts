@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { RATE_LIMIT_MESSAGE } from '../../../lambdas/domain/rate-limit';
+import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { EXIT } from '../../../sdapi/errors';
 import { BASE_URL, PROJECT_ID, runCli, TOKEN } from './run-cli';
 import { makeKey, makeVersion, makeWebhook, StandInApi } from './stand-in-api';

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GATEWAY_RESPONSES } from '../../../lambdas/http/gateway-responses';
-import { PROJECT_NOT_FOUND } from '../../../lambdas/domain/errors';
-import { RATE_LIMIT_MESSAGE } from '../../../lambdas/domain/rate-limit';
-import { ListKeysQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '../../../lambdas/schemas/requests';
-import type { Key, Version, Webhook } from '../../../lambdas/schemas/resources';
+import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import { PROJECT_NOT_FOUND } from '#domain/errors';
+import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import { ListKeysQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
+import type { Key, Version, Webhook } from '#schemas/resources';
 import type * as z from 'zod/mini';
 
 /**

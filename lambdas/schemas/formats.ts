@@ -1,4 +1,9 @@
-/** A key's watermark: exactly 16 lowercase hex characters, shown after `WM_` in a leaked dump. */
+/**
+ * The formats requests and records are checked against. Schemas import nothing else of the service's, so every
+ * other part (domain rules, handlers, stores) can take its types from them without a cycle.
+ */
+
+/** Spec §4.3, §8. A key's watermark: exactly 16 lowercase hex characters, shown after `WM_` in a leaked dump. */
 export const WATERMARK_PATTERN = /^[0-9a-f]{16}$/;
 
 /**
@@ -16,3 +21,6 @@ export function watermarkProblem(value: string): string | undefined {
   }
   return `watermark must be exactly 16 lowercase hex characters (0-9, a-f); got ${value.length} character${value.length === 1 ? '' : 's'}${/[^0-9a-fA-F]/.test(value) ? ' including characters that are not hex' : ''}`;
 }
+
+/** Path ids that cannot name anything this service made are answered 404 before any table read. */
+export const PATH_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WATERMARK_PATTERN, watermarkProblem } from '../../../lambdas/domain/watermark';
+import { WATERMARK_PATTERN, watermarkProblem } from '#schemas/formats';
 
 describe('watermark rule (spec §4.3, §8: exactly 16 lowercase hex characters)', () => {
   it.each(['0123456789abcdef', 'ffffffffffffffff', '0000000000000000'])('accepts %s', (value) => {

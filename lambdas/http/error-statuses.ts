@@ -1,0 +1,22 @@
+import { type DomainError, type DomainErrorName, RateLimited } from '#domain/errors';
+
+/**
+ * Every domain error's HTTP status (spec §7's table), in one place: the handlers answer with it and the OpenAPI
+ * document (scripts/openapi-document.ts) describes each operation's failures from it.
+ */
+export const ERROR_STATUSES = {
+  InvalidInput: { status: 400, description: 'The request is invalid; `error` says what to fix.' },
+  Unauthenticated: { status: 401, description: 'Missing or invalid API token.' },
+  PlanNotAllowed: { status: 403, description: 'The project is not on the Business plan.' },
+  ProjectNotFound: { status: 404, description: 'The project does not exist or is not yours (the same answer, so ids cannot be enumerated).' },
+  KeyNotFound: { status: 404, description: 'No key with this id in the project.' },
+  VersionNotFound: { status: 404, description: 'No version with this id in the project.' },
+  RateLimited: { status: 429, description: 'Over the rate limit; wait `Retry-After` seconds.' },
+} as const satisfies Record<DomainErrorName, { status: number; description: string }>;
+
+export const statusOf = (error: DomainError): number => ERROR_STATUSES[error.name].status;
+
+/** Headers a failure adds to its answer: when to try again, for a refusal that passes. */
+export function errorHeadersOf(error: DomainError): Record<string, string> {
+  return error instanceof RateLimited ? { 'Retry-After': String(error.retryAfterSeconds) } : {};
+}
