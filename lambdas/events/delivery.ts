@@ -5,18 +5,13 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { unixSeconds } from '#domain/model';
 import { createDocumentClient, tableNameFromEnv } from '#store/client';
 import { DynamoDeliveryStore } from '#store/delivery-store';
-import { type DeliveryMessage, parseDeliveryMessage } from './delivery-message';
-import { postEmbeds, type PostOutcome, REQUEST_TIMEOUT_MS } from './discord-client';
+import { decideDelivery, RETRY_BASE_SECONDS, visibilitySeconds } from './delivery-decision';
+import { parseDeliveryMessage } from './delivery-message';
+import { postEmbeds, REQUEST_TIMEOUT_MS } from './discord-client';
 import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl } from './discord-webhook-url';
 import { buildEmbed } from './embeds';
 import type { DeliveryStore, InFlightMessages } from './ports';
 import { SqsInFlightMessages } from './sqs-queue';
-
-/** Retry backoff: the message comes back after base × 2^(receives − 1) seconds (+ up to 25 % jitter), at most 15 min. */
-export const RETRY_BASE_SECONDS = 10;
-export const RETRY_MAX_SECONDS = 900;
-/** SQS refuses a visibility timeout above 12 hours. */
-const MAX_VISIBILITY_SECONDS = 12 * 3600;
 
 export interface DeliveryDeps {
   store: DeliveryStore;
@@ -41,10 +36,7 @@ class RetryLater extends Error {
  * The queue consumer: one message is one event for one webhook. It builds the embed and posts it to Discord
  * once, whatever the queue or the stream redelivers:
  * - the delivery id is claimed in the table before the post (a 'sent' claim turns a copy into a no-op);
- * - 2xx: done; 429: back after Discord's `retry_after`; 404 (or Discord's dead-webhook codes): the config is
- *   disabled, no retry; other 4xx: set aside in the DLQ at once, since the same post would be refused again
- *   and the DLQ (with its alarm) is where an operator looks; 5xx, timeout, network error: back after a backoff
- *   that grows with the receive count, until the queue's maxReceiveCount moves it to the DLQ;
+ * - what follows Discord's answer (mark sent, retry, disable the config, DLQ) is `decideDelivery`'s rule;
  * - a URL that is not a Discord webhook URL is never called: logged as a rejected config and dropped.
  * Logs name a webhook by its redacted URL; the token never appears in them.
  */
@@ -53,15 +45,10 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
   const random = deps.random ?? Math.random;
   const { logger, store, inFlight } = deps;
 
-  const backoffSeconds = (receiveCount: number) => {
-    const base = Math.min(RETRY_MAX_SECONDS, (deps.retryBaseSeconds ?? RETRY_BASE_SECONDS) * 2 ** Math.max(0, receiveCount - 1));
-    return Math.ceil(base * (1 + 0.25 * random()));
-  };
-
+  /** `seconds` comes from `visibilitySeconds`: whole and within SQS's 12 h. */
   const retryLater = async (record: SQSRecord, seconds: number, why: string): Promise<never> => {
-    const visibility = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(seconds)));
-    await inFlight.changeVisibility(record.receiptHandle, visibility);
-    throw new RetryLater(`${why}; retry in ${visibility} s`);
+    await inFlight.changeVisibility(record.receiptHandle, seconds);
+    throw new RetryLater(`${why}; retry in ${seconds} s`);
   };
 
   const deliver = async (record: SQSRecord): Promise<void> => {
@@ -94,54 +81,43 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
       logger.info('Delivery already sent; duplicate dropped', context);
       return;
     }
-    if (claim.outcome === 'held') return retryLater(record, claim.retryInSeconds, 'Delivery claimed by another attempt');
+    if (claim.outcome === 'held') return retryLater(record, visibilitySeconds(claim.retryInSeconds), 'Delivery claimed by another attempt');
 
     const outcome = await postEmbeds(
       executeWebhookUrl(deps.discordApiBase, discordWebhook),
       { embeds: [buildEmbed(message.event, message.project.name)] },
       deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
     );
-    if (outcome.kind === 'delivered') {
+    const decision = decideDelivery(outcome, {
+      receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
+      retryBaseSeconds: deps.retryBaseSeconds ?? RETRY_BASE_SECONDS,
+      random: random(),
+    });
+    const log = (extra?: Record<string, unknown>) => logger[decision.log.level](decision.log.message, { ...context, ...decision.log.fields, ...extra });
+    if (decision.action === 'mark_sent') {
       // The post happened: failing the message now would post it twice, so a claim that cannot be marked is only logged.
       const marked = await store.markSent(message.deliveryId, claim.token, now()).catch((error: unknown) => {
         logger.error('Delivered, but the claim could not be marked sent', { ...context, error: errorText(error) });
         return true;
       });
       if (!marked) logger.warn('Delivered, but the claim was taken over meanwhile', context);
-      logger.info('Delivered', { ...context, status: outcome.status });
+      log();
       return;
     }
     await store.releaseClaim(message.deliveryId, claim.token);
-    await settleFailure(record, message, outcome, context);
-  };
-
-  const settleFailure = async (
-    record: SQSRecord,
-    message: DeliveryMessage,
-    outcome: Exclude<PostOutcome, { kind: 'delivered' }>,
-    context: Record<string, string>,
-  ): Promise<void> => {
-    const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
-    switch (outcome.kind) {
-      case 'rate_limited': {
-        const wait = outcome.retryAfterSeconds ?? backoffSeconds(receiveCount);
-        logger.warn('Rate limited by Discord', { ...context, retryAfterSeconds: outcome.retryAfterSeconds });
-        return retryLater(record, Math.max(1, wait), 'Rate limited');
-      }
-      case 'gone': {
+    switch (decision.action) {
+      case 'retry':
+        log();
+        return retryLater(record, decision.afterSeconds, decision.reason);
+      case 'disable_webhook': {
         const disabled = await store.disableWebhook(message.project.id, message.webhook.id, message.webhook.url, now());
-        logger.warn('Discord no longer knows this webhook; config disabled, not retried', { ...context, status: outcome.status, code: outcome.code, disabled });
+        log({ disabled });
         return;
       }
-      case 'refused': {
-        logger.error('Discord refused the post; moved to the DLQ, not retried', { ...context, status: outcome.status, body: outcome.body });
-        await inFlight.deadLetter(record.body, `Discord answered ${outcome.status}: ${outcome.body}`);
+      case 'dead_letter':
+        log();
+        await inFlight.deadLetter(record.body, decision.reason);
         return;
-      }
-      case 'failed': {
-        logger.warn('Post failed; will retry', { ...context, reason: outcome.reason, receiveCount });
-        return retryLater(record, backoffSeconds(receiveCount), outcome.reason);
-      }
     }
   };
 
