@@ -1,6 +1,6 @@
 import { hashToken, newApiToken } from '#domain/tokens';
 import { nowSeconds } from './support/fixtures';
-import { RssSampler, type StackProcess, stackRepository } from './support/local-stack';
+import { RssSampler, type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row } from './support/report';
 import { median, percentile, round } from './support/stats';
 
@@ -92,12 +92,12 @@ export async function benchApiPath(stack: StackProcess, log: (line: string) => v
 
 /** Tokens of the stack's demo owner, made the way the dashboard makes them (only the hash is stored). */
 async function createTokens(stack: StackProcess, count: number): Promise<string[]> {
-  const dashboard = stackRepository(stack.info);
+  const dashboard = stackStores(stack.info);
   try {
     const tokens: string[] = [];
     for (let i = 0; i < count; i++) {
       const token = newApiToken();
-      await dashboard.repo.saveTokenHash(stack.info.ownerId, hashToken(token), nowSeconds());
+      await dashboard.stores.tokens.saveTokenHash(stack.info.ownerId, hashToken(token), nowSeconds());
       tokens.push(token);
     }
     return tokens;

@@ -27,18 +27,18 @@ interface Group {
 /** The domain's revokeBulk with the real repository: watermark index → conditional writes, BULK_REVOKE_CONCURRENCY in flight. */
 export async function benchBulkRevoke(table: BenchTable, log: (line: string) => void): Promise<BenchResult> {
   const s = BULK_REVOKE_SETTINGS;
-  const { projectId } = await createBusinessProject(table.repo, 'bench bulk-revoke');
+  const { projectId } = await createBusinessProject(table.stores, 'bench bulk-revoke');
   const groups: Group[] = s.sizes.flatMap(({ keys, runs }) => Array.from({ length: runs }, () => ({ watermark: randomBytes(8).toString('hex'), keys })));
   const seeding: SeedReport[] = [await batchWriteKeys(table, projectId, s.otherKeys)];
   for (const group of groups) seeding.push(await batchWriteKeys(table, projectId, group.keys, { watermark: group.watermark }));
   const seededKeys = seeding.reduce((sum, seed) => sum + seed.keys, 0);
   log(`${NAME}: seeded ${seededKeys} keys in ${Math.round(seeding.reduce((sum, seed) => sum + seed.ms, 0))} ms`);
 
-  const project = await table.repo.getProject(projectId);
+  const project = await table.stores.projects.getProject(projectId);
   if (!project) throw new Error('bench project vanished');
   const runs: { keys: number; ms: number; revokedCount: number }[] = [];
   for (const group of groups) {
-    const { ms, result } = await timed(() => revokeBulk(table.repo, project, group.watermark, nowSeconds()));
+    const { ms, result } = await timed(() => revokeBulk(table.stores.projects, project, group.watermark, nowSeconds()));
     runs.push({ keys: group.keys, ms, revokedCount: result.revoked_count });
     log(`${NAME}: ${group.keys} keys revoked in ${Math.round(ms)} ms (revoked_count ${result.revoked_count})`);
   }

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { ROUTES } from '#api/routes';
 import { DELIVERY_QUEUE } from '#events/delivery-settings';
-import { keyOf } from '#store/repository';
+import { keyOf } from '#store/layout';
 import { demoDiscordWebhookUrl } from '#local/seed';
 import { BENCH_REGION, handlerEnv, type BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, createBusinessProject, issueKeys, lambdaContext, nowSeconds } from './support/fixtures';
@@ -16,7 +16,7 @@ import { type BenchResult, row, type Row } from './support/report';
 import { median, round } from './support/stats';
 import { startStubDiscord, startStubSqs } from './support/stub-services';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '#lib/constructs/api-function';
+import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '#lib/constructs/service-function';
 
 const NAME = 'cold-start';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -309,20 +309,20 @@ async function serviceFunctions(
   sqs: Awaited<ReturnType<typeof startStubSqs>>,
   discord: Awaited<ReturnType<typeof startStubDiscord>>,
 ): Promise<ColdStartFunction[]> {
-  const { repo } = table;
-  const project = await createBusinessProject(repo, 'bench cold-start');
+  const { stores } = table;
+  const project = await createBusinessProject(stores, 'bench cold-start');
   const { projectId, ownerId } = project;
   const now = nowSeconds();
-  await issueKeys(repo, projectId, 200);
-  const keysToRevoke = await repo.issueKeys({ projectId, count: events, tier: 'standard', maxUses: null, now });
-  const telemetryKeys = await repo.issueKeys({ projectId, count: 10, tier: 'standard', maxUses: null, now });
+  await issueKeys(stores, projectId, 200);
+  const keysToRevoke = await stores.dashboard.issueKeys({ projectId, count: events, tier: 'standard', maxUses: null, now });
+  const telemetryKeys = await stores.dashboard.issueKeys({ projectId, count: 10, tier: 'standard', maxUses: null, now });
   // A leaked watermark per run, each on a handful of keys.
   const watermarks = Array.from({ length: events }, () => randomBytes(8).toString('hex'));
-  for (const watermark of watermarks) await repo.issueKeys({ projectId, count: 5, watermark, tier: 'standard', maxUses: null, now });
+  for (const watermark of watermarks) await stores.dashboard.issueKeys({ projectId, count: 5, watermark, tier: 'standard', maxUses: null, now });
   const versions: { id: string }[] = [];
-  for (let n = 1; n <= 3; n++) versions.push(await repo.uploadVersion({ projectId, sizeBytes: 20_000 + n, notes: `bench v${n}`, now }));
+  for (let n = 1; n <= 3; n++) versions.push(await stores.dashboard.uploadVersion({ projectId, sizeBytes: 20_000 + n, notes: `bench v${n}`, now }));
   const webhookUrl = demoDiscordWebhookUrl();
-  const webhookId = await repo.addWebhook({ projectId, url: webhookUrl, events: ['version_deployed'], enabled: true, now });
+  const webhookId = await stores.dashboard.addWebhook({ projectId, url: webhookUrl, events: ['version_deployed'], enabled: true, now });
   const versionItem = (await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.version(projectId, versions[2]?.id ?? '') }))).Item;
   if (!versionItem) throw new Error('bench version cannot be read back');
 

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { ReceivedMessage } from '#local/discord-stand-in';
 import { startDeliveryPipeline } from '#local/delivery-pipeline';
 import { demoDiscordWebhookUrl } from '#local/seed';
-import type { Repository } from '#store/repository';
+import type { Stores } from '#store/stores';
 import type { BenchTable } from './support/dynamodb';
 import { createBusinessProject, nowSeconds } from './support/fixtures';
-import { type StackProcess, stackRepository } from './support/local-stack';
+import { type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row, type Row } from './support/report';
 import { percentile, round } from './support/stats';
 import { startStubDiscord } from './support/stub-services';
@@ -29,17 +29,17 @@ export const DELIVERY_SETTINGS = {
 type Inbox = () => Promise<ReceivedMessage[]>;
 
 /**
- * Version upload (the dashboard's Repository.uploadVersion) → DynamoDB stream → stream poller → fan-out →
+ * Version upload (the dashboard's DashboardStore.uploadVersion) → DynamoDB stream → stream poller → fan-out →
  * in-process queue → delivery → the Discord stand-in, through `npm start` in its own process. Latency runs
  * from just before the upload to the stand-in's receipt time.
  */
 export async function benchDelivery(stack: StackProcess, table: BenchTable, log: (line: string) => void, options: { experiments?: boolean } = {}): Promise<BenchResult> {
   const s = DELIVERY_SETTINGS;
-  const dashboard = stackRepository(stack.info);
+  const dashboard = stackStores(stack.info);
   const inbox: Inbox = async () => ((await (await fetch(`${stack.info.baseUrl}/_local/inbox.json`)).json()) as { messages: ReceivedMessage[] }).messages;
   let result: Awaited<ReturnType<typeof uploadAndWait>>;
   try {
-    result = await uploadAndWait(dashboard.repo, inbox, s.uploads, s.stackPollIntervalMs);
+    result = await uploadAndWait(dashboard.stores, inbox, s.uploads, s.stackPollIntervalMs);
   } finally {
     dashboard.close();
   }
@@ -72,7 +72,7 @@ async function inProcessPipeline(table: BenchTable, pollIntervalMs: number) {
   const discord = await startStubDiscord();
   const pipeline = await startDeliveryPipeline({ endpoint: table.endpoint, tableName: table.tableName, discordApiBase: discord.apiBase, pollIntervalMs, logLevel: 'ERROR' });
   try {
-    const result = await uploadAndWait(table.repo, async () => discord.standIn.received(), DELIVERY_SETTINGS.experimentUploads, pollIntervalMs);
+    const result = await uploadAndWait(table.stores, async () => discord.standIn.received(), DELIVERY_SETTINGS.experimentUploads, pollIntervalMs);
     return { ...result, deadLetters: pipeline.deadLetters().length };
   } finally {
     await pipeline.stop();
@@ -80,10 +80,10 @@ async function inProcessPipeline(table: BenchTable, pollIntervalMs: number) {
   }
 }
 
-async function uploadAndWait(repo: Repository, inbox: Inbox, uploads: number, pollIntervalMs: number) {
+async function uploadAndWait(stores: Stores, inbox: Inbox, uploads: number, pollIntervalMs: number) {
   const s = DELIVERY_SETTINGS;
-  const { projectId } = await createBusinessProject(repo, 'bench delivery');
-  await repo.addWebhook({ projectId, url: demoDiscordWebhookUrl(), events: ['version_deployed'], enabled: true, now: nowSeconds() });
+  const { projectId } = await createBusinessProject(stores, 'bench delivery');
+  await stores.dashboard.addWebhook({ projectId, url: demoDiscordWebhookUrl(), events: ['version_deployed'], enabled: true, now: nowSeconds() });
   const nonce = randomBytes(4).toString('hex');
   const latenciesMs: number[] = [];
   let lost = 0;
@@ -91,7 +91,7 @@ async function uploadAndWait(repo: Repository, inbox: Inbox, uploads: number, po
     // Letters, digits and spaces only, so the embed carries the notes unescaped.
     const notes = `bench ${nonce} upload ${i}`;
     const uploadedAt = Date.now();
-    await repo.uploadVersion({ projectId, sizeBytes: 40_000 + i, notes, now: nowSeconds() });
+    await stores.dashboard.uploadVersion({ projectId, sizeBytes: 40_000 + i, notes, now: nowSeconds() });
     const receivedAt = await waitForEmbed(inbox, notes, uploadedAt + s.waitLimitMs);
     if (receivedAt === undefined) lost++;
     else latenciesMs.push(receivedAt - uploadedAt);

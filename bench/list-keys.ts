@@ -1,5 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { handler as listKeysHandler } from '#api/list-keys';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { listKeysEndpoint } from '#api/list-keys';
+import { unixSeconds } from '#domain/model';
+import { createApiHandler } from '#http/api-handler';
 import { TABLE } from '#store/table-definition';
 import type { BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, batchWriteKeys, CallerPool, createBusinessProject, expectStatus, issueKeys, lambdaContext, type SeedReport } from './support/fixtures';
@@ -15,7 +18,7 @@ export const LIST_KEYS_SETTINGS = {
   handlerRuns: 15,
   /** Timed calls per offset of the naive skip; it reads up to 100,000 items a call. */
   naiveRuns: 3,
-  /** Keys issued through Repository.issueKeys to measure the repository's own issue rate, alone and in parallel. */
+  /** Keys issued through DashboardStore.issueKeys to measure the store's own issue rate, alone and in parallel. */
   issueSample: 2_000,
   issueConcurrency: 4,
   ratioTarget: 1.5,
@@ -23,7 +26,7 @@ export const LIST_KEYS_SETTINGS = {
 
 type Seeding = 'batch' | 'issue';
 
-/** One transaction's worth of keys (Repository.issueKeys writes 99 keys per transaction). */
+/** One transaction's worth of keys (DashboardStore.issueKeys writes 99 keys per transaction). */
 const ISSUE_CHUNK = 99;
 const rate = (seed: SeedReport) => (seed.keys / seed.ms) * 1000;
 
@@ -33,21 +36,23 @@ const rate = (seed: SeedReport) => (seed.keys / seed.ms) * 1000;
  */
 export async function benchListKeys(table: BenchTable, log: (line: string) => void, seeding: Seeding = 'batch'): Promise<BenchResult> {
   const s = LIST_KEYS_SETTINGS;
-  const project = await createBusinessProject(table.repo, 'bench list-keys');
+  const project = await createBusinessProject(table.stores, 'bench list-keys');
 
   // The repository's own issue rate, one caller and several at once (they contend for the project's counter).
-  const serial = await issueKeys(table.repo, project.projectId, s.issueSample);
+  const serial = await issueKeys(table.stores, project.projectId, s.issueSample);
   const parallelStart = performance.now();
   const chunks = Array.from({ length: Math.ceil(s.issueSample / ISSUE_CHUNK) }, () => ISSUE_CHUNK);
-  await mapBounded(chunks, s.issueConcurrency, (count) => issueKeys(table.repo, project.projectId, count));
-  const parallel: SeedReport = { keys: chunks.length * ISSUE_CHUNK, ms: performance.now() - parallelStart, method: `Repository.issueKeys ×${s.issueConcurrency}` };
+  await mapBounded(chunks, s.issueConcurrency, (count) => issueKeys(table.stores, project.projectId, count));
+  const parallel: SeedReport = { keys: chunks.length * ISSUE_CHUNK, ms: performance.now() - parallelStart, method: `DashboardStore.issueKeys ×${s.issueConcurrency}` };
   log(`${NAME}: issueKeys ${Math.round(rate(serial))} keys/s alone, ${Math.round(rate(parallel))} keys/s with ${s.issueConcurrency} callers`);
   const rest = s.keys - serial.keys - parallel.keys;
   const seed: SeedReport =
-    seeding === 'issue' ? await issueKeys(table.repo, project.projectId, rest) : await batchWriteKeys(table, project.projectId, rest);
+    seeding === 'issue' ? await issueKeys(table.stores, project.projectId, rest) : await batchWriteKeys(table, project.projectId, rest);
   log(`${NAME}: seeded ${seed.keys} more keys with ${seed.method} in ${Math.round(seed.ms)} ms`);
 
   const callers = new CallerPool(project.ownerId);
+  // The route's handler as the stack deploys it, on the bench's table.
+  const listKeysHandler = createApiHandler(listKeysEndpoint, { stores: table.stores, now: () => unixSeconds(), logger: new Logger({ serviceName: 'bench', logLevel: 'WARN' }) });
   const callHandler = async (offset: number) => {
     const event = apiGatewayEvent({
       method: 'GET',
@@ -84,7 +89,7 @@ export async function benchListKeys(table: BenchTable, log: (line: string) => vo
   for (let run = 0; run < s.handlerRuns; run++) {
     for (const offset of s.offsets) {
       handlerMs.get(offset)?.push((await timed(() => callHandler(offset))).ms);
-      storeMs.get(offset)?.push((await timed(() => table.repo.listKeysAfter(project.projectId, offset, s.limit))).ms);
+      storeMs.get(offset)?.push((await timed(() => table.stores.projects.listKeysAfter(project.projectId, offset, s.limit))).ms);
     }
   }
   log(`${NAME}: ${s.handlerRuns} handler and ${s.naiveRuns} naive runs per offset done`);
@@ -93,8 +98,8 @@ export async function benchListKeys(table: BenchTable, log: (line: string) => vo
   const deepest = s.offsets[s.offsets.length - 1] ?? 0;
   const ratio = (samples: Map<number, number[]>) => round(p50(samples, deepest) / p50(samples, 0), 2);
   const rows = [
-    row(NAME, 'seed: Repository.issueKeys, 1 caller', round(rate(serial), 0), 'keys/s', { note: `${serial.keys} keys, one transaction per 99 keys` }),
-    row(NAME, `seed: Repository.issueKeys, ${s.issueConcurrency} callers`, round(rate(parallel), 0), 'keys/s', { note: `${parallel.keys} keys; the callers retry on the project's key counter` }),
+    row(NAME, 'seed: DashboardStore.issueKeys, 1 caller', round(rate(serial), 0), 'keys/s', { note: `${serial.keys} keys, one transaction per 99 keys` }),
+    row(NAME, `seed: DashboardStore.issueKeys, ${s.issueConcurrency} callers`, round(rate(parallel), 0), 'keys/s', { note: `${parallel.keys} keys; the callers retry on the project's key counter` }),
     row(NAME, `seed: ${seed.method}`, round(rate(seed), 0), 'keys/s', { note: `${seed.keys.toLocaleString('en-US')} keys in ${round(seed.ms / 1000, 1)} s` }),
     ...s.offsets.map((offset) => row(NAME, `handler p50 @ offset ${offset.toLocaleString('en-US')}`, round(p50(handlerMs, offset)), 'ms')),
     row(NAME, `handler ratio @${deepest.toLocaleString('en-US')} / @0`, ratio(handlerMs), 'x', { target: { op: '<=', limit: s.ratioTarget } }),

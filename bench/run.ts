@@ -9,7 +9,7 @@ import { benchColdStart } from './cold-start';
 import { benchDelivery } from './delivery';
 import { benchListKeys } from './list-keys';
 import { type StackProcess, startStackProcess } from './support/local-stack';
-import { type BenchTable, createBenchTable, deleteBenchTable, existingTables, handlerEnv } from './support/dynamodb';
+import { type BenchTable, createBenchTable, deleteBenchTable, existingTables } from './support/dynamodb';
 import { type BenchResult, formatTable, type Row, writeJson } from './support/report';
 import { round } from './support/stats';
 
@@ -20,7 +20,7 @@ import { round } from './support/stats';
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
-                 or Repository.issueKeys itself (issue, slower)
+                 or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
   --out FILE     where the figures go (default bench/results/latest.json for a full run; none for --only)`;
 interface BenchContext {
@@ -78,8 +78,6 @@ async function main(): Promise<void> {
   const others = await existingTables(endpoint);
   if (others.length > 0) log(`warning: ${endpoint} already holds ${others.length} table(s); DynamoDB Local writes slowly to a table created after a busy streamed one, so unset DYNAMODB_ENDPOINT to let the bench start its own`);
   const table = await createBenchTable(endpoint, `bench-${randomBytes(4).toString('hex')}`);
-  // In-process handlers find the table the way the Lambdas do.
-  Object.assign(process.env, handlerEnv(table));
 
   let stackProcess: Promise<StackProcess> | undefined;
   const stack = () =>

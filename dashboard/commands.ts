@@ -1,12 +1,13 @@
 import { PATH_ID_PATTERN } from '#schemas/formats';
-import { type EventName, type Plan, PLANS } from '#domain/model';
+import { type EventName } from '#schemas/resources';
+import { type Plan, PLANS } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { watermarkProblem } from '#schemas/formats';
 import { EVENT_NAMES } from '#schemas/resources';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
 import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { CommandError, type DashboardContext } from './context';
-import type { NewKeys } from '#store/repository';
+import type { NewKeys } from '#store/dashboard-store';
 
 /**
  * The dashboard's commands. Each is pure argument checking (`validate`: flags → input, throws UsageError)
@@ -80,11 +81,11 @@ function eventList(text: string): EventName[] {
 }
 
 async function requireOwner(context: DashboardContext, owner: string): Promise<void> {
-  if (!(await context.repository.ownerExists(owner))) throw new CommandError(`Owner ${owner} not found: create one with "owner create"`);
+  if (!(await context.stores.dashboard.ownerExists(owner))) throw new CommandError(`Owner ${owner} not found: create one with "owner create"`);
 }
 
 async function requireProject(context: DashboardContext, project: string): Promise<void> {
-  if (!(await context.repository.getProject(project))) throw new CommandError(`Project ${project} not found: create one with "project create"`);
+  if (!(await context.stores.projects.getProject(project))) throw new CommandError(`Project ${project} not found: create one with "project create"`);
 }
 
 /** A new token for an owner: registered at the gateway first, so a failure there leaves the table untouched. */
@@ -94,8 +95,8 @@ async function issueToken(context: DashboardContext, owner: string | undefined):
   const tokenHash = hashToken(token);
   await context.tokenKeys.register(tokenHash);
   const now = context.now();
-  const tokenOwner = owner ?? (await context.repository.createOwner(now));
-  await context.repository.saveTokenHash(tokenOwner, tokenHash, now);
+  const tokenOwner = owner ?? (await context.stores.dashboard.createOwner(now));
+  await context.stores.tokens.saveTokenHash(tokenOwner, tokenHash, now);
   return { ownerId: tokenOwner, token };
 }
 
@@ -133,7 +134,7 @@ export const projectCreate: Command<{ ownerId: string; name: string; plan: Plan 
   }),
   async run(context, input) {
     await requireOwner(context, input.ownerId);
-    return { projectId: await context.repository.createProject({ ...input, now: context.now() }) };
+    return { projectId: await context.stores.dashboard.createProject({ ...input, now: context.now() }) };
   },
 };
 
@@ -167,7 +168,7 @@ export const keysIssue: Command<KeysIssueInput, { keys: { id: string; watermark:
   },
   async run(context, input) {
     await requireProject(context, input.projectId);
-    return { keys: await context.repository.issueKeys({ ...input, now: context.now() }) };
+    return { keys: await context.stores.dashboard.issueKeys({ ...input, now: context.now() }) };
   },
 };
 
@@ -185,7 +186,7 @@ export const versionsUpload: Command<{ projectId: string; sizeBytes: number; not
   }),
   async run(context, input) {
     await requireProject(context, input.projectId);
-    return context.repository.uploadVersion({ ...input, now: context.now() });
+    return context.stores.dashboard.uploadVersion({ ...input, now: context.now() });
   },
 };
 
@@ -205,7 +206,7 @@ export const webhooksAdd: Command<{ projectId: string; url: string; events: Even
   }),
   async run(context, input) {
     await requireProject(context, input.projectId);
-    return { id: await context.repository.addWebhook({ ...input, now: context.now() }) };
+    return { id: await context.stores.dashboard.addWebhook({ ...input, now: context.now() }) };
   },
 };
 

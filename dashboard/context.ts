@@ -2,10 +2,8 @@ import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, GetUs
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { readFile } from 'node:fs/promises';
 import { unixSeconds } from '#domain/model';
-import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
-import type { TelemetryStore } from '#analytics/ports';
-import { Repository } from '#store/repository';
-import { DynamoTelemetryStore } from '#store/telemetry-store';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createStores, type Stores } from '#store/stores';
 import type { StackInfo } from '#local/state-file';
 
 export const DEFAULT_STACK_NAME = 'ScriptDistributionDeveloperApi';
@@ -29,9 +27,8 @@ export interface TokenKeys {
 export const LOCAL_TOKEN_KEYS: TokenKeys = { check: async () => undefined, register: async () => undefined };
 
 export interface DashboardContext {
-  repository: Repository;
-  /** What the telemetry and detection commands (dashboard/commands/telemetry.ts) write and read through. */
-  telemetry: TelemetryStore;
+  /** The table's stores: the dashboard's writes, tokens, projects, and telemetry (dashboard/commands/telemetry.ts). */
+  stores: Stores;
   now: () => number;
   tokenKeys: TokenKeys;
 }
@@ -143,13 +140,11 @@ export function usagePlanTokenKeys(location: Extract<TableLocation, { kind: 'aws
 /** The context commands run in, for a located table; `close` lets the process exit at once. */
 export function openContext(location: TableLocation, readOutputs: StackOutputsReader = readStackOutputs): { context: DashboardContext; close(): void } {
   // Fewer attempts than the handlers: a stopped local stack should fail in a second, not after long retries.
-  const config = location.kind === 'local' ? { ...dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: location.endpoint }), maxAttempts: 2 } : dynamoConfigFromEnv({});
-  const db = createDocumentClient(config);
+  const db = createDocumentClient(location.kind === 'local' ? { ...localDynamoConfig(location.endpoint), maxAttempts: 2 } : undefined);
   const tokenKeys = location.kind === 'aws' ? usagePlanTokenKeys(location, readOutputs) : undefined;
   return {
     context: {
-      repository: new Repository(db, location.tableName),
-      telemetry: new DynamoTelemetryStore(db, location.tableName),
+      stores: createStores(db, location.tableName),
       now: () => unixSeconds(),
       tokenKeys: tokenKeys ?? LOCAL_TOKEN_KEYS,
     },

@@ -6,7 +6,7 @@ import type { Construct } from 'constructs';
 import { ROUTES, timeoutSecondsOf } from '#api/routes';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
-import { ServiceFunction } from '#lib/constructs/api-function';
+import { ServiceFunction } from '#lib/constructs/service-function';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { bindTable } from '#lib/constructs/table-access';

@@ -4,7 +4,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { DELIVERY_QUEUE } from '#events/delivery-settings';
 import { createDeliveryHandler } from '#events/delivery';
 import { createFanoutHandler } from '#events/fanout';
-import { createDocumentClient } from '#store/client';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { DynamoDeliveryStore } from '#store/delivery-store';
 import { type DeadLetter, InProcessQueue } from './in-process-queue';
 import { startStreamPoller } from './stream-poller';
@@ -41,12 +41,8 @@ const LOCAL_RETRY_BASE_SECONDS = 1;
 
 /** Resolves once the stream is being read: every version uploaded after that reaches the stand-in. */
 export async function startDeliveryPipeline(options: DeliveryPipelineOptions): Promise<DeliveryPipeline> {
-  const clientConfig = {
-    endpoint: options.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  };
-  const store = new DynamoDeliveryStore(createDocumentClient({ ...clientConfig, maxAttempts: 5 }), options.tableName);
+  const clientConfig = localDynamoConfig(options.endpoint);
+  const store = new DynamoDeliveryStore(createDocumentClient(clientConfig), options.tableName);
   const queue = new InProcessQueue({
     visibilityTimeoutSeconds: DELIVERY_QUEUE.visibilityTimeoutSeconds,
     maxReceiveCount: DELIVERY_QUEUE.maxReceiveCount,

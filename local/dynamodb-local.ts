@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { extract } from 'tar';
+import { localDynamoConfig } from '#store/client';
 import { npmCommand } from './npm-command';
 
 const execFileAsync = promisify(execFile);
@@ -50,17 +51,6 @@ export interface StartDynamoDbLocalOptions {
   /** Persist tables in this folder instead of keeping them in memory. */
   dataDir?: string;
   cacheDir?: string;
-}
-
-/** What DynamoDBClient and DynamoDBStreamsClient need to talk to DynamoDB Local. */
-export interface LocalClientConfig {
-  region: string;
-  endpoint: string;
-  credentials: { accessKeyId: string; secretAccessKey: string };
-}
-
-export function localClientConfig(endpoint: string): LocalClientConfig {
-  return { region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
 }
 
 /** The DynamoDB Local jar and its native libraries, fetched once into the cache folder and checked every time. */
@@ -170,7 +160,7 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
   };
 
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new DynamoDBClient({ ...localClientConfig(endpoint), maxAttempts: 1 });
+  const client = new DynamoDBClient({ ...localDynamoConfig(endpoint), maxAttempts: 1 });
   const deadline = Date.now() + START_TIMEOUT_MS;
   try {
     for (;;) {

@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { EVENT_NAMES } from '#schemas/resources';
 import { hashToken, newApiToken } from '#domain/tokens';
-import type { Repository } from '#store/repository';
+import type { Stores } from '#store/stores';
 
 export const DEMO_PROJECT_NAME = 'Demo Script';
 
@@ -36,30 +36,30 @@ export function demoDiscordWebhookUrl(): string {
 }
 
 /**
- * The demo a fresh local stack starts with, written through the Repository like the dashboard would.
+ * The demo a fresh local stack starts with, written through the stores the dashboard writes with.
  * The webhook is added before the uploads, so the three `version_deployed` events reach it once the
  * delivery pipeline reads the stream.
  */
-export async function seedDemo(repository: Repository, now: number): Promise<DemoSeed> {
-  const ownerId = await repository.createOwner(now);
+export async function seedDemo({ dashboard, tokens }: Pick<Stores, 'dashboard' | 'tokens'>, now: number): Promise<DemoSeed> {
+  const ownerId = await dashboard.createOwner(now);
   const token = newApiToken();
-  await repository.saveTokenHash(ownerId, hashToken(token), now);
-  const projectId = await repository.createProject({ ownerId, name: DEMO_PROJECT_NAME, plan: 'business', now });
+  await tokens.saveTokenHash(ownerId, hashToken(token), now);
+  const projectId = await dashboard.createProject({ ownerId, name: DEMO_PROJECT_NAME, plan: 'business', now });
 
   const webhookUrl = demoDiscordWebhookUrl();
-  const webhookId = await repository.addWebhook({ projectId, url: webhookUrl, events: [...EVENT_NAMES], enabled: true, now });
+  const webhookId = await dashboard.addWebhook({ projectId, url: webhookUrl, events: [...EVENT_NAMES], enabled: true, now });
 
   const sharedWatermark = randomBytes(8).toString('hex');
   const keys = { projectId, tier: 'standard', maxUses: null, now };
-  await repository.issueKeys({ ...keys, count: KEYS_BEFORE_SHARED });
-  await repository.issueKeys({ ...keys, count: 2, watermark: sharedWatermark });
-  await repository.issueKeys({ ...keys, count: KEYS_AFTER_SHARED });
+  await dashboard.issueKeys({ ...keys, count: KEYS_BEFORE_SHARED });
+  await dashboard.issueKeys({ ...keys, count: 2, watermark: sharedWatermark });
+  await dashboard.issueKeys({ ...keys, count: KEYS_AFTER_SHARED });
 
   const versionIds: string[] = [];
   for (const [i, version] of DEMO_VERSIONS.entries()) {
     // A day apart, oldest first, so the list reads like a release history.
     const uploadedAt = now - (DEMO_VERSIONS.length - 1 - i) * 86_400;
-    versionIds.push((await repository.uploadVersion({ projectId, ...version, now: uploadedAt })).id);
+    versionIds.push((await dashboard.uploadVersion({ projectId, ...version, now: uploadedAt })).id);
   }
   return { ownerId, token, projectId, sharedWatermark, keyCount: DEMO_KEY_COUNT, versionIds, webhookId, webhookUrl };
 }

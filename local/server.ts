@@ -1,16 +1,18 @@
+import { Logger } from '@aws-lambda-powertools/logger';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAuthorizer } from '#api/authorizer';
+import { createRouteHandlers } from '#api/endpoints';
+import { unixSeconds } from '#domain/model';
+import type { ProjectStore, RateLimitStore, TokenStore } from '#domain/ports';
 import {
-  type EntryName,
   type GatewayDeps,
   gatewayResponse,
   handleGatewayRequest,
   type HttpResponse,
   MAX_REQUEST_BODY_BYTES,
-  type ProxyHandler,
   splitTarget,
-  type TokenAuthorizer,
 } from './gateway';
 
 /** Serves a path under `/_local/` and resolves true, or resolves false to let the next one try. */
@@ -30,9 +32,8 @@ export interface RequestLogEntry {
 export interface LocalServerOptions {
   port: number;
   host?: string;
-  tableName: string;
-  /** DynamoDB Local's endpoint; when absent, `DYNAMODB_ENDPOINT` must already be set. */
-  dynamodbEndpoint?: string;
+  /** What the authorizer and the handlers read and write: the same stores the deployed functions use. */
+  stores: LocalServerStores;
   extensions?: readonly LocalExtension[];
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -43,36 +44,19 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-type HandlerModule = { handler: ProxyHandler };
+export type LocalServerStores = { projects: ProjectStore; rateLimits: RateLimitStore; tokens: TokenStore };
 
-/** The same modules the CDK stack deploys, one per route; loaded only once the environment points at the table. */
-const HANDLER_MODULES: Record<EntryName, () => Promise<HandlerModule>> = {
-  'list-keys': () => import('#api/list-keys'),
-  'revoke-key': () => import('#api/revoke-key'),
-  'revoke-bulk': () => import('#api/revoke-bulk'),
-  'list-versions': () => import('#api/list-versions'),
-  rollback: () => import('#api/rollback'),
-  'list-webhooks': () => import('#api/list-webhooks'),
-};
-
-/**
- * The handlers build their table client on first use from TABLE_NAME and DYNAMODB_ENDPOINT, so these are
- * set before anything runs. One process serves one table.
- */
-async function loadGatewayDeps(): Promise<GatewayDeps> {
-  const { handler: authorizer } = (await import('#api/authorizer')) as { handler: TokenAuthorizer };
-  const entries = await Promise.all(
-    (Object.keys(HANDLER_MODULES) as EntryName[]).map(async (entry) => [entry, (await HANDLER_MODULES[entry]()).handler] as const),
-  );
-  return { authorizer, handlers: Object.fromEntries(entries) as Record<EntryName, ProxyHandler> };
+/** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
+export function localGatewayDeps(stores: LocalServerStores): GatewayDeps {
+  return {
+    authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
+    handlers: createRouteHandlers({ stores, now: () => unixSeconds(), logger: new Logger({ serviceName: 'developer-api' }) }),
+  };
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const host = options.host ?? '127.0.0.1';
-  process.env.TABLE_NAME = options.tableName;
-  if (options.dynamodbEndpoint) process.env.DYNAMODB_ENDPOINT = options.dynamodbEndpoint;
-  if (!process.env.DYNAMODB_ENDPOINT) throw new Error('DynamoDB endpoint is not set: pass dynamodbEndpoint or set DYNAMODB_ENDPOINT');
-  const deps = await loadGatewayDeps();
+  const deps = localGatewayDeps(options.stores);
   const extensions = options.extensions ?? [];
   // Known once listening; no request arrives before that.
   let origin = `http://${host}:${options.port}`;

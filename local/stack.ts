@@ -2,14 +2,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unixSeconds } from '#domain/model';
-import { createDocumentClient } from '#store/client';
-import { Repository } from '#store/repository';
-import { DynamoTelemetryStore } from '#store/telemetry-store';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createStores } from '#store/stores';
 import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
 import { docsExtension } from './docs';
-import { type DynamoDbLocal, localClientConfig, startDynamoDbLocal } from './dynamodb-local';
+import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local';
 import { type DemoSeed, seedDemo } from './seed';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
@@ -78,14 +77,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           return started;
         });
 
-    const client = new DynamoDBClient(localClientConfig(dynamodb.endpoint));
-    const db = createDocumentClient(localClientConfig(dynamodb.endpoint));
+    const client = new DynamoDBClient(localDynamoConfig(dynamodb.endpoint));
+    const db = createDocumentClient(localDynamoConfig(dynamodb.endpoint));
     stops.push(async () => {
       client.destroy();
       db.destroy();
     });
     const { created } = await ensureTable(client, tableName);
-    const repository = new Repository(db, tableName);
+    const stores = createStores(db, tableName);
 
     // Before the seed, so the demo's own uploads already arrive in the inbox.
     const delivery = await startDeliveryPipeline({
@@ -95,21 +94,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(() => delivery.stop());
     const dailyDetector = startDailyDetectorTimer({
-      store: new DynamoTelemetryStore(db, tableName),
+      store: stores.telemetry,
       onError: (error) => console.error(`Daily analytics detector failed: ${error instanceof Error ? error.message : String(error)}`),
     });
     stops.push(() => dailyDetector.stop());
 
     const previous = created || !options.persistDir ? undefined : await readDemo(options.persistDir);
-    const demo: DemoRecord = previous ?? (await seedDemo(repository, unixSeconds()));
+    const demo: DemoRecord = previous ?? (await seedDemo(stores, unixSeconds()));
     if (options.persistDir && !previous) await writeDemo(options.persistDir, demo);
 
     const discord = createDiscordStandIn();
     const server: LocalServer = await startLocalServer({
       port,
       host: '127.0.0.1',
-      tableName,
-      dynamodbEndpoint: dynamodb.endpoint,
+      stores,
       extensions: [discord, docsExtension, ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });

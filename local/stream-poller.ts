@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { FANOUT_STREAM } from '#events/delivery-settings';
-import { matchesFilter, STREAM_FILTER_PATTERN } from '#events/stream-records';
+import { matchesFilter, STREAM_FILTER_PATTERN } from '#store/stream-events';
 
 /**
  * Feeds DynamoDB Local's stream to a stream handler the way Lambda's DynamoDB event-source mapping feeds the

@@ -1,7 +1,7 @@
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
-import { Repository } from '#store/repository';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createStores, type Stores } from '#store/stores';
 import { createTableInput } from '#store/table-definition';
 
 export const BENCH_REGION = 'us-east-1';
@@ -11,14 +11,15 @@ export interface BenchTable {
   endpoint: string;
   tableName: string;
   db: DynamoDBDocumentClient;
-  repo: Repository;
+  stores: Stores;
 }
 
 /** The environment a handler process needs to find the bench table (the same variables the Lambdas read). */
 export function handlerEnv(table: Pick<BenchTable, 'endpoint' | 'tableName'>): Record<string, string> {
   return {
     TABLE_NAME: table.tableName,
-    DYNAMODB_ENDPOINT: table.endpoint,
+    // The SDK's own setting for a service endpoint: the bundles read no setting of ours for it.
+    AWS_ENDPOINT_URL_DYNAMODB: table.endpoint,
     AWS_REGION: BENCH_REGION,
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
@@ -27,7 +28,7 @@ export function handlerEnv(table: Pick<BenchTable, 'endpoint' | 'tableName'>): R
 
 /** Create the table from the stack's own definition and wait until it is usable. */
 export async function createBenchTable(endpoint: string, tableName: string): Promise<BenchTable> {
-  const config = dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: endpoint, AWS_REGION: BENCH_REGION });
+  const config = { ...localDynamoConfig(endpoint), region: BENCH_REGION };
   const control = new DynamoDBClient(config);
   try {
     await control.send(new CreateTableCommand(createTableInput(tableName)));
@@ -40,7 +41,7 @@ export async function createBenchTable(endpoint: string, tableName: string): Pro
     control.destroy();
   }
   const db = createDocumentClient(config);
-  return { endpoint, tableName, db, repo: new Repository(db, tableName) };
+  return { endpoint, tableName, db, stores: createStores(db, tableName) };
 }
 
 export async function deleteBenchTable(table: BenchTable): Promise<void> {
@@ -54,7 +55,7 @@ export async function deleteBenchTable(table: BenchTable): Promise<void> {
  * 2,500 → 100 items/s), so the bench wants an endpoint of its own.
  */
 export async function existingTables(endpoint: string): Promise<string[]> {
-  const client = new DynamoDBClient(dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: endpoint, AWS_REGION: BENCH_REGION }));
+  const client = new DynamoDBClient({ ...localDynamoConfig(endpoint), region: BENCH_REGION });
   try {
     return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
   } finally {

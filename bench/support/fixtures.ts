@@ -4,7 +4,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '#domain/ids';
 import type { Caller } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
-import { keyOf, type Repository } from '#store/repository';
+import { keyOf } from '#store/layout';
+import type { Stores } from '#store/stores';
 import type { BenchTable } from './dynamodb';
 import { mapBounded } from './stats';
 
@@ -16,13 +17,13 @@ export interface BenchProject {
   tokenHash: string;
 }
 
-export async function createBusinessProject(repo: Repository, name: string): Promise<BenchProject> {
+export async function createBusinessProject(stores: Stores, name: string): Promise<BenchProject> {
   const now = nowSeconds();
-  const ownerId = await repo.createOwner(now);
+  const ownerId = await stores.dashboard.createOwner(now);
   const token = newApiToken();
   const tokenHash = hashToken(token);
-  await repo.saveTokenHash(ownerId, tokenHash, now);
-  const projectId = await repo.createProject({ ownerId, name, plan: 'business', now });
+  await stores.tokens.saveTokenHash(ownerId, tokenHash, now);
+  const projectId = await stores.dashboard.createProject({ ownerId, name, plan: 'business', now });
   return { ownerId, projectId, token, tokenHash };
 }
 
@@ -157,10 +158,10 @@ export interface SeedReport {
 }
 
 /** Keys through the repository's own issue path (dense sequence, one transaction per 99 keys). */
-export async function issueKeys(repo: Repository, projectId: string, count: number, watermark?: string): Promise<SeedReport> {
+export async function issueKeys(stores: Stores, projectId: string, count: number, watermark?: string): Promise<SeedReport> {
   const start = performance.now();
-  await repo.issueKeys({ projectId, count, tier: 'standard', maxUses: null, now: nowSeconds(), ...(watermark ? { watermark } : {}) });
-  return { keys: count, ms: performance.now() - start, method: 'Repository.issueKeys' };
+  await stores.dashboard.issueKeys({ projectId, count, tier: 'standard', maxUses: null, now: nowSeconds(), ...(watermark ? { watermark } : {}) });
+  return { keys: count, ms: performance.now() - start, method: 'DashboardStore.issueKeys' };
 }
 
 type Item = Record<string, unknown>;
@@ -169,7 +170,7 @@ type Item = Record<string, unknown>;
 const PER_KEY_ATTRIBUTES = ['pk', 'id', 'user_hash', 'watermark', 'watermarkKey', 'issueSeq'] as const;
 
 /**
- * `count` keys written in exactly the layout Repository.issueKeys writes: the first is issued by the repository,
+ * `count` keys written in exactly the layout DashboardStore.issueKeys writes: the first is issued by the store,
  * the rest are copies of it written with BatchWriteItem with only the per-key attributes replaced, and the
  * project's counter is moved to match. Far faster than transactions when a benchmark needs 100,000 keys.
  */
@@ -206,7 +207,7 @@ export async function batchWriteKeys(
       ExpressionAttributeValues: { ':current': firstSeq - 1, ':next': firstSeq - 1 + items.length },
     }),
   );
-  return { keys: count, ms: performance.now() - start, method: 'BatchWriteItem (Repository.issueKeys layout)' };
+  return { keys: count, ms: performance.now() - start, method: 'BatchWriteItem (DashboardStore.issueKeys layout)' };
 }
 
 async function writeBatch(table: BenchTable, batch: Item[]): Promise<void> {
@@ -218,9 +219,9 @@ async function writeBatch(table: BenchTable, batch: Item[]): Promise<void> {
   }
 }
 
-/** One key issued by the repository itself (the first of the `count`), read back as the pattern for the rest. */
+/** One key issued by the store itself (the first of the `count`), read back as the pattern for the rest. */
 async function layoutTemplate(table: BenchTable, projectId: string, watermark: string | undefined): Promise<Item> {
-  const [issued] = await table.repo.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, now: nowSeconds(), ...(watermark ? { watermark } : {}) });
+  const [issued] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, now: nowSeconds(), ...(watermark ? { watermark } : {}) });
   if (!issued) throw new Error('issueKeys returned no key');
   const { Item } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.key(issued.id), ConsistentRead: true }));
   if (!Item) throw new Error('The issued key cannot be read back');
@@ -229,7 +230,7 @@ async function layoutTemplate(table: BenchTable, projectId: string, watermark: s
 }
 
 async function keyCount(table: BenchTable, projectId: string): Promise<number> {
-  const project = await table.repo.getProject(projectId);
+  const project = await table.stores.projects.getProject(projectId);
   if (!project) throw new Error(`Project ${projectId} does not exist`);
   return project.keyCount;
 }

@@ -3,8 +3,8 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { StackInfo } from '#local/state-file';
-import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
-import { Repository } from '#store/repository';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createStores, type Stores } from '#store/stores';
 import { BENCH_REGION } from './dynamodb';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -80,9 +80,9 @@ function freePort(): Promise<number> {
 }
 
 /** The dashboard's view of the stack's table: what `npm run dashboard` writes through. */
-export function stackRepository(info: StackInfo): { repo: Repository; close: () => void } {
-  const db = createDocumentClient(dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: info.dynamodbEndpoint, AWS_REGION: BENCH_REGION }));
-  return { repo: new Repository(db, info.tableName), close: () => db.destroy() };
+export function stackStores(info: StackInfo): { stores: Stores; close: () => void } {
+  const db = createDocumentClient({ ...localDynamoConfig(info.dynamodbEndpoint), region: BENCH_REGION });
+  return { stores: createStores(db, info.tableName), close: () => db.destroy() };
 }
 
 /** Resident memory of a process and of its children, read from /proc while something runs. */

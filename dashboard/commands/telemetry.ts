@@ -2,17 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import type * as z from 'zod/mini';
 import { runDailyDetection, type DailyDetectionResult } from '#analytics/daily';
 import { type FiredEvent, ingestTelemetry } from '#analytics/ingest';
-import type { TelemetryStore } from '#analytics/ports';
-import {
-  ExecutionRecordSchema,
-  MAX_BATCH_RECORDS,
-  type ExecutionRecord,
-  parseTelemetryBatch,
-  VALIDATION_RESULTS,
-  type ValidationRecord,
-  ValidationRecordSchema,
-} from '#analytics/telemetry';
-import { dayStart, utcDate } from '#analytics/time';
+import type { TelemetryStore } from '#domain/ports';
+import { ExecutionRecordSchema, MAX_BATCH_RECORDS, type ExecutionRecord, VALIDATION_RESULTS, type ValidationRecord, ValidationRecordSchema } from '#schemas/telemetry';
+import { parseTelemetryBatch } from '#analytics/telemetry';
+import { dayStart, utcDate } from '#domain/time';
 import { type FlagSpecs, type Flags, oneOf, UsageError, wholeNumber } from '#dashboard/args';
 import { CommandError } from '#dashboard/context';
 
@@ -29,7 +22,7 @@ import { CommandError } from '#dashboard/context';
 
 /** What the telemetry commands need of the CLI's context. */
 export interface TelemetryContext {
-  telemetry: TelemetryStore;
+  stores: { telemetry: TelemetryStore };
   now: () => number;
 }
 
@@ -75,7 +68,7 @@ const at = (flags: Flags) => {
 const hashFingerprint = (raw: string) => createHash('sha256').update(raw).digest('hex');
 
 async function requireProject(context: TelemetryContext, projectId: string): Promise<void> {
-  if (!(await context.telemetry.projectExists(projectId))) throw new CommandError(`Project ${projectId} not found: create one with "project create"`);
+  if (!(await context.stores.telemetry.projectExists(projectId))) throw new CommandError(`Project ${projectId} not found: create one with "project create"`);
 }
 
 /** Ingest the records, refusing all of them (before any write) if ingest would reject one, e.g. `--at` in the future. */
@@ -83,7 +76,7 @@ async function ingestAll(context: TelemetryContext, records: readonly (Execution
   const now = context.now();
   const [rejection] = parseTelemetryBatch(records, now).rejections;
   if (rejection) throw new UsageError(rejection.reason);
-  const { accepted, events } = await ingestTelemetry(context.telemetry, records, now);
+  const { accepted, events } = await ingestTelemetry(context.stores.telemetry, records, now);
   return { accepted, events };
 }
 
@@ -199,5 +192,5 @@ export const detectDaily: TelemetryCommand<{ today: string | undefined }, DailyD
     if (date !== undefined && dayStart(date) === undefined) throw new UsageError(`--date must be a real day as YYYY-MM-DD; got "${date}"`);
     return { today: date };
   },
-  run: (context, input) => runDailyDetection(context.telemetry, input.today ?? utcDate(context.now()), context.now()),
+  run: (context, input) => runDailyDetection(context.stores.telemetry, input.today ?? utcDate(context.now()), context.now()),
 };

@@ -1,15 +1,15 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { type DailyDetectionResult, runDailyDetection } from './daily';
-import { type AnalyticsDeps, analyticsDepsFromEnv } from './handler-deps';
-import { dayStart, utcDate } from './time';
+import { lazyHandler } from '#runtime/aws';
+import { type AnalyticsDeps, awsAnalyticsDeps } from './ingest-handler';
+import { dayStart, utcDate } from '#domain/time';
 
 /**
  * The daily detector, run by an EventBridge schedule shortly after 00:00 UTC. The day comes from the schedule's
  * own `time`, so a late or retried invocation still judges the day its schedule meant.
  */
-export function createDailyHandler(deps: () => AnalyticsDeps = analyticsDepsFromEnv) {
+export function createDailyHandler({ store, now, logger }: AnalyticsDeps) {
   return async (event: Partial<Pick<ScheduledEvent, 'time'>>): Promise<DailyDetectionResult> => {
-    const { store, now, logger } = deps();
     const scheduled = event.time?.slice(0, 10);
     const today = scheduled !== undefined && dayStart(scheduled) !== undefined ? scheduled : utcDate(now());
     const result = await runDailyDetection(store, today, now());
@@ -18,4 +18,4 @@ export function createDailyHandler(deps: () => AnalyticsDeps = analyticsDepsFrom
   };
 }
 
-export const handler = createDailyHandler();
+export const handler = lazyHandler(() => createDailyHandler(awsAnalyticsDeps()));

@@ -1,7 +1,7 @@
 import { detectExecutionDrop } from './detectors';
 import { type FiredEvent, fireEvents } from './ingest';
-import type { TelemetryStore } from './ports';
-import { addDays } from './time';
+import type { TelemetryStore } from '#domain/ports';
+import { addDays } from '#domain/time';
 
 export interface DailyDetectionResult {
   /** The UTC day judged: the day before `today`. */
@@ -23,5 +23,5 @@ export async function runDailyDetection(store: TelemetryStore, today: string, no
     const event = detectExecutionDrop({ projectId, date, executions: executions.get(projectId) ?? 0, previousExecutions }, now);
     return event ? [event] : [];
   });
-  return { date, projectsJudged: previous.size, events: await fireEvents(store, drops) };
+  return { date, projectsJudged: previous.size, events: await fireEvents(store, drops, now) };
 }

@@ -1,32 +1,20 @@
-import { type EventData, type EventItem, eventItemKey, type KEY_ABUSE_PATTERNS } from '#events/event-types';
-import type { EventName } from '#schemas/resources';
-import type { ValidationResult } from './telemetry';
-import { DAY_SECONDS, HOUR_SECONDS, utcDate, utcHour } from './time';
+import type { AnalyticsEvent, KeyAbusePattern, KeyUsage, KnownHash, ValidationWindow } from '#domain/analytics';
+import { DAY_SECONDS, HOUR_SECONDS, utcDate, utcHour } from '#domain/time';
+import type { AnalyticsEventName, EventData } from '#schemas/events';
 
 /**
- * The four analytics detectors (spec §6.1), as pure functions from what the store keeps to the EventItems to write.
- * Each item's key carries a dedup key, and the store writes it only if no item has that key yet, so one
- * condition fires one event however often it is detected.
+ * The four analytics detectors (spec §6.1), as pure functions from what the store keeps to the events to fire.
+ * Each event names its condition with a dedup key, and the store writes it only if no event has that key yet, so
+ * one condition fires one event however often it is detected.
  */
 
-export type AnalyticsEventName = Exclude<EventName, 'version_deployed'>;
-
-/** Event items outlive their delivery by a month: long enough to stay the dedup memory of their condition. */
-export const EVENT_RETENTION_SECONDS = 30 * DAY_SECONDS;
-
-export function analyticsEvent<N extends AnalyticsEventName>(
-  name: N,
-  projectId: string,
-  dedupKey: string,
-  occurredAt: number,
-  data: EventData<N>,
-  now: number,
-): EventItem {
-  return { ...eventItemKey(projectId, name, dedupKey), entity: 'EVENT', projectId, name, occurredAt, data, ttl: now + EVENT_RETENTION_SECONDS };
-}
-
-/** The dedup key an item was written under (the tail of its sort key). */
-export const dedupKeyOf = (item: EventItem): string => item.sk.slice(`EVENT#${item.name}#`.length);
+const analyticsEvent = <N extends AnalyticsEventName>(name: N, projectId: string, dedupKey: string, occurredAt: number, data: EventData<N>): AnalyticsEvent<N> => ({
+  name,
+  projectId,
+  dedupKey,
+  occurredAt,
+  data,
+});
 
 // ---- execution_drop ----
 
@@ -48,11 +36,11 @@ export interface DailyExecutions {
  * not fire and one of 30.01 % does. A day before with no executions never fires (there is nothing to fall from).
  * Dedup key: `date`, so rerunning the detector for a day fires nothing new.
  */
-export function detectExecutionDrop(day: DailyExecutions, now: number): EventItem | undefined {
+export function detectExecutionDrop(day: DailyExecutions, now: number): AnalyticsEvent | undefined {
   const { previousExecutions: previous, executions } = day;
   if (previous <= 0 || (previous - executions) * 100 <= EXECUTION_DROP_THRESHOLD_PERCENT * previous) return undefined;
   const dropPercent = Math.round(((previous - executions) / previous) * 10_000) / 100;
-  return analyticsEvent('execution_drop', day.projectId, day.date, now, { date: day.date, executions, previousExecutions: previous, dropPercent }, now);
+  return analyticsEvent('execution_drop', day.projectId, day.date, now, { date: day.date, executions, previousExecutions: previous, dropPercent });
 }
 
 // ---- new_executor ----
@@ -78,13 +66,13 @@ export interface ExecutorSightings {
  * genuine appearances are more than 7 days apart, never on the same day).
  * Returns the events and the executor's last-seen time after the batch.
  */
-export function detectNewExecutor(input: ExecutorSightings, now: number): { events: EventItem[]; lastSeenAt: number | null } {
-  const events: EventItem[] = [];
+export function detectNewExecutor(input: ExecutorSightings): { events: AnalyticsEvent[]; lastSeenAt: number | null } {
+  const events: AnalyticsEvent[] = [];
   let lastSeenAt = input.lastSeenAt;
   for (const at of [...input.sightings].sort((a, b) => a - b)) {
     if (lastSeenAt === null || at - lastSeenAt > NEW_EXECUTOR_ABSENCE_SECONDS) {
       const data = { executor: input.executor, firstSeenAt: at, previouslySeenAt: lastSeenAt };
-      events.push(analyticsEvent('new_executor', input.projectId, `${input.executor}#${utcDate(at)}`, at, data, now));
+      events.push(analyticsEvent('new_executor', input.projectId, `${input.executor}#${utcDate(at)}`, at, data));
     }
     lastSeenAt = lastSeenAt === null ? at : Math.max(lastSeenAt, at);
   }
@@ -109,35 +97,13 @@ export const KEY_ABUSE_THRESHOLDS = {
   expiredValidationsAtLeast: 10,
 } as const;
 
-export type KeyAbusePattern = (typeof KEY_ABUSE_PATTERNS)[number];
-
-export interface ValidationWindow {
-  projectId: string;
-  keyId: string;
-  /** Start of the UTC hour counted. */
-  hourStart: number;
-  /** Validations in the hour by result. */
-  counts: Record<ValidationResult, number>;
-  distinctFingerprints: number;
-  /** Latest validation of the hour seen so far: when the pattern was observed. */
-  lastAt: number;
-  /** Patterns whose event for this key and hour is already written. */
-  reported: readonly KeyAbusePattern[];
-}
-
-/** The key's use cap as its record holds it; undefined for a key the project does not have. */
-export interface KeyUsage {
-  maxUses: number | null;
-  currentUses: number;
-}
-
 /**
  * key_abuse, judged at ingest on the hour's counts after the batch was added (see KEY_ABUSE_THRESHOLDS).
  * Dedup key: `<keyId>#<pattern>#<UTC hour, YYYY-MM-DDTHH>`, so each pattern fires at most once per key per hour;
  * a pattern the window records as reported is not judged again, so later batches of the hour write nothing.
  * Returns the events and their patterns, to record as reported once they are written.
  */
-export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undefined, now: number): { events: EventItem[]; patterns: KeyAbusePattern[] } {
+export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undefined): { events: AnalyticsEvent[]; patterns: KeyAbusePattern[] } {
   const { windowSeconds } = KEY_ABUSE_THRESHOLDS;
   const hits: EventData<'key_abuse'>[] = [];
   const { counts } = window;
@@ -161,19 +127,12 @@ export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undef
   const hour = utcHour(window.hourStart);
   const fresh = hits.filter((data) => !window.reported.includes(data.pattern));
   return {
-    events: fresh.map((data) => analyticsEvent('key_abuse', window.projectId, `${window.keyId}#${data.pattern}#${hour}`, window.lastAt, data, now)),
+    events: fresh.map((data) => analyticsEvent('key_abuse', window.projectId, `${window.keyId}#${data.pattern}#${hour}`, window.lastAt, data)),
     patterns: fresh.map((data) => data.pattern),
   };
 }
 
 // ---- clone_detected ----
-
-export interface KnownHash {
-  hash: string;
-  firstSeenAt: number;
-  /** Already judged: the script's original hash, or a clone whose event was written. */
-  classified: boolean;
-}
 
 export interface ScriptHashes {
   projectId: string;
@@ -190,7 +149,7 @@ export interface ScriptHashes {
  * `<scriptId>#<versionId, empty when none>#<hash>`.
  * Returns the events and the hashes to mark classified once they are written.
  */
-export function detectClones(script: ScriptHashes, now: number): { events: EventItem[]; classified: string[] } {
+export function detectClones(script: ScriptHashes): { events: AnalyticsEvent[]; classified: string[] } {
   const ordered = [...script.hashes].sort((a, b) => a.firstSeenAt - b.firstSeenAt || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
   const original = ordered[0];
   if (!original) return { events: [], classified: [] };
@@ -204,7 +163,6 @@ export function detectClones(script: ScriptHashes, now: number): { events: Event
       `${script.scriptId}#${script.versionId ?? ''}#${clone.hash}`,
       clone.firstSeenAt,
       { scriptId: script.scriptId, versionId: script.versionId, newHash: clone.hash, hashes },
-      now,
     ),
   );
   const classified = clones.map((clone) => clone.hash);

@@ -1,6 +1,15 @@
-import { type AnalyticsDeps, analyticsDepsFromEnv } from './handler-deps';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { TelemetryStore } from '#domain/ports';
+import { awsLogger, awsStores, clock, lazyHandler } from '#runtime/aws';
+import { IngestRequestSchema } from '#schemas/telemetry';
 import { type IngestResult, ingestTelemetry } from './ingest';
-import { IngestRequestSchema } from './telemetry';
+
+/** What the analytics handlers are built from. */
+export interface AnalyticsDeps {
+  store: TelemetryStore;
+  now: () => number;
+  logger: Logger;
+}
 
 /** Rejections written to the log per batch; the caller gets all of them in the result. */
 const LOGGED_REJECTIONS = 10;
@@ -9,9 +18,8 @@ const LOGGED_REJECTIONS = 10;
  * Telemetry ingest, invoked directly by the loader side (no HTTP) with `{ "records": [...] }`. Bad records are
  * counted and explained in the result; only an envelope that is not a batch at all fails the invocation.
  */
-export function createIngestHandler(deps: () => AnalyticsDeps = analyticsDepsFromEnv) {
+export function createIngestHandler({ store, now, logger }: AnalyticsDeps) {
   return async (event: unknown): Promise<IngestResult> => {
-    const { store, now, logger } = deps();
     const request = IngestRequestSchema.safeParse(event);
     if (!request.success) throw new Error(`Invalid ingest request: ${request.error.issues.map((issue) => issue.message).join('; ')}`);
     const result = await ingestTelemetry(store, request.data.records, now());
@@ -25,4 +33,6 @@ export function createIngestHandler(deps: () => AnalyticsDeps = analyticsDepsFro
   };
 }
 
-export const handler = createIngestHandler();
+export const awsAnalyticsDeps = (): AnalyticsDeps => ({ store: awsStores().telemetry, now: clock, logger: awsLogger('analytics') });
+
+export const handler = lazyHandler(() => createIngestHandler(awsAnalyticsDeps()));

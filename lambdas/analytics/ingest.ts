@@ -1,9 +1,12 @@
 import { mapPagesBounded } from '#domain/concurrency';
-import type { EventItem } from '#events/event-types';
-import { type AnalyticsEventName, dedupKeyOf, detectClones, detectKeyAbuse, detectNewExecutor } from './detectors';
-import type { ScriptRef, TelemetryStore, ValidationDelta } from './ports';
-import { type ExecutionRecord, type Rejection, type ValidationRecord, parseTelemetryBatch } from './telemetry';
-import { hourStart, utcDate } from './time';
+import type { AnalyticsEvent } from '#domain/analytics';
+import { type AnalyticsEventName } from '#schemas/events';
+import { detectClones, detectKeyAbuse, detectNewExecutor } from './detectors';
+import type { ScriptRef, ValidationDelta } from '#domain/analytics';
+import type { TelemetryStore } from '#domain/ports';
+import { type ExecutionRecord, type ValidationRecord } from '#schemas/telemetry';
+import { type Rejection, parseTelemetryBatch } from './telemetry';
+import { hourStart, utcDate } from '#domain/time';
 
 /**
  * Requests each ingest step keeps in flight. A batch is first folded in memory (one counter update per project
@@ -50,10 +53,10 @@ export async function ingestTelemetry(store: TelemetryStore, records: readonly u
   };
 }
 
-/** Write events with bounded parallelism; returns those this call wrote. */
-export async function fireEvents(store: TelemetryStore, events: readonly EventItem[]): Promise<FiredEvent[]> {
-  const written = await mapBounded(events, async (event) => ((await store.putEvent(event)) ? event : undefined));
-  return written.filter((event) => event !== undefined).map((event) => ({ name: event.name, projectId: event.projectId, dedupKey: dedupKeyOf(event) }));
+/** Write events with bounded parallelism; returns those this call wrote (a condition that already fired is not). */
+export async function fireEvents(store: TelemetryStore, events: readonly AnalyticsEvent[], now: number): Promise<FiredEvent[]> {
+  const written = await mapBounded(events, async (event) => ((await store.putEvent(event, now)) ? event : undefined));
+  return written.filter((event) => event !== undefined).map(({ name, projectId, dedupKey }) => ({ name, projectId, dedupKey }));
 }
 
 async function countExecutions(store: TelemetryStore, executions: readonly ExecutionRecord[]): Promise<void> {
@@ -73,9 +76,9 @@ async function judgeExecutors(store: TelemetryStore, executions: readonly Execut
   const lastSeen = await store.executorsLastSeen(executors);
   const judged = executors.map((executor, i) => {
     const before = lastSeen[i] ?? null;
-    return { executor, before, ...detectNewExecutor({ ...executor, lastSeenAt: before }, now) };
+    return { executor, before, ...detectNewExecutor({ ...executor, lastSeenAt: before }) };
   });
-  const fired = await fireEvents(store, judged.flatMap((judgement) => judgement.events));
+  const fired = await fireEvents(store, judged.flatMap((judgement) => judgement.events), now);
   const moved = judged.flatMap(({ executor, before, lastSeenAt }) =>
     lastSeenAt !== null && lastSeenAt !== before ? [{ projectId: executor.projectId, executor: executor.executor, lastSeenAt }] : [],
   );
@@ -98,9 +101,9 @@ async function judgeScriptHashes(store: TelemetryStore, executions: readonly Exe
   const unjudged = [...groupBy(known.filter(({ known: hash }) => !hash.classified), ({ sighting: s }) => [s.projectId, s.scriptId, s.versionId]).values()];
   const judged = await mapBounded(unjudged, async ([{ sighting }]) => {
     const script: ScriptRef = { projectId: sighting.projectId, scriptId: sighting.scriptId, versionId: sighting.versionId };
-    return { script, ...detectClones({ ...script, hashes: await store.scriptHashes(script) }, now) };
+    return { script, ...detectClones({ ...script, hashes: await store.scriptHashes(script) }) };
   });
-  const fired = await fireEvents(store, judged.flatMap(({ events }) => events));
+  const fired = await fireEvents(store, judged.flatMap(({ events }) => events), now);
   await mapBounded(
     judged.filter(({ classified }) => classified.length > 0),
     ({ script, classified }) => store.markHashesClassified(script, classified),
@@ -126,9 +129,9 @@ async function judgeValidations(store: TelemetryStore, validations: readonly Val
   const [windows, usage] = await Promise.all([mapBounded(deltas, (delta) => store.addValidations(delta)), store.keyUsage(keys)]);
   const usageOf = new Map(keys.map((key, i) => [JSON.stringify([key.projectId, key.keyId]), usage[i]]));
   const judged = windows
-    .map((window) => ({ window, ...detectKeyAbuse(window, usageOf.get(JSON.stringify([window.projectId, window.keyId])), now) }))
+    .map((window) => ({ window, ...detectKeyAbuse(window, usageOf.get(JSON.stringify([window.projectId, window.keyId]))) }))
     .filter(({ events }) => events.length > 0);
-  const fired = await fireEvents(store, judged.flatMap(({ events }) => events));
+  const fired = await fireEvents(store, judged.flatMap(({ events }) => events), now);
   await mapBounded(judged, ({ window, patterns }) => store.markKeyAbuseReported(window, patterns));
   return fired;
 }

@@ -1,26 +1,27 @@
-import { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import type { TokenStore } from '#domain/ports';
 import { hashToken, parseBearer } from '#domain/tokens';
-import { createDocumentClient, tableNameFromEnv } from '#store/client';
-import { Repository } from '#store/repository';
+import { awsLogger, awsStores, lazyHandler } from '#runtime/aws';
 
 /** API Gateway turns exactly this error message into its UNAUTHORIZED (401) gateway response. */
 export const UNAUTHORIZED = 'Unauthorized';
 
-let defaultStore: TokenStore | undefined;
-const logger = new Logger({ serviceName: 'developer-api-authorizer' });
+export interface AuthorizerDeps {
+  tokens: TokenStore;
+  logger: Logger;
+}
 
 /**
  * Bearer token → owner. The token is hashed at once and only the hash is looked up, passed on and used as
  * the usage-plan API key (apiKeySource AUTHORIZER), so the raw token is never stored, logged or forwarded.
  */
-export function createAuthorizer(store: () => TokenStore) {
+export function createAuthorizer({ tokens, logger }: AuthorizerDeps) {
   return async (event: Pick<APIGatewayTokenAuthorizerEvent, 'authorizationToken' | 'methodArn'>): Promise<APIGatewayAuthorizerResult> => {
     const token = parseBearer(event.authorizationToken);
     if (!token) throw new Error(UNAUTHORIZED);
     const tokenHash = hashToken(token);
-    const ownerId = await store().findTokenOwner(tokenHash);
+    const ownerId = await tokens.findTokenOwner(tokenHash);
     if (!ownerId) {
       logger.info('Unknown API token', { tokenHashPrefix: tokenHash.slice(0, 8) });
       throw new Error(UNAUTHORIZED);
@@ -44,4 +45,4 @@ export function wholeApiArn(methodArn: string): string {
   return `${prefix}/${stage}/*`;
 }
 
-export const handler = createAuthorizer(() => (defaultStore ??= new Repository(createDocumentClient(), tableNameFromEnv())));
+export const handler = lazyHandler(() => createAuthorizer({ tokens: awsStores().tokens, logger: awsLogger('developer-api-authorizer') }));

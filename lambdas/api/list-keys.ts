@@ -1,9 +1,12 @@
-import { apiHandler } from '#http/api-handler';
+import { defineEndpoint } from '#http/api-handler';
+import { awsApiHandler } from '#runtime/aws';
 import { listKeys } from '#domain/project-api';
 import { ListKeysQuery } from '#schemas/requests';
 
 /** GET /v1/projects/{id}/keys */
-export const handler = apiHandler({
+export const listKeysEndpoint = defineEndpoint({
   query: ListKeysQuery,
-  run: ({ project, query }, store) => listKeys(store, project, query),
+  run: ({ project, query }, projects) => listKeys(projects, project, query),
 });
+
+export const handler = awsApiHandler(listKeysEndpoint);

@@ -1,9 +1,12 @@
-import { apiHandler } from '#http/api-handler';
+import { defineEndpoint } from '#http/api-handler';
+import { awsApiHandler } from '#runtime/aws';
 import { listVersions } from '#domain/project-api';
 import { NoQuery } from '#schemas/requests';
 
 /** GET /v1/projects/{id}/versions */
-export const handler = apiHandler({
+export const listVersionsEndpoint = defineEndpoint({
   query: NoQuery,
-  run: ({ project }, store) => listVersions(store, project),
+  run: ({ project }, projects) => listVersions(projects, project),
 });
+
+export const handler = awsApiHandler(listVersionsEndpoint);

@@ -1,9 +1,12 @@
-import { apiHandler } from '#http/api-handler';
+import { defineEndpoint } from '#http/api-handler';
+import { awsApiHandler } from '#runtime/aws';
 import { listWebhooks } from '#domain/project-api';
 import { NoQuery } from '#schemas/requests';
 
 /** GET /v1/projects/{id}/webhooks */
-export const handler = apiHandler({
+export const listWebhooksEndpoint = defineEndpoint({
   query: NoQuery,
-  run: ({ project }, store) => listWebhooks(store, project),
+  run: ({ project }, projects) => listWebhooks(projects, project),
 });
+
+export const handler = awsApiHandler(listWebhooksEndpoint);

@@ -1,10 +1,13 @@
-import { apiHandler } from '#http/api-handler';
+import { defineEndpoint } from '#http/api-handler';
+import { awsApiHandler } from '#runtime/aws';
 import { revokeBulk } from '#domain/project-api';
 import { NoQuery, RevokeBulkBody } from '#schemas/requests';
 
 /** POST /v1/projects/{id}/keys/revoke-bulk */
-export const handler = apiHandler({
+export const revokeBulkEndpoint = defineEndpoint({
   query: NoQuery,
   body: RevokeBulkBody,
-  run: ({ project, body, now }, store) => revokeBulk(store, project, body.watermark, now),
+  run: ({ project, body, now }, projects) => revokeBulk(projects, project, body.watermark, now),
 });
+
+export const handler = awsApiHandler(revokeBulkEndpoint);

@@ -1,10 +1,13 @@
-import { apiHandler } from '#http/api-handler';
+import { defineEndpoint } from '#http/api-handler';
+import { awsApiHandler } from '#runtime/aws';
 import { revokeKey } from '#domain/project-api';
 import { NoQuery, RevokeKeyBody } from '#schemas/requests';
 
 /** POST /v1/projects/{id}/keys/revoke */
-export const handler = apiHandler({
+export const revokeKeyEndpoint = defineEndpoint({
   query: NoQuery,
   body: RevokeKeyBody,
-  run: ({ project, body, now }, store) => revokeKey(store, project, body.key_id, now),
+  run: ({ project, body, now }, projects) => revokeKey(projects, project, body.key_id, now),
 });
+
+export const handler = awsApiHandler(revokeKeyEndpoint);

@@ -1,10 +1,13 @@
-import { apiHandler } from '#http/api-handler';
+import { defineEndpoint } from '#http/api-handler';
+import { awsApiHandler } from '#runtime/aws';
 import { rollback } from '#domain/project-api';
 import { NoQuery, RollbackBody } from '#schemas/requests';
 
 /** POST /v1/projects/{id}/versions/rollback */
-export const handler = apiHandler({
+export const rollbackEndpoint = defineEndpoint({
   query: NoQuery,
   body: RollbackBody,
-  run: ({ project, body }, store) => rollback(store, project, body.version_id),
+  run: ({ project, body }, projects) => rollback(projects, project, body.version_id),
 });
+
+export const handler = awsApiHandler(rollbackEndpoint);

@@ -1,4 +1,10 @@
+import type { AnalyticsEvent, ExecutorRef, KeyAbusePattern, KeyUsage, KnownHash, ScriptRef, ValidationDelta, ValidationWindow } from './analytics';
 import type { Key, Project, Version, Webhook } from './model';
+
+/**
+ * What the service's rules and handlers need from storage, as ports. `lambdas/store/` implements them on the one
+ * DynamoDB table; tests and the local stack pass the same implementations, or in-memory ones.
+ */
 
 export type RevokeOutcome = 'revoked' | 'already_revoked' | 'not_found';
 
@@ -26,8 +32,80 @@ export interface TokenStore {
 
 export interface RateLimitStore {
   /**
-   * Count one request in the fixed window opened at `windowStart`, unless `limit` is already reached.
-   * Returns the count after this request, or undefined when the request was refused.
+   * Count one request in the fixed window of `windowSeconds` opened at `windowStart`, unless `limit` is already
+   * reached. Returns the count after this request, or undefined when the request was refused.
    */
-  countRequest(bucket: string, windowStart: number, limit: number, expiresAt: number): Promise<number | undefined>;
+  countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined>;
+}
+
+// ---- Telemetry ----
+
+/** What ingest and the detectors need from storage; `lambdas/store/telemetry-store.ts` implements it on the table. */
+export interface TelemetryStore {
+  /** Add executions to the per-project daily counters. */
+  addExecutions(count: { projectId: string; date: string; executions: number }): Promise<void>;
+  /** Executions per project on a UTC day, for every project that had any. */
+  executionsOn(date: string): Promise<Map<string, number>>;
+
+  /** Last-seen time of each executor for its project (null: not seen, or its record expired), in input order. */
+  executorsLastSeen(executors: readonly ExecutorRef[]): Promise<(number | null)[]>;
+  /** Move the executor's last-seen time forward to `lastSeenAt` (never back). */
+  recordExecutorSeen(executor: ExecutorRef & { lastSeenAt: number }): Promise<void>;
+
+  /** Note a sighting of a script hash; returns the hash as the store now knows it. */
+  recordScriptHash(sighting: ScriptRef & { hash: string; firstSeenAt: number; lastSeenAt: number }): Promise<KnownHash>;
+  /** Every hash known for the script (and version). */
+  scriptHashes(script: ScriptRef): Promise<KnownHash[]>;
+  markHashesClassified(script: ScriptRef, hashes: readonly string[]): Promise<void>;
+
+  /** Add a batch's validations to the key's hourly window; returns the window's totals after the addition. */
+  addValidations(delta: ValidationDelta): Promise<ValidationWindow>;
+  /** Note that these patterns' events for the window's key and hour are written. */
+  markKeyAbuseReported(window: Pick<ValidationWindow, 'projectId' | 'keyId' | 'hourStart'>, patterns: readonly KeyAbusePattern[]): Promise<void>;
+  /** Use cap of each key as its record holds it, undefined for a key that is not the project's; in input order. */
+  keyUsage(keys: readonly { projectId: string; keyId: string }[]): Promise<(KeyUsage | undefined)[]>;
+
+  /** Write the event unless its dedup key already fired (it is kept as the dedup memory past `now`); true when this call wrote it. */
+  putEvent(event: AnalyticsEvent, now: number): Promise<boolean>;
+  projectExists(projectId: string): Promise<boolean>;
+}
+
+// ---- Webhook delivery ----
+
+/** A webhook configuration as the fan-out reads it (spec §2.3 fields it needs). */
+export interface WebhookTarget {
+  id: string;
+  url: string;
+  /** The spec's JSON-encoded array of event names, unparsed. */
+  events: string;
+  enabled: number;
+}
+
+export interface FanoutStore {
+  /** Every webhook configuration of the project, enabled or not. */
+  webhooksOf(projectId: string): Promise<WebhookTarget[]>;
+  projectName(projectId: string): Promise<string | undefined>;
+}
+
+export type ClaimResult =
+  | { outcome: 'claimed'; token: string }
+  /** Posted already: this delivery is a duplicate. */
+  | { outcome: 'sent' }
+  /** Another attempt holds the claim; it may be taken over in `retryInSeconds` if that attempt died. */
+  | { outcome: 'held'; retryInSeconds: number };
+
+export interface DeliveryStore {
+  /** The webhook's current state, or undefined when it no longer exists. */
+  webhookState(projectId: string, webhookId: string): Promise<{ enabled: number; url: string } | undefined>;
+  /**
+   * Claim a delivery id before posting. A claim in state 'sending' older than `staleAfterSeconds` belongs to
+   * an attempt that died between claim and post, and is taken over.
+   */
+  claimDelivery(deliveryId: string, now: number, staleAfterSeconds: number): Promise<ClaimResult>;
+  /** Record the post as done; false when the claim was taken over meanwhile. */
+  markSent(deliveryId: string, token: string, now: number): Promise<boolean>;
+  /** Give the claim up after a post that did not get through, so the retry can claim at once. */
+  releaseClaim(deliveryId: string, token: string): Promise<void>;
+  /** Set `enabled` to 0 if the config still has this url and is enabled; true when this call disabled it. */
+  disableWebhook(projectId: string, webhookId: string, url: string, now: number): Promise<boolean>;
 }

@@ -26,7 +26,7 @@ export interface RateDecision {
 /** Count a request against the caller's current window (spec §8). */
 export async function consumeRateLimit(store: RateLimitStore, bucket: string, nowSeconds: number): Promise<RateDecision> {
   const window = rateWindowAt(nowSeconds);
-  const count = await store.countRequest(bucket, window.start, RATE_LIMIT.requests, window.start + 2 * RATE_LIMIT.windowSeconds);
+  const count = await store.countRequest(bucket, { start: window.start, seconds: RATE_LIMIT.windowSeconds }, RATE_LIMIT.requests);
   if (count === undefined) return { allowed: false, remaining: 0, resetSeconds: window.resetSeconds };
   return { allowed: true, remaining: RATE_LIMIT.requests - count, resetSeconds: window.resetSeconds };
 }

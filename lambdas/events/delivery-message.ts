@@ -1,18 +1,5 @@
 import * as z from 'zod/mini';
-import type { EventName } from '#schemas/resources';
-import { EVENT_DATA, type ProjectEvent } from './event-types';
-
-const eventSchema = <E extends EventName>(name: E) =>
-  z.object({ name: z.literal(name), projectId: z.string(), occurredAt: z.int(), data: EVENT_DATA[name] });
-
-/** A ProjectEvent as it travels: checked again on arrival, because a queue carries whatever was put in it. */
-export const ProjectEventSchema = z.discriminatedUnion('name', [
-  eventSchema('version_deployed'),
-  eventSchema('execution_drop'),
-  eventSchema('new_executor'),
-  eventSchema('key_abuse'),
-  eventSchema('clone_detected'),
-]);
+import { type ProjectEvent, ProjectEventSchema } from '#schemas/events';
 
 /**
  * One SQS message: one event for one webhook, with everything the delivery needs to build the embed and post

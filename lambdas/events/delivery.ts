@@ -1,16 +1,15 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { unixSeconds } from '#domain/model';
-import { createDocumentClient, tableNameFromEnv } from '#store/client';
-import { DynamoDeliveryStore } from '#store/delivery-store';
+import { awsLogger, awsSqs, awsStores, lazyHandler, settings } from '#runtime/aws';
 import { decideDelivery, RETRY_BASE_SECONDS, visibilitySeconds } from './delivery-decision';
 import { parseDeliveryMessage } from './delivery-message';
 import { postEmbeds, REQUEST_TIMEOUT_MS } from './discord-client';
-import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl } from './discord-webhook-url';
+import { executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl } from './discord-webhook-url';
 import { buildEmbed } from './embeds';
-import type { DeliveryStore, InFlightMessages } from './ports';
+import type { DeliveryStore } from '#domain/ports';
+import type { InFlightMessages } from './ports';
 import { SqsInFlightMessages } from './sqs-queue';
 
 export interface DeliveryDeps {
@@ -138,26 +137,13 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
 /** An error's name and message only: SDK errors can carry request details, and nothing here may print a URL. */
 const errorText = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
-let fromEnv: ReturnType<typeof createDeliveryHandler> | undefined;
-
-/** The deployed handler: TABLE_NAME, QUEUE_URL, DEAD_LETTER_QUEUE_URL, CLAIM_STALE_AFTER_SECONDS, DISCORD_API_BASE. */
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  fromEnv ??= createDeliveryHandler(depsFromEnv(process.env));
-  return fromEnv(event, context);
-};
-
-function depsFromEnv(env: NodeJS.ProcessEnv): DeliveryDeps {
-  const required = (name: string) => {
-    const value = env[name];
-    if (!value) throw new Error(`${name} is not set`);
-    return value;
-  };
-  const sqs = new SQSClient({});
-  return {
-    store: new DynamoDeliveryStore(createDocumentClient(), tableNameFromEnv(env)),
-    inFlight: new SqsInFlightMessages(sqs, required('QUEUE_URL'), required('DEAD_LETTER_QUEUE_URL')),
-    logger: new Logger({ serviceName: 'webhook-delivery' }),
-    discordApiBase: env.DISCORD_API_BASE || DEFAULT_DISCORD_API_BASE,
-    claimStaleAfterSeconds: Number(required('CLAIM_STALE_AFTER_SECONDS')),
-  };
-}
+/** The deployed handler: SQS for the queue and its DLQ, the settings the stack gives the function. */
+export const handler = lazyHandler(() =>
+  createDeliveryHandler({
+    store: awsStores().delivery,
+    inFlight: new SqsInFlightMessages(awsSqs(), settings.queueUrl(), settings.deadLetterQueueUrl()),
+    logger: awsLogger('webhook-delivery'),
+    discordApiBase: settings.discordApiBase(),
+    claimStaleAfterSeconds: settings.claimStaleAfterSeconds(),
+  }),
+);

@@ -1,15 +1,14 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { EVENT_NAMES, type EventName } from '#schemas/resources';
-import { createDocumentClient, tableNameFromEnv } from '#store/client';
-import { DynamoDeliveryStore } from '#store/delivery-store';
+import { awsLogger, awsSqs, awsStores, lazyHandler, settings } from '#runtime/aws';
 import { type DeliveryMessage, deliveryIdOf } from './delivery-message';
 import { redactWebhookUrl } from './discord-webhook-url';
-import type { FanoutStore, MessageSender, OutgoingMessage, WebhookTarget } from './ports';
+import type { FanoutStore, WebhookTarget } from '#domain/ports';
+import type { MessageSender, OutgoingMessage } from './ports';
 import { SqsMessageSender } from './sqs-queue';
-import { readStreamRecord } from './stream-records';
+import { readStreamRecord } from '#store/stream-events';
 
 /** SQS takes at most 10 entries per SendMessageBatch. */
 export const SEND_BATCH_SIZE = 10;
@@ -107,16 +106,11 @@ async function sendAll(deps: FanoutDeps, messages: OutgoingMessage[]): Promise<v
   if (unsent > 0) throw new Error(`${unsent} of ${messages.length} webhook messages could not be queued`);
 }
 
-let fromEnv: ReturnType<typeof createFanoutHandler> | undefined;
-
-/** The deployed handler: the table from TABLE_NAME, the queue from QUEUE_URL. */
-export const handler = (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
-  const queueUrl = process.env.QUEUE_URL;
-  if (!queueUrl) throw new Error('QUEUE_URL is not set');
-  fromEnv ??= createFanoutHandler({
-    store: new DynamoDeliveryStore(createDocumentClient(), tableNameFromEnv()),
-    queue: new SqsMessageSender(new SQSClient({}), queueUrl),
-    logger: new Logger({ serviceName: 'webhook-fanout' }),
-  });
-  return fromEnv(event, context);
-};
+/** The deployed handler: the table's stream in, SQS out. */
+export const handler = lazyHandler(() =>
+  createFanoutHandler({
+    store: awsStores().delivery,
+    queue: new SqsMessageSender(awsSqs(), settings.queueUrl()),
+    logger: awsLogger('webhook-fanout'),
+  }),
+);

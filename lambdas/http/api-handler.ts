@@ -1,16 +1,14 @@
-import { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import { DomainError, InvalidInput, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
 import { PATH_ID_PATTERN } from '#schemas/formats';
-import { type Caller, type Project, unixSeconds } from '#domain/model';
+import type { Caller, Project } from '#domain/model';
 import type { ProjectStore, RateLimitStore } from '#domain/ports';
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
-import { createDocumentClient, tableNameFromEnv } from '#store/client';
-import { Repository } from '#store/repository';
 import { errorHeadersOf, statusOf } from './error-statuses';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { errorResponse, INTERNAL_ERROR, JSON_BODY_REQUIRED, jsonResponse } from './responses';
@@ -18,32 +16,27 @@ import { errorResponse, INTERNAL_ERROR, JSON_BODY_REQUIRED, jsonResponse } from 
 /** Bodies of this API are a few dozen bytes; anything past 64 KB is refused before it is parsed. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/** What every API endpoint is built from: the stores it reads and writes, the clock and the logger. */
 export interface ApiDeps {
-  store: ProjectStore & RateLimitStore;
+  stores: { projects: ProjectStore; rateLimits: RateLimitStore };
   now: () => number;
   logger: Logger;
-}
-
-const defaultLogger = new Logger({ serviceName: 'developer-api' });
-let defaultDeps: ApiDeps | undefined;
-/** Built on first use, once per container, so importing a handler (in tests, locally) needs no environment. */
-function depsFromEnv(): ApiDeps {
-  defaultDeps ??= {
-    store: new Repository(createDocumentClient(), tableNameFromEnv()),
-    now: () => unixSeconds(),
-    logger: defaultLogger,
-  };
-  return defaultDeps;
 }
 
 export interface Endpoint<Query, Body, Result> {
   query: z.ZodMiniType<Query, unknown>;
   /** Present for endpoints that take a JSON body. */
   body?: z.ZodMiniType<Body, unknown>;
-  run: (input: { project: Project; query: Query; body: Body; now: number }, store: ProjectStore) => Promise<Result>;
+  // A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
+  run(input: { project: Project; query: Query; body: Body; now: number }, projects: ProjectStore): Promise<Result>;
 }
 
+/** An endpoint with its types inferred from its schemas (`defineEndpoint({ query, body, run })`). */
+export const defineEndpoint = <Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>) => endpoint;
+
 type Event = Omit<APIGatewayProxyEvent, 'body'> & { body: unknown };
+/** An API Gateway REST proxy handler, as createApiHandler builds it. */
+export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Internal = { rateHeaders: Record<string, string> };
 type ApiMiddleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context, Internal>;
 
@@ -52,21 +45,22 @@ type ApiMiddleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context,
  * caller (from the authorizer) → rate limit → body and query validation → project access → the endpoint's rule.
  * Every failure leaves as `{"error": "..."}` with its status; nothing unexpected leaks past a 500.
  */
-export function apiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: () => ApiDeps = depsFromEnv) {
+export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: ApiDeps): ApiHandler {
+  const { stores, now } = deps;
   const chain = middy<Event, APIGatewayProxyResult, Error, Context, Internal>()
-    .use(jsonErrors(deps))
+    .use(jsonErrors(deps.logger))
     .use(lowercaseHeaders())
     .use(rateLimit(deps));
   // Our own content-type rule runs first (see jsonBodyContract); middy's parser then only parses, guarding __proto__.
   if (endpoint.body) chain.use(bodySizeLimit()).use(jsonBodyContract()).use(httpJsonBodyParser({ disableContentTypeCheck: true }) as unknown as ApiMiddleware);
-  return chain.handler(async (event) => {
-    const { store, now } = deps();
+  const handler = chain.handler(async (event) => {
     const query = parse(endpoint.query, singleValuedQuery(event));
     const body = endpoint.body ? parse(endpoint.body, event.body) : (undefined as Body);
-    const project = await openProject(store, callerOf(event), projectIdOf(event));
-    const result = await endpoint.run({ project, query, body, now: now() }, store);
+    const project = await openProject(stores.projects, callerOf(event), projectIdOf(event));
+    const result = await endpoint.run({ project, query, body, now: now() }, stores.projects);
     return jsonResponse(200, result);
   });
+  return handler;
 }
 
 function parse<T>(schema: z.ZodMiniType<T, unknown>, input: unknown): T {
@@ -109,11 +103,10 @@ function lowercaseHeaders(): ApiMiddleware {
 }
 
 /** The exact per-token 100/min rule; every authenticated request counts, whatever its outcome. */
-function rateLimit(deps: () => ApiDeps): ApiMiddleware {
+function rateLimit({ stores, now }: ApiDeps): ApiMiddleware {
   return {
     before: async (request) => {
-      const { store, now } = deps();
-      const decision = await consumeRateLimit(store, callerOf(request.event).tokenHash, now());
+      const decision = await consumeRateLimit(stores.rateLimits, callerOf(request.event).tokenHash, now());
       request.internal.rateHeaders = rateLimitHeaders(decision);
       if (!decision.allowed) throw new RateLimited(decision.resetSeconds);
     },
@@ -170,16 +163,7 @@ function parserError(message: string): InvalidInput {
   return new InvalidInput('Malformed JSON in request body');
 }
 
-/** The failure being reported may be that the dependencies cannot be built (e.g. TABLE_NAME unset). */
-function loggerOf(deps: () => ApiDeps): Logger {
-  try {
-    return deps().logger;
-  } catch {
-    return defaultLogger;
-  }
-}
-
-function jsonErrors(deps: () => ApiDeps): ApiMiddleware {
+function jsonErrors(logger: Logger): ApiMiddleware {
   return {
     onError: (request) => {
       const error = request.error;
@@ -192,7 +176,7 @@ function jsonErrors(deps: () => ApiDeps): ApiMiddleware {
         return;
       }
       const requestId = request.context.awsRequestId ?? request.event.requestContext?.requestId;
-      loggerOf(deps).error('Unhandled error', { error, requestId, path: request.event.path });
+      logger.error('Unhandled error', { error, requestId, path: request.event.path });
       request.response = errorResponse(500, INTERNAL_ERROR, rateHeaders, requestId);
     },
   };

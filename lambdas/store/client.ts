@@ -1,29 +1,20 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
+/** Attempts per request: the SDK retries throttles and 5xx with backoff before a store sees an error. */
+export const DYNAMODB_MAX_ATTEMPTS = 5;
+
 /**
- * SDK client settings from the environment: in AWS the runtime's region and role; locally and in tests
- * `DYNAMODB_ENDPOINT` points at DynamoDB Local, which accepts any credentials.
+ * How to reach DynamoDB Local (the local stack, the tests, the bench, the dashboard): it accepts any credentials
+ * and region. In AWS the client takes both from the Lambda runtime instead.
  */
-export function dynamoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DynamoDBClientConfig {
-  const endpoint = env.DYNAMODB_ENDPOINT;
-  if (!endpoint) return { maxAttempts: 5 };
-  return {
-    endpoint,
-    region: env.AWS_REGION ?? 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    maxAttempts: 5,
-  };
+export function localDynamoConfig(endpoint: string): DynamoDBClientConfig & { endpoint: string; region: string } {
+  return { endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: DYNAMODB_MAX_ATTEMPTS };
 }
 
-export function createDocumentClient(config: DynamoDBClientConfig = dynamoConfigFromEnv()): DynamoDBDocumentClient {
+/** The document client every store uses; `undefined` attributes are dropped rather than refused. */
+export function createDocumentClient(config: DynamoDBClientConfig = { maxAttempts: DYNAMODB_MAX_ATTEMPTS }): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(new DynamoDBClient(config), {
     marshallOptions: { removeUndefinedValues: true },
   });
-}
-
-export function tableNameFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  const name = env.TABLE_NAME;
-  if (!name) throw new Error('TABLE_NAME is not set');
-  return name;
 }

@@ -1,23 +1,16 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { ClaimResult, DeliveryStore, FanoutStore, WebhookTarget } from '#events/ports';
-import { keyOf } from './repository';
+import type { ClaimResult, DeliveryStore, FanoutStore, WebhookTarget } from '#domain/ports';
+import { ifCondition } from './conditions';
+import { CHILD_PREFIX, ENTITY, keyOf, RETENTION_SECONDS } from './layout';
+import { queryAll } from './paging';
 import { TABLE } from './table-definition';
 
 /**
  * The webhook pipeline's reads and writes of the table: webhooks and names of projects (fan-out), delivery
- * claims and disabling a webhook whose URL Discord no longer knows (delivery). Besides the items repository.ts
- * lays out, it owns one kind:
- *
- * | item           | pk                    | sk       | notes                                                    |
- * |----------------|-----------------------|----------|----------------------------------------------------------|
- * | delivery claim | DELIVERY#<deliveryId> | DELIVERY | state sending/sent/released, claimToken, claimedAt, TTL  |
+ * claims and disabling a webhook whose URL Discord no longer knows (delivery).
  */
-export const deliveryKey = (deliveryId: string) => ({ pk: `DELIVERY#${deliveryId}`, sk: 'DELIVERY' });
-
-/** Claims outlive every way a delivery can come back: SQS keeps a message 4 days, a stream keeps records 24 h. */
-export const CLAIM_TTL_SECONDS = 7 * 24 * 3600;
 
 /** A claim is 'sending' from claim to post, then 'sent'; 'released' when the post failed and a retry may claim it. */
 const CLAIM = { sending: 'sending', sent: 'sent', released: 'released' } as const;
@@ -29,25 +22,17 @@ export class DynamoDeliveryStore implements FanoutStore, DeliveryStore {
   ) {}
 
   async webhooksOf(projectId: string): Promise<WebhookTarget[]> {
-    const targets: WebhookTarget[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeNames: { '#url': 'url' },
-          ExpressionAttributeValues: { ':pk': keyOf.project(projectId).pk, ':prefix': 'WEBHOOK#' },
-          ProjectionExpression: 'id, #url, events, enabled',
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        targets.push({ id: String(item.id), url: String(item.url), events: String(item.events), enabled: Number(item.enabled) });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return targets;
+    return queryAll(
+      this.db,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeNames: { '#url': 'url' },
+        ExpressionAttributeValues: { ':pk': keyOf.project(projectId).pk, ':prefix': CHILD_PREFIX.webhook },
+        ProjectionExpression: 'id, #url, events, enabled',
+      },
+      (item) => ({ id: String(item.id), url: String(item.url), events: String(item.events), enabled: Number(item.enabled) }),
+    );
   }
 
   async projectName(projectId: string): Promise<string | undefined> {
@@ -77,12 +62,12 @@ export class DynamoDeliveryStore implements FanoutStore, DeliveryStore {
         new PutCommand({
           TableName: this.tableName,
           Item: {
-            ...deliveryKey(deliveryId),
-            entity: 'DELIVERY',
+            ...keyOf.deliveryClaim(deliveryId),
+            entity: ENTITY.deliveryClaim,
             state: CLAIM.sending,
             claimToken: token,
             claimedAt: now,
-            [TABLE.ttlAttribute]: now + CLAIM_TTL_SECONDS,
+            [TABLE.ttlAttribute]: now + RETENTION_SECONDS.deliveryClaim,
           },
           ConditionExpression: 'attribute_not_exists(pk) OR #state = :released OR (#state = :sending AND claimedAt <= :staleBefore)',
           ExpressionAttributeNames: { '#state': 'state' },
@@ -109,8 +94,8 @@ export class DynamoDeliveryStore implements FanoutStore, DeliveryStore {
   }
 
   async disableWebhook(projectId: string, webhookId: string, url: string, now: number): Promise<boolean> {
-    try {
-      await this.db.send(
+    return ifCondition(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keyOf.webhook(projectId, webhookId),
@@ -120,31 +105,23 @@ export class DynamoDeliveryStore implements FanoutStore, DeliveryStore {
           ExpressionAttributeNames: { '#url': 'url' },
           ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':now': now, ':url': url },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   /** Updates a claim only while it is still this attempt's (same token, still sending). */
-  private async updateOwnClaim(deliveryId: string, token: string, update: string, values: Record<string, unknown>): Promise<boolean> {
-    try {
-      await this.db.send(
+  private updateOwnClaim(deliveryId: string, token: string, update: string, values: Record<string, unknown>): Promise<boolean> {
+    return ifCondition(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: deliveryKey(deliveryId),
+          Key: keyOf.deliveryClaim(deliveryId),
           UpdateExpression: update,
           ConditionExpression: 'claimToken = :token AND #state = :sending',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: { ...values, ':token': token, ':sending': CLAIM.sending },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
   }
 }

@@ -4,76 +4,30 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { createHash } from 'node:crypto';
-import type { KeyAbusePattern, KeyUsage, KnownHash, ValidationWindow } from '#analytics/detectors';
-import type { ExecutorRef, ScriptRef, TelemetryStore, ValidationDelta } from '#analytics/ports';
-import { VALIDATION_RESULTS, type ValidationResult } from '#analytics/telemetry';
-import { DAY_SECONDS, dayStart } from '#analytics/time';
-import { type EventItem, KEY_ABUSE_PATTERNS } from '#events/event-types';
+import type { AnalyticsEvent, ExecutorRef, KeyAbusePattern, KeyUsage, KnownHash, ScriptRef, ValidationDelta, ValidationWindow } from '#domain/analytics';
+import type { TelemetryStore } from '#domain/ports';
+import { DAY_SECONDS, dayStart } from '#domain/time';
+import { KEY_ABUSE_PATTERNS } from '#schemas/events';
+import { VALIDATION_RESULTS, type ValidationResult } from '#schemas/telemetry';
+import { backoff, ifCondition } from './conditions';
+import { ENTITY, type EventItem, EXECUTION_DAY_SHARDS, FINGERPRINTS_KEPT_PER_WINDOW, type ItemKey, keyOf, RETENTION_SECONDS } from './layout';
+import { type Item, queryAll } from './paging';
 import { TABLE } from './table-definition';
 
 /**
- * Every read and write of telemetry and analytics events. What is kept is what the detectors read, not raw
- * records, and everything carries a TTL (`ttl`) past which no detector needs it:
- *
- * | item               | pk                          | sk                                          | kept for (TTL)          |
- * |--------------------|-----------------------------|---------------------------------------------|-------------------------|
- * | daily executions   | EXECUTIONS#<date>#<shard>   | PROJECT#<projectId>                         | 35 days after the day   |
- * | executor last seen | PROJECT#<projectId>         | EXECUTOR#<executor>                         | 30 days after last seen |
- * | script hash        | PROJECT#<projectId>         | SCRIPT_HASH#<scriptId>#<versionId>#<hash>   | 90 days after last seen |
- * | validation window  | KEY#<keyId>                 | VALIDATIONS#<projectId>#<hourStart>         | 2 days after the hour   |
- * | analytics event    | PROJECT#<projectId>         | EVENT#<name>#<dedupKey>                     | 30 days (EventItem)     |
- *
- * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
- * reads every active project with a few queries and no scan, and a busy day's writes spread over partitions.
- * A validation window counts the hour's validations by result, keeps the distinct fingerprints as a string set
- * (at most FINGERPRINTS_KEPT_PER_WINDOW) and the key_abuse patterns already reported; it sits in its key's
- * partition beside the `KEY#<keyId>`/`KEY` record, which is read for the key's use cap.
- * `versionId` is empty in a script hash's key when the report named no version.
+ * Every read and write of telemetry and analytics events (layout.ts lays the items out). What is kept is what
+ * the detectors read, not raw records, and everything carries a TTL past which no detector needs it. A
+ * validation window counts the hour's validations by result, keeps the distinct fingerprints as a string set (at
+ * most FINGERPRINTS_KEPT_PER_WINDOW) and the key_abuse patterns already reported; it sits in its key's partition
+ * beside the key record, which is read for the key's use cap.
  */
-export type TelemetryEntity = 'EXECUTIONS' | 'EXECUTOR' | 'SCRIPT_HASH' | 'VALIDATIONS';
-
-export const EXECUTION_DAY_SHARDS = 16;
-export const RETENTION_SECONDS = {
-  dailyExecutions: 35 * DAY_SECONDS,
-  /** Longer than new_executor's 7-day absence, so a record never expires while it can still decide. */
-  executorLastSeen: 30 * DAY_SECONDS,
-  scriptHash: 90 * DAY_SECONDS,
-  validationWindow: 2 * DAY_SECONDS,
-} as const;
-/** Distinct fingerprints a window keeps: far past the many_fingerprints threshold, and an item stays small. */
-export const FINGERPRINTS_KEPT_PER_WINDOW = 64;
 
 /** BatchGetItem takes at most 100 keys per request. */
 const BATCH_GET_LIMIT = 100;
 const BATCH_GET_ATTEMPTS = 8;
-
-type Item = Record<string, unknown>;
-type Key = { pk: string; sk: string };
-
-/** How the partition keys this store touches begin; the CDK construct grants access by these (`dynamodb:LeadingKeys`). */
-export const TELEMETRY_PARTITIONS = { dailyExecutions: 'EXECUTIONS#', project: 'PROJECT#', key: 'KEY#' } as const;
-const { dailyExecutions: EXECUTIONS, project: PROJECT, key: KEY } = TELEMETRY_PARTITIONS;
-
-const shardOf = (projectId: string) => (createHash('sha256').update(projectId).digest()[0] ?? 0) % EXECUTION_DAY_SHARDS;
-
-export const telemetryKeyOf = {
-  dailyExecutionsShard: (date: string, shard: number) => `${EXECUTIONS}${date}#${shard}`,
-  dailyExecutions: (date: string, projectId: string): Key => ({ pk: telemetryKeyOf.dailyExecutionsShard(date, shardOf(projectId)), sk: `${PROJECT}${projectId}` }),
-  executor: (projectId: string, executor: string): Key => ({ pk: `${PROJECT}${projectId}`, sk: `EXECUTOR#${executor}` }),
-  scriptHashPrefix: (script: ScriptRef) => ({ pk: `${PROJECT}${script.projectId}`, skPrefix: `SCRIPT_HASH#${script.scriptId}#${script.versionId ?? ''}#` }),
-  scriptHash: (script: ScriptRef, hash: string): Key => {
-    const { pk, skPrefix } = telemetryKeyOf.scriptHashPrefix(script);
-    return { pk, sk: `${skPrefix}${hash}` };
-  },
-  validationWindow: (keyId: string, projectId: string, hourStart: number): Key => ({ pk: `${KEY}${keyId}`, sk: `VALIDATIONS#${projectId}#${hourStart}` }),
-  key: (keyId: string): Key => ({ pk: `${KEY}${keyId}`, sk: 'KEY' }),
-  project: (projectId: string): Key => ({ pk: `${PROJECT}${projectId}`, sk: 'PROJECT' }),
-};
 
 export class DynamoTelemetryStore implements TelemetryStore {
   constructor(
@@ -84,8 +38,8 @@ export class DynamoTelemetryStore implements TelemetryStore {
   async addExecutions({ projectId, date, executions }: { projectId: string; date: string; executions: number }): Promise<void> {
     const start = dayStart(date);
     if (start === undefined) throw new Error(`Not a YYYY-MM-DD date: ${date}`);
-    await this.update(telemetryKeyOf.dailyExecutions(date, projectId), {
-      set: { entity: 'EXECUTIONS' satisfies TelemetryEntity, projectId, date, [TABLE.ttlAttribute]: start + DAY_SECONDS + RETENTION_SECONDS.dailyExecutions },
+    await this.update(keyOf.dailyExecutions(date, projectId), {
+      set: { entity: ENTITY.dailyExecutions, projectId, date, [TABLE.ttlAttribute]: start + DAY_SECONDS + RETENTION_SECONDS.dailyExecutions },
       add: { executions },
     });
   }
@@ -93,14 +47,14 @@ export class DynamoTelemetryStore implements TelemetryStore {
   async executionsOn(date: string): Promise<Map<string, number>> {
     const shards = await Promise.all(
       Array.from({ length: EXECUTION_DAY_SHARDS }, (_, shard) =>
-        this.queryAll({ pk: telemetryKeyOf.dailyExecutionsShard(date, shard) }, '#projectId, #executions', { '#projectId': 'projectId', '#executions': 'executions' }),
+        this.partition({ pk: keyOf.dailyExecutionsShard(date, shard) }, '#projectId, #executions', { '#projectId': 'projectId', '#executions': 'executions' }),
       ),
     );
     return new Map(shards.flat().map((item) => [String(item.projectId), Number(item.executions)]));
   }
 
   async executorsLastSeen(executors: readonly ExecutorRef[]): Promise<(number | null)[]> {
-    const keys = executors.map((ref) => telemetryKeyOf.executor(ref.projectId, ref.executor));
+    const keys = executors.map((ref) => keyOf.executor(ref.projectId, ref.executor));
     const found = await this.batchGet(keys, 'lastSeenAt');
     return keys.map((key) => {
       const lastSeenAt = found.get(keyId(key))?.lastSeenAt;
@@ -109,9 +63,9 @@ export class DynamoTelemetryStore implements TelemetryStore {
   }
 
   async recordExecutorSeen({ projectId, executor, lastSeenAt }: ExecutorRef & { lastSeenAt: number }): Promise<void> {
-    await this.ifCondition(
-      this.update(telemetryKeyOf.executor(projectId, executor), {
-        set: { entity: 'EXECUTOR' satisfies TelemetryEntity, projectId, executor, lastSeenAt, [TABLE.ttlAttribute]: lastSeenAt + RETENTION_SECONDS.executorLastSeen },
+    await ifCondition(
+      this.update(keyOf.executor(projectId, executor), {
+        set: { entity: ENTITY.executor, projectId, executor, lastSeenAt, [TABLE.ttlAttribute]: lastSeenAt + RETENTION_SECONDS.executorLastSeen },
         // Last-seen only moves forward: a batch of older sightings arriving late must not make an executor look absent.
         condition: 'attribute_not_exists(#lastSeenAt) OR #lastSeenAt < :lastSeenAt',
       }),
@@ -121,9 +75,9 @@ export class DynamoTelemetryStore implements TelemetryStore {
   async recordScriptHash(sighting: ScriptRef & { hash: string; firstSeenAt: number; lastSeenAt: number }): Promise<KnownHash> {
     const { projectId, scriptId, versionId, hash, firstSeenAt, lastSeenAt } = sighting;
     const item = await this.update(
-      telemetryKeyOf.scriptHash(sighting, hash),
+      keyOf.scriptHash(sighting, hash),
       {
-        set: { entity: 'SCRIPT_HASH' satisfies TelemetryEntity, projectId, scriptId, versionId, hash, lastSeenAt, [TABLE.ttlAttribute]: lastSeenAt + RETENTION_SECONDS.scriptHash },
+        set: { entity: ENTITY.scriptHash, projectId, scriptId, versionId, hash, lastSeenAt, [TABLE.ttlAttribute]: lastSeenAt + RETENTION_SECONDS.scriptHash },
         setIfNotExists: { firstSeenAt },
       },
       'ALL_NEW',
@@ -132,8 +86,8 @@ export class DynamoTelemetryStore implements TelemetryStore {
   }
 
   async scriptHashes(script: ScriptRef): Promise<KnownHash[]> {
-    const { pk, skPrefix } = telemetryKeyOf.scriptHashPrefix(script);
-    const items = await this.queryAll({ pk, skPrefix }, '#hash, firstSeenAt, classified', { '#hash': 'hash' });
+    const { pk, skPrefix } = keyOf.scriptHashPrefix(script);
+    const items = await this.partition({ pk, skPrefix }, '#hash, firstSeenAt, classified', { '#hash': 'hash' });
     return items.map(toKnownHash);
   }
 
@@ -141,15 +95,15 @@ export class DynamoTelemetryStore implements TelemetryStore {
     await Promise.all(
       hashes.map((hash) =>
         // A hash whose record expired meanwhile stays gone rather than coming back as a bare flag.
-        this.ifCondition(this.update(telemetryKeyOf.scriptHash(script, hash), { set: { classified: 1 }, condition: 'attribute_exists(pk)' })),
+        ifCondition(this.update(keyOf.scriptHash(script, hash), { set: { classified: 1 }, condition: 'attribute_exists(pk)' })),
       ),
     );
   }
 
   async addValidations(delta: ValidationDelta): Promise<ValidationWindow> {
-    const key = telemetryKeyOf.validationWindow(delta.keyId, delta.projectId, delta.hourStart);
+    const key = keyOf.validationWindow(delta.keyId, delta.projectId, delta.hourStart);
     const set = {
-      entity: 'VALIDATIONS' satisfies TelemetryEntity,
+      entity: ENTITY.validationWindow,
       projectId: delta.projectId,
       keyId: delta.keyId,
       hourStart: delta.hourStart,
@@ -181,34 +135,37 @@ export class DynamoTelemetryStore implements TelemetryStore {
 
   async markKeyAbuseReported(window: Pick<ValidationWindow, 'projectId' | 'keyId' | 'hourStart'>, patterns: readonly KeyAbusePattern[]): Promise<void> {
     if (patterns.length === 0) return;
-    await this.update(telemetryKeyOf.validationWindow(window.keyId, window.projectId, window.hourStart), { add: { reportedPatterns: new Set(patterns) } });
+    await this.update(keyOf.validationWindow(window.keyId, window.projectId, window.hourStart), { add: { reportedPatterns: new Set(patterns) } });
   }
 
   async keyUsage(keys: readonly { projectId: string; keyId: string }[]): Promise<(KeyUsage | undefined)[]> {
     const found = await this.batchGet(
-      keys.map(({ keyId: id }) => telemetryKeyOf.key(id)),
+      keys.map(({ keyId: id }) => keyOf.key(id)),
       'projectId, max_uses, current_uses',
     );
     return keys.map(({ projectId, keyId: id }) => {
-      const item = found.get(keyId(telemetryKeyOf.key(id)));
+      const item = found.get(keyId(keyOf.key(id)));
       if (!item || item.projectId !== projectId) return undefined;
       return { maxUses: typeof item.max_uses === 'number' ? item.max_uses : null, currentUses: Number(item.current_uses ?? 0) };
     });
   }
 
-  async putEvent(event: EventItem): Promise<boolean> {
-    try {
-      await this.db.send(new PutCommand({ TableName: this.tableName, Item: { ...event }, ConditionExpression: 'attribute_not_exists(pk)' }));
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+  async putEvent(event: AnalyticsEvent, now: number): Promise<boolean> {
+    const item: EventItem = {
+      ...keyOf.event(event.projectId, event.name, event.dedupKey),
+      entity: ENTITY.event,
+      projectId: event.projectId,
+      name: event.name,
+      occurredAt: event.occurredAt,
+      data: event.data,
+      ttl: now + RETENTION_SECONDS.event,
+    };
+    return ifCondition(this.db.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
   }
 
   async projectExists(projectId: string): Promise<boolean> {
     const { Item } = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: telemetryKeyOf.project(projectId), ProjectionExpression: 'pk', ConsistentRead: true }),
+      new GetCommand({ TableName: this.tableName, Key: keyOf.project(projectId), ProjectionExpression: 'pk', ConsistentRead: true }),
     );
     return Item !== undefined;
   }
@@ -220,7 +177,7 @@ export class DynamoTelemetryStore implements TelemetryStore {
    * DynamoDB reserved words). Condition expressions refer to attributes as `#name` and to set values as `:name`.
    */
   private async update(
-    key: Key,
+    key: ItemKey,
     parts: { set?: Item; setIfNotExists?: Item; add?: Item; condition?: string; values?: Item },
     returnValues?: 'ALL_NEW',
   ): Promise<Item | undefined> {
@@ -250,20 +207,11 @@ export class DynamoTelemetryStore implements TelemetryStore {
     return Attributes;
   }
 
-  /** A conditional write whose failed condition means there is nothing to do. */
-  private async ifCondition(write: Promise<unknown>): Promise<void> {
-    try {
-      await write;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
-  }
-
   /**
    * Items by key (missing ones absent from the map), 100 keys per request, all requests at once. Reads are
    * consistent: a last-seen time written a moment ago by another ingest decides whether an executor is new.
    */
-  private async batchGet(keys: readonly Key[], projection: string): Promise<Map<string, Item>> {
+  private async batchGet(keys: readonly ItemKey[], projection: string): Promise<Map<string, Item>> {
     const unique = [...new Map(keys.map((key) => [keyId(key), key])).values()];
     const chunks = Array.from({ length: Math.ceil(unique.length / BATCH_GET_LIMIT) }, (_, i) => unique.slice(i * BATCH_GET_LIMIT, (i + 1) * BATCH_GET_LIMIT));
     const found = new Map<string, Item>();
@@ -290,31 +238,24 @@ export class DynamoTelemetryStore implements TelemetryStore {
    * Every item of a partition (or of a sort-key prefix), read consistently: two ingests judging new hashes of one
    * script at once must each see the other's hash, and a detector run right after an ingest must count it.
    */
-  private async queryAll(key: { pk: string; skPrefix?: string }, projection: string, names: Record<string, string>): Promise<Item[]> {
-    const items: Item[] = [];
-    let startKey: Item | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: key.skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: key.skPrefix === undefined ? { ':pk': key.pk } : { ':pk': key.pk, ':prefix': key.skPrefix },
-          ProjectionExpression: projection,
-          ExpressionAttributeNames: names,
-          ExclusiveStartKey: startKey,
-          ConsistentRead: true,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+  private partition(key: { pk: string; skPrefix?: string }, projection: string, names: Record<string, string>): Promise<Item[]> {
+    return queryAll(
+      this.db,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: key.skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: key.skPrefix === undefined ? { ':pk': key.pk } : { ':pk': key.pk, ':prefix': key.skPrefix },
+        ProjectionExpression: projection,
+        ExpressionAttributeNames: names,
+        ConsistentRead: true,
+      },
+      (item) => item,
+    );
   }
 }
 
-const keyId = (key: Key) => JSON.stringify([key.pk, key.sk]);
+const keyId = (key: ItemKey) => JSON.stringify([key.pk, key.sk]);
 
-const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
 
 function toKnownHash(item: Item): KnownHash {
   return { hash: String(item.hash), firstSeenAt: Number(item.firstSeenAt), classified: item.classified === 1 };

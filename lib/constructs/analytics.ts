@@ -2,10 +2,9 @@ import { Duration } from 'aws-cdk-lib';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { TELEMETRY_PARTITIONS } from '#store/telemetry-store';
-import { ServiceFunction } from './api-function';
+import { ServiceFunction } from './service-function';
+import { grantItems } from './table-access';
 
 export interface AnalyticsProps {
   table: TableV2;
@@ -13,8 +12,6 @@ export interface AnalyticsProps {
 
 /** 00:05 UTC daily: a few minutes' margin after midnight for the day's last telemetry to land. */
 export const DAILY_DETECTOR_CRON = { minute: '5', hour: '0' } as const;
-
-type Partition = keyof typeof TELEMETRY_PARTITIONS;
 
 /**
  * Telemetry to analytics events: the ingest Lambda (invoked directly by the loader side with
@@ -40,9 +37,9 @@ export class Analytics extends Construct {
       timeout: Duration.seconds(60),
       environment: { TABLE_NAME: table.tableName },
     });
-    allow(this.ingestFunction, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'project', 'key']);
-    allow(this.ingestFunction, table, ['dynamodb:BatchGetItem'], ['project', 'key']);
-    allow(this.ingestFunction, table, ['dynamodb:Query', 'dynamodb:PutItem'], ['project']);
+    grantItems(this.ingestFunction, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'project', 'key']);
+    grantItems(this.ingestFunction, table, ['dynamodb:BatchGetItem'], ['project', 'key']);
+    grantItems(this.ingestFunction, table, ['dynamodb:Query', 'dynamodb:PutItem'], ['project']);
 
     this.dailyDetectorFunction = new ServiceFunction(this, 'DailyDetectorFunction', {
       entry: 'analytics/daily-handler.ts',
@@ -50,8 +47,8 @@ export class Analytics extends Construct {
       timeout: Duration.minutes(2),
       environment: { TABLE_NAME: table.tableName },
     });
-    allow(this.dailyDetectorFunction, table, ['dynamodb:Query'], ['dailyExecutions']);
-    allow(this.dailyDetectorFunction, table, ['dynamodb:PutItem'], ['project']);
+    grantItems(this.dailyDetectorFunction, table, ['dynamodb:Query'], ['dailyExecutions']);
+    grantItems(this.dailyDetectorFunction, table, ['dynamodb:PutItem'], ['project']);
 
     this.dailySchedule = new events.Rule(this, 'DailyDetectorSchedule', {
       description: 'Runs the analytics daily detector shortly after 00:00 UTC',
@@ -60,14 +57,4 @@ export class Analytics extends Construct {
       targets: [new targets.LambdaFunction(this.dailyDetectorFunction, { retryAttempts: 4, maxEventAge: Duration.hours(6) })],
     });
   }
-}
-
-function allow(fn: ServiceFunction, table: TableV2, actions: string[], partitions: Partition[]): void {
-  fn.addToRolePolicy(
-    new PolicyStatement({
-      actions,
-      resources: [table.tableArn],
-      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions.map((partition) => `${TELEMETRY_PARTITIONS[partition]}*`) } },
-    }),
-  );
 }

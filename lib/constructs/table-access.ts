@@ -1,15 +1,26 @@
 import { CfnResource, Stack, Validations } from 'aws-cdk-lib';
-import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable, ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Route } from '#api/routes';
-import { keyOf } from '#store/repository';
+import { PARTITION, type Partition } from '#store/layout';
 
 /** What a function may do to the table: a route's `access`, or the authorizer's token lookup. */
 export type TableAccess = Route['access'] | 'token-lookup';
 
-/** `dynamodb:LeadingKeys` pattern for every item whose partition key starts like `key`'s. */
-const leadingKeysLike = (key: { pk: string }) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${key.pk}*`] } });
+/**
+ * Allow `actions` on the table's items whose partition keys begin as `partitions` do (layout.ts's PARTITION), and
+ * on nothing else: the one way every construct grants table access, with `dynamodb:LeadingKeys`.
+ */
+export function grantItems(fn: lambda.IFunction, table: ITable | ITableV2, actions: string[], partitions: readonly Partition[]): void {
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions,
+      resources: [table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions.map((partition) => `${PARTITION[partition]}*`) } },
+    }),
+  );
+}
 
 /**
  * Point a function at the table (`TABLE_NAME`) and grant it no more than its kind of handler does:
@@ -20,27 +31,20 @@ const leadingKeysLike = (key: { pk: string }) => ({ 'ForAllValues:StringLike': {
  * - `token-lookup`: `GetItem` on token items, nothing else.
  * No function gets table administration actions.
  */
-export function bindTable(fn: lambda.Function, table: TableV2, access: TableAccess): void {
+export function bindTable(fn: lambda.Function, table: ITableV2, access: TableAccess): void {
   fn.addEnvironment('TABLE_NAME', table.tableName);
   if (access === 'token-lookup') {
-    fn.addToRolePolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [table.tableArn], conditions: leadingKeysLike(keyOf.token('')) }),
-    );
+    grantItems(fn, table, ['dynamodb:GetItem'], ['token']);
     return;
   }
   table.grantReadData(fn);
   acknowledgeIndexWildcard(fn, table);
-  fn.addToRolePolicy(
-    new PolicyStatement({
-      actions: ['dynamodb:UpdateItem'],
-      resources: [table.tableArn],
-      conditions: access === 'read' ? leadingKeysLike(keyOf.rateWindow('', 0)) : undefined,
-    }),
-  );
+  if (access === 'read') grantItems(fn, table, ['dynamodb:UpdateItem'], ['rateWindow']);
+  else fn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [table.tableArn] }));
 }
 
 /** The read grant covers the table's indexes as `<table arn>/index/*`, which cdk-nag reports as a wildcard. */
-function acknowledgeIndexWildcard(fn: lambda.Function, table: TableV2): void {
+function acknowledgeIndexWildcard(fn: lambda.Function, table: ITableV2): void {
   const cfnTable = table.node.defaultChild;
   if (!CfnResource.isCfnResource(cfnTable)) throw new Error('The table has no CloudFormation resource to name in the acknowledgement');
   Validations.of(fn).acknowledge({

@@ -1,17 +1,15 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DELIVERY_QUEUE, DELIVERY_TIMEOUT_SECONDS, FANOUT_STREAM } from '#events/delivery-settings';
 import { DEFAULT_DISCORD_API_BASE } from '#events/discord-webhook-url';
-import { STREAM_FILTER_PATTERN } from '#events/stream-records';
-import { deliveryKey } from '#store/delivery-store';
-import { keyOf } from '#store/repository';
-import { ServiceFunction } from './api-function';
+import { STREAM_FILTER_PATTERN } from '#store/stream-events';
+import { ServiceFunction } from './service-function';
+import { grantItems } from './table-access';
 
 export interface WebhookDeliveryProps {
   /** The service table; it must have a stream (NEW_AND_OLD_IMAGES). */
@@ -19,9 +17,6 @@ export interface WebhookDeliveryProps {
   /** Where posts go; Discord's API unless a test stack points it elsewhere. */
   discordApiBase?: string;
 }
-
-/** `dynamodb:LeadingKeys` condition: only items whose partition key starts like `pk`. */
-const leadingKeysLike = (pk: string) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${pk}*`] } });
 
 /**
  * Webhook notifications: the table's stream → fan-out Lambda → SQS (one message per event and webhook) →
@@ -65,13 +60,7 @@ export class WebhookDelivery extends Construct {
       environment: { TABLE_NAME: table.tableName, QUEUE_URL: this.queue.queueUrl },
     });
     // Reads webhook configs (Query) and the project's name (GetItem), both in PROJECT# partitions only.
-    this.fanoutFunction.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:Query'],
-        resources: [table.tableArn],
-        conditions: leadingKeysLike(keyOf.project('').pk),
-      }),
-    );
+    grantItems(this.fanoutFunction, table, ['dynamodb:GetItem', 'dynamodb:Query'], ['project']);
     this.queue.grantSendMessages(this.fanoutFunction);
     this.fanoutFunction.addEventSource(
       new DynamoEventSource(table, {
@@ -99,21 +88,9 @@ export class WebhookDelivery extends Construct {
       },
     });
     // Webhook configs: read whether one is still enabled, and disable one Discord no longer knows.
-    this.deliveryFunction.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
-        resources: [table.tableArn],
-        conditions: leadingKeysLike(keyOf.project('').pk),
-      }),
-    );
+    grantItems(this.deliveryFunction, table, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], ['project']);
     // Delivery claims: put (claim) and update (sent, released), in DELIVERY# partitions only.
-    this.deliveryFunction.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-        resources: [table.tableArn],
-        conditions: leadingKeysLike(deliveryKey('').pk),
-      }),
-    );
+    grantItems(this.deliveryFunction, table, ['dynamodb:PutItem', 'dynamodb:UpdateItem'], ['deliveryClaim']);
     // Deliveries Discord refuses go to the DLQ at once instead of through the receive count.
     this.deadLetterQueue.grantSendMessages(this.deliveryFunction);
     // The event source grants receive, delete and ChangeMessageVisibility (used to honour 429 retry_after).

@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
 import { NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
 import { ingestTelemetry } from '#analytics/ingest';
-import { dayStart } from '#analytics/time';
+import { dayStart } from '#domain/time';
 import { newId } from '#domain/ids';
-import { EVENT_DATA, type EventItem } from '#events/event-types';
-import { keyOf } from '#store/repository';
+import { EVENT_DATA } from '#schemas/events';
+import { type EventItem } from '#store/layout';
+import { keyOf } from '#store/layout';
 import { DynamoTelemetryStore } from '#store/telemetry-store';
 import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { parseFlags } from '#dashboard/args';
@@ -160,12 +161,12 @@ describe('key_abuse (at ingest)', () => {
     let projectId: string;
 
     beforeAll(async () => {
-      const owner = await seedOwner(table.repository);
-      projectId = await table.repository.createProject({ ownerId: owner.ownerId, name: 'Capped', plan: 'business', now: NOW });
+      const owner = await seedOwner(table.stores);
+      projectId = await table.stores.dashboard.createProject({ ownerId: owner.ownerId, name: 'Capped', plan: 'business', now: NOW });
     });
 
     const issueCappedKey = async (maxUses: number, currentUses: number) => {
-      const [key] = await table.repository.issueKeys({ projectId, count: 1, tier: 'standard', maxUses, now: NOW });
+      const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses, now: NOW });
       if (!key) throw new Error('no key issued');
       await table.db.send(
         new UpdateCommand({ TableName: table.tableName, Key: keyOf.key(key.id), UpdateExpression: 'SET current_uses = :u', ExpressionAttributeValues: { ':u': currentUses } }),
@@ -242,9 +243,9 @@ describe('dashboard telemetry commands', () => {
   let clock = NOW;
 
   beforeAll(async () => {
-    const owner = await seedOwner(table.repository);
-    projectId = await table.repository.createProject({ ownerId: owner.ownerId, name: 'CLI', plan: 'business', now: NOW });
-    context = { telemetry: store, now: () => clock };
+    const owner = await seedOwner(table.stores);
+    projectId = await table.stores.dashboard.createProject({ ownerId: owner.ownerId, name: 'CLI', plan: 'business', now: NOW });
+    context = { stores: { telemetry: store }, now: () => clock };
   });
 
   const run = <Input, Result extends object>(command: TelemetryCommand<Input, Result>, argv: string[]) =>

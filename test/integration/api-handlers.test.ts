@@ -1,26 +1,16 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as authorize } from '#api/authorizer';
-import { handler as listKeys } from '#api/list-keys';
-import { handler as listVersions } from '#api/list-versions';
-import { handler as listWebhooks } from '#api/list-webhooks';
-import { handler as revokeBulk } from '#api/revoke-bulk';
-import { handler as revokeKey } from '#api/revoke-key';
-import { handler as rollback } from '#api/rollback';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { createAuthorizer } from '#api/authorizer';
+import { createRouteHandlers } from '#api/endpoints';
+import { ROUTES } from '#api/routes';
+import { unixSeconds } from '#domain/model';
 import type { Caller } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import { FIXED_NOW, apiEvent, authorizerEvent, createTestTable, lambdaContext, seedOwner, seedProject, type ApiEventInput, type RouteEntry, type SeededOwner, type SeededProject, type TestTable } from '#test-support/fixtures';
 
 const WATERMARK = 'feedfacecafebeef';
-const HANDLERS = {
-  'list-keys': listKeys,
-  'revoke-key': revokeKey,
-  'revoke-bulk': revokeBulk,
-  'list-versions': listVersions,
-  rollback,
-  'list-webhooks': listWebhooks,
-} as const satisfies Record<RouteEntry, unknown>;
 
 const VALID_BODIES: Partial<Record<RouteEntry, unknown>> = {
   'revoke-key': { key_id: 'key_x' },
@@ -34,6 +24,9 @@ let caller: Caller;
 let project: SeededProject;
 let foreign: SeededProject;
 let proPlan: SeededProject;
+/** The authorizer and the route handlers the stack deploys, on this file's table. */
+let authorize: ReturnType<typeof createAuthorizer>;
+let HANDLERS: ReturnType<typeof createRouteHandlers>;
 
 /** The caller exactly as API Gateway hands it on: the context the real authorizer returned for the token. */
 async function authorizedCaller(token: string): Promise<Caller> {
@@ -50,11 +43,10 @@ async function call(entry: RouteEntry, projectId: string, input: ApiEventInput =
 
 beforeAll(async () => {
   table = await createTestTable('api-handlers');
-  // The handlers and the authorizer build their repository from the environment on first use.
-  process.env.DYNAMODB_ENDPOINT = table.endpoint;
-  process.env.TABLE_NAME = table.tableName;
-  owner = await seedOwner(table.repository);
-  project = await seedProject(table.repository, {
+  authorize = createAuthorizer({ tokens: table.stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) });
+  HANDLERS = createRouteHandlers({ stores: table.stores, now: () => unixSeconds(), logger: new Logger({ serviceName: 'developer-api' }) });
+  owner = await seedOwner(table.stores);
+  project = await seedProject(table.stores, {
     ownerId: owner.ownerId,
     keys: 120,
     versions: ['initial release', '', 'hotfix'],
@@ -63,10 +55,10 @@ beforeAll(async () => {
       { url: 'https://discord.com/api/webhooks/222/bbb', events: ['execution_drop'], enabled: false },
     ],
   });
-  await table.repository.issueKeys({ projectId: project.projectId, count: 30, watermark: WATERMARK, tier: 'standard', maxUses: 10, now: FIXED_NOW });
-  const stranger = await seedOwner(table.repository);
-  foreign = await seedProject(table.repository, { ownerId: stranger.ownerId, keys: 2, watermark: WATERMARK, versions: ['theirs'] });
-  proPlan = await seedProject(table.repository, { ownerId: owner.ownerId, plan: 'pro' });
+  await table.stores.dashboard.issueKeys({ projectId: project.projectId, count: 30, watermark: WATERMARK, tier: 'standard', maxUses: 10, now: FIXED_NOW });
+  const stranger = await seedOwner(table.stores);
+  foreign = await seedProject(table.stores, { ownerId: stranger.ownerId, keys: 2, watermark: WATERMARK, versions: ['theirs'] });
+  proPlan = await seedProject(table.stores, { ownerId: owner.ownerId, plan: 'pro' });
   caller = await authorizedCaller(owner.token);
 });
 
@@ -127,7 +119,7 @@ describe('POST /v1/projects/:id/keys/revoke end to end', () => {
     const reply = await call('revoke-key', project.projectId, { body: { key_id: foreign.keys[0]!.id } });
     expect(reply.status).toBe(404);
     expect(reply.body.error).toEqual(expect.any(String));
-    expect((await table.repository.listKeysAfter(foreign.projectId, 0, 1))[0]?.revoked).toBe(0);
+    expect((await table.stores.projects.listKeysAfter(foreign.projectId, 0, 1))[0]?.revoked).toBe(0);
   });
 
   it('answers an empty body with 400 "key_id is required"', async () => {
@@ -147,7 +139,7 @@ describe('POST /v1/projects/:id/keys/revoke-bulk end to end', () => {
     });
     const tail = ListKeysResponse.parse((await call('list-keys', project.projectId, { query: { offset: '120' } })).body).keys;
     expect(tail.map((key) => key.revoked)).toEqual(Array(30).fill(1));
-    expect((await table.repository.listKeysAfter(foreign.projectId, 0, 5)).map((key) => key.revoked)).toEqual([0, 0]);
+    expect((await table.stores.projects.listKeysAfter(foreign.projectId, 0, 5)).map((key) => key.revoked)).toEqual([0, 0]);
   });
 
   it('answers the watermark with its WM_ prefix with 400 and the value to send', async () => {
@@ -208,7 +200,7 @@ describe('GET /v1/projects/:id/webhooks end to end', () => {
 });
 
 describe('access end to end (spec §5)', () => {
-  it.each(Object.keys(HANDLERS) as RouteEntry[])("%s: another owner's project is 404 Project not found, a Pro plan project 403", async (entry) => {
+  it.each(ROUTES.map((route) => route.entry))("%s: another owner's project is 404 Project not found, a Pro plan project 403", async (entry) => {
     const body = VALID_BODIES[entry];
     expect(await call(entry, foreign.projectId, { body })).toMatchObject({ status: 404, body: { error: 'Project not found' } });
     expect(await call(entry, 'prj_does_not_exist', { body })).toMatchObject({ status: 404, body: { error: 'Project not found' } });
@@ -221,7 +213,7 @@ describe('access end to end (spec §5)', () => {
 describe('exact rate limit end to end (spec §8)', () => {
   it('lets a token make 100 requests in a minute, refuses the 101st with 429 and Retry-After, and counts each token apart', async () => {
     const token = newApiToken();
-    await table.repository.saveTokenHash(owner.ownerId, hashToken(token), FIXED_NOW);
+    await table.stores.tokens.saveTokenHash(owner.ownerId, hashToken(token), FIXED_NOW);
     const limited = await authorizedCaller(token);
     // All 101 requests must fall into one window: start at the top of a minute if the current one is nearly over.
     const secondsLeft = 60 - (Math.floor(Date.now() / 1000) % 60);

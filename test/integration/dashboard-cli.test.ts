@@ -6,7 +6,7 @@ import { CommandError, type DashboardContext, openContext } from '#dashboard/con
 import { COMMANDS, keysIssue, ownerCreate, parseCommand, projectCreate, tokenCreate, versionsUpload, webhooksAdd } from '#dashboard/commands';
 import { hashToken } from '#domain/tokens';
 import { npmCommand } from '#local/npm-command';
-import { KEY_LIFETIME_SECONDS } from '#store/repository';
+import { KEY_LIFETIME_SECONDS } from '#store/dashboard-store';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
 
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
@@ -41,8 +41,8 @@ afterAll(async () => {
 describe('dashboard commands against DynamoDB Local', () => {
   it('owner create makes an owner whose token the authorizer will find, storing only its hash', async () => {
     const { ownerId, token } = await ownerCreate.run(dashboard.context, parseCommand(ownerCreate, []));
-    expect(await table.repository.ownerExists(ownerId)).toBe(true);
-    expect(await table.repository.findTokenOwner(hashToken(token))).toBe(ownerId);
+    expect(await table.stores.dashboard.ownerExists(ownerId)).toBe(true);
+    expect(await table.stores.tokens.findTokenOwner(hashToken(token))).toBe(ownerId);
     expect(JSON.stringify(await scanAll())).not.toContain(token);
   });
 
@@ -50,13 +50,13 @@ describe('dashboard commands against DynamoDB Local', () => {
     const { ownerId, token: first } = await ownerCreate.run(dashboard.context, {});
     const { token } = await tokenCreate.run(dashboard.context, parseCommand(tokenCreate, ['--owner', ownerId]));
     expect(token).not.toBe(first);
-    expect(await table.repository.findTokenOwner(hashToken(token))).toBe(ownerId);
+    expect(await table.stores.tokens.findTokenOwner(hashToken(token))).toBe(ownerId);
   });
 
   it('project create, keys issue, versions upload and webhooks add write what the API reads', async () => {
     const { ownerId } = await ownerCreate.run(dashboard.context, {});
     const { projectId } = await projectCreate.run(dashboard.context, parseCommand(projectCreate, ['--owner', ownerId, '--name', 'CLI Script', '--plan', 'pro']));
-    expect(await table.repository.getProject(projectId)).toMatchObject({ ownerId, name: 'CLI Script', plan: 'pro', keyCount: 0, currentVersionId: null });
+    expect(await table.stores.projects.getProject(projectId)).toMatchObject({ ownerId, name: 'CLI Script', plan: 'pro', keyCount: 0, currentVersionId: null });
 
     const random = await keysIssue.run(dashboard.context, parseCommand(keysIssue, ['--project', projectId, '--count', '150']));
     const marked = await keysIssue.run(
@@ -66,7 +66,7 @@ describe('dashboard commands against DynamoDB Local', () => {
     expect(random.keys).toHaveLength(150);
     expect(new Set(random.keys.map((key) => key.watermark)).size).toBe(150);
     expect(marked.keys.map((key) => key.watermark)).toEqual(['abcdef0123456789', 'abcdef0123456789']);
-    const listed = await table.repository.listKeysAfter(projectId, 0, 200);
+    const listed = await table.stores.projects.listKeysAfter(projectId, 0, 200);
     expect(listed.map((key) => key.id)).toEqual([...random.keys, ...marked.keys].map((key) => key.id));
     expect(listed[0]).toMatchObject({ tier: 'standard', issued_at: NOW, expires_at: NOW + KEY_LIFETIME_SECONDS, max_uses: null, current_uses: 0, revoked: 0 });
     expect(listed[0]?.user_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -75,14 +75,14 @@ describe('dashboard commands against DynamoDB Local', () => {
     const v1 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--size-bytes', '4096']));
     const v2 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--size-bytes', '5120', '--notes', 'Second']));
     expect([v1.version_number, v2.version_number]).toEqual([1, 2]);
-    expect(await table.repository.getProject(projectId)).toMatchObject({ currentVersionId: v2.id, keyCount: 152 });
-    expect(await table.repository.listVersions(projectId)).toContainEqual({ id: v1.id, version_number: 1, uploaded_at: NOW, size_bytes: 4096, notes: '' });
+    expect(await table.stores.projects.getProject(projectId)).toMatchObject({ currentVersionId: v2.id, keyCount: 152 });
+    expect(await table.stores.projects.listVersions(projectId)).toContainEqual({ id: v1.id, version_number: 1, uploaded_at: NOW, size_bytes: 4096, notes: '' });
 
     const { id } = await webhooksAdd.run(
       dashboard.context,
       parseCommand(webhooksAdd, ['--project', projectId, '--url', 'https://discord.com/api/webhooks/1/t', '--events', 'clone_detected,new_executor', '--disabled']),
     );
-    expect(await table.repository.listWebhooks(projectId)).toEqual([
+    expect(await table.stores.projects.listWebhooks(projectId)).toEqual([
       { id, url: 'https://discord.com/api/webhooks/1/t', events: '["clone_detected","new_executor"]', enabled: 0, created_at: NOW, updated_at: NOW },
     ]);
   });
@@ -132,7 +132,7 @@ describe('dashboard CLI process', () => {
     expect(created.stdout.endsWith('\n')).toBe(true);
     const owner = JSON.parse(created.stdout) as Record<string, string>;
     expect(Object.keys(owner)).toEqual(['ownerId', 'token']);
-    expect(await table.repository.findTokenOwner(hashToken(owner.token ?? ''))).toBe(owner.ownerId);
+    expect(await table.stores.tokens.findTokenOwner(hashToken(owner.token ?? ''))).toBe(owner.ownerId);
 
     const refused = await cli(['project', 'create', '--owner', owner.ownerId ?? '', '--name', 'X', '--plan', 'gold']);
     expect(refused).toEqual({ code: 2, stdout: '', stderr: '--plan must be one of business, pro, free; got "gold"\n' });

@@ -16,8 +16,8 @@ let projectId: string;
 
 beforeAll(async () => {
   table = await createTestTable('delivery-e2e');
-  const owner = await seedOwner(table.repository);
-  ({ projectId } = await seedProject(table.repository, {
+  const owner = await seedOwner(table.stores);
+  ({ projectId } = await seedProject(table.stores, {
     ownerId: owner.ownerId,
     name: 'E2E *Script*',
     webhooks: [
@@ -45,7 +45,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
 
 describe('DynamoDB Local stream → fan-out → in-process queue → delivery → Discord stand-in', () => {
   it('delivers exactly one version_deployed embed per upload to the one enabled subscribed webhook', async () => {
-    await table.repository.uploadVersion({ projectId, sizeBytes: 12_595, notes: '', now: FIXED_NOW });
+    await table.stores.dashboard.uploadVersion({ projectId, sizeBytes: 12_595, notes: '', now: FIXED_NOW });
 
     await arrival(1);
     await settle();
@@ -82,9 +82,9 @@ describe('DynamoDB Local stream → fan-out → in-process queue → delivery �
 
   it('sends nothing for table writes that make no event (a webhook added, a project created, keys issued)', async () => {
     served.standIn.clear();
-    await table.repository.addWebhook({ projectId, url: discordUrl('423456789012345678'), events: ['version_deployed'], enabled: true, now: FIXED_NOW });
-    await table.repository.createProject({ ownerId: 'own_x', name: 'Other', plan: 'business', now: FIXED_NOW });
-    await table.repository.issueKeys({ projectId, count: 3, tier: 'standard', maxUses: null, now: FIXED_NOW });
+    await table.stores.dashboard.addWebhook({ projectId, url: discordUrl('423456789012345678'), events: ['version_deployed'], enabled: true, now: FIXED_NOW });
+    await table.stores.dashboard.createProject({ ownerId: 'own_x', name: 'Other', plan: 'business', now: FIXED_NOW });
+    await table.stores.dashboard.issueKeys({ projectId, count: 3, tier: 'standard', maxUses: null, now: FIXED_NOW });
     await settle();
     expect(served.standIn.received()).toEqual([]);
   });

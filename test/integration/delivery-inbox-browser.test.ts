@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEmbed } from '#events/embeds';
-import type { ProjectEvent } from '#events/event-types';
+import type { ProjectEvent } from '#schemas/events';
 import { FIXED_NOW } from '../unit/events/fixtures';
 import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
 import { type ServedStandIn, serveStandIn } from './delivery-helpers';

@@ -6,10 +6,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { createDeliveryHandler } from '#events/delivery';
 import type { DeliveryMessage } from '#events/delivery-message';
 import { buildEmbed } from '#events/embeds';
-import type { ProjectEvent } from '#events/event-types';
+import type { ProjectEvent } from '#schemas/events';
 import { createFanoutHandler } from '#events/fanout';
-import { deliveryKey, DynamoDeliveryStore } from '#store/delivery-store';
-import { keyOf } from '#store/repository';
+
+import { DynamoDeliveryStore } from '#store/delivery-store';
+import { keyOf } from '#store/layout';
 import { InProcessQueue } from '#local/in-process-queue';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { captureLogs, discordUrl, FIXED_NOW, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from '../unit/events/fixtures';
@@ -62,8 +63,8 @@ beforeAll(async () => {
   apiBase = await discord.start();
   table = await createTestTable('delivery');
   store = new DynamoDeliveryStore(table.db, table.tableName);
-  const owner = await seedOwner(table.repository);
-  ({ projectId, webhookIds: [webhookId = ''] } = await seedProject(table.repository, {
+  const owner = await seedOwner(table.stores);
+  ({ projectId, webhookIds: [webhookId = ''] } = await seedProject(table.stores, {
     ownerId: owner.ownerId,
     name: 'Aimbot Deluxe',
     webhooks: [{ url: discordUrl(HOOK_ID), events: ['version_deployed'] }],
@@ -144,7 +145,7 @@ async function storedWebhook() {
 }
 
 async function claimOf(deliveryId: string) {
-  const { Item } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: deliveryKey(deliveryId), ConsistentRead: true }));
+  const { Item } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.deliveryClaim(deliveryId), ConsistentRead: true }));
   return Item;
 }
 

@@ -14,7 +14,8 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, findJava, localClientConfig, startDynamoDbLocal } from '#local/dynamodb-local';
+import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, findJava, startDynamoDbLocal } from '#local/dynamodb-local';
+import { localDynamoConfig } from '#store/client';
 
 type Item = Record<string, AttributeValue>;
 
@@ -64,7 +65,7 @@ async function readStream(endpoint: string, streamArn: string): Promise<StreamRe
 
 describe('DynamoDB Local started by the integration global setup', () => {
   const endpoint = inject('dynamodbEndpoint');
-  const client = new DynamoDBClient(localClientConfig(endpoint));
+  const client = new DynamoDBClient(localDynamoConfig(endpoint));
   const tableName = `dynamodb-local-${randomUUID().slice(0, 8)}`;
   let streamArn: string;
 

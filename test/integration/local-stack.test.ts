@@ -64,7 +64,7 @@ const projectPath = (id: string, rest: string) => `/v1/projects/${id}${rest}`;
 
 beforeAll(async () => {
   table = await createTestTable('local-stack');
-  server = await startLocalServer({ port: 0, tableName: table.tableName, dynamodbEndpoint: table.endpoint, extensions: [ping] });
+  server = await startLocalServer({ port: 0, stores: table.stores, extensions: [ping] });
   dashboard = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
 
   owner = await dashboardRun('owner create');
@@ -237,7 +237,7 @@ describe('the local server itself', () => {
   });
 
   it('refuses a taken port in one sentence that says what to do', async () => {
-    await expect(startLocalServer({ port: server.port, tableName: table.tableName, dynamodbEndpoint: table.endpoint })).rejects.toThrow(
+    await expect(startLocalServer({ port: server.port, stores: table.stores })).rejects.toThrow(
       `Port ${server.port} is in use: set PORT=... or stop the other process`,
     );
   });

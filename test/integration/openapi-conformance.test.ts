@@ -20,8 +20,8 @@ let demo: DemoSeed;
 
 beforeAll(async () => {
   table = await createTestTable('openapi-conformance');
-  demo = await seedDemo(table.repository, unixSeconds());
-  server = await startLocalServer({ port: 0, tableName: table.tableName, dynamodbEndpoint: table.endpoint });
+  demo = await seedDemo(table.stores, unixSeconds());
+  server = await startLocalServer({ port: 0, stores: table.stores });
 });
 
 afterAll(async () => {
@@ -116,7 +116,7 @@ describe('error answers of the local stack match openapi.json', () => {
 
   it('429 with Retry-After once a token passes 100 requests in a minute', async () => {
     const token = newApiToken();
-    await table.repository.saveTokenHash(demo.ownerId, hashToken(token), unixSeconds());
+    await table.stores.tokens.saveTokenHash(demo.ownerId, hashToken(token), unixSeconds());
     let refused: Exchange | undefined;
     // 100 fit in a window; a window boundary mid-loop can reset the count once, hence the margin.
     for (let i = 0; i < 250 && !refused; i++) {

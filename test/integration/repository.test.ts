@@ -4,7 +4,7 @@ import { KeyNotFound } from '#domain/errors';
 import type { Project } from '#domain/model';
 import { revokeBulk, revokeKey } from '#domain/project-api';
 import { RATE_LIMIT, consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
-import { keyOf } from '#store/repository';
+import { keyOf } from '#store/layout';
 import { TABLE } from '#store/table-definition';
 import { FIXED_NOW, createTestTable, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
 
@@ -13,7 +13,7 @@ let owner: SeededOwner;
 
 beforeAll(async () => {
   table = await createTestTable('repository');
-  owner = await seedOwner(table.repository);
+  owner = await seedOwner(table.stores);
 });
 
 afterAll(async () => {
@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 async function project(projectId: string): Promise<Project> {
-  const found = await table.repository.getProject(projectId);
+  const found = await table.stores.projects.getProject(projectId);
   if (!found) throw new Error(`project ${projectId} missing`);
   return found;
 }
@@ -56,7 +56,7 @@ async function issueSequence(projectId: string): Promise<number[]> {
 
 async function activeIdsWithWatermark(projectId: string, watermark: string): Promise<string[]> {
   const ids: string[] = [];
-  for await (const page of table.repository.activeKeyIdsWithWatermark(projectId, watermark)) ids.push(...page);
+  for await (const page of table.stores.projects.activeKeyIdsWithWatermark(projectId, watermark)) ids.push(...page);
   return ids.sort();
 }
 
@@ -65,27 +65,27 @@ describe('key order pagination (spec §4.1)', () => {
   let issued: string[];
 
   beforeAll(async () => {
-    const seeded = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 250 });
+    const seeded = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 250 });
     projectId = seeded.projectId;
     issued = seeded.keys.map((key) => key.id);
   });
 
   it('pages of 100 at offsets 0, 100 and 200 hold every key exactly once, in issue order', async () => {
-    const pages = await Promise.all([0, 100, 200].map((offset) => table.repository.listKeysAfter(projectId, offset, 100)));
+    const pages = await Promise.all([0, 100, 200].map((offset) => table.stores.projects.listKeysAfter(projectId, offset, 100)));
     expect(pages.map((page) => page.length)).toEqual([100, 100, 50]);
     expect(pages.flat().map((key) => key.id)).toEqual(issued);
   });
 
   it('pages of an odd size walk the same order without a gap or an overlap', async () => {
     const walked: string[] = [];
-    for (let offset = 0; offset < 250; offset += 37) walked.push(...(await table.repository.listKeysAfter(projectId, offset, 37)).map((key) => key.id));
+    for (let offset = 0; offset < 250; offset += 37) walked.push(...(await table.stores.projects.listKeysAfter(projectId, offset, 37)).map((key) => key.id));
     expect(walked).toEqual(issued);
   });
 
   it('gives an empty page at and beyond the end', async () => {
-    expect(await table.repository.listKeysAfter(projectId, 250, 50)).toEqual([]);
-    expect(await table.repository.listKeysAfter(projectId, 999_999_999_999_999, 100)).toEqual([]);
-    expect((await table.repository.listKeysAfter(projectId, 249, 50)).map((key) => key.id)).toEqual([issued[249]]);
+    expect(await table.stores.projects.listKeysAfter(projectId, 250, 50)).toEqual([]);
+    expect(await table.stores.projects.listKeysAfter(projectId, 999_999_999_999_999, 100)).toEqual([]);
+    expect((await table.stores.projects.listKeysAfter(projectId, 249, 50)).map((key) => key.id)).toEqual([issued[249]]);
   });
 
   it('takes the total from the project counter', async () => {
@@ -93,7 +93,7 @@ describe('key order pagination (spec §4.1)', () => {
   });
 
   it('returns key metadata with numeric flags and null for no use cap', async () => {
-    const [key] = await table.repository.listKeysAfter(projectId, 0, 1);
+    const [key] = await table.stores.projects.listKeysAfter(projectId, 0, 1);
     expect(key).toEqual({
       id: issued[0],
       user_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
@@ -110,10 +110,10 @@ describe('key order pagination (spec §4.1)', () => {
 
 describe('issue sequence', () => {
   it('stays dense (no gap, no repeat) when keys are issued concurrently', async () => {
-    const { projectId } = await seedProject(table.repository, { ownerId: owner.ownerId });
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
     const batches = [20, 20, 20, 20, 120];
     const issued = await Promise.all(
-      batches.map((count) => table.repository.issueKeys({ projectId, count, tier: 'standard', maxUses: null, now: FIXED_NOW })),
+      batches.map((count) => table.stores.dashboard.issueKeys({ projectId, count, tier: 'standard', maxUses: null, now: FIXED_NOW })),
     );
     const total = batches.reduce((sum, count) => sum + count, 0);
     expect(issued.flat()).toHaveLength(total);
@@ -126,20 +126,20 @@ describe('watermark index (spec §4.3)', () => {
   const watermark = '00112233445566aa';
 
   it("is scoped to the project: the same watermark in another project is neither listed nor revoked", async () => {
-    const mine = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 5, watermark });
-    await table.repository.issueKeys({ projectId: mine.projectId, count: 3, tier: 'standard', maxUses: null, now: FIXED_NOW });
-    const theirOwner = await seedOwner(table.repository);
-    const theirs = await seedProject(table.repository, { ownerId: theirOwner.ownerId, keys: 4, watermark });
+    const mine = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 5, watermark });
+    await table.stores.dashboard.issueKeys({ projectId: mine.projectId, count: 3, tier: 'standard', maxUses: null, now: FIXED_NOW });
+    const theirOwner = await seedOwner(table.stores);
+    const theirs = await seedProject(table.stores, { ownerId: theirOwner.ownerId, keys: 4, watermark });
 
     expect(await activeIdsWithWatermark(mine.projectId, watermark)).toEqual(mine.keys.map((key) => key.id).sort());
-    expect(await revokeBulk(table.repository, await project(mine.projectId), watermark, FIXED_NOW)).toEqual({ ok: true, revoked_count: 5 });
+    expect(await revokeBulk(table.stores.projects, await project(mine.projectId), watermark, FIXED_NOW)).toEqual({ ok: true, revoked_count: 5 });
     expect(await activeIdsWithWatermark(theirs.projectId, watermark)).toHaveLength(4);
     for (const key of theirs.keys) expect((await storedKey(key.id))?.revoked).toBe(0);
   });
 
   it('is sparse: a revoked key leaves it and keeps its watermark in the key metadata', async () => {
-    const { projectId, keys } = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 3, watermark });
-    expect(await table.repository.revokeKey(projectId, keys[0]!.id, FIXED_NOW + 60)).toBe('revoked');
+    const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 3, watermark });
+    expect(await table.stores.projects.revokeKey(projectId, keys[0]!.id, FIXED_NOW + 60)).toBe('revoked');
     expect(await activeIdsWithWatermark(projectId, watermark)).toEqual([keys[1]!.id, keys[2]!.id].sort());
     const revoked = await storedKey(keys[0]!.id);
     expect(revoked).toMatchObject({ revoked: 1, revokedAt: FIXED_NOW + 60, watermark });
@@ -147,12 +147,12 @@ describe('watermark index (spec §4.3)', () => {
   });
 
   it('bulk revokes 300 keys, then a second run revokes 0', async () => {
-    const { projectId, keys } = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 300, watermark: 'bbbbbbbbbbbbbbbb' });
-    const other = await table.repository.issueKeys({ projectId, count: 2, tier: 'standard', maxUses: null, now: FIXED_NOW });
+    const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 300, watermark: 'bbbbbbbbbbbbbbbb' });
+    const other = await table.stores.dashboard.issueKeys({ projectId, count: 2, tier: 'standard', maxUses: null, now: FIXED_NOW });
     const open = await project(projectId);
-    expect(await revokeBulk(table.repository, open, 'bbbbbbbbbbbbbbbb', FIXED_NOW)).toEqual({ ok: true, revoked_count: 300 });
-    expect(await revokeBulk(table.repository, open, 'bbbbbbbbbbbbbbbb', FIXED_NOW)).toEqual({ ok: true, revoked_count: 0 });
-    const listed = (await Promise.all([0, 100, 200, 300].map((offset) => table.repository.listKeysAfter(projectId, offset, 100)))).flat();
+    expect(await revokeBulk(table.stores.projects, open, 'bbbbbbbbbbbbbbbb', FIXED_NOW)).toEqual({ ok: true, revoked_count: 300 });
+    expect(await revokeBulk(table.stores.projects, open, 'bbbbbbbbbbbbbbbb', FIXED_NOW)).toEqual({ ok: true, revoked_count: 0 });
+    const listed = (await Promise.all([0, 100, 200, 300].map((offset) => table.stores.projects.listKeysAfter(projectId, offset, 100)))).flat();
     const revokedIds = new Set(keys.map((key) => key.id));
     expect(listed).toHaveLength(302);
     for (const key of listed) expect(key.revoked).toBe(revokedIds.has(key.id) ? 1 : 0);
@@ -160,11 +160,11 @@ describe('watermark index (spec §4.3)', () => {
   });
 
   it('two concurrent bulk revokes of one watermark revoke each key once: their counts sum to the number of keys', async () => {
-    const { projectId, keys } = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 200, watermark: 'cccccccccccccccc' });
+    const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 200, watermark: 'cccccccccccccccc' });
     const open = await project(projectId);
     const [first, second] = await Promise.all([
-      revokeBulk(table.repository, open, 'cccccccccccccccc', FIXED_NOW),
-      revokeBulk(table.repository, open, 'cccccccccccccccc', FIXED_NOW),
+      revokeBulk(table.stores.projects, open, 'cccccccccccccccc', FIXED_NOW),
+      revokeBulk(table.stores.projects, open, 'cccccccccccccccc', FIXED_NOW),
     ]);
     expect(first!.revoked_count + second!.revoked_count).toBe(200);
     for (const key of keys.slice(0, 20)) expect((await storedKey(key.id))?.revoked).toBe(1);
@@ -174,52 +174,52 @@ describe('watermark index (spec §4.3)', () => {
 
 describe('revoking one key (spec §4.2)', () => {
   it('refuses a key of another project as not found and leaves it active', async () => {
-    const mine = await seedProject(table.repository, { ownerId: owner.ownerId });
-    const theirs = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 1 });
+    const mine = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const theirs = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
     const keyId = theirs.keys[0]!.id;
-    expect(await table.repository.revokeKey(mine.projectId, keyId, FIXED_NOW)).toBe('not_found');
-    await expect(revokeKey(table.repository, await project(mine.projectId), keyId, FIXED_NOW)).rejects.toEqual(new KeyNotFound(keyId));
+    expect(await table.stores.projects.revokeKey(mine.projectId, keyId, FIXED_NOW)).toBe('not_found');
+    await expect(revokeKey(table.stores.projects, await project(mine.projectId), keyId, FIXED_NOW)).rejects.toEqual(new KeyNotFound(keyId));
     expect(await storedKey(keyId)).toMatchObject({ revoked: 0, watermarkKey: expect.any(String) });
   });
 
   it('tells an unknown key from an already revoked one, and the use case answers ok both times for a twice-revoked key', async () => {
-    const { projectId, keys } = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 1 });
+    const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
     const open = await project(projectId);
-    expect(await table.repository.revokeKey(projectId, 'key_does_not_exist', FIXED_NOW)).toBe('not_found');
-    expect(await revokeKey(table.repository, open, keys[0]!.id, FIXED_NOW)).toEqual({ ok: true });
-    expect(await revokeKey(table.repository, open, keys[0]!.id, FIXED_NOW + 5)).toEqual({ ok: true });
-    expect(await table.repository.revokeKey(projectId, keys[0]!.id, FIXED_NOW + 10)).toBe('already_revoked');
+    expect(await table.stores.projects.revokeKey(projectId, 'key_does_not_exist', FIXED_NOW)).toBe('not_found');
+    expect(await revokeKey(table.stores.projects, open, keys[0]!.id, FIXED_NOW)).toEqual({ ok: true });
+    expect(await revokeKey(table.stores.projects, open, keys[0]!.id, FIXED_NOW + 5)).toEqual({ ok: true });
+    expect(await table.stores.projects.revokeKey(projectId, keys[0]!.id, FIXED_NOW + 10)).toBe('already_revoked');
     expect(await storedKey(keys[0]!.id)).toMatchObject({ revoked: 1, revokedAt: FIXED_NOW });
   });
 });
 
 describe('rollback (spec §4.5)', () => {
   it("refuses a version of another project and leaves the pointer where it was", async () => {
-    const mine = await seedProject(table.repository, { ownerId: owner.ownerId, versions: ['one', 'two'] });
-    const theirs = await seedProject(table.repository, { ownerId: owner.ownerId, versions: ['elsewhere'] });
-    expect(await table.repository.setCurrentVersion(mine.projectId, theirs.versions[0]!.id)).toBe(false);
-    expect(await table.repository.setCurrentVersion(mine.projectId, 'ver_unknown')).toBe(false);
+    const mine = await seedProject(table.stores, { ownerId: owner.ownerId, versions: ['one', 'two'] });
+    const theirs = await seedProject(table.stores, { ownerId: owner.ownerId, versions: ['elsewhere'] });
+    expect(await table.stores.projects.setCurrentVersion(mine.projectId, theirs.versions[0]!.id)).toBe(false);
+    expect(await table.stores.projects.setCurrentVersion(mine.projectId, 'ver_unknown')).toBe(false);
     expect((await project(mine.projectId)).currentVersionId).toBe(mine.versions[1]!.id);
     expect((await project(theirs.projectId)).currentVersionId).toBe(theirs.versions[0]!.id);
   });
 
   it('moves the pointer to an earlier version of the project', async () => {
-    const { projectId, versions } = await seedProject(table.repository, { ownerId: owner.ownerId, versions: ['one', 'two', 'three'] });
-    expect(await table.repository.setCurrentVersion(projectId, versions[0]!.id)).toBe(true);
+    const { projectId, versions } = await seedProject(table.stores, { ownerId: owner.ownerId, versions: ['one', 'two', 'three'] });
+    expect(await table.stores.projects.setCurrentVersion(projectId, versions[0]!.id)).toBe(true);
     expect((await project(projectId)).currentVersionId).toBe(versions[0]!.id);
   });
 
   it('ends concurrent rollbacks on one of the requested versions, each answered as done', async () => {
-    const { projectId, versions } = await seedProject(table.repository, { ownerId: owner.ownerId, versions: ['a', 'b', 'c', 'd'] });
+    const { projectId, versions } = await seedProject(table.stores, { ownerId: owner.ownerId, versions: ['a', 'b', 'c', 'd'] });
     const requested = [versions[0]!.id, versions[1]!.id, versions[2]!.id];
-    const outcomes = await Promise.all([...requested, ...requested].map((versionId) => table.repository.setCurrentVersion(projectId, versionId)));
+    const outcomes = await Promise.all([...requested, ...requested].map((versionId) => table.stores.projects.setCurrentVersion(projectId, versionId)));
     expect(outcomes.every(Boolean)).toBe(true);
     expect(requested).toContain((await project(projectId)).currentVersionId);
   });
 
   it('lists the versions the dashboard uploaded with dense version numbers', async () => {
-    const { projectId, versions } = await seedProject(table.repository, { ownerId: owner.ownerId, versions: ['first', '', 'third'] });
-    const listed = await table.repository.listVersions(projectId);
+    const { projectId, versions } = await seedProject(table.stores, { ownerId: owner.ownerId, versions: ['first', '', 'third'] });
+    const listed = await table.stores.projects.listVersions(projectId);
     expect(listed.map((version) => [version.id, version.version_number, version.notes]).sort((a, b) => Number(a[1]) - Number(b[1]))).toEqual([
       [versions[0]!.id, 1, 'first'],
       [versions[1]!.id, 2, ''],
@@ -233,15 +233,15 @@ describe('exact rate limit (spec §8)', () => {
 
   it('allows 100 requests in a window, refuses the 101st, and counts another token apart', async () => {
     const counts: (number | undefined)[] = [];
-    for (let i = 0; i < 101; i++) counts.push(await table.repository.countRequest('bucket-sequential', 1_700_000_040, 100, 1_700_000_160));
+    for (let i = 0; i < 101; i++) counts.push(await table.stores.rateLimits.countRequest('bucket-sequential', { start: 1_700_000_040, seconds: 60 }, 100));
     expect(counts.slice(0, 100)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
     expect(counts[100]).toBeUndefined();
-    expect(await table.repository.countRequest('bucket-other', 1_700_000_040, 100, 1_700_000_160)).toBe(1);
-    expect(await table.repository.countRequest('bucket-sequential', 1_700_000_100, 100, 1_700_000_220)).toBe(1);
+    expect(await table.stores.rateLimits.countRequest('bucket-other', { start: 1_700_000_040, seconds: 60 }, 100)).toBe(1);
+    expect(await table.stores.rateLimits.countRequest('bucket-sequential', { start: 1_700_000_100, seconds: 60 }, 100)).toBe(1);
   });
 
   it('allows exactly 100 of 150 concurrent requests', async () => {
-    const decisions = await Promise.all(Array.from({ length: 150 }, () => consumeRateLimit(table.repository, 'bucket-concurrent', now)));
+    const decisions = await Promise.all(Array.from({ length: 150 }, () => consumeRateLimit(table.stores.rateLimits, 'bucket-concurrent', now)));
     const allowed = decisions.filter((decision) => decision.allowed);
     expect(allowed).toHaveLength(RATE_LIMIT.requests);
     expect(allowed.map((decision) => decision.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
@@ -249,7 +249,7 @@ describe('exact rate limit (spec §8)', () => {
   });
 
   it('stores the window with a TTL after the window has closed', async () => {
-    await consumeRateLimit(table.repository, 'bucket-ttl', now);
+    await consumeRateLimit(table.stores.rateLimits, 'bucket-ttl', now);
     const { start } = rateWindowAt(now);
     const { Item } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.rateWindow('bucket-ttl', start) }));
     expect(Item?.requests).toBe(1);
@@ -259,8 +259,8 @@ describe('exact rate limit (spec §8)', () => {
 
 describe('tokens', () => {
   it('finds the owner of a token by its hash only', async () => {
-    expect(await table.repository.findTokenOwner(owner.tokenHash)).toBe(owner.ownerId);
-    expect(await table.repository.findTokenOwner(owner.token)).toBeUndefined();
-    expect(await table.repository.findTokenOwner('0'.repeat(64))).toBeUndefined();
+    expect(await table.stores.tokens.findTokenOwner(owner.tokenHash)).toBe(owner.ownerId);
+    expect(await table.stores.tokens.findTokenOwner(owner.token)).toBeUndefined();
+    expect(await table.stores.tokens.findTokenOwner('0'.repeat(64))).toBeUndefined();
   });
 });

@@ -25,8 +25,8 @@ const run = (argv: string[], options: { stdinIsTTY?: boolean; answers?: string[]
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sdapi-local-'));
   table = await createTestTable('sdapi-local-stack');
-  demo = await seedDemo(table.repository, unixSeconds());
-  server = await startLocalServer({ port: 0, tableName: table.tableName, dynamodbEndpoint: table.endpoint });
+  demo = await seedDemo(table.stores, unixSeconds());
+  server = await startLocalServer({ port: 0, stores: table.stores });
 });
 
 afterAll(async () => {

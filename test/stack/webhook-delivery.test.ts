@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERY_QUEUE, FANOUT_STREAM } from '#events/delivery-settings';
-import { STREAM_FILTER_PATTERN } from '#events/stream-records';
+import { STREAM_FILTER_PATTERN } from '#store/stream-events';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
 

@@ -4,11 +4,12 @@ import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } fr
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { inject } from 'vitest';
-import type { Caller, EventName, Plan } from '#domain/model';
+import type { Caller, Plan } from '#domain/model';
+import type { EventName } from '#schemas/resources';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { ROUTES, type Route } from '#api/routes';
-import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
-import { Repository } from '#store/repository';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createStores, type Stores } from '#store/stores';
 import { createTableInput } from '#store/table-definition';
 
 /** A fixed clock for seeded data: Tue, 14 Nov 2023 22:13:20 UTC. */
@@ -153,7 +154,7 @@ export interface TestTable {
   tableName: string;
   endpoint: string;
   db: DynamoDBDocumentClient;
-  repository: Repository;
+  stores: Stores;
   drop: () => Promise<void>;
 }
 
@@ -161,13 +162,13 @@ export interface TestTable {
 export async function createTestTable(prefix: string): Promise<TestTable> {
   const endpoint = dynamodbEndpoint();
   const tableName = `${prefix}-${randomUUID().slice(0, 8)}`;
-  const db = createDocumentClient(dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: endpoint }));
+  const db = createDocumentClient(localDynamoConfig(endpoint));
   await db.send(new CreateTableCommand(createTableInput(tableName)));
   return {
     tableName,
     endpoint,
     db,
-    repository: new Repository(db, tableName),
+    stores: createStores(db, tableName),
     drop: async () => {
       await db.send(new DeleteTableCommand({ TableName: tableName }));
       db.destroy();
@@ -180,11 +181,11 @@ export interface SeededOwner extends Caller {
   token: string;
 }
 
-export async function seedOwner(repository: Repository, now: number = FIXED_NOW): Promise<SeededOwner> {
-  const ownerId = await repository.createOwner(now);
+export async function seedOwner(stores: Pick<Stores, 'dashboard' | 'tokens'>, now: number = FIXED_NOW): Promise<SeededOwner> {
+  const ownerId = await stores.dashboard.createOwner(now);
   const token = newApiToken();
   const tokenHash = hashToken(token);
-  await repository.saveTokenHash(ownerId, tokenHash, now);
+  await stores.tokens.saveTokenHash(ownerId, tokenHash, now);
   return { ownerId, token, tokenHash };
 }
 
@@ -208,20 +209,20 @@ export interface SeededProject {
   webhookIds: string[];
 }
 
-/** A project as the dashboard would leave it, written through the same Repository the API reads with. */
-export async function seedProject(repository: Repository, seed: ProjectSeed): Promise<SeededProject> {
+/** A project as the dashboard would leave it, written through the same stores the dashboard writes with. */
+export async function seedProject({ dashboard }: Pick<Stores, 'dashboard'>, seed: ProjectSeed): Promise<SeededProject> {
   const now = seed.now ?? FIXED_NOW;
-  const projectId = await repository.createProject({ ownerId: seed.ownerId, name: seed.name ?? 'Test Script', plan: seed.plan ?? 'business', now });
+  const projectId = await dashboard.createProject({ ownerId: seed.ownerId, name: seed.name ?? 'Test Script', plan: seed.plan ?? 'business', now });
   const keys = seed.keys
-    ? await repository.issueKeys({ projectId, count: seed.keys, watermark: seed.watermark, tier: 'standard', maxUses: null, now })
+    ? await dashboard.issueKeys({ projectId, count: seed.keys, watermark: seed.watermark, tier: 'standard', maxUses: null, now })
     : [];
   const versions: SeededProject['versions'] = [];
   for (const [i, notes] of (seed.versions ?? []).entries()) {
-    versions.push(await repository.uploadVersion({ projectId, sizeBytes: 1024 * (i + 1), notes, now: now + i }));
+    versions.push(await dashboard.uploadVersion({ projectId, sizeBytes: 1024 * (i + 1), notes, now: now + i }));
   }
   const webhookIds: string[] = [];
   for (const webhook of seed.webhooks ?? []) {
-    webhookIds.push(await repository.addWebhook({ projectId, url: webhook.url, events: webhook.events, enabled: webhook.enabled ?? true, now }));
+    webhookIds.push(await dashboard.addWebhook({ projectId, url: webhook.url, events: webhook.events, enabled: webhook.enabled ?? true, now }));
   }
   return { projectId, keys, versions, webhookIds };
 }

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type Route } from '#api/routes';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { JSON_BODY_REQUIRED } from '#http/responses';
-import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
-import { Repository } from '#store/repository';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createStores, type Stores } from '#store/stores';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, seedOwner, seedProject } from '#test-support/fixtures';
 import { freePort, type RawReply, type RawRequestInput, rawRequest, reportFigure, snapshotTable } from './support';
@@ -21,7 +21,7 @@ const MEGABYTE = 1024 * 1024;
 
 let stack: LocalStack;
 let port: number;
-let repository: Repository;
+let stores: Stores;
 let db: DynamoDBDocumentClient;
 
 /** What the cases point at: the demo project of the stack, plus rows of other projects they must not reach. */
@@ -247,19 +247,19 @@ function expectActionableRefusal(reply: RawReply, expected: Case, label: string)
 beforeAll(async () => {
   port = await freePort();
   stack = await startLocalStack({ port, dynamodbEndpoint: dynamodbEndpoint(), tableName: TABLE_NAME, stateFile: `/tmp/adversarial-${process.pid}.json` });
-  db = createDocumentClient(dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: stack.dynamodbEndpoint }));
-  repository = new Repository(db, TABLE_NAME);
+  db = createDocumentClient(localDynamoConfig(stack.dynamodbEndpoint));
+  stores = createStores(db, TABLE_NAME);
 
   const tokens = {} as Record<Route['entry'], string>;
   for (const route of ROUTES) {
     tokens[route.entry] = newApiToken();
-    await repository.saveTokenHash(stack.ownerId, hashToken(tokens[route.entry]), 1_700_000_000);
+    await stores.tokens.saveTokenHash(stack.ownerId, hashToken(tokens[route.entry]), 1_700_000_000);
   }
-  const foreignOwner = await seedOwner(repository);
+  const foreignOwner = await seedOwner(stores);
   const foreignWatermark = 'feedfacefeedface';
-  const foreign = await seedProject(repository, { ownerId: foreignOwner.ownerId, keys: 2, watermark: foreignWatermark, versions: ['theirs'] });
-  const pro = await seedProject(repository, { ownerId: stack.ownerId, plan: 'pro', keys: 1, versions: ['pro'] });
-  const project = await repository.getProject(stack.projectId);
+  const foreign = await seedProject(stores, { ownerId: foreignOwner.ownerId, keys: 2, watermark: foreignWatermark, versions: ['theirs'] });
+  const pro = await seedProject(stores, { ownerId: stack.ownerId, plan: 'pro', keys: 1, versions: ['pro'] });
+  const project = await stores.projects.getProject(stack.projectId);
   targets = {
     projectId: stack.projectId,
     tokens,
@@ -308,7 +308,7 @@ describe('adversarial input over HTTP: every bad request gets an actionable 4xx 
     const reply = await rawRequest(port, { ...call(route, targets.tokens['revoke-bulk']), body: JSON.stringify({ watermark: targets.foreignWatermark }) });
     expect(reply.status).toBe(200);
     expect(reply.json).toEqual({ ok: true, revoked_count: 0 });
-    const foreign = await repository.listKeysAfter(targets.foreignProjectId, 0, 10);
+    const foreign = await stores.projects.listKeysAfter(targets.foreignProjectId, 0, 10);
     expect(foreign.map((key) => key.revoked)).toEqual([0, 0]);
   });
 

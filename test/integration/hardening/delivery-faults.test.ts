@@ -94,8 +94,8 @@ beforeAll(async () => {
   apiBase = await discord.start();
   table = await createTestTable('hardening-delivery');
   store = new DynamoDeliveryStore(table.db, table.tableName);
-  const owner = await seedOwner(table.repository);
-  ({ projectId, webhookIds: [webhookId = ''] } = await seedProject(table.repository, {
+  const owner = await seedOwner(table.stores);
+  ({ projectId, webhookIds: [webhookId = ''] } = await seedProject(table.stores, {
     ownerId: owner.ownerId,
     name: 'Faulty Discord',
     webhooks: [{ url: discordUrl(HOOK_ID), events: ['version_deployed'] }],

@@ -1,10 +1,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { revokeBulk, revokeKey } from '#domain/project-api';
-import { apiHandler } from '#http/api-handler';
-import { NoQuery, RevokeBulkBody, RevokeKeyBody } from '#schemas/requests';
-import { Repository } from '#store/repository';
+import { revokeBulkEndpoint } from '#api/revoke-bulk';
+import { revokeKeyEndpoint } from '#api/revoke-key';
+import { createApiHandler, type Endpoint } from '#http/api-handler';
+import { createStores } from '#store/stores';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, type SeededOwner, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { captureLogs } from '../../unit/events/fixtures';
 import { type DynamoFaultName, type FaultyClient, faultyDocumentClient } from '../../unit/hardening/dynamodb-faults';
@@ -26,7 +26,7 @@ let fault: (operation: string, body: string) => DynamoFaultName | undefined = ()
 
 beforeAll(async () => {
   table = await createTestTable('hardening-dynamo-faults');
-  owner = await seedOwner(table.repository);
+  owner = await seedOwner(table.stores);
 });
 
 afterAll(async () => {
@@ -44,18 +44,20 @@ afterEach(() => {
   logs.restore();
 });
 
-function deps() {
+/** The route's endpoint on stores whose client is this test's faulty one. */
+function onFaultyClient<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>) {
   let clock = FIXED_NOW;
-  return () => ({ store: new Repository(client.db, table.tableName), now: () => (clock += 1), logger: new Logger({ serviceName: 'dynamo-faults-test' }) });
+  return (event: APIGatewayProxyEvent, context: Context) =>
+    createApiHandler(endpoint, { stores: createStores(client.db, table.tableName), now: () => (clock += 1), logger: new Logger({ serviceName: 'dynamo-faults-test' }) })(event, context);
 }
 
-const revokeBulkHandler = apiHandler({ query: NoQuery, body: RevokeBulkBody, run: ({ project, body, now }, store) => revokeBulk(store, project, body.watermark, now) }, deps());
-const revokeKeyHandler = apiHandler({ query: NoQuery, body: RevokeKeyBody, run: ({ project, body, now }, store) => revokeKey(store, project, body.key_id, now) }, deps());
+const revokeBulkHandler = onFaultyClient(revokeBulkEndpoint);
+const revokeKeyHandler = onFaultyClient(revokeKeyEndpoint);
 
 const bodyOf = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
 
 async function revokedCount(projectId: string): Promise<number> {
-  const keys = await table.repository.listKeysAfter(projectId, 0, 1_000);
+  const keys = await table.stores.projects.listKeysAfter(projectId, 0, 1_000);
   return keys.filter((key) => key.revoked === 1).length;
 }
 
@@ -67,7 +69,7 @@ describe('DynamoDB failing under the revoke endpoints, on DynamoDB Local', () =>
       const watermark = `${'ab'.repeat(4)}${String(run).padStart(8, '0')}`;
       // Up to 99 keys: one seeding transaction; the cut lands at a different point each run.
       const keyCount = 99 - (run % 5) * 10;
-      const { projectId } = await seedProject(table.repository, { ownerId: owner.ownerId, keys: keyCount, watermark });
+      const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: keyCount, watermark });
       // The outage starts after a number of key writes and lasts until the call has failed.
       const cutAfter = 5 + ((run * 17) % 50);
       let keyWrites = 0;
@@ -96,7 +98,7 @@ describe('DynamoDB failing under the revoke endpoints, on DynamoDB Local', () =>
   }, timeoutFor(1_000));
 
   it('answers a single revoke whose write fails with a clean 500, leaves the key active, and the retry revokes it', async () => {
-    const { projectId, keys } = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 1 });
+    const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
     const keyId = keys[0]?.id ?? '';
     fault = (operation, body) => (operation === 'UpdateItem' && body.includes(`KEY#${keyId}`) ? 'InternalServerError' : undefined);
     const event = () => apiEvent('revoke-key', { projectId, caller: owner, body: { key_id: keyId } });
@@ -125,7 +127,7 @@ describe('DynamoDB failing under the revoke endpoints, on DynamoDB Local', () =>
     let keysRevoked = 0;
     for (let run = 0; run < runs; run++) {
       const watermark = `cd${String(run).padStart(14, '0')}`;
-      const { projectId } = await seedProject(table.repository, { ownerId: owner.ownerId, keys: 40, watermark });
+      const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 40, watermark });
       const result = await revokeBulkHandler(apiEvent('revoke-bulk', { projectId, caller: owner, body: { watermark } }), lambdaContext());
       expect([result.statusCode, bodyOf(result)]).toEqual([200, { ok: true, revoked_count: 40 }]);
       keysRevoked += 40;

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { unixSeconds } from '#domain/model';
-import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
-import { Repository } from '#store/repository';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createStores } from '#store/stores';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#local/dynamodb-local';
 import { seedDemo } from '#local/seed';
 import type { RequestLogEntry } from '#local/server';
@@ -98,13 +98,13 @@ describe('DynamoDB Local killed and restarted under the local stack', () => {
     const withoutTable = await listVersions(stack.token, stack.projectId);
     expectJson500From(withoutTable, /ResourceNotFoundException|non-existent table/);
 
-    const client = new DynamoDBClient(dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: dynamodb.endpoint }));
-    const db = createDocumentClient(dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: dynamodb.endpoint }));
+    const client = new DynamoDBClient(localDynamoConfig(dynamodb.endpoint));
+    const db = createDocumentClient(localDynamoConfig(dynamodb.endpoint));
     try {
       await ensureTable(client, TABLE_NAME);
       // The old token went with the data: refused like any unknown token, by the same running server.
       expect((await listVersions(stack.token, stack.projectId)).status).toBe(401);
-      const demo = await seedDemo(new Repository(db, TABLE_NAME), unixSeconds());
+      const demo = await seedDemo(createStores(db, TABLE_NAME), unixSeconds());
       const recovered = await listVersions(demo.token, demo.projectId);
       expect(recovered.status).toBe(200);
       expect((recovered.json as { versions: unknown[] }).versions).toHaveLength(3);

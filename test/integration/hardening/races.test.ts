@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as listVersionsHandler } from '#api/list-versions';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { listVersionsEndpoint } from '#api/list-versions';
+import { createApiHandler } from '#http/api-handler';
+import { unixSeconds } from '#domain/model';
 import type { Project } from '#domain/model';
 import { revokeBulk, rollback } from '#domain/project-api';
 import { consumeRateLimit, RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
-import type { Repository } from '#store/repository';
+import type { Stores } from '#store/stores';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
 
@@ -15,16 +18,15 @@ import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
  */
 
 let table: TestTable;
-let repository: Repository;
+let stores: Stores;
 let ownerId: string;
 /** Writes a race lost or counted twice, over every repetition: must stay 0. */
 const anomalies = { lostOrDoubleCounted: 0 };
 
 beforeAll(async () => {
   table = await createTestTable('hardening-races');
-  repository = table.repository;
-  ({ ownerId } = await seedOwner(repository));
-  process.env.TABLE_NAME = table.tableName;
+  stores = table.stores;
+  ({ ownerId } = await seedOwner(stores));
 });
 
 afterAll(async () => {
@@ -37,14 +39,14 @@ const randomInt = (min: number, max: number) => min + Math.floor(Math.random() *
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function projectWithKeys(count: number, watermark: string): Promise<{ project: Project; keyIds: string[] }> {
-  const seeded = await seedProject(repository, { ownerId, keys: count, watermark });
-  const project = await repository.getProject(seeded.projectId);
+  const seeded = await seedProject(stores, { ownerId, keys: count, watermark });
+  const project = await stores.projects.getProject(seeded.projectId);
   if (!project) throw new Error('project vanished');
   return { project, keyIds: seeded.keys.map((key) => key.id) };
 }
 
 async function revokedFlags(project: Project): Promise<Map<string, number>> {
-  const keys = await repository.listKeysAfter(project.id, 0, 1_000);
+  const keys = await stores.projects.listKeysAfter(project.id, 0, 1_000);
   return new Map(keys.map((key) => [key.id, key.revoked]));
 }
 
@@ -59,7 +61,7 @@ describe(`races on DynamoDB Local, ${HARDENING_RUNS} repetitions each`, () => {
     for (let run = 0; run < HARDENING_RUNS; run++) {
       const watermark = newWatermark();
       const { project, keyIds } = await projectWithKeys(randomInt(1, 50), watermark);
-      const [first, second] = await Promise.all([revokeBulk(repository, project, watermark, FIXED_NOW), revokeBulk(repository, project, watermark, FIXED_NOW)]);
+      const [first, second] = await Promise.all([revokeBulk(stores.projects, project, watermark, FIXED_NOW), revokeBulk(stores.projects, project, watermark, FIXED_NOW)]);
       const flags = await revokedFlags(project);
       const stillActive = [...flags.values()].filter((revoked) => revoked === 0).length;
       expect(noteAnomalies(Math.abs(first.revoked_count + second.revoked_count - keyIds.length) + stillActive)).toBe(0);
@@ -76,8 +78,8 @@ describe(`races on DynamoDB Local, ${HARDENING_RUNS} repetitions each`, () => {
       // Singles aimed at a random half of the keys, fired in the same tick as the bulk revoke.
       const targets = keyIds.filter(() => Math.random() < 0.5);
       const [bulk, ...singles] = await Promise.all([
-        revokeBulk(repository, project, watermark, FIXED_NOW),
-        ...targets.map((keyId) => repository.revokeKey(project.id, keyId, FIXED_NOW)),
+        revokeBulk(stores.projects, project, watermark, FIXED_NOW),
+        ...targets.map((keyId) => stores.projects.revokeKey(project.id, keyId, FIXED_NOW)),
       ]);
       const singlesThatRevoked = singles.filter((outcome) => outcome === 'revoked').length;
       expect(singles.every((outcome) => outcome === 'revoked' || outcome === 'already_revoked')).toBe(true);
@@ -91,15 +93,15 @@ describe(`races on DynamoDB Local, ${HARDENING_RUNS} repetitions each`, () => {
   it('concurrent rollbacks all succeed and leave current_version_id on one of the requested versions of the project', async () => {
     let rollbacks = 0;
     for (let run = 0; run < HARDENING_RUNS; run++) {
-      const seeded = await seedProject(repository, { ownerId, versions: ['v1', 'v2', 'v3', 'v4', 'v5'] });
-      const project = await repository.getProject(seeded.projectId);
+      const seeded = await seedProject(stores, { ownerId, versions: ['v1', 'v2', 'v3', 'v4', 'v5'] });
+      const project = await stores.projects.getProject(seeded.projectId);
       if (!project) throw new Error('project vanished');
       const requested = Array.from({ length: randomInt(2, 8) }, () => seeded.versions[randomInt(0, seeded.versions.length - 1)]?.id ?? '');
-      const results = await Promise.all(requested.map((versionId) => rollback(repository, project, versionId)));
+      const results = await Promise.all(requested.map((versionId) => rollback(stores.projects, project, versionId)));
       expect(results.map((result) => result.current_version_id)).toEqual(requested);
 
-      const after = await repository.getProject(project.id);
-      const versions = await repository.listVersions(project.id);
+      const after = await stores.projects.getProject(project.id);
+      const versions = await stores.projects.listVersions(project.id);
       expect(requested).toContain(after?.currentVersionId);
       expect(versions.map((version) => version.id)).toContain(after?.currentVersionId);
       rollbacks += requested.length;
@@ -117,12 +119,12 @@ describe(`races on DynamoDB Local, ${HARDENING_RUNS} repetitions each`, () => {
       const issuing = (async () => {
         const ids: string[] = [];
         for (let batch = 0; batch < 4; batch++) {
-          ids.push(...(await repository.issueKeys({ projectId: project.id, count: randomInt(1, 5), watermark, tier: 'standard', maxUses: null, now: FIXED_NOW })).map((key) => key.id));
+          ids.push(...(await stores.dashboard.issueKeys({ projectId: project.id, count: randomInt(1, 5), watermark, tier: 'standard', maxUses: null, now: FIXED_NOW })).map((key) => key.id));
         }
         return ids;
       })();
       // The bulk revoke starts up to 40 ms into the issuing, so some runs catch a few of the new keys and some none.
-      const bulkRevoke = sleep(randomInt(0, 40)).then(() => revokeBulk(repository, project, watermark, FIXED_NOW));
+      const bulkRevoke = sleep(randomInt(0, 40)).then(() => revokeBulk(stores.projects, project, watermark, FIXED_NOW));
       const [bulk, during] = await Promise.all([bulkRevoke, issuing]);
       const flags = await revokedFlags(project);
       const revokedDuring = during.filter((id) => flags.get(id) === 1).length;
@@ -148,7 +150,7 @@ describe('rate limit under concurrency', () => {
       const bucket = `race-${newWatermark()}`;
       // Mid-window on a fixed clock, so the minute boundary cannot split the burst.
       const now = FIXED_NOW + 20 + run * 60;
-      const decisions = await Promise.all(Array.from({ length: 150 }, () => consumeRateLimit(repository, bucket, now)));
+      const decisions = await Promise.all(Array.from({ length: 150 }, () => consumeRateLimit(stores.rateLimits, bucket, now)));
       const allowed = decisions.filter((decision) => decision.allowed);
       expect(noteAnomalies(Math.abs(allowed.length - RATE_LIMIT.requests))).toBe(0);
       expect(allowed.map((decision) => decision.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
@@ -157,8 +159,9 @@ describe('rate limit under concurrency', () => {
   }, timeoutFor(250));
 
   it('answers 150 concurrent calls of the deployed list-versions handler with exactly 100 x 200 and 50 x 429 with Retry-After', async () => {
-    const owner = await seedOwner(repository);
-    const { projectId } = await seedProject(repository, { ownerId: owner.ownerId, versions: ['only'] });
+    const listVersionsHandler = createApiHandler(listVersionsEndpoint, { stores, now: () => unixSeconds(), logger: new Logger({ serviceName: 'developer-api' }) });
+    const owner = await seedOwner(stores);
+    const { projectId } = await seedProject(stores, { ownerId: owner.ownerId, versions: ['only'] });
     // The handler reads the real clock: start the burst well inside a minute.
     const secondOfMinute = Math.floor(Date.now() / 1000) % 60;
     if (secondOfMinute > 55) await new Promise((resolve) => setTimeout(resolve, (61 - secondOfMinute) * 1000));

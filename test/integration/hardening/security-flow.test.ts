@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from
 import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
 import { hashToken, newApiToken } from '#domain/tokens';
-import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint } from '#test-support/fixtures';
 import { captureAllOutput, leakedSecrets } from '../../unit/hardening/capture';
@@ -105,7 +105,7 @@ describe('secrets across a full flow through the local stack', () => {
   it('keeps raw tokens out of the table: owner create and token create store only the SHA-256', async () => {
     const { ownerId, token } = await dashboardRun<{ ownerId: string; token: string }>('owner create');
     const { token: second } = await dashboardRun<{ token: string }>('token create', '--owner', ownerId);
-    const db = createDocumentClient(dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: stack.dynamodbEndpoint }));
+    const db = createDocumentClient(localDynamoConfig(stack.dynamodbEndpoint));
     const { Items = [] } = await db.send(new ScanCommand({ TableName: stack.tableName })).finally(() => db.destroy());
     const dump = JSON.stringify(Items);
     expect(leakedSecrets(dump, [token, second, stack.token])).toEqual([]);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { TelemetryStore } from '#analytics/ports';
+import type { TelemetryStore } from '#domain/ports';
 import { nextDailyRun, startDailyDetectorTimer } from '#local/daily-detector-timer';
 
 const at = (iso: string) => Date.parse(iso) / 1000;

@@ -1,29 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  dedupKeyOf,
-  detectClones,
-  detectExecutionDrop,
-  detectKeyAbuse,
-  detectNewExecutor,
-  EVENT_RETENTION_SECONDS,
-  KEY_ABUSE_THRESHOLDS,
-  type KnownHash,
-  NEW_EXECUTOR_ABSENCE_SECONDS,
-  type ValidationWindow,
-} from '#analytics/detectors';
-import { EVENT_DATA, type EventItem } from '#events/event-types';
+import { detectClones, detectExecutionDrop, detectKeyAbuse, detectNewExecutor, KEY_ABUSE_THRESHOLDS, NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
+import type { AnalyticsEvent, KnownHash, ValidationWindow } from '#domain/analytics';
+import { EVENT_DATA } from '#schemas/events';
 
 const NOW = 1_700_000_000; // Tue, 14 Nov 2023 22:13:20 UTC
 const HOUR = 1_699_999_200; // 22:00 UTC that day
 
-/** The item is exactly what the delivery path expects: key layout, entity, TTL and a data object its schema accepts. */
-function expectWellFormed(item: EventItem): void {
-  expect(item.entity).toBe('EVENT');
-  expect(item.pk).toBe(`PROJECT#${item.projectId}`);
-  expect(item.sk).toBe(`EVENT#${item.name}#${dedupKeyOf(item)}`);
-  expect(item.ttl).toBe(NOW + EVENT_RETENTION_SECONDS);
-  expect(EVENT_DATA[item.name].safeParse(item.data)).toEqual({ success: true, data: item.data });
+/** The event is what the delivery path expects: a condition named by its dedup key, and data its schema accepts. */
+function expectWellFormed(event: AnalyticsEvent): void {
+  expect(event.dedupKey).not.toBe('');
+  expect(EVENT_DATA[event.name].safeParse(event.data)).toEqual({ success: true, data: event.data });
 }
 
 describe('execution_drop', () => {
@@ -56,7 +43,7 @@ describe('execution_drop', () => {
     const event = day(100, 10);
     if (!event) throw new Error('expected an event');
     expectWellFormed(event);
-    expect(event).toMatchObject({ name: 'execution_drop', projectId: 'prj_a', sk: 'EVENT#execution_drop#2023-11-13', occurredAt: NOW });
+    expect(event).toMatchObject({ name: 'execution_drop', projectId: 'prj_a', dedupKey: '2023-11-13', occurredAt: NOW });
   });
 
   it('fires exactly when executions < 70 % of a non-zero day before, for any counts', () => {
@@ -84,7 +71,7 @@ describe('execution_drop', () => {
 
 describe('new_executor', () => {
   const judge = (lastSeenAt: number | null, sightings: number[]) =>
-    detectNewExecutor({ projectId: 'prj_a', executor: 'Synapse X', lastSeenAt, sightings }, NOW);
+    detectNewExecutor({ projectId: 'prj_a', executor: 'Synapse X', lastSeenAt, sightings });
 
   it('fires for an executor never seen for the project', () => {
     const { events, lastSeenAt } = judge(null, [NOW - 60]);
@@ -126,7 +113,7 @@ describe('new_executor', () => {
     const [event] = judge(null, [NOW]).events;
     if (!event) throw new Error('expected an event');
     expectWellFormed(event);
-    expect(dedupKeyOf(event)).toBe('Synapse X#2023-11-14');
+    expect(event.dedupKey).toBe('Synapse X#2023-11-14');
   });
 
   it('fires exactly when the absence is longer than 604800 s, for any gap', () => {
@@ -149,68 +136,68 @@ describe('key_abuse', () => {
     reported: [],
   });
   const judge = (...args: Parameters<typeof detectKeyAbuse>) => detectKeyAbuse(...args).events;
-  const patterns = (items: EventItem[]) => items.map((item) => (item.data as { pattern: string }).pattern);
+  const patterns = (items: AnalyticsEvent[]) => items.map((item) => (item.data as { pattern: string }).pattern);
 
   it('fires many_fingerprints at 6 distinct fingerprints in an hour, not at 5', () => {
-    expect(judge(window({ ok: 5 }, 5), undefined, NOW)).toEqual([]);
-    const [event] = judge(window({ ok: 6 }, 6), undefined, NOW);
+    expect(judge(window({ ok: 5 }, 5), undefined)).toEqual([]);
+    const [event] = judge(window({ ok: 6 }, 6), undefined);
     expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'many_fingerprints', count: 6, threshold: 5, windowSeconds: 3600 });
   });
 
   it('fires revoked_key_burst at 10 revoked validations in an hour, not at 9', () => {
-    expect(judge(window({ revoked: 9 }), undefined, NOW)).toEqual([]);
-    const [event] = judge(window({ revoked: 10 }), undefined, NOW);
+    expect(judge(window({ revoked: 9 }), undefined)).toEqual([]);
+    const [event] = judge(window({ revoked: 10 }), undefined);
     expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'revoked_key_burst', count: 10, threshold: 10, windowSeconds: 3600 });
   });
 
   it('fires expired_key_burst at 10 expired validations in an hour, not at 9', () => {
-    expect(judge(window({ expired: 9 }), undefined, NOW)).toEqual([]);
-    expect(patterns(judge(window({ expired: 10 }), undefined, NOW))).toEqual(['expired_key_burst']);
+    expect(judge(window({ expired: 9 }), undefined)).toEqual([]);
+    expect(patterns(judge(window({ expired: 10 }), undefined))).toEqual(['expired_key_burst']);
   });
 
   it('fires over_max_uses at max_uses + 1 ok validations in an hour, not at max_uses', () => {
     const usage = { maxUses: 3, currentUses: 0 };
-    expect(judge(window({ ok: 3 }), usage, NOW)).toEqual([]);
-    const [event] = judge(window({ ok: 4 }), usage, NOW);
+    expect(judge(window({ ok: 3 }), usage)).toEqual([]);
+    const [event] = judge(window({ ok: 4 }), usage);
     expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'over_max_uses', count: 4, threshold: 3, windowSeconds: 3600 });
   });
 
   it('fires over_max_uses on an over_limit validation once current_uses reaches max_uses, not one use before', () => {
-    expect(judge(window({ over_limit: 1 }), { maxUses: 3, currentUses: 2 }, NOW)).toEqual([]);
-    const [event] = judge(window({ over_limit: 1 }), { maxUses: 3, currentUses: 3 }, NOW);
+    expect(judge(window({ over_limit: 1 }), { maxUses: 3, currentUses: 2 })).toEqual([]);
+    const [event] = judge(window({ over_limit: 1 }), { maxUses: 3, currentUses: 3 });
     expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'over_max_uses', count: 3, threshold: 3, windowSeconds: 3600 });
   });
 
   it('never fires over_max_uses for a key without a use cap, or one the project does not have', () => {
-    expect(judge(window({ ok: 1_000, over_limit: 5 }), { maxUses: null, currentUses: 1_000 }, NOW)).toEqual([]);
-    expect(judge(window({ ok: 1_000, over_limit: 5 }), undefined, NOW)).toEqual([]);
+    expect(judge(window({ ok: 1_000, over_limit: 5 }), { maxUses: null, currentUses: 1_000 })).toEqual([]);
+    expect(judge(window({ ok: 1_000, over_limit: 5 }), undefined)).toEqual([]);
   });
 
   it('fires every pattern the hour shows, each once', () => {
-    const events = judge(window({ ok: 20, revoked: 10, expired: 10 }, 7), { maxUses: 5, currentUses: 5 }, NOW);
+    const events = judge(window({ ok: 20, revoked: 10, expired: 10 }, 7), { maxUses: 5, currentUses: 5 });
     expect(patterns(events)).toEqual(['many_fingerprints', 'revoked_key_burst', 'expired_key_burst', 'over_max_uses']);
   });
 
   it('names the patterns it fired, and does not judge a pattern the window already reported', () => {
     const busy = window({ revoked: 10, expired: 10 });
-    expect(detectKeyAbuse(busy, undefined, NOW).patterns).toEqual(['revoked_key_burst', 'expired_key_burst']);
-    const later = detectKeyAbuse({ ...busy, counts: { ...busy.counts, revoked: 30 }, reported: ['revoked_key_burst'] }, undefined, NOW);
+    expect(detectKeyAbuse(busy, undefined).patterns).toEqual(['revoked_key_burst', 'expired_key_burst']);
+    const later = detectKeyAbuse({ ...busy, counts: { ...busy.counts, revoked: 30 }, reported: ['revoked_key_burst'] }, undefined);
     expect(later.patterns).toEqual(['expired_key_burst']);
     expect(patterns(later.events)).toEqual(['expired_key_burst']);
   });
 
   it('deduplicates by key, pattern and UTC hour, and dates the event at the last validation seen', () => {
-    const [event] = judge(window({ revoked: 12 }), undefined, NOW);
+    const [event] = judge(window({ revoked: 12 }), undefined);
     if (!event) throw new Error('expected an event');
     expectWellFormed(event);
-    expect(dedupKeyOf(event)).toBe('key_1#revoked_key_burst#2023-11-14T22');
+    expect(event.dedupKey).toBe('key_1#revoked_key_burst#2023-11-14T22');
     expect(event.occurredAt).toBe(HOUR + 120);
   });
 
   it('fires many_fingerprints exactly above the threshold, for any count', () => {
     fc.assert(
       fc.property(fc.nat({ max: 200 }), (distinct) => {
-        const fired = patterns(judge(window({}, distinct), undefined, NOW)).includes('many_fingerprints');
+        const fired = patterns(judge(window({}, distinct), undefined)).includes('many_fingerprints');
         expect(fired).toBe(distinct > KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan);
       }),
     );
@@ -218,7 +205,7 @@ describe('key_abuse', () => {
 });
 
 describe('clone_detected', () => {
-  const script = (hashes: KnownHash[], versionId: string | null = 'ver_1') => detectClones({ projectId: 'prj_a', scriptId: 'prj_a', versionId, hashes }, NOW);
+  const script = (hashes: KnownHash[], versionId: string | null = 'ver_1') => detectClones({ projectId: 'prj_a', scriptId: 'prj_a', versionId, hashes });
   const hash = (value: string, firstSeenAt: number, classified = false): KnownHash => ({ hash: value, firstSeenAt, classified });
 
   it('fires nothing for the first hash of a script and classifies it as the original', () => {
@@ -259,8 +246,8 @@ describe('clone_detected', () => {
     if (!versioned || !unversioned) throw new Error('expected events');
     expectWellFormed(versioned);
     expectWellFormed(unversioned);
-    expect(dedupKeyOf(versioned)).toBe('prj_a#ver_1#bbbb2222');
-    expect(dedupKeyOf(unversioned)).toBe('prj_a##bbbb2222');
+    expect(versioned.dedupKey).toBe('prj_a#ver_1#bbbb2222');
+    expect(unversioned.dedupKey).toBe('prj_a##bbbb2222');
     expect(unversioned.data).toMatchObject({ versionId: null });
   });
 

@@ -1,10 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { createDailyHandler } from '#analytics/daily-handler';
-import type { AnalyticsDeps } from '#analytics/handler-deps';
-import { createIngestHandler } from '#analytics/ingest-handler';
-import type { TelemetryStore } from '#analytics/ports';
-import type { EventItem } from '#events/event-types';
+import { type AnalyticsDeps, createIngestHandler } from '#analytics/ingest-handler';
+import type { AnalyticsEvent } from '#domain/analytics';
+import type { TelemetryStore } from '#domain/ports';
 
 const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z
 
@@ -19,7 +18,7 @@ function storeWith(methods: Partial<TelemetryStore> = {}): TelemetryStore {
   });
 }
 
-const deps = (store: TelemetryStore): (() => AnalyticsDeps) => () => ({ store, now: () => NOW, logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }) });
+const deps = (store: TelemetryStore): AnalyticsDeps => ({ store, now: () => NOW, logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }) });
 
 describe('ingest handler', () => {
   it('fails an invocation whose payload is not a batch, before touching the table', async () => {
@@ -38,7 +37,7 @@ describe('ingest handler', () => {
 describe('daily detector handler', () => {
   it("judges the day before the schedule's own date, even when invoked later", async () => {
     const asked: string[] = [];
-    const written: EventItem[] = [];
+    const written: AnalyticsEvent[] = [];
     const store = storeWith({
       executionsOn: async (date) => {
         asked.push(date);

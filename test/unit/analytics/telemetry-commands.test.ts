@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TelemetryStore } from '#analytics/ports';
+import type { TelemetryStore } from '#domain/ports';
 import { parseFlags, UsageError } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { CommandError } from '#dashboard/context';
@@ -48,14 +48,14 @@ describe('telemetry execution flags', () => {
 
   it('refuses an --at in the future when run, before writing anything', async () => {
     const input = validate(telemetryExecution, [...execution, '--at', String(NOW + 301)]);
-    await expect(telemetryExecution.run({ telemetry: projectsOnly(['prj_a']), now: () => NOW }, input)).rejects.toThrow(
+    await expect(telemetryExecution.run({ stores: { telemetry: projectsOnly(['prj_a']) }, now: () => NOW }, input)).rejects.toThrow(
       new UsageError(`at (${NOW + 301}) is more than 300 s in the future`),
     );
   });
 
   it('refuses an unknown project when run, before writing anything', async () => {
     const input = validate(telemetryExecution, execution);
-    await expect(telemetryExecution.run({ telemetry: projectsOnly([]), now: () => NOW }, input)).rejects.toThrow(
+    await expect(telemetryExecution.run({ stores: { telemetry: projectsOnly([]) }, now: () => NOW }, input)).rejects.toThrow(
       new CommandError('Project prj_a not found: create one with "project create"'),
     );
   });

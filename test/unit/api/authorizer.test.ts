@@ -1,3 +1,4 @@
+import { Logger } from '@aws-lambda-powertools/logger';
 import { InternalServerError } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -5,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { UNAUTHORIZED, createAuthorizer, handler, wholeApiArn } from '#api/authorizer';
 import type { TokenStore } from '#domain/ports';
 import { hashToken } from '#domain/tokens';
-import { keyOf } from '#store/repository';
+import { keyOf } from '#store/layout';
 import { TEST_API_ID, TEST_STAGE, authorizerEvent, methodArn } from '#test-support/fixtures';
 import { captureOutput } from './mock-table';
 
@@ -84,7 +85,7 @@ describe('createAuthorizer with any TokenStore', () => {
   it('asks the store for the hash of the token', async () => {
     const asked: string[] = [];
     const store: TokenStore = { findTokenOwner: async (hash) => (asked.push(hash), 'own_x') };
-    const result = await createAuthorizer(() => store)(authorizerEvent('Bearer tok'));
+    const result = await createAuthorizer({ tokens: store, logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }) })(authorizerEvent('Bearer tok'));
     expect(asked).toEqual([hashToken('tok')]);
     expect(result.context).toEqual({ ownerId: 'own_x', tokenHash: hashToken('tok') });
   });

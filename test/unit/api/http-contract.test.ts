@@ -7,7 +7,7 @@ import { handler as listWebhooks } from '#api/list-webhooks';
 import { handler as revokeBulk } from '#api/revoke-bulk';
 import { handler as revokeKey } from '#api/revoke-key';
 import { handler as rollback } from '#api/rollback';
-import { keyOf } from '#store/repository';
+import { keyOf } from '#store/layout';
 import { apiEvent, lambdaContext, type ApiEventInput, type RouteEntry } from '#test-support/fixtures';
 import {
   CALLER,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { handler as listKeys } from '#api/list-keys';
 import { handler as revokeBulk } from '#api/revoke-bulk';
 import { handler as revokeKey } from '#api/revoke-key';
-import { keyOf } from '#store/repository';
+import { keyOf } from '#store/layout';
 import { TABLE } from '#store/table-definition';
 import { apiEvent } from '#test-support/fixtures';
 import { NOW, PROJECT_ID, SECURITY_HEADERS, conditionFailed, expectError, invoke, keyItem, projectItem, useMockTable } from './mock-table';

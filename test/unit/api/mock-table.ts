@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, expect, vi } from 'vitest';
 import type { Caller, Plan } from '#domain/model';
-import { keyOf } from '#store/repository';
+import { keyOf } from '#store/layout';
 import { DEFAULT_CALLER, lambdaContext } from '#test-support/fixtures';
 
 /** 45 s into the minute that opened at 1_700_000_040: the window resets in 15 s. */

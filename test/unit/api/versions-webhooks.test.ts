@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { handler as listVersions } from '#api/list-versions';
 import { handler as listWebhooks } from '#api/list-webhooks';
 import { handler as rollback } from '#api/rollback';
-import { keyOf } from '#store/repository';
+import { keyOf } from '#store/layout';
 import { apiEvent } from '#test-support/fixtures';
 import { PROJECT_ID, expectError, invoke, projectItem, transactionCanceled, useMockTable } from './mock-table';
 

@@ -6,14 +6,14 @@ import { RATE_LIMIT, RATE_LIMIT_MESSAGE, consumeRateLimit, rateWindowAt } from '
 /** A window counter with the repository's semantics, in memory. */
 class MemoryRateLimitStore implements RateLimitStore {
   readonly counts = new Map<string, number>();
-  readonly expiries = new Map<string, number>();
+  readonly windowSeconds = new Map<string, number>();
 
-  async countRequest(bucket: string, windowStart: number, limit: number, expiresAt: number): Promise<number | undefined> {
-    const key = `${bucket}@${windowStart}`;
+  async countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined> {
+    const key = `${bucket}@${window.start}`;
     const count = this.counts.get(key) ?? 0;
     if (count >= limit) return undefined;
     this.counts.set(key, count + 1);
-    this.expiries.set(key, expiresAt);
+    this.windowSeconds.set(key, window.seconds);
     return count + 1;
   }
 }
@@ -73,11 +73,11 @@ describe('consumeRateLimit', () => {
     expect(await consumeRateLimit(store, 'hash-a', now + 15)).toEqual({ allowed: true, remaining: 99, resetSeconds: 60 });
   });
 
-  it('counts in the window aligned to the minute and lets the record expire after the window has passed', async () => {
+  it('counts in the one-minute window aligned to the minute', async () => {
     const store = new MemoryRateLimitStore();
     await consumeRateLimit(store, 'hash-a', now);
     const windowStart = now - (now % 60);
     expect([...store.counts.keys()]).toEqual([`hash-a@${windowStart}`]);
-    expect(store.expiries.get(`hash-a@${windowStart}`)).toBeGreaterThanOrEqual(windowStart + 60);
+    expect(store.windowSeconds.get(`hash-a@${windowStart}`)).toBe(60);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProjectEvent } from '#events/event-types';
+import type { ProjectEvent } from '#schemas/events';
 import {
   buildEmbed,
   codePointLength,

@@ -1,9 +1,8 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { vi } from 'vitest';
-import type { EventItem } from '#events/event-types';
-import { eventItemKey } from '#events/event-types';
-import { keyOf } from '#store/repository';
+import type { EventItem } from '#store/layout';
+import { keyOf } from '#store/layout';
 
 /** Test data shared by the webhook delivery tests (unit and integration). */
 
@@ -60,7 +59,7 @@ export function versionItem(projectId: string, versionNumber = 3, overrides: Rec
 /** An event item as an analytics detector writes it. */
 export function keyAbuseItem(projectId: string): EventItem {
   return {
-    ...eventItemKey(projectId, 'key_abuse', 'key_1#2023-11-14'),
+    ...keyOf.event(projectId, 'key_abuse', 'key_1#2023-11-14'),
     entity: 'EVENT',
     projectId,
     name: 'key_abuse',

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { eventItemKey } from '#events/event-types';
-import { matchesFilter, readStreamRecord, STREAM_FILTER_PATTERN } from '#events/stream-records';
-import { keyOf } from '#store/repository';
+import { keyOf } from '#store/layout';
+import { matchesFilter, readStreamRecord, STREAM_FILTER_PATTERN } from '#store/stream-events';
 import { streamRecord } from './fixtures';
 
 const versionItem = {
@@ -16,7 +15,7 @@ const versionItem = {
 };
 
 const eventItem = {
-  ...eventItemKey('prj_1', 'new_executor', 'Wave'),
+  ...keyOf.event('prj_1', 'new_executor', 'Wave'),
   entity: 'EVENT',
   projectId: 'prj_1',
   name: 'new_executor',

@@ -1,6 +1,6 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, dynamoConfigFromEnv } from '#store/client';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
 
 /**
  * DynamoDB failures injected below the SDK: a transport (the client's `requestHandler`) that answers chosen
@@ -46,7 +46,7 @@ export interface FaultyClientOptions {
   endpoint?: string;
   /** Or, without an endpoint, the JSON body of a successful answer per operation. */
   answer?: (operation: string, request: Record<string, unknown>) => unknown;
-  /** Client settings over the product's own (`dynamoConfigFromEnv`). */
+  /** Client settings over the product's own (`localDynamoConfig`, whose retries are the AWS runtime's). */
   config?: DynamoDBClientConfig;
 }
 
@@ -60,7 +60,7 @@ export interface FaultyClient {
 export function faultyDocumentClient(options: FaultyClientOptions): FaultyClient {
   const calls: TransportCall[] = [];
   const endpoint = options.endpoint ?? 'http://127.0.0.1:9';
-  const baseConfig = dynamoConfigFromEnv({ DYNAMODB_ENDPOINT: endpoint });
+  const baseConfig = localDynamoConfig(endpoint);
   const passThrough = options.endpoint ? new DynamoDBClient(baseConfig) : undefined;
 
   const transport: Transport = {

@@ -3,10 +3,10 @@ import { InternalServerError } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listKeys } from '#domain/project-api';
-import { apiHandler } from '#http/api-handler';
-import { ListKeysQuery } from '#schemas/requests';
-import { Repository } from '#store/repository';
+import { listKeysEndpoint } from '#api/list-keys';
+import { createApiHandler } from '#http/api-handler';
+import { DynamoProjectStore } from '#store/project-store';
+import { createStores } from '#store/stores';
 import { apiEvent, lambdaContext } from '#test-support/fixtures';
 import { NOW, PROJECT_ID, projectItem, SECURITY_HEADERS } from '../api/mock-table';
 import { captureLogs } from '../events/fixtures';
@@ -34,19 +34,16 @@ function tableAnswer(operation: string): unknown {
   return {};
 }
 
-/** The list-keys endpoint as its module builds it, but on a Repository whose client has the injected transport. */
+/** The list-keys endpoint on stores whose client has the injected transport. */
 function listKeysOn(db: DynamoDBDocumentClient) {
-  return apiHandler(
-    { query: ListKeysQuery, run: ({ project, query }, store) => listKeys(store, project, query) },
-    () => ({ store: new Repository(db, 'faults-table'), now: () => NOW, logger: new Logger({ serviceName: 'faults-test' }) }),
-  );
+  return createApiHandler(listKeysEndpoint, { stores: createStores(db, 'faults-table'), now: () => NOW, logger: new Logger({ serviceName: 'faults-test' }) });
 }
 
 describe('DynamoDB faults below the SDK, with the client configured as the product configures it', () => {
   it.each(FAULT_NAMES)('retries a %s that clears within maxAttempts, and the read succeeds', async (fault) => {
     // The first attempt fails, the second gets through (throttling backs off a second or more per retry).
     const client = faultyDocumentClient({ fault: (_, call) => (call < 1 ? fault : undefined), answer: tableAnswer });
-    const project = await new Repository(client.db, 'faults-table').getProject(PROJECT_ID);
+    const project = await new DynamoProjectStore(client.db, 'faults-table').getProject(PROJECT_ID);
     client.destroy();
     expect(project?.id).toBe(PROJECT_ID);
     expect(client.calls.map((call) => call.injected)).toEqual([fault, undefined]);
@@ -54,7 +51,7 @@ describe('DynamoDB faults below the SDK, with the client configured as the produ
 
   it('gives up after exactly the 5 attempts the product configures when InternalServerError persists', async () => {
     const client = faultyDocumentClient({ fault: () => 'InternalServerError', answer: tableAnswer });
-    await expect(new Repository(client.db, 'faults-table').getProject(PROJECT_ID)).rejects.toBeInstanceOf(InternalServerError);
+    await expect(new DynamoProjectStore(client.db, 'faults-table').getProject(PROJECT_ID)).rejects.toBeInstanceOf(InternalServerError);
     client.destroy();
     expect(client.calls).toHaveLength(5);
   });

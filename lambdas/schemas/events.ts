@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { EventName } from '#schemas/resources';
+import type { EventName } from './resources';
 
 /**
  * What each of the five events carries, from the item that fires it to the embed that shows it.
@@ -60,22 +60,17 @@ export type EventData<E extends EventName> = z.infer<(typeof EVENT_DATA)[E]>;
 /** One occurrence of an event for a project, whatever made it. */
 export type ProjectEvent = { [E in EventName]: { name: E; projectId: string; occurredAt: number; data: EventData<E> } }[EventName];
 
-/**
- * The item an analytics detector writes to fire an event: pk `PROJECT#<projectId>`, sk `EVENT#<name>#<dedupKey>`,
- * written with `attribute_not_exists(pk)` so one condition (one dedup key) fires once. A TTL removes it later.
- */
-export interface EventItem {
-  pk: string;
-  sk: string;
-  entity: 'EVENT';
-  projectId: string;
-  name: Exclude<EventName, 'version_deployed'>;
-  occurredAt: number;
-  data: EventData<Exclude<EventName, 'version_deployed'>>;
-  ttl: number;
-}
+/** The events a detector fires from telemetry; `version_deployed` is fired by an upload instead. */
+export type AnalyticsEventName = Exclude<EventName, 'version_deployed'>;
 
-export const eventItemKey = (projectId: string, name: EventName, dedupKey: string) => ({
-  pk: `PROJECT#${projectId}`,
-  sk: `EVENT#${name}#${dedupKey}`,
-});
+const eventSchema = <E extends EventName>(name: E) =>
+  z.object({ name: z.literal(name), projectId: z.string(), occurredAt: z.int(), data: EVENT_DATA[name] });
+
+/** A ProjectEvent as it travels (stream, queue): checked again on arrival, because a queue carries whatever was put in it. */
+export const ProjectEventSchema = z.discriminatedUnion('name', [
+  eventSchema('version_deployed'),
+  eventSchema('execution_drop'),
+  eventSchema('new_executor'),
+  eventSchema('key_abuse'),
+  eventSchema('clone_detected'),
+]);

@@ -1,8 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { ProjectEvent } from './event-types';
-import { ProjectEventSchema } from './delivery-message';
+import { type ProjectEvent, ProjectEventSchema } from '#schemas/events';
+import { ENTITY } from './layout';
 
 /**
  * The stream records that make events: a version item inserted (`version_deployed`) or an event item a
@@ -12,7 +12,7 @@ import { ProjectEventSchema } from './delivery-message';
  */
 export const STREAM_FILTER_PATTERN = {
   eventName: ['INSERT'],
-  dynamodb: { NewImage: { entity: { S: ['VERSION', 'EVENT'] } } },
+  dynamodb: { NewImage: { entity: { S: [ENTITY.version, ENTITY.event] } } },
 } as const;
 
 /** A Lambda event-filtering pattern made of exact-match value lists, the only rule the pattern above uses. */
@@ -36,7 +36,7 @@ export function readStreamRecord(record: DynamoDBRecord): RecordReading {
   // Lambda's stream JSON and the SDK's AttributeValue differ only in how binaries are typed; no event item holds one.
   const item = unmarshall(record.dynamodb.NewImage as Record<string, AttributeValue>);
   const candidate =
-    item.entity === 'VERSION'
+    item.entity === ENTITY.version
       ? {
           name: 'version_deployed',
           projectId: item.projectId,

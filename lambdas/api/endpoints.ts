@@ -1,0 +1,30 @@
+import { type ApiDeps, type ApiHandler, createApiHandler, type Endpoint } from '#http/api-handler';
+import { listKeysEndpoint } from './list-keys';
+import { listVersionsEndpoint } from './list-versions';
+import { listWebhooksEndpoint } from './list-webhooks';
+import { revokeBulkEndpoint } from './revoke-bulk';
+import { revokeKeyEndpoint } from './revoke-key';
+import { rollbackEndpoint } from './rollback';
+import type { Route } from './routes';
+
+/** Each route's endpoint, for whatever builds handlers from its own dependencies (the local stack, the tests). */
+export const ENDPOINTS: Record<Route['entry'], Endpoint<unknown, unknown, unknown>> = {
+  'list-keys': listKeysEndpoint,
+  'revoke-key': revokeKeyEndpoint,
+  'revoke-bulk': revokeBulkEndpoint,
+  'list-versions': listVersionsEndpoint,
+  rollback: rollbackEndpoint,
+  'list-webhooks': listWebhooksEndpoint,
+};
+
+/** Every route's handler, built from the same dependencies (the local stack's stores, a test's). */
+export function createRouteHandlers(deps: ApiDeps): Record<Route['entry'], ApiHandler> {
+  return {
+    'list-keys': createApiHandler(ENDPOINTS['list-keys'], deps),
+    'revoke-key': createApiHandler(ENDPOINTS['revoke-key'], deps),
+    'revoke-bulk': createApiHandler(ENDPOINTS['revoke-bulk'], deps),
+    'list-versions': createApiHandler(ENDPOINTS['list-versions'], deps),
+    rollback: createApiHandler(ENDPOINTS.rollback, deps),
+    'list-webhooks': createApiHandler(ENDPOINTS['list-webhooks'], deps),
+  };
+}

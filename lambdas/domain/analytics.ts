@@ -1,0 +1,71 @@
+import type { AnalyticsEventName, EventData, KEY_ABUSE_PATTERNS } from '#schemas/events';
+import type { ValidationResult } from '#schemas/telemetry';
+
+/**
+ * What the analytics detectors judge and what they fire, as the domain names it; the store keeps it in the
+ * table (lambdas/store/telemetry-store.ts) and knows nothing of how it is judged.
+ */
+
+/**
+ * An analytics event a detector fired (spec §6.1). `dedupKey` names the condition: the store writes an event
+ * only once per key, so one condition fires one event however often it is detected.
+ */
+export interface AnalyticsEvent<N extends AnalyticsEventName = AnalyticsEventName> {
+  name: N;
+  projectId: string;
+  dedupKey: string;
+  occurredAt: number;
+  data: EventData<N>;
+}
+
+export type KeyAbusePattern = (typeof KEY_ABUSE_PATTERNS)[number];
+
+/** One key's validations within one UTC hour, as the store has counted them. */
+export interface ValidationWindow {
+  projectId: string;
+  keyId: string;
+  /** Start of the UTC hour counted. */
+  hourStart: number;
+  /** Validations in the hour by result. */
+  counts: Record<ValidationResult, number>;
+  distinctFingerprints: number;
+  /** Latest validation of the hour seen so far: when the pattern was observed. */
+  lastAt: number;
+  /** Patterns whose event for this key and hour is already written. */
+  reported: readonly KeyAbusePattern[];
+}
+
+/** A batch's validations of one key within one UTC hour, to add to its window. */
+export interface ValidationDelta {
+  projectId: string;
+  keyId: string;
+  hourStart: number;
+  counts: Partial<Record<ValidationResult, number>>;
+  /** Distinct hashed fingerprints seen in the batch. */
+  fingerprints: readonly string[];
+  lastAt: number;
+}
+
+/** The key's use cap as its record holds it; undefined for a key the project does not have. */
+export interface KeyUsage {
+  maxUses: number | null;
+  currentUses: number;
+}
+
+export interface KnownHash {
+  hash: string;
+  firstSeenAt: number;
+  /** Already judged: the script's original hash, or a clone whose event was written. */
+  classified: boolean;
+}
+
+export interface ExecutorRef {
+  projectId: string;
+  executor: string;
+}
+
+export interface ScriptRef {
+  projectId: string;
+  scriptId: string;
+  versionId: string | null;
+}

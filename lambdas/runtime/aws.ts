@@ -1,0 +1,49 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { unixSeconds } from '#domain/model';
+import { type ApiDeps, createApiHandler, type Endpoint } from '#http/api-handler';
+import { createDocumentClient } from '#store/client';
+import { createStores, type Stores } from '#store/stores';
+
+/**
+ * The AWS Lambda runtime's dependencies, built once per container on first use: the one module that reads
+ * `process.env` (the settings the CDK stack gives each function). Handlers, the local stack and the tests are
+ * built from dependencies passed in; only the deployed entry points come here for theirs.
+ */
+
+/** A setting the stack gives the function; its absence is a deployment error, said at the first invocation. */
+function setting(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+export const settings = {
+  tableName: () => setting('TABLE_NAME'),
+  queueUrl: () => setting('QUEUE_URL'),
+  deadLetterQueueUrl: () => setting('DEAD_LETTER_QUEUE_URL'),
+  claimStaleAfterSeconds: () => Number(setting('CLAIM_STALE_AFTER_SECONDS')),
+  /** Discord's API unless a test stack points deliveries elsewhere. */
+  discordApiBase: () => setting('DISCORD_API_BASE'),
+};
+
+let stores: Stores | undefined;
+let sqs: SQSClient | undefined;
+
+/** The stores on the function's table, with one DynamoDB client per container. */
+export const awsStores = (): Stores => (stores ??= createStores(createDocumentClient(), settings.tableName()));
+export const awsSqs = (): SQSClient => (sqs ??= new SQSClient({}));
+export const awsLogger = (serviceName: string): Logger => new Logger({ serviceName });
+export const clock = (): number => unixSeconds();
+
+/** A handler built on its first invocation, so importing an entry point (in tests, locally, at synth) needs no setting. */
+export function lazyHandler<Handler extends (...args: never[]) => unknown>(build: () => Handler): Handler {
+  let built: Handler | undefined;
+  return ((...args: Parameters<Handler>) => (built ??= build())(...args)) as Handler;
+}
+
+export const awsApiDeps = (): ApiDeps => ({ stores: awsStores(), now: clock, logger: awsLogger('developer-api') });
+
+/** An API route's deployed handler. */
+export const awsApiHandler = <Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>) =>
+  lazyHandler(() => createApiHandler(endpoint, awsApiDeps()));

@@ -1,0 +1,214 @@
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { createHash, randomBytes } from 'node:crypto';
+import { newId } from '#domain/ids';
+import type { EventName } from '#schemas/resources';
+import type { Plan } from '#domain/model';
+import { backoff, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
+import { ENTITY, keyIndexAttributes, keyOf } from './layout';
+import type { Item } from './paging';
+import { TABLE } from './table-definition';
+
+/** Keys per transaction when issuing: DynamoDB allows 100 actions, one of which moves the project's counter. */
+const KEYS_PER_TRANSACTION = 99;
+
+export const KEY_LIFETIME_SECONDS = 30 * 24 * 3600;
+
+export interface NewKeys {
+  projectId: string;
+  count: number;
+  /** Every key gets this watermark; otherwise each gets its own random one. */
+  watermark?: string;
+  tier: string;
+  maxUses: number | null;
+  /** Defaults to KEY_LIFETIME_SECONDS after issue. */
+  expiresAt?: number;
+  now: number;
+}
+
+export interface NewVersion {
+  projectId: string;
+  sizeBytes: number;
+  notes: string;
+  now: number;
+}
+
+export interface NewWebhook {
+  projectId: string;
+  url: string;
+  events: EventName[];
+  enabled: boolean;
+  now: number;
+}
+
+/**
+ * The dashboard's writes (owners, projects, keys, versions, webhooks): the API never makes these, the dashboard
+ * does, and the dashboard CLI, the local stack's seed and the tests write through this same code.
+ */
+export class DashboardStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  async createOwner(now: number): Promise<string> {
+    const ownerId = newId('own');
+    await this.putNew({ ...keyOf.owner(ownerId), entity: ENTITY.owner, id: ownerId, createdAt: now });
+    return ownerId;
+  }
+
+  async ownerExists(ownerId: string): Promise<boolean> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.owner(ownerId), ConsistentRead: true }));
+    return Item !== undefined;
+  }
+
+  async createProject(input: { ownerId: string; name: string; plan: Plan; now: number }): Promise<string> {
+    const projectId = newId('prj');
+    await this.putNew({
+      ...keyOf.project(projectId),
+      entity: ENTITY.project,
+      id: projectId,
+      ownerId: input.ownerId,
+      name: input.name,
+      plan: input.plan,
+      currentVersionId: null,
+      keyCount: 0,
+      versionCount: 0,
+      createdAt: input.now,
+    });
+    return projectId;
+  }
+
+  /**
+   * Issue keys with the next numbers of the project's dense issue sequence. The counter moves in the same
+   * transaction as the keys, conditioned on its old value, so the sequence never has a gap or a repeat.
+   */
+  async issueKeys(input: NewKeys): Promise<{ id: string; watermark: string }[]> {
+    const issued: { id: string; watermark: string }[] = [];
+    for (let start = 0; start < input.count; start += KEYS_PER_TRANSACTION) {
+      const batch = Array.from({ length: Math.min(KEYS_PER_TRANSACTION, input.count - start) }, () => ({
+        id: newId('key'),
+        watermark: input.watermark ?? randomBytes(8).toString('hex'),
+      }));
+      await this.withSequence(input.projectId, 'keyCount', batch.length, (first) =>
+        batch.map((key, i) => ({
+          Put: {
+            TableName: this.tableName,
+            Item: {
+              ...keyOf.key(key.id),
+              entity: ENTITY.key,
+              projectId: input.projectId,
+              id: key.id,
+              user_hash: createHash('sha256').update(newId('own')).digest('hex'),
+              tier: input.tier,
+              watermark: key.watermark,
+              issued_at: input.now,
+              expires_at: input.expiresAt ?? input.now + KEY_LIFETIME_SECONDS,
+              max_uses: input.maxUses,
+              current_uses: 0,
+              revoked: 0,
+              [TABLE.indexes.byIssueOrder.sortKey]: first + i,
+              ...keyIndexAttributes(input.projectId, key.watermark),
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        })),
+      );
+      issued.push(...batch);
+    }
+    return issued;
+  }
+
+  /** A dashboard upload: the next version number, made current in the same transaction. */
+  async uploadVersion(input: NewVersion): Promise<{ id: string; version_number: number }> {
+    const id = newId('ver');
+    const versionNumber = await this.withSequence(
+      input.projectId,
+      'versionCount',
+      1,
+      (number) => [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: {
+              ...keyOf.version(input.projectId, id),
+              entity: ENTITY.version,
+              projectId: input.projectId,
+              id,
+              version_number: number,
+              uploaded_at: input.now,
+              size_bytes: input.sizeBytes,
+              notes: input.notes,
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+      { currentVersionId: id },
+    );
+    return { id, version_number: versionNumber };
+  }
+
+  async addWebhook(input: NewWebhook): Promise<string> {
+    const id = newId('whk');
+    await this.putNew({
+      ...keyOf.webhook(input.projectId, id),
+      entity: ENTITY.webhook,
+      projectId: input.projectId,
+      id,
+      url: input.url,
+      events: JSON.stringify(input.events),
+      enabled: input.enabled ? 1 : 0,
+      created_at: input.now,
+      updated_at: input.now,
+    });
+    return id;
+  }
+
+  /**
+   * Reserve `count` numbers of the project's counter `counter` and write `items(first)` in one transaction,
+   * retrying when another writer moved the counter first. Returns the first number reserved.
+   */
+  private async withSequence(
+    projectId: string,
+    counter: 'keyCount' | 'versionCount',
+    count: number,
+    items: (first: number) => NonNullable<TransactWriteCommandInput['TransactItems']>,
+    alsoSet: Record<string, unknown> = {},
+  ): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      const project = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.project(projectId), ConsistentRead: true }));
+      if (!project.Item) throw new Error(`Project ${projectId} does not exist`);
+      const current = Number(project.Item[counter] ?? 0);
+      const extraNames = Object.fromEntries(Object.keys(alsoSet).map((name, i) => [`#x${i}`, name]));
+      const extraValues = Object.fromEntries(Object.values(alsoSet).map((value, i) => [`:x${i}`, value]));
+      const extraSets = Object.keys(alsoSet).map((_, i) => `, #x${i} = :x${i}`).join('');
+      try {
+        await this.db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: keyOf.project(projectId),
+                  UpdateExpression: `SET #c = :next${extraSets}`,
+                  ConditionExpression: '#c = :current',
+                  ExpressionAttributeNames: { '#c': counter, ...extraNames },
+                  ExpressionAttributeValues: { ':current': current, ':next': current + count, ...extraValues },
+                },
+              },
+              ...items(current + 1),
+            ],
+          }),
+        );
+        return current + 1;
+      } catch (error) {
+        if (attempt >= TRANSACTION_ATTEMPTS || !(isConditionFailure(error) || isTransactionConflict(error))) throw error;
+        await backoff(attempt);
+      }
+    }
+  }
+
+  private async putNew(item: Item): Promise<void> {
+    await this.db.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  }
+}

@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import type { AnalyticsEventName, EventData } from '#schemas/events';
+import { DAY_SECONDS } from '#domain/time';
+import { TABLE } from './table-definition';
+
+/**
+ * The one table's layout: every item's key, entity name and lifetime, in one place. Every store module builds its
+ * keys here, the CDK stack grants access by the partition prefixes here, and nothing outside `lambdas/store/`
+ * knows how an item is laid out.
+ *
+ * | item               | pk                          | sk                                          | kept                     |
+ * |--------------------|-----------------------------|---------------------------------------------|--------------------------|
+ * | owner              | OWNER#<ownerId>             | OWNER                                       | always                   |
+ * | API token          | TOKEN#<sha256>              | TOKEN                                       | until deleted; hash only |
+ * | project            | PROJECT#<id>                | PROJECT                                     | always                   |
+ * | script version     | PROJECT#<id>                | VERSION#<versionId>                         | always                   |
+ * | webhook config     | PROJECT#<id>                | WEBHOOK#<webhookId>                         | always                   |
+ * | analytics event    | PROJECT#<id>                | EVENT#<name>#<dedupKey>                     | 30 days                  |
+ * | executor last seen | PROJECT#<id>                | EXECUTOR#<executor>                         | 30 days after last seen  |
+ * | script hash        | PROJECT#<id>                | SCRIPT_HASH#<scriptId>#<versionId>#<hash>   | 90 days after last seen  |
+ * | key                | KEY#<keyId>                 | KEY                                         | always (never deleted)   |
+ * | validation window  | KEY#<keyId>                 | VALIDATIONS#<projectId>#<hourStart>         | 2 days after the hour    |
+ * | rate window        | RATE#<bucket>               | WINDOW#<start>                              | 2 windows                |
+ * | delivery claim     | DELIVERY#<deliveryId>       | DELIVERY                                    | 7 days                   |
+ * | daily executions   | EXECUTIONS#<date>#<shard>   | PROJECT#<projectId>                         | 35 days after the day    |
+ *
+ * Keys get a partition each, so a bulk revoke's writes spread over the table instead of heating one partition.
+ * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
+ * reads every active project with a few queries and no scan. `versionId` is empty in a script hash's key when
+ * the report named no version.
+ */
+
+export type ItemKey = { pk: string; sk: string };
+
+/** The `entity` attribute of each kind of item; the stream filter reads it to find versions and events. */
+export const ENTITY = {
+  owner: 'OWNER',
+  token: 'TOKEN',
+  project: 'PROJECT',
+  version: 'VERSION',
+  webhook: 'WEBHOOK',
+  key: 'KEY',
+  rateWindow: 'RATE',
+  event: 'EVENT',
+  deliveryClaim: 'DELIVERY',
+  dailyExecutions: 'EXECUTIONS',
+  executor: 'EXECUTOR',
+  scriptHash: 'SCRIPT_HASH',
+  validationWindow: 'VALIDATIONS',
+} as const;
+
+/** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
+export const PARTITION = {
+  owner: 'OWNER#',
+  token: 'TOKEN#',
+  project: 'PROJECT#',
+  key: 'KEY#',
+  rateWindow: 'RATE#',
+  deliveryClaim: 'DELIVERY#',
+  dailyExecutions: 'EXECUTIONS#',
+} as const;
+export type Partition = keyof typeof PARTITION;
+
+export const EXECUTION_DAY_SHARDS = 16;
+const shardOf = (projectId: string) => (createHash('sha256').update(projectId).digest()[0] ?? 0) % EXECUTION_DAY_SHARDS;
+
+export interface ScriptKeyParts {
+  projectId: string;
+  scriptId: string;
+  versionId: string | null;
+}
+
+export const keyOf = {
+  owner: (ownerId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: ENTITY.owner }),
+  token: (tokenHash: string): ItemKey => ({ pk: `${PARTITION.token}${tokenHash}`, sk: ENTITY.token }),
+  project: (projectId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: ENTITY.project }),
+  version: (projectId: string, versionId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `VERSION#${versionId}` }),
+  webhook: (projectId: string, webhookId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `WEBHOOK#${webhookId}` }),
+  key: (keyId: string): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: ENTITY.key }),
+  rateWindow: (bucket: string, windowStart: number): ItemKey => ({ pk: `${PARTITION.rateWindow}${bucket}`, sk: `WINDOW#${windowStart}` }),
+  deliveryClaim: (deliveryId: string): ItemKey => ({ pk: `${PARTITION.deliveryClaim}${deliveryId}`, sk: ENTITY.deliveryClaim }),
+  event: (projectId: string, name: AnalyticsEventName, dedupKey: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `EVENT#${name}#${dedupKey}` }),
+  dailyExecutionsShard: (date: string, shard: number): string => `${PARTITION.dailyExecutions}${date}#${shard}`,
+  dailyExecutions: (date: string, projectId: string): ItemKey => ({ pk: keyOf.dailyExecutionsShard(date, shardOf(projectId)), sk: `${PARTITION.project}${projectId}` }),
+  executor: (projectId: string, executor: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `EXECUTOR#${executor}` }),
+  scriptHashPrefix: (script: ScriptKeyParts) => ({ pk: `${PARTITION.project}${script.projectId}`, skPrefix: `SCRIPT_HASH#${script.scriptId}#${script.versionId ?? ''}#` }),
+  scriptHash: (script: ScriptKeyParts, hash: string): ItemKey => {
+    const { pk, skPrefix } = keyOf.scriptHashPrefix(script);
+    return { pk, sk: `${skPrefix}${hash}` };
+  },
+  validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: `VALIDATIONS#${projectId}#${hourStart}` }),
+};
+
+/** Sort-key prefixes of a project's children, for the queries that list them. */
+export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#' } as const;
+
+/** The key id a key item's partition key names. */
+export const keyIdOfPartition = (pk: string): string => pk.slice(PARTITION.key.length);
+
+/** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
+export const keyIndexAttributes = (projectId: string, watermark: string) => ({
+  [TABLE.indexes.byIssueOrder.partitionKey]: projectId,
+  [TABLE.indexes.byWatermark.partitionKey]: `${projectId}#${watermark}`,
+});
+
+/** How long items with a TTL are kept (the `ttl` attribute, Unix seconds), by what each is for. */
+export const RETENTION_SECONDS = {
+  /** Claims outlive every way a delivery can come back: SQS keeps a message 4 days, a stream keeps records 24 h. */
+  deliveryClaim: 7 * DAY_SECONDS,
+  /** An event item outlives its delivery by a month: long enough to stay the dedup memory of its condition. */
+  event: 30 * DAY_SECONDS,
+  dailyExecutions: 35 * DAY_SECONDS,
+  /** Longer than new_executor's 7-day absence, so a record never expires while it can still decide. */
+  executorLastSeen: 30 * DAY_SECONDS,
+  scriptHash: 90 * DAY_SECONDS,
+  validationWindow: 2 * DAY_SECONDS,
+} as const;
+
+/** Rate windows are kept for this many window lengths: the count must outlive its own minute, and no more. */
+export const RATE_WINDOWS_KEPT = 2;
+
+/** Distinct fingerprints a validation window keeps: far past the many_fingerprints threshold, and an item stays small. */
+export const FINGERPRINTS_KEPT_PER_WINDOW = 64;
+
+/** The item that fires an analytics event: written only if its key is new, so one condition fires once. */
+export interface EventItem extends ItemKey {
+  entity: typeof ENTITY.event;
+  projectId: string;
+  name: AnalyticsEventName;
+  occurredAt: number;
+  data: EventData<AnalyticsEventName>;
+  ttl: number;
+}

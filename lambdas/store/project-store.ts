@@ -1,0 +1,165 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Key, Plan, Project, Version, Webhook } from '#domain/model';
+import type { ProjectStore, RevokeOutcome } from '#domain/ports';
+import { isConditionFailure, transact } from './conditions';
+import { CHILD_PREFIX, keyIdOfPartition, keyOf } from './layout';
+import { type Item, queryAll, queryPages } from './paging';
+import { TABLE } from './table-definition';
+
+/** The API's reads and writes of projects, keys, versions and webhooks (the endpoints of spec §4). */
+export class DynamoProjectStore implements ProjectStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  async getProject(projectId: string): Promise<Project | undefined> {
+    const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.project(projectId), ConsistentRead: true }));
+    return item ? toProject(item) : undefined;
+  }
+
+  async listKeysAfter(projectId: string, afterSeq: number, limit: number): Promise<Key[]> {
+    const index = TABLE.indexes.byIssueOrder;
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: '#p = :p AND #s > :after',
+        ExpressionAttributeNames: { '#p': index.partitionKey, '#s': index.sortKey },
+        ExpressionAttributeValues: { ':p': projectId, ':after': afterSeq },
+        Limit: limit,
+      }),
+    );
+    return Items.map(toKey);
+  }
+
+  async revokeKey(projectId: string, keyId: string, now: number): Promise<RevokeOutcome> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf.key(keyId),
+          UpdateExpression: `SET revoked = :one, revokedAt = :now REMOVE ${TABLE.indexes.byWatermark.partitionKey}`,
+          ConditionExpression: 'projectId = :p AND revoked = :zero',
+          ExpressionAttributeValues: { ':p': projectId, ':one': 1, ':zero': 0, ':now': now },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return 'revoked';
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const old = error.Item;
+      // A key of another project is as unknown to this caller as a key that does not exist.
+      if (!old || old.projectId?.S !== projectId) return 'not_found';
+      return 'already_revoked';
+    }
+  }
+
+  async *activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
+    const index = TABLE.indexes.byWatermark;
+    yield* queryPages(
+      this.db,
+      {
+        TableName: this.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: '#w = :w',
+        ExpressionAttributeNames: { '#w': index.partitionKey },
+        ExpressionAttributeValues: { ':w': `${projectId}#${watermark}` },
+      },
+      (item) => keyIdOfPartition(String(item.pk)),
+    );
+  }
+
+  async revokeIfActive(projectId: string, keyId: string, now: number): Promise<boolean> {
+    return (await this.revokeKey(projectId, keyId, now)) === 'revoked';
+  }
+
+  async listVersions(projectId: string): Promise<Version[]> {
+    return queryAll(this.db, this.childrenQuery(projectId, CHILD_PREFIX.version), toVersion);
+  }
+
+  async setCurrentVersion(projectId: string, versionId: string): Promise<boolean> {
+    try {
+      await transact(this.db, {
+        TransactItems: [
+          { ConditionCheck: { TableName: this.tableName, Key: keyOf.version(projectId, versionId), ConditionExpression: 'attribute_exists(pk)' } },
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: keyOf.project(projectId),
+              UpdateExpression: 'SET currentVersionId = :v',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeValues: { ':v': versionId },
+            },
+          },
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async listWebhooks(projectId: string): Promise<Webhook[]> {
+    return queryAll(this.db, this.childrenQuery(projectId, CHILD_PREFIX.webhook), toWebhook);
+  }
+
+  private childrenQuery(projectId: string, skPrefix: string): QueryCommandInput {
+    return {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': keyOf.project(projectId).pk, ':prefix': skPrefix },
+    };
+  }
+}
+
+// Responses carry exactly the spec's fields: internal attributes (pk, sk, issueSeq, index keys) never leave.
+
+function toKey(item: Item): Key {
+  return {
+    id: String(item.id),
+    user_hash: String(item.user_hash),
+    tier: String(item.tier),
+    watermark: String(item.watermark),
+    issued_at: Number(item.issued_at),
+    expires_at: Number(item.expires_at),
+    max_uses: item.max_uses === null || item.max_uses === undefined ? null : Number(item.max_uses),
+    current_uses: Number(item.current_uses),
+    revoked: item.revoked === 1 ? 1 : 0,
+  };
+}
+
+function toVersion(item: Item): Version {
+  return {
+    id: String(item.id),
+    version_number: Number(item.version_number),
+    uploaded_at: Number(item.uploaded_at),
+    size_bytes: Number(item.size_bytes),
+    notes: String(item.notes ?? ''),
+  };
+}
+
+function toWebhook(item: Item): Webhook {
+  return {
+    id: String(item.id),
+    url: String(item.url),
+    events: String(item.events),
+    enabled: item.enabled === 1 ? 1 : 0,
+    created_at: Number(item.created_at),
+    updated_at: Number(item.updated_at),
+  };
+}
+
+function toProject(item: Item): Project {
+  return {
+    id: String(item.id),
+    ownerId: String(item.ownerId),
+    name: String(item.name),
+    plan: item.plan as Plan,
+    currentVersionId: typeof item.currentVersionId === 'string' ? item.currentVersionId : null,
+    keyCount: Number(item.keyCount ?? 0),
+    createdAt: Number(item.createdAt),
+  };
+}

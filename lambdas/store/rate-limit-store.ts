@@ -1,0 +1,33 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { RateLimitStore } from '#domain/ports';
+import { ENTITY, keyOf, RATE_WINDOWS_KEPT } from './layout';
+import { TABLE } from './table-definition';
+
+/** Fixed-window request counters: one conditional ADD per request, so the count is exact under any concurrency. */
+export class DynamoRateLimitStore implements RateLimitStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  async countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined> {
+    try {
+      const { Attributes } = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf.rateWindow(bucket, window.start),
+          UpdateExpression: 'ADD requests :one SET #ttl = :ttl, entity = :entity',
+          ConditionExpression: 'attribute_not_exists(requests) OR requests < :limit',
+          ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
+          ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':ttl': window.start + RATE_WINDOWS_KEPT * window.seconds, ':entity': ENTITY.rateWindow },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(Attributes?.requests);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DashboardStore } from './dashboard-store';
+import { DynamoDeliveryStore } from './delivery-store';
+import { DynamoProjectStore } from './project-store';
+import { DynamoRateLimitStore } from './rate-limit-store';
+import { DynamoTelemetryStore } from './telemetry-store';
+import { DynamoTokenStore } from './token-store';
+
+/** Every store on one table, for the runtime that serves AWS, the local stack, the dashboard and the tests. */
+export interface Stores {
+  projects: DynamoProjectStore;
+  tokens: DynamoTokenStore;
+  rateLimits: DynamoRateLimitStore;
+  dashboard: DashboardStore;
+  delivery: DynamoDeliveryStore;
+  telemetry: DynamoTelemetryStore;
+}
+
+export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
+  return {
+    projects: new DynamoProjectStore(db, tableName),
+    tokens: new DynamoTokenStore(db, tableName),
+    rateLimits: new DynamoRateLimitStore(db, tableName),
+    dashboard: new DashboardStore(db, tableName),
+    delivery: new DynamoDeliveryStore(db, tableName),
+    telemetry: new DynamoTelemetryStore(db, tableName),
+  };
+}
