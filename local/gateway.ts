@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { API_FUNCTION_TIMEOUT_SECONDS, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
+import { buildProxyEvent } from './proxy-event';
 
 /**
  * What API Gateway (REST, Lambda proxy integration, TOKEN authorizer) does between the client and the
@@ -193,51 +194,25 @@ export interface ProxyEventInput {
 export function toProxyEvent({ request, match, authorizerContext, requestId, now }: ProxyEventInput): APIGatewayProxyEvent {
   const { path, query } = splitTarget(request.target);
   const { headers, multiValueHeaders } = headersOf(request.rawHeaders);
-  const userAgent = headerValue(request.rawHeaders, 'user-agent') ?? null;
-  return {
+  return buildProxyEvent({
+    method: request.method,
     resource: match.route.path,
     path,
-    httpMethod: request.method,
+    pathParameters: match.pathParameters,
     headers,
     multiValueHeaders,
     ...queryOf(query),
-    pathParameters: match.pathParameters,
-    stageVariables: null,
     body: request.body.length > 0 ? request.body.toString('utf8') : null,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: LOCAL_ACCOUNT,
-      apiId: LOCAL_API_ID,
-      authorizer: { ...authorizerContext },
-      domainName: headerValue(request.rawHeaders, 'host') ?? '127.0.0.1',
-      extendedRequestId: requestId,
-      httpMethod: request.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: request.sourceIp,
-        user: null,
-        userAgent,
-        userArn: null,
-      },
-      path: `/${LOCAL_STAGE}${path}`,
-      protocol: 'HTTP/1.1',
-      requestId,
-      requestTimeEpoch: now.getTime(),
-      resourceId: match.route.entry,
-      resourcePath: match.route.path,
-      stage: LOCAL_STAGE,
-    },
-  };
+    authorizer: authorizerContext,
+    requestId,
+    requestTimeEpoch: now.getTime(),
+    sourceIp: request.sourceIp,
+    stage: LOCAL_STAGE,
+    accountId: LOCAL_ACCOUNT,
+    apiId: LOCAL_API_ID,
+    domainName: headerValue(request.rawHeaders, 'host') ?? '127.0.0.1',
+    resourceId: match.route.entry,
+  });
 }
 
 /** The parts of a Lambda context the handlers and their middlewares read. */

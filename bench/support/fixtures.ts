@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '#domain/ids';
 import type { Caller } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
+import { buildProxyEvent } from '#local/proxy-event';
 import { keyOf } from '#store/layout';
 import type { Stores } from '#store/stores';
 import type { BenchTable } from './dynamodb';
@@ -69,63 +70,28 @@ export interface ApiRequest {
 
 /** The REST proxy event API Gateway hands a handler after the authorizer let the request through. */
 export function apiGatewayEvent(request: ApiRequest): APIGatewayProxyEvent {
-  const path = request.resource.replace('{id}', request.projectId);
-  const query = request.query && Object.keys(request.query).length > 0 ? request.query : null;
-  const body = request.body === undefined ? null : JSON.stringify(request.body);
-  const headers: Record<string, string> = {
-    Accept: 'application/json',
-    Authorization: 'Bearer <redacted>',
-    Host: 'api.example.com',
-    'User-Agent': 'bench',
-    ...(body === null ? {} : { 'Content-Type': 'application/json' }),
-  };
-  return {
+  return buildProxyEvent({
+    method: request.method,
     resource: request.resource,
-    path,
-    httpMethod: request.method,
-    headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    queryStringParameters: query,
-    multiValueQueryStringParameters: query && Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value]])),
+    path: request.resource.replace('{id}', request.projectId),
     pathParameters: { id: request.projectId },
-    stageVariables: null,
-    body,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'benchapi',
-      authorizer: { ownerId: request.caller.ownerId, tokenHash: request.caller.tokenHash, principalId: request.caller.ownerId },
-      protocol: 'HTTP/1.1',
-      httpMethod: request.method,
-      identity: identity(),
-      path: `/v1${path}`,
-      stage: 'v1',
-      requestId: randomBytes(8).toString('hex'),
-      requestTimeEpoch: Date.now(),
-      resourceId: 'bench',
-      resourcePath: request.resource,
+    headers: {
+      Accept: 'application/json',
+      Authorization: 'Bearer <redacted>',
+      Host: 'api.example.com',
+      'User-Agent': 'bench',
+      ...(request.body === undefined ? {} : { 'Content-Type': 'application/json' }),
     },
-  };
-}
-
-function identity(): APIGatewayProxyEvent['requestContext']['identity'] {
-  return {
-    accessKey: null,
-    accountId: null,
-    apiKey: null,
-    apiKeyId: null,
-    caller: null,
-    clientCert: null,
-    cognitoAuthenticationProvider: null,
-    cognitoAuthenticationType: null,
-    cognitoIdentityId: null,
-    cognitoIdentityPoolId: null,
-    principalOrgId: null,
+    queryStringParameters: request.query && Object.keys(request.query).length > 0 ? request.query : null,
+    body: request.body === undefined ? null : JSON.stringify(request.body),
+    authorizer: { ownerId: request.caller.ownerId, tokenHash: request.caller.tokenHash, principalId: request.caller.ownerId },
+    requestId: randomBytes(8).toString('hex'),
+    requestTimeEpoch: Date.now(),
     sourceIp: '127.0.0.1',
-    user: null,
-    userAgent: 'bench',
-    userArn: null,
-  };
+    stage: 'v1',
+    accountId: '123456789012',
+    apiId: 'benchapi',
+  });
 }
 
 export function lambdaContext(functionName: string): Context {

@@ -4,10 +4,11 @@ import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } fr
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { inject } from 'vitest';
-import type { Caller, Plan } from '#domain/model';
-import type { EventName } from '#schemas/resources';
-import { hashToken, newApiToken } from '#domain/tokens';
 import { ROUTES, type Route } from '#api/routes';
+import type { Caller, Plan } from '#domain/model';
+import { hashToken, newApiToken } from '#domain/tokens';
+import { buildProxyEvent } from '#local/proxy-event';
+import type { EventName } from '#schemas/resources';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
 import { createTableInput } from '#store/table-definition';
@@ -50,62 +51,33 @@ export const DEFAULT_CALLER: Caller = { ownerId: 'own_test', tokenHash: hashToke
 export function apiEvent(entry: RouteEntry, input: ApiEventInput = {}): APIGatewayProxyEvent {
   const route = routeOf(entry);
   const projectId = input.projectId;
-  const path = route.path.replace('{id}', projectId ?? '');
   const caller = input.caller === undefined ? DEFAULT_CALLER : input.caller;
   const hasBody = route.method === 'POST' && input.body !== undefined && input.body !== null;
-  const body = !hasBody ? null : typeof input.body === 'string' ? input.body : JSON.stringify(input.body);
-  const headers: Record<string, string> = {
-    Accept: 'application/json',
-    Host: `${TEST_API_ID}.execute-api.us-east-1.amazonaws.com`,
-    ...(hasBody ? { 'Content-Type': 'application/json' } : {}),
-    ...input.headers,
-  };
-  const query = input.query ?? null;
-  const requestId = input.requestId ?? randomUUID();
-  return {
+  const path = route.path.replace('{id}', projectId ?? '');
+  return buildProxyEvent({
+    method: route.method,
     resource: route.path,
     path,
-    httpMethod: route.method,
-    headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    queryStringParameters: query,
-    multiValueQueryStringParameters:
-      input.multiValueQuery ?? (query ? Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value]])) : null),
     pathParameters: projectId === undefined ? null : { id: projectId },
-    stageVariables: null,
-    body,
-    isBase64Encoded: input.isBase64Encoded ?? false,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: TEST_API_ID,
-      authorizer: caller ? { ownerId: caller.ownerId, tokenHash: caller.tokenHash, principalId: caller.ownerId, integrationLatency: 12 } : null,
-      protocol: 'HTTP/1.1',
-      httpMethod: route.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: caller?.tokenHash ?? null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '203.0.113.7',
-        user: null,
-        userAgent: 'vitest',
-        userArn: null,
-      },
-      path: `/${TEST_STAGE}${path}`,
-      stage: TEST_STAGE,
-      requestId,
-      requestTimeEpoch: FIXED_NOW * 1000,
-      resourceId: 'abc123',
-      resourcePath: route.path,
+    headers: {
+      Accept: 'application/json',
+      Host: `${TEST_API_ID}.execute-api.us-east-1.amazonaws.com`,
+      'User-Agent': 'vitest',
+      ...(hasBody ? { 'Content-Type': 'application/json' } : {}),
+      ...input.headers,
     },
-  };
+    queryStringParameters: input.query ?? null,
+    ...(input.multiValueQuery ? { multiValueQueryStringParameters: input.multiValueQuery } : {}),
+    body: !hasBody ? null : typeof input.body === 'string' ? input.body : JSON.stringify(input.body),
+    isBase64Encoded: input.isBase64Encoded ?? false,
+    authorizer: caller ? { ownerId: caller.ownerId, tokenHash: caller.tokenHash, principalId: caller.ownerId } : null,
+    requestId: input.requestId ?? randomUUID(),
+    requestTimeEpoch: FIXED_NOW * 1000,
+    sourceIp: '203.0.113.7',
+    stage: TEST_STAGE,
+    accountId: '123456789012',
+    apiId: TEST_API_ID,
+  });
 }
 
 /** A Lambda context; `awsRequestId` is what a 500 reports as `request_id`. */
