@@ -1,22 +1,22 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { APIGatewayTokenAuthorizerEvent, AttributeValue, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { ROUTES } from '#api/routes';
 import { DELIVERY_QUEUE } from '#events/delivery-settings';
-import { keyOf } from '#store/layout';
+import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '#lib/constructs/service-function';
 import { demoDiscordWebhookUrl } from '#local/seed';
+import { keyOf } from '#store/layout';
 import { BENCH_REGION, handlerEnv, type BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, createBusinessProject, issueKeys, lambdaContext, nowSeconds } from './support/fixtures';
 import { type BenchResult, row, type Row } from './support/report';
 import { median, round } from './support/stats';
 import { startStubDiscord, startStubSqs } from './support/stub-services';
-import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '#lib/constructs/service-function';
 
 const NAME = 'cold-start';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));

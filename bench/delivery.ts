@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { ReceivedMessage } from '#local/discord-stand-in';
 import { startDeliveryPipeline } from '#local/delivery-pipeline';
+import type { ReceivedMessage } from '#local/discord-stand-in';
 import { demoDiscordWebhookUrl } from '#local/seed';
 import type { Stores } from '#store/stores';
 import type { BenchTable } from './support/dynamodb';

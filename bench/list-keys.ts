@@ -1,5 +1,5 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { listKeysEndpoint } from '#api/list-keys';
 import { unixSeconds } from '#domain/model';
 import { createApiHandler } from '#http/api-handler';

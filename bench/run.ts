@@ -8,8 +8,8 @@ import { benchBulkRevoke } from './bulk-revoke';
 import { benchColdStart } from './cold-start';
 import { benchDelivery } from './delivery';
 import { benchListKeys } from './list-keys';
-import { type StackProcess, startStackProcess } from './support/local-stack';
 import { type BenchTable, createBenchTable, deleteBenchTable, existingTables } from './support/dynamodb';
+import { type StackProcess, startStackProcess } from './support/local-stack';
 import { type BenchResult, formatTable, type Row, writeJson } from './support/report';
 import { round } from './support/stats';
 

@@ -1,9 +1,9 @@
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_STATE_FILE } from '#local/state-file';
 import { UsageError } from './args';
 import { COMMANDS, findCommand } from './commands';
-import { DEFAULT_STATE_FILE } from '#local/state-file';
 import { CommandError, locateTable, oneLine, openContext, readStackOutputs, type TableLocation } from './context';
 
 /**

@@ -1,13 +1,13 @@
-import { PATH_ID_PATTERN } from '#schemas/formats';
-import { type EventName } from '#schemas/resources';
+import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { type Plan, PLANS } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
+import { PATH_ID_PATTERN } from '#schemas/formats';
 import { watermarkProblem } from '#schemas/formats';
+import { type EventName } from '#schemas/resources';
 import { EVENT_NAMES } from '#schemas/resources';
-import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
-import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
-import { CommandError, type DashboardContext } from './context';
 import type { NewKeys } from '#store/dashboard-store';
+import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
+import { CommandError, type DashboardContext } from './context';
 
 /**
  * The dashboard's commands. Each is pure argument checking (`validate`: flags → input, throws UsageError)

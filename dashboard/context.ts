@@ -2,9 +2,9 @@ import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, GetUs
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { readFile } from 'node:fs/promises';
 import { unixSeconds } from '#domain/model';
+import type { StackInfo } from '#local/state-file';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
-import type { StackInfo } from '#local/state-file';
 
 export const DEFAULT_STACK_NAME = 'ScriptDistributionDeveloperApi';
 

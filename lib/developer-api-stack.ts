@@ -5,12 +5,12 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ROUTES, timeoutSecondsOf } from '#api/routes';
 import { RATE_LIMIT } from '#domain/rate-limit';
-import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
-import { ServiceFunction } from '#lib/constructs/service-function';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
+import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
+import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
 
 /**
  * What API Gateway lets through to the authorizer: `Bearer <token68>` exactly as `parseBearer` reads it (scheme in

@@ -1,8 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { DELIVERY_QUEUE } from '#events/delivery-settings';
 import { createDeliveryHandler } from '#events/delivery';
+import { DELIVERY_QUEUE } from '#events/delivery-settings';
 import { createFanoutHandler } from '#events/fanout';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { DynamoDeliveryStore } from '#store/delivery-store';

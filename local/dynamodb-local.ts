@@ -1,3 +1,4 @@
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
@@ -5,7 +6,6 @@ import { type AddressInfo, createServer } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { extract } from 'tar';
 import { localDynamoConfig } from '#store/client';
 import { npmCommand } from './npm-command';

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { EVENT_NAMES } from '#schemas/resources';
 import { hashToken, newApiToken } from '#domain/tokens';
+import { EVENT_NAMES } from '#schemas/resources';
 import type { Stores } from '#store/stores';
 
 export const DEMO_PROJECT_NAME = 'Demo Script';

@@ -2,14 +2,14 @@ import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
 import { ROUTES, type Route } from '#api/routes';
 import { type DomainError, InvalidInput, KeyNotFound, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, Unauthenticated, VersionNotFound } from '#domain/errors';
-import { PATH_ID_PATTERN } from '#schemas/formats';
 import { RATE_LIMIT } from '#domain/rate-limit';
-import { rateLimitHeaders } from '#http/rate-limit-headers';
-import { WATERMARK_PATTERN } from '#schemas/formats';
 import { MAX_BODY_BYTES } from '#http/api-handler';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import { rateLimitHeaders } from '#http/rate-limit-headers';
 import { INTERNAL_ERROR, JSON_BODY_REQUIRED } from '#http/responses';
+import { PATH_ID_PATTERN } from '#schemas/formats';
+import { WATERMARK_PATTERN } from '#schemas/formats';
 import { KEYS_PAGE, ListKeysQuery, NoQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
 import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PATH_ID_PATTERN } from '#schemas/formats';
 import { parseBearer } from '#domain/tokens';
+import { PATH_ID_PATTERN } from '#schemas/formats';
 import { UsageError } from './errors';
 
 /** Where the API is and who calls it. The token is a secret: nothing prints it, not even --verbose. */

@@ -2,12 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import type * as z from 'zod/mini';
 import { runDailyDetection, type DailyDetectionResult } from '#analytics/daily';
 import { type FiredEvent, ingestTelemetry } from '#analytics/ingest';
-import type { TelemetryStore } from '#domain/ports';
-import { ExecutionRecordSchema, MAX_BATCH_RECORDS, type ExecutionRecord, VALIDATION_RESULTS, type ValidationRecord, ValidationRecordSchema } from '#schemas/telemetry';
 import { parseTelemetryBatch } from '#analytics/telemetry';
-import { dayStart, utcDate } from '#domain/time';
 import { type FlagSpecs, type Flags, oneOf, UsageError, wholeNumber } from '#dashboard/args';
 import { CommandError } from '#dashboard/context';
+import type { TelemetryStore } from '#domain/ports';
+import { dayStart, utcDate } from '#domain/time';
+import { ExecutionRecordSchema, MAX_BATCH_RECORDS, type ExecutionRecord, VALIDATION_RESULTS, type ValidationRecord, ValidationRecordSchema } from '#schemas/telemetry';
 
 /**
  * `telemetry execution`, `telemetry validation` and `detect daily`: the dashboard CLI stands in for the loader

@@ -1,8 +1,8 @@
 import type { ScheduledEvent } from 'aws-lambda';
-import { type DailyDetectionResult, runDailyDetection } from './daily';
-import { lazyHandler } from '#runtime/aws';
-import { type AnalyticsDeps, awsAnalyticsDeps } from './ingest-handler';
 import { dayStart, utcDate } from '#domain/time';
+import { lazyHandler } from '#runtime/aws';
+import { type DailyDetectionResult, runDailyDetection } from './daily';
+import { type AnalyticsDeps, awsAnalyticsDeps } from './ingest-handler';
 
 /**
  * The daily detector, run by an EventBridge schedule shortly after 00:00 UTC. The day comes from the schedule's

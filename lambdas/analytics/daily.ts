@@ -1,7 +1,7 @@
-import { detectExecutionDrop } from './detectors';
-import { type FiredEvent, fireEvents } from './ingest';
 import type { TelemetryStore } from '#domain/ports';
 import { addDays } from '#domain/time';
+import { detectExecutionDrop } from './detectors';
+import { type FiredEvent, fireEvents } from './ingest';
 
 export interface DailyDetectionResult {
   /** The UTC day judged: the day before `today`. */

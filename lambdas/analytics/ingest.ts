@@ -1,12 +1,12 @@
-import { mapPagesBounded } from '#domain/concurrency';
 import type { AnalyticsEvent } from '#domain/analytics';
-import { type AnalyticsEventName } from '#schemas/events';
-import { detectClones, detectKeyAbuse, detectNewExecutor } from './detectors';
 import type { ScriptRef, ValidationDelta } from '#domain/analytics';
+import { mapPagesBounded } from '#domain/concurrency';
 import type { TelemetryStore } from '#domain/ports';
-import { type ExecutionRecord, type ValidationRecord } from '#schemas/telemetry';
-import { type Rejection, parseTelemetryBatch } from './telemetry';
 import { hourStart, utcDate } from '#domain/time';
+import { type AnalyticsEventName } from '#schemas/events';
+import { type ExecutionRecord, type ValidationRecord } from '#schemas/telemetry';
+import { detectClones, detectKeyAbuse, detectNewExecutor } from './detectors';
+import { type Rejection, parseTelemetryBatch } from './telemetry';
 
 /**
  * Requests each ingest step keeps in flight. A batch is first folded in memory (one counter update per project

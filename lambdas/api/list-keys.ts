@@ -1,6 +1,6 @@
+import { listKeys } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
-import { listKeys } from '#domain/project-api';
 import { ListKeysQuery } from '#schemas/requests';
 
 /** GET /v1/projects/{id}/keys */

@@ -1,6 +1,6 @@
+import { listVersions } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
-import { listVersions } from '#domain/project-api';
 import { NoQuery } from '#schemas/requests';
 
 /** GET /v1/projects/{id}/versions */

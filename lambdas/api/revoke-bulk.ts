@@ -1,6 +1,6 @@
+import { revokeBulk } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
-import { revokeBulk } from '#domain/project-api';
 import { NoQuery, RevokeBulkBody } from '#schemas/requests';
 
 /** POST /v1/projects/{id}/keys/revoke-bulk */

@@ -1,6 +1,6 @@
+import { revokeKey } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
-import { revokeKey } from '#domain/project-api';
 import { NoQuery, RevokeKeyBody } from '#schemas/requests';
 
 /** POST /v1/projects/{id}/keys/revoke */

@@ -1,6 +1,6 @@
+import { rollback } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
-import { rollback } from '#domain/project-api';
 import { NoQuery, RollbackBody } from '#schemas/requests';
 
 /** POST /v1/projects/{id}/versions/rollback */

@@ -1,8 +1,3 @@
-import { authorizeProjectAccess } from './access';
-import { mapPagesBounded } from './concurrency';
-import { KeyNotFound, VersionNotFound } from './errors';
-import type { Caller, Project } from './model';
-import type { ProjectStore } from './ports';
 import type { ListKeysQuery } from '#schemas/requests';
 import type {
   ListKeysResponse,
@@ -12,6 +7,11 @@ import type {
   RevokeBulkResponse,
   RollbackResponse,
 } from '#schemas/responses';
+import { authorizeProjectAccess } from './access';
+import { mapPagesBounded } from './concurrency';
+import { KeyNotFound, VersionNotFound } from './errors';
+import type { Caller, Project } from './model';
+import type { ProjectStore } from './ports';
 
 /** Conditional writes a bulk revoke keeps in flight: enough for 10,000 keys well inside API Gateway's 29 s. */
 export const BULK_REVOKE_CONCURRENCY = 64;

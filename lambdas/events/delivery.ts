@@ -2,13 +2,13 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { unixSeconds } from '#domain/model';
+import type { DeliveryStore } from '#domain/ports';
 import { awsLogger, awsSqs, awsStores, lazyHandler, settings } from '#runtime/aws';
 import { decideDelivery, RETRY_BASE_SECONDS, visibilitySeconds } from './delivery-decision';
 import { parseDeliveryMessage } from './delivery-message';
 import { postEmbeds, REQUEST_TIMEOUT_MS } from './discord-client';
 import { executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl } from './discord-webhook-url';
 import { buildEmbed } from './embeds';
-import type { DeliveryStore } from '#domain/ports';
 import type { InFlightMessages } from './ports';
 import { SqsInFlightMessages } from './sqs-queue';
 

@@ -1,5 +1,5 @@
-import type { EventName } from '#schemas/resources';
 import type { EventData, ProjectEvent } from '#schemas/events';
+import type { EventName } from '#schemas/resources';
 
 /**
  * The Discord embeds the service posts (spec §6.2): one pure builder per event. Every embed carries the

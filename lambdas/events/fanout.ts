@@ -1,14 +1,14 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { EVENT_NAMES, type EventName } from '#schemas/resources';
+import type { FanoutStore, WebhookTarget } from '#domain/ports';
 import { awsLogger, awsSqs, awsStores, lazyHandler, settings } from '#runtime/aws';
+import { EVENT_NAMES, type EventName } from '#schemas/resources';
+import { readStreamRecord } from '#store/stream-events';
 import { type DeliveryMessage, deliveryIdOf } from './delivery-message';
 import { redactWebhookUrl } from './discord-webhook-url';
-import type { FanoutStore, WebhookTarget } from '#domain/ports';
 import type { MessageSender, OutgoingMessage } from './ports';
 import { SqsMessageSender } from './sqs-queue';
-import { readStreamRecord } from '#store/stream-events';
 
 /** SQS takes at most 10 entries per SendMessageBatch. */
 export const SEND_BATCH_SIZE = 10;

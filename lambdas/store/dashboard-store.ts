@@ -1,8 +1,8 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '#domain/ids';
-import type { EventName } from '#schemas/resources';
 import type { Plan } from '#domain/model';
+import type { EventName } from '#schemas/resources';
 import { backoff, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
 import { ENTITY, keyIndexAttributes, keyOf } from './layout';
 import type { Item } from './paging';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { AnalyticsEventName, EventData } from '#schemas/events';
 import { DAY_SECONDS } from '#domain/time';
+import type { AnalyticsEventName, EventData } from '#schemas/events';
 import { TABLE } from './table-definition';
 
 /**

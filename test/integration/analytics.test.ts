@@ -3,14 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
 import { NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
 import { ingestTelemetry } from '#analytics/ingest';
-import { dayStart } from '#domain/time';
+import { parseFlags } from '#dashboard/args';
+import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { newId } from '#domain/ids';
+import { dayStart } from '#domain/time';
 import { EVENT_DATA } from '#schemas/events';
 import { type EventItem } from '#store/layout';
 import { keyOf } from '#store/layout';
 import { DynamoTelemetryStore } from '#store/telemetry-store';
-import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
-import { parseFlags } from '#dashboard/args';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 
 const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z

@@ -1,6 +1,6 @@
+import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { createAuthorizer } from '#api/authorizer';
 import { createRouteHandlers } from '#api/endpoints';
 import { ROUTES } from '#api/routes';

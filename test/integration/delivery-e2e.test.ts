@@ -1,8 +1,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMBED_COLORS } from '#events/embeds';
-import { EVENT_NAMES } from '#schemas/resources';
 import { type DeliveryPipeline, startDeliveryPipeline } from '#local/delivery-pipeline';
+import { EVENT_NAMES } from '#schemas/resources';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { discordUrl, FIXED_NOW, keyAbuseItem } from '../unit/events/fixtures';
 import { type ServedStandIn, serveStandIn } from './delivery-helpers';

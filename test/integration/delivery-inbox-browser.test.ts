@@ -3,8 +3,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEmbed } from '#events/embeds';
 import type { ProjectEvent } from '#schemas/events';
-import { FIXED_NOW } from '../unit/events/fixtures';
 import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
+import { FIXED_NOW } from '../unit/events/fixtures';
 import { type ServedStandIn, serveStandIn } from './delivery-helpers';
 
 const SCREENSHOT = 'test-results/inbox.png';

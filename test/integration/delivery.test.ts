@@ -6,12 +6,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { createDeliveryHandler } from '#events/delivery';
 import type { DeliveryMessage } from '#events/delivery-message';
 import { buildEmbed } from '#events/embeds';
-import type { ProjectEvent } from '#schemas/events';
 import { createFanoutHandler } from '#events/fanout';
-
+import { InProcessQueue } from '#local/in-process-queue';
+import type { ProjectEvent } from '#schemas/events';
 import { DynamoDeliveryStore } from '#store/delivery-store';
 import { keyOf } from '#store/layout';
-import { InProcessQueue } from '#local/in-process-queue';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { captureLogs, discordUrl, FIXED_NOW, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from '../unit/events/fixtures';
 

@@ -1,8 +1,3 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
-import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   type AttributeValue,
   CreateTableCommand,
@@ -13,6 +8,11 @@ import {
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { createHash, randomUUID } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, findJava, startDynamoDbLocal } from '#local/dynamodb-local';
 import { localDynamoConfig } from '#store/client';

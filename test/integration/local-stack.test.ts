@@ -9,10 +9,10 @@ import { type DashboardContext, openContext } from '#dashboard/context';
 import { RATE_LIMIT_MESSAGE, rateWindowAt } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
-import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
-import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import { npmCommand } from '#local/npm-command';
 import { type LocalExtension, type LocalServer, startLocalServer } from '#local/server';
+import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
+import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import { createTestTable, freePort, type TestTable } from '#test-support/fixtures';
 
 /**

@@ -3,9 +3,9 @@ import { unixSeconds } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
+import { createTestTable, type TestTable } from '#test-support/fixtures';
 import { buildOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
-import { createTestTable, type TestTable } from '#test-support/fixtures';
 
 /**
  * Real answers of the local server (the deployed authorizer and handlers behind the API Gateway stand-in,

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
 import { DEMO_KEY_COUNT, type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
-import { EXIT } from '../../sdapi/errors';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
+import { EXIT } from '../../sdapi/errors';
 import { runCli } from '../unit/sdapi/run-cli';
 
 /**

@@ -7,8 +7,8 @@ import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
-import { createTableInput, TABLE } from '#store/table-definition';
 import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '#lib/developer-api-stack';
+import { createTableInput, TABLE } from '#store/table-definition';
 import { type CfnResource, type GetAtt, type Statement, templateOnlyApp } from '#test-support/cdk';
 
 type Ref = { Ref: string };

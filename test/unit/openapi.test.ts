@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '#api/routes';
+import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { MAX_BODY_BYTES } from '#http/api-handler';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
-import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { RevokeBulkBody } from '#schemas/requests';
 import { buildOpenApiDocument, type JsonSchema, OPENAPI_PATH, serializeOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';

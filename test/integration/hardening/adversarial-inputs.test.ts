@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type Route } from '#api/routes';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { JSON_BODY_REQUIRED } from '#http/responses';
+import { type LocalStack, startLocalStack } from '#local/stack';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
-import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, seedOwner, seedProject } from '#test-support/fixtures';
 import { freePort, type RawReply, type RawRequestInput, rawRequest, reportFigure, snapshotTable } from './support';
 

@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { unixSeconds } from '#domain/model';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { createStores } from '#store/stores';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#local/dynamodb-local';
 import { seedDemo } from '#local/seed';
 import type { RequestLogEntry } from '#local/server';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { ensureTable } from '#local/table';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createStores } from '#store/stores';
 import { captureLogs } from '../../unit/events/fixtures';
 import { freePort, type RawReply, rawRequest, reportFigure } from './support';
 

@@ -1,12 +1,12 @@
+import { Logger } from '@aws-lambda-powertools/logger';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { listVersionsEndpoint } from '#api/list-versions';
-import { createApiHandler } from '#http/api-handler';
 import { unixSeconds } from '#domain/model';
 import type { Project } from '#domain/model';
 import { revokeBulk, rollback } from '#domain/project-api';
 import { consumeRateLimit, RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import { createApiHandler } from '#http/api-handler';
 import type { Stores } from '#store/stores';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from
 import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
 import { hashToken, newApiToken } from '#domain/tokens';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { type LocalStack, startLocalStack } from '#local/stack';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { dynamodbEndpoint } from '#test-support/fixtures';
 import { captureAllOutput, leakedSecrets } from '../../unit/hardening/capture';
 import { freePort, rawRequest, type RawRequestInput, reportFigure } from './support';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { TelemetryStore } from '#domain/ports';
 import { parseFlags, UsageError } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { CommandError } from '#dashboard/context';
+import type { TelemetryStore } from '#domain/ports';
 
 const NOW = 1_700_000_000;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { IngestRequestSchema, MAX_BATCH_RECORDS, MAX_CLOCK_SKEW_SECONDS } from '#schemas/telemetry';
 import { parseTelemetryBatch } from '#analytics/telemetry';
 import { addDays, dayStart, hourStart, utcDate, utcHour } from '#domain/time';
+import { IngestRequestSchema, MAX_BATCH_RECORDS, MAX_CLOCK_SKEW_SECONDS } from '#schemas/telemetry';
 
 const NOW = 1_700_000_000;
 const FINGERPRINT = 'a'.repeat(64);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { ProjectEvent } from '#schemas/events';
 import {
   buildEmbed,
   codePointLength,
@@ -13,6 +12,7 @@ import {
   formatKilobytes,
   truncate,
 } from '#events/embeds';
+import type { ProjectEvent } from '#schemas/events';
 
 const PROJECT_ID = 'prj_0a1b2c3d4e5f60718293';
 const OCCURRED_AT = 1_700_000_000;

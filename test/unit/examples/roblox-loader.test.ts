@@ -1,6 +1,6 @@
+import luaparse, { type Identifier, type Node as LuaNode } from 'luaparse';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import luaparse, { type Identifier, type Node as LuaNode } from 'luaparse';
 import { describe, expect, it } from 'vitest';
 import { createLuaVm, LuaRaise, type HostFunction, type LuaValue } from './lua-vm';
 

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { banner, DEFAULT_PERSIST_DIR, loggedPath, parseStartArgs } from '#local/start';
-import type { LocalStack } from '#local/stack';
 import { createDiscordStandIn } from '#local/discord-stand-in';
+import type { LocalStack } from '#local/stack';
+import { banner, DEFAULT_PERSIST_DIR, loggedPath, parseStartArgs } from '#local/start';
 
 describe('parseStartArgs', () => {
   it('defaults to port 3000, in memory, the default state file', () => {

@@ -1,11 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import type * as z from 'zod/mini';
 import { PROJECT_NOT_FOUND } from '#domain/errors';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { ListKeysQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
 import type { Key, Version, Webhook } from '#schemas/resources';
-import type * as z from 'zod/mini';
 
 /**
  * An in-memory stand-in for the API, answering like it (same paths, bodies, statuses and messages; request
