@@ -3,10 +3,11 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ROUTES, timeoutSecondsOf } from '#api/routes';
+import { LOADER_ROUTE, ROUTES, timeoutSecondsOf } from '#api/routes';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
+import { LoaderCheck } from '#lib/constructs/loader-check';
 import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
@@ -30,8 +31,17 @@ const USAGE_PLAN_THROTTLE = {
 
 export const STAGE_NAME = 'prod';
 
-/** The authorizer, webhook fan-out and delivery, telemetry ingest and the daily detector. */
-export const FUNCTIONS_BESIDE_ROUTES = 5;
+/**
+ * The loader check's throttle in API Gateway, across all its clients (the handler limits each key and address):
+ * room for a script checked 1,000 times a second, and a ceiling a flood of checks cannot raise.
+ */
+export const LOADER_METHOD_THROTTLE = { rateLimit: 1_000, burstLimit: 2_000 } as const;
+
+/** Instances the loader check may run at most, and keeps for itself (see the README on reserved concurrency). */
+export const LOADER_RESERVED_CONCURRENCY = 100;
+
+/** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked and queued), the daily detector, the loader check. */
+export const FUNCTIONS_BESIDE_ROUTES = 7;
 
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER } as const;
 
@@ -54,6 +64,7 @@ export class DeveloperApiStack extends Stack {
   readonly api: apigateway.RestApi;
   readonly webhooks: WebhookDelivery;
   readonly analytics: Analytics;
+  readonly loaderCheck: LoaderCheck;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -94,6 +105,12 @@ export class DeveloperApiStack extends Stack {
         loggingLevel: apigateway.MethodLoggingLevel.ERROR,
         // Full request logging would write the Authorization header, i.e. raw API tokens, to CloudWatch.
         dataTraceEnabled: false,
+        methodOptions: {
+          [`${LOADER_ROUTE.path}/${LOADER_ROUTE.method}`]: {
+            throttlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit,
+            throttlingBurstLimit: LOADER_METHOD_THROTTLE.burstLimit,
+          },
+        },
       },
     });
     addJsonGatewayResponses(this.api);
@@ -142,6 +159,12 @@ export class DeveloperApiStack extends Stack {
     new CfnOutput(this, 'TableName', { description: 'The service table (TABLE_NAME for the dashboard CLI)', value: this.table.tableName });
     this.webhooks = new WebhookDelivery(this, 'Webhooks', { table: this.table });
     this.analytics = new Analytics(this, 'Analytics', { table: this.table });
+    this.loaderCheck = new LoaderCheck(this, 'LoaderCheck', {
+      table: this.table,
+      api: this.api,
+      telemetryQueue: this.analytics.telemetryQueue,
+      reservedConcurrency: this.node.tryGetContext('reservedConcurrency') === false ? undefined : LOADER_RESERVED_CONCURRENCY,
+    });
     new CfnOutput(this, 'IngestFunctionName', {
       description: 'Lambda the loader side invokes with telemetry batches ({"records": [...]})',
       value: this.analytics.ingestFunction.functionName,

@@ -5,7 +5,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { API_FUNCTION_TIMEOUT_SECONDS, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
+import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, needsToken, timeoutSecondsOf } from '#api/routes';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { buildProxyEvent } from './proxy-event';
@@ -44,11 +44,11 @@ export interface HttpResponse {
 }
 
 export interface RouteMatch {
-  route: Route;
+  route: AnyRoute;
   pathParameters: Record<string, string>;
 }
 
-export type EntryName = Route['entry'];
+export type EntryName = AnyRoute['entry'];
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<unknown>;
 export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
@@ -74,7 +74,7 @@ export function gatewayResponse(type: GatewayResponseType, requestId: string, st
   };
 }
 
-const routePatterns = ROUTES.map((route) => ({
+const routePatterns = ALL_ROUTES.map((route) => ({
   route,
   names: [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? ''),
   // A path parameter is one non-empty segment, as in API Gateway.
@@ -185,7 +185,8 @@ function wildcardMatch(pattern: string, value: string): boolean {
 export interface ProxyEventInput {
   request: RawRequest;
   match: RouteMatch;
-  authorizerContext: Record<string, string | null>;
+  /** Null for a route without the authorizer (the loader's key check). */
+  authorizerContext: Record<string, string | null> | null;
   requestId: string;
   now: Date;
 }
@@ -302,27 +303,14 @@ export async function handleGatewayRequest(request: RawRequest, deps: GatewayDep
   const match = matchRoute(request.method, path);
   if (!match) return { requestId, response: gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId) };
 
-  // A TOKEN authorizer is not called without its identity source; API Gateway answers 401 itself.
-  const authorization = headerValue(request.rawHeaders, 'authorization');
-  if (!authorization) return { requestId, response: gatewayResponse('UNAUTHORIZED', requestId) };
-
-  const arn = methodArn(request.method, path);
-  let authorized: APIGatewayAuthorizerResult;
-  try {
-    // The authorizer is a Lambda with the default API function timeout: a token lookup that never answers
-    // (a database that hangs) ends as API Gateway's 500, not as a request that waits forever.
-    const authorizerTimeoutMs = deps.handlerTimeoutMs ?? API_FUNCTION_TIMEOUT_SECONDS * 1000;
-    authorized = await withFunctionTimeout(deps.authorizer({ type: 'TOKEN', authorizationToken: authorization, methodArn: arn }), authorizerTimeoutMs);
-  } catch (error) {
-    if (error instanceof Error && error.message === 'Unauthorized') return { requestId, response: gatewayResponse('UNAUTHORIZED', requestId) };
-    return { requestId, response: gatewayResponse('AUTHORIZER_FAILURE', requestId), failure: error };
+  let authorizerContext: Record<string, string | null> | null = null;
+  if (needsToken(match.route)) {
+    const authorized = await authorize(request, path, deps);
+    if ('response' in authorized) return { requestId, ...authorized, response: authorized.response(requestId) };
+    authorizerContext = authorized.context;
   }
-  if (!authorized || typeof authorized.principalId !== 'string' || !authorized.policyDocument) {
-    return { requestId, response: gatewayResponse('AUTHORIZER_CONFIGURATION_ERROR', requestId), failure: new Error('Authorizer returned no policy') };
-  }
-  if (!policyAllows(authorized, arn)) return { requestId, response: gatewayResponse('ACCESS_DENIED', requestId) };
 
-  const event = toProxyEvent({ request, match, authorizerContext: authorizerContextOf(authorized), requestId, now });
+  const event = toProxyEvent({ request, match, authorizerContext, requestId, now });
   // Past the deployed function's timeout Lambda fails the call.
   const timeoutMs = deps.handlerTimeoutMs ?? timeoutSecondsOf(match.route) * 1000;
   const context = lambdaContext(match.route.entry, requestId, timeoutMs, Date.now());
@@ -335,4 +323,34 @@ export async function handleGatewayRequest(request: RawRequest, deps: GatewayDep
   const response = fromProxyResult(result);
   if (!response) return { requestId, response: gatewayResponse('INTEGRATION_FAILURE', requestId), failure: new Error('Malformed Lambda proxy response') };
   return { requestId, response };
+}
+
+/**
+ * API Gateway's TOKEN authorizer step: the Authorization header, the authorizer (within its function timeout) and
+ * its policy. Either the context the integration gets, or the gateway's own answer.
+ */
+async function authorize(
+  request: RawRequest,
+  path: string,
+  deps: GatewayDeps,
+): Promise<{ context: Record<string, string | null> } | { response: (requestId: string) => HttpResponse; failure?: unknown }> {
+  // A TOKEN authorizer is not called without its identity source; API Gateway answers 401 itself.
+  const authorization = headerValue(request.rawHeaders, 'authorization');
+  if (!authorization) return { response: (id) => gatewayResponse('UNAUTHORIZED', id) };
+  const arn = methodArn(request.method, path);
+  let authorized: APIGatewayAuthorizerResult;
+  try {
+    // The authorizer is a Lambda with the default API function timeout: a token lookup that never answers
+    // (a database that hangs) ends as API Gateway's 500, not as a request that waits forever.
+    const authorizerTimeoutMs = deps.handlerTimeoutMs ?? API_FUNCTION_TIMEOUT_SECONDS * 1000;
+    authorized = await withFunctionTimeout(deps.authorizer({ type: 'TOKEN', authorizationToken: authorization, methodArn: arn }), authorizerTimeoutMs);
+  } catch (error) {
+    if (error instanceof Error && error.message === 'Unauthorized') return { response: (id) => gatewayResponse('UNAUTHORIZED', id) };
+    return { response: (id) => gatewayResponse('AUTHORIZER_FAILURE', id), failure: error };
+  }
+  if (!authorized || typeof authorized.principalId !== 'string' || !authorized.policyDocument) {
+    return { response: (id) => gatewayResponse('AUTHORIZER_CONFIGURATION_ERROR', id), failure: new Error('Authorizer returned no policy') };
+  }
+  if (!policyAllows(authorized, arn)) return { response: (id) => gatewayResponse('ACCESS_DENIED', id) };
+  return { context: authorizerContextOf(authorized) };
 }

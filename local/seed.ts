@@ -23,6 +23,8 @@ export interface DemoSeed {
   projectId: string;
   /** The watermark two of the demo keys share: what a bulk revoke of a leaked dump would take. */
   sharedWatermark: string;
+  /** The raw value of an active demo key (no use cap), for the loader key check; the table holds its hash only. */
+  demoKey: string;
   keyCount: number;
   versionIds: string[];
   webhookId: string;
@@ -51,7 +53,8 @@ export async function seedDemo({ dashboard, tokens }: Pick<Stores, 'dashboard' |
 
   const sharedWatermark = randomBytes(8).toString('hex');
   const keys = { projectId, tier: 'standard', maxUses: null, now };
-  await dashboard.issueKeys({ ...keys, count: KEYS_BEFORE_SHARED });
+  const [first] = await dashboard.issueKeys({ ...keys, count: KEYS_BEFORE_SHARED });
+  if (!first) throw new Error('The demo issued no key');
   await dashboard.issueKeys({ ...keys, count: 2, watermark: sharedWatermark });
   await dashboard.issueKeys({ ...keys, count: KEYS_AFTER_SHARED });
 
@@ -61,5 +64,5 @@ export async function seedDemo({ dashboard, tokens }: Pick<Stores, 'dashboard' |
     const uploadedAt = now - (DEMO_VERSIONS.length - 1 - i) * 86_400;
     versionIds.push((await dashboard.uploadVersion({ projectId, ...version, now: uploadedAt })).id);
   }
-  return { ownerId, token, projectId, sharedWatermark, keyCount: DEMO_KEY_COUNT, versionIds, webhookId, webhookUrl };
+  return { ownerId, token, projectId, sharedWatermark, demoKey: first.key, keyCount: DEMO_KEY_COUNT, versionIds, webhookId, webhookUrl };
 }

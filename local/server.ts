@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { createAuthorizer } from '#api/authorizer';
 import { createRouteHandlers } from '#api/endpoints';
 import { unixSeconds } from '#domain/model';
-import type { ProjectStore, RateLimitStore, TokenStore } from '#domain/ports';
+import type { KeyCheckStore, ProjectStore, RateLimitStore, TelemetrySink, TokenStore } from '#domain/ports';
+import { createValidateHandler } from '#loader/validate';
 import {
   type GatewayDeps,
   gatewayResponse,
@@ -34,6 +35,8 @@ export interface LocalServerOptions {
   host?: string;
   /** What the authorizer and the handlers read and write: the same stores the deployed functions use. */
   stores: LocalServerStores;
+  /** Where the loader check's telemetry goes (the local stack's ingest queue). */
+  telemetry: TelemetrySink;
   extensions?: readonly LocalExtension[];
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -44,19 +47,29 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export type LocalServerStores = { projects: ProjectStore; rateLimits: RateLimitStore; tokens: TokenStore };
+export type LocalServerStores = { projects: ProjectStore; rateLimits: RateLimitStore; tokens: TokenStore; keyChecks: KeyCheckStore };
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
-export function localGatewayDeps(stores: LocalServerStores): GatewayDeps {
+export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink): GatewayDeps {
+  const now = () => unixSeconds();
   return {
     authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
-    handlers: createRouteHandlers({ stores, now: () => unixSeconds(), logger: new Logger({ serviceName: 'developer-api' }) }),
+    handlers: {
+      ...createRouteHandlers({ stores, now, logger: new Logger({ serviceName: 'developer-api' }) }),
+      'loader-validate': createValidateHandler({
+        keys: stores.keyChecks,
+        rateLimits: stores.rateLimits,
+        telemetry,
+        now,
+        logger: new Logger({ serviceName: 'loader-check' }),
+      }),
+    },
   };
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const host = options.host ?? '127.0.0.1';
-  const deps = localGatewayDeps(options.stores);
+  const deps = localGatewayDeps(options.stores, options.telemetry);
   const extensions = options.extensions ?? [];
   // Known once listening; no request arrives before that.
   let origin = `http://${host}:${options.port}`;

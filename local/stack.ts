@@ -13,6 +13,7 @@ import { type DemoSeed, seedDemo } from './seed';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
 import { ensureTable } from './table';
+import { startTelemetryPipeline } from './telemetry-pipeline';
 
 export const DEFAULT_PORT = 3000;
 export const DEFAULT_TABLE_NAME = 'script-distribution-local';
@@ -48,7 +49,7 @@ export interface LocalStack extends StackInfo {
   stop(): Promise<void>;
 }
 
-type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark'>;
+type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark' | 'demoKey'>;
 
 /**
  * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), webhook
@@ -93,6 +94,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       discordApiBase: options.discordApiBase ?? `http://127.0.0.1:${port}${STAND_IN_PREFIX}`,
     });
     stops.push(() => delivery.stop());
+    const telemetry = startTelemetryPipeline({ store: stores.telemetry });
+    stops.push(() => telemetry.stop());
     const dailyDetector = startDailyDetectorTimer({
       store: stores.telemetry,
       onError: (error) => console.error(`Daily analytics detector failed: ${error instanceof Error ? error.message : String(error)}`),
@@ -108,6 +111,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       port,
       host: '127.0.0.1',
       stores,
+      telemetry: telemetry.sink,
       extensions: [discord, docsExtension, ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });
@@ -121,6 +125,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodbEndpoint: dynamodb.endpoint,
       tableName,
       inboxUrl: `${server.url}${INBOX_PATH}`,
+      demoKey: demo.demoKey,
     };
     await writeStateFile(stateFile, info);
     stops.push(() => removeStateFileIfOurs(stateFile, info));
@@ -136,10 +141,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 async function readDemo(persistDir: string): Promise<DemoRecord | undefined> {
   try {
     const record = JSON.parse(await readFile(join(persistDir, DEMO_FILE), 'utf8')) as Partial<DemoRecord>;
-    const { ownerId, token, projectId, sharedWatermark } = record;
-    if (typeof ownerId === 'string' && typeof token === 'string' && typeof projectId === 'string' && typeof sharedWatermark === 'string') {
-      return { ownerId, token, projectId, sharedWatermark };
-    }
+    const { ownerId, token, projectId, sharedWatermark, demoKey } = record;
+    const strings = typeof ownerId === 'string' && typeof token === 'string' && typeof projectId === 'string';
+    // A record written before demo keys existed has none: seed a new demo then.
+    if (strings && typeof sharedWatermark === 'string' && typeof demoKey === 'string') return { ownerId, token, projectId, sharedWatermark, demoKey };
   } catch {
     // No record from an earlier run: seed a new demo beside the old data.
   }
@@ -147,6 +152,6 @@ async function readDemo(persistDir: string): Promise<DemoRecord | undefined> {
 }
 
 async function writeDemo(persistDir: string, demo: DemoRecord): Promise<void> {
-  const { ownerId, token, projectId, sharedWatermark } = demo;
-  await writeFile(join(persistDir, DEMO_FILE), `${JSON.stringify({ ownerId, token, projectId, sharedWatermark }, null, 2)}\n`, { mode: 0o600 });
+  const { ownerId, token, projectId, sharedWatermark, demoKey } = demo;
+  await writeFile(join(persistDir, DEMO_FILE), `${JSON.stringify({ ownerId, token, projectId, sharedWatermark, demoKey }, null, 2)}\n`, { mode: 0o600 });
 }

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LOADER_ROUTE } from '#api/routes';
 import type { RequestLogEntry } from './server';
 import { DEFAULT_PORT, type LocalStack, startLocalStack } from './stack';
 
@@ -70,10 +72,18 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     `  curl -s ${auth} '${project}/versions'`,
     `  curl -s -X POST ${auth} -H 'Content-Type: application/json' -d '{"watermark":"${stack.sharedWatermark}"}' '${project}/keys/revoke-bulk'`,
     '',
+    'A buyer\'s loader checks the demo key (no token; KEY_VALID until the key is revoked):',
+    `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${LOADER_ROUTE.path}'`,
+    '',
     'Dashboard: npm run -s dashboard -- help',
     'Press Ctrl+C to stop.',
     '',
   ].join('\n');
+}
+
+/** A loader check of the demo key, as the Roblox loader in examples/ would send it from one machine. */
+export function demoCheck(stack: Pick<LocalStack, 'projectId' | 'demoKey'>) {
+  return { project_id: stack.projectId, key: stack.demoKey, fingerprint: createHash('sha256').update('demo-machine').digest('hex'), executor: 'curl' };
 }
 
 /** Webhook tokens are secrets even locally: the stand-in's paths carry them, the log line does not. */

@@ -14,11 +14,13 @@ export interface StackInfo {
   dynamodbEndpoint: string;
   tableName: string;
   inboxUrl: string;
+  /** The raw value of one active demo key, for the loader key check (POST /v1/loader/validate). */
+  demoKey: string;
 }
 
 export function stackInfoJson(info: StackInfo): string {
-  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl } = info;
-  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl }, null, 2)}\n`;
+  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey } = info;
+  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey }, null, 2)}\n`;
 }
 
 /**

@@ -1,15 +1,18 @@
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
-import { ROUTES, type Route } from '#api/routes';
+import { LOADER_ROUTE, ROUTES, type Route } from '#api/routes';
 import { type DomainError, InvalidInput, KeyNotFound, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, Unauthenticated, VersionNotFound } from '#domain/errors';
+import { LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
-import { MAX_BODY_BYTES } from '#http/api-handler';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import { MAX_BODY_BYTES } from '#http/middlewares';
 import { rateLimitHeaders } from '#http/rate-limit-headers';
 import { INTERNAL_ERROR, JSON_BODY_REQUIRED } from '#http/responses';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { WATERMARK_PATTERN } from '#schemas/formats';
+import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid } from '#schemas/loader';
 import { KEYS_PAGE, ListKeysQuery, NoQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
 import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import {
@@ -259,10 +262,12 @@ function buildSchemas(): Record<string, JsonSchema> {
       ListWebhooksResponse: ListWebhooksResponseSchema,
       ErrorResponse,
     }),
+    ...componentSchemas(docs, 'output', { LoaderCheckResponse, LoaderCheckValid, LoaderCheckRefused }),
     ...componentSchemas(docs, 'input', {
       RevokeKeyRequest: RevokeKeyBody,
       RevokeBulkRequest: RevokeBulkBody,
       RollbackRequest: RollbackBody,
+      LoaderCheckRequest,
     }),
   };
 }
@@ -526,6 +531,66 @@ function operation(spec: OperationSpec): Operation {
   };
 }
 
+// ---- The loader key check: public, its own tag ----
+
+const EXAMPLE_FINGERPRINT = createHash('sha256').update('example-machine-id').digest('hex');
+
+function loaderOperation(): Operation {
+  const tooMany: ErrorExample[] = [
+    { summary: 'Over the per-key limit', error: new RateLimited(42, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`) },
+    { summary: 'Over the per-address limit', error: new RateLimited(42, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`) },
+  ];
+  const invalid: ErrorExample[] = [
+    invalidBody('No key', { project_id: EXAMPLE.projectId, fingerprint: EXAMPLE_FINGERPRINT, executor: 'Wave' }),
+    invalidBody('A raw machine id instead of its hash', { project_id: EXAMPLE.projectId, key: 'sdk_…', fingerprint: 'HWID-1234', executor: 'Wave' }),
+    ...BODY_FAILS_WITH,
+  ];
+  const refused = (code: string) => ({ summary: code, value: { valid: false, code } });
+  return {
+    operationId: 'validateKey',
+    tags: ['Loader'],
+    summary: "Check a buyer's key",
+    description: `Called by the script's loader at every execution, with no bearer token. Answers 200 for every well-formed request, whatever the key's state: \`valid: true\` counts one use; a refusal counts none. When several refusals apply, revoked wins over expired, which wins over over-limit; an unknown key, a key of another project and an unknown project are all \`KEY_INVALID\`. After a revoke or bulk revoke answered 200, every later check of those keys answers \`KEY_REVOKED\`. Limits: ${LOADER_LIMITS.perKeyPerMinute} checks per minute per key and ${LOADER_LIMITS.perAddressPerMinute} per client address (an IPv6 client is its /64); past them, 429 with \`Retry-After\`.`,
+    security: [],
+    parameters: [],
+    requestBody: {
+      required: true,
+      description: `The key check. JSON, \`Content-Type: application/json\`, at most ${MAX_BODY_BYTES / 1024} KB. Fields not listed are ignored.`,
+      content: {
+        [JSON_TYPE]: {
+          schema: schemaRef('LoaderCheckRequest'),
+          examples: { check: { summary: 'A check', value: { project_id: EXAMPLE.projectId, key: 'sdk_7Qm2vYcJ0sX5kR9uWb3nHf1LtA8eDgZo', fingerprint: EXAMPLE_FINGERPRINT, executor: 'Wave' } } },
+        },
+      },
+    },
+    responses: {
+      200: {
+        description: 'Whether the key may run.',
+        content: {
+          [JSON_TYPE]: {
+            schema: schemaRef('LoaderCheckResponse'),
+            examples: {
+              valid: { summary: 'KEY_VALID', value: { valid: true, code: 'KEY_VALID', key_id: EXAMPLE.keyId, expires_at: 1766380800, uses_left: 41 } },
+              revoked: refused('KEY_REVOKED'),
+              expired: refused('KEY_EXPIRED'),
+              over_limit: refused('KEY_OVER_LIMIT'),
+              invalid: refused('KEY_INVALID'),
+            },
+          },
+        },
+      },
+      400: { description: ERROR_STATUSES.InvalidInput.description, content: errorContent(errorExamples(invalid)) },
+      413: responseRef('PayloadTooLarge'),
+      429: { description: 'Past a limit; wait `Retry-After` seconds.', headers: { 'Retry-After': headerRef('Retry-After') }, content: errorContent(errorExamples(tooMany)) },
+      500: responseRef('InternalError'),
+      502: responseRef('BadGateway'),
+      504: responseRef('GatewayTimeout'),
+    },
+  };
+}
+
+const invalidBody = (summary: string, input: unknown): ErrorExample => ({ summary, error: new InvalidInput(firstIssue(LoaderCheckRequest, input)) });
+
 const DESCRIPTION = `Manage a script-distribution project over HTTP: list and revoke issued keys (one by id, or every key carrying a leaked watermark), list script versions and roll back, read webhook configurations.
 
 - **Authentication**: every request sends \`Authorization: Bearer <API_TOKEN>\`; a missing or unknown token gets 401.
@@ -544,6 +609,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     paths[route.path] ??= {};
     paths[route.path]![route.method.toLowerCase()] = operation(specs[route.entry]);
   }
+  paths[LOADER_ROUTE.path] = { [LOADER_ROUTE.method.toLowerCase()]: loaderOperation() };
   return {
     openapi: '3.1.0',
     info: { title: 'Script Distribution Developer API', version: '1.0.0', summary: 'Keys, versions and webhooks of a script-distribution project.', description: DESCRIPTION },
@@ -559,6 +625,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
       { name: 'Keys', description: 'Issued keys: metadata, revocation one by one or by leaked watermark.' },
       { name: 'Versions', description: 'Script versions and the current-version pointer.' },
       { name: 'Webhooks', description: 'Webhook configurations (read-only; managed in the dashboard).' },
+      { name: 'Loader', description: "The buyer's loader asks whether its key may run. Public: no bearer token." },
     ],
     paths,
     components: {

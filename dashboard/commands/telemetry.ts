@@ -170,6 +170,9 @@ export const telemetryValidation: TelemetryCommand<ValidationInput, IngestSummar
   },
   async run(context, input) {
     await requireProject(context, input.record.projectId);
+    const { projectId, keyId } = input.record;
+    const [usage] = await context.stores.telemetry.keyUsage([{ projectId, keyId }]);
+    if (!usage) throw new CommandError(`Key ${keyId} is not a key of project ${projectId}: issue one with "keys issue"`);
     const at = input.at ?? context.now();
     const records = Array.from({ length: input.count }, (): ValidationRecord => ({
       ...input.record,

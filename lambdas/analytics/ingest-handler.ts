@@ -12,7 +12,7 @@ export interface AnalyticsDeps {
 }
 
 /** Rejections written to the log per batch; the caller gets all of them in the result. */
-const LOGGED_REJECTIONS = 10;
+export const LOGGED_REJECTIONS = 10;
 
 /**
  * Telemetry ingest, invoked directly by the loader side (no HTTP) with `{ "records": [...] }`. Bad records are

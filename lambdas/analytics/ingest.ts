@@ -1,12 +1,11 @@
-import type { AnalyticsEvent } from '#domain/analytics';
-import type { ScriptRef, ValidationDelta } from '#domain/analytics';
+import type { AnalyticsEvent, KeyUsage, ScriptRef, ValidationDelta } from '#domain/analytics';
 import { mapPagesBounded } from '#domain/concurrency';
 import type { TelemetryStore } from '#domain/ports';
 import { hourStart, utcDate } from '#domain/time';
-import { type AnalyticsEventName } from '#schemas/events';
-import { type ExecutionRecord, type ValidationRecord } from '#schemas/telemetry';
+import type { AnalyticsEventName } from '#schemas/events';
+import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import { detectClones, detectKeyAbuse, detectNewExecutor } from './detectors';
-import { type Rejection, parseTelemetryBatch } from './telemetry';
+import { type Indexed, type ParsedBatch, parseTelemetryBatch, type Rejection } from './telemetry';
 
 /**
  * Requests each ingest step keeps in flight. A batch is first folded in memory (one counter update per project
@@ -38,18 +37,50 @@ export interface IngestResult {
  * Counters are not idempotent: a batch ingested twice counts its executions twice.
  */
 export async function ingestTelemetry(store: TelemetryStore, records: readonly unknown[], now: number): Promise<IngestResult> {
-  const batch = parseTelemetryBatch(records, now);
+  const { batch, usage } = await keepKnown(store, parseTelemetryBatch(records, now));
   const fired = await Promise.all([
     countExecutions(store, batch.executions).then(() => []),
     judgeExecutors(store, batch.executions, now),
     judgeScriptHashes(store, batch.executions, now),
-    judgeValidations(store, batch.validations, now),
+    judgeValidations(store, batch.validations, usage, now),
   ]);
   return {
     accepted: batch.executions.length + batch.validations.length,
     rejected: batch.rejections.length,
-    rejections: batch.rejections,
+    rejections: batch.rejections.sort((a, b) => a.index - b.index),
     events: fired.flat(),
+  };
+}
+
+const keyRef = (record: { projectId: string; keyId: string }) => JSON.stringify([record.projectId, record.keyId]);
+
+/**
+ * Records of a project that does not exist, and validations of a key the project does not have, are refused
+ * before anything is written: anyone can send a key check for any project id and key value, and such records
+ * could only fill the table. Returns the rest, with the use cap of every key that was validated.
+ */
+async function keepKnown(store: TelemetryStore, parsed: ParsedBatch): Promise<{ batch: ParsedBatch; usage: Map<string, KeyUsage> }> {
+  const projectIds = [...new Set([...parsed.executions, ...parsed.validations].map((record) => record.projectId))];
+  const existing = new Set((await mapBounded(projectIds, async (id) => ((await store.projectExists(id)) ? id : undefined))).filter((id) => id !== undefined));
+  const keys = [...groupBy(parsed.validations.filter((record) => existing.has(record.projectId)), (record) => [record.projectId, record.keyId]).values()].map(([record]) => ({
+    projectId: record.projectId,
+    keyId: record.keyId,
+  }));
+  const found = keys.length > 0 ? await store.keyUsage(keys) : [];
+  const usage = new Map(keys.flatMap((key, i) => (found[i] ? [[keyRef(key), found[i]] as const] : [])));
+  const rejections = [...parsed.rejections];
+  const known = <T extends Indexed<{ projectId: string }>>(record: T, why: () => string | undefined): boolean => {
+    const reason = existing.has(record.projectId) ? why() : `project ${record.projectId} does not exist`;
+    if (reason) rejections.push({ index: record.index, reason });
+    return reason === undefined;
+  };
+  return {
+    batch: {
+      executions: parsed.executions.filter((record) => known(record, () => undefined)),
+      validations: parsed.validations.filter((record) => known(record, () => (usage.has(keyRef(record)) ? undefined : `key ${record.keyId} is not a key of project ${record.projectId}`))),
+      rejections,
+    },
+    usage,
   };
 }
 
@@ -111,7 +142,7 @@ async function judgeScriptHashes(store: TelemetryStore, executions: readonly Exe
   return fired;
 }
 
-async function judgeValidations(store: TelemetryStore, validations: readonly ValidationRecord[], now: number): Promise<FiredEvent[]> {
+async function judgeValidations(store: TelemetryStore, validations: readonly ValidationRecord[], usage: Map<string, KeyUsage>, now: number): Promise<FiredEvent[]> {
   const deltas: ValidationDelta[] = [...groupBy(validations, (record) => [record.projectId, record.keyId, hourStart(record.at)]).values()].map((group) => {
     const counts: ValidationDelta['counts'] = {};
     for (const record of group) counts[record.result] = (counts[record.result] ?? 0) + 1;
@@ -124,12 +155,9 @@ async function judgeValidations(store: TelemetryStore, validations: readonly Val
       lastAt: group.reduce((max, record) => Math.max(max, record.at), group[0].at),
     };
   });
-  if (deltas.length === 0) return [];
-  const keys = [...groupBy(deltas, (delta) => [delta.projectId, delta.keyId]).values()].map(([delta]) => ({ projectId: delta.projectId, keyId: delta.keyId }));
-  const [windows, usage] = await Promise.all([mapBounded(deltas, (delta) => store.addValidations(delta)), store.keyUsage(keys)]);
-  const usageOf = new Map(keys.map((key, i) => [JSON.stringify([key.projectId, key.keyId]), usage[i]]));
+  const windows = await mapBounded(deltas, (delta) => store.addValidations(delta));
   const judged = windows
-    .map((window) => ({ window, ...detectKeyAbuse(window, usageOf.get(JSON.stringify([window.projectId, window.keyId]))) }))
+    .map((window) => ({ window, ...detectKeyAbuse(window, usage.get(keyRef(window))) }))
     .filter(({ events }) => events.length > 0);
   const fired = await fireEvents(store, judged.flatMap(({ events }) => events), now);
   await mapBounded(judged, ({ window, patterns }) => store.markKeyAbuseReported(window, patterns));

@@ -2,8 +2,8 @@
 export const API_FUNCTION_TIMEOUT_SECONDS = 10;
 
 /**
- * The API's routes: the CDK stack builds one Lambda per route from `entry`, the local server dispatches
- * to the same modules. `access` decides the table grant of the route's function. A bulk revoke of 10,000 keys
+ * The owner API's routes, each behind the token authorizer: the CDK stack builds one Lambda per route from
+ * `api/<entry>.ts`, the local server dispatches to the same endpoints. `access` decides the table grant of the route's function. A bulk revoke of 10,000 keys
  * needs more than the default timeout, so it gets API Gateway's whole 29 s less a second to answer in.
  */
 export const ROUTES = [
@@ -17,4 +17,15 @@ export const ROUTES = [
 
 export type Route = (typeof ROUTES)[number];
 
-export const timeoutSecondsOf = (route: Route): number => ('timeoutSeconds' in route ? route.timeoutSeconds : API_FUNCTION_TIMEOUT_SECONDS);
+/** The loader's key check (DESIGN.md, "Loader key check"): public, no bearer token, its own function. */
+export const LOADER_ROUTE = { method: 'POST', path: '/v1/loader/validate', entry: 'loader-validate' } as const;
+export type LoaderRoute = typeof LOADER_ROUTE;
+
+/** Every route the API serves, as API Gateway (and the local gateway) routes requests. */
+export const ALL_ROUTES = [...ROUTES, LOADER_ROUTE] as const;
+export type AnyRoute = Route | LoaderRoute;
+
+export const timeoutSecondsOf = (route: AnyRoute): number => ('timeoutSeconds' in route ? route.timeoutSeconds : API_FUNCTION_TIMEOUT_SECONDS);
+
+/** Whether API Gateway runs the token authorizer before the route (every route but the loader's). */
+export const needsToken = (route: AnyRoute): route is Route => route !== LOADER_ROUTE;

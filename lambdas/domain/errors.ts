@@ -54,11 +54,17 @@ export class VersionNotFound extends DomainError {
   }
 }
 
-/** Spec §8: over 100 requests in the caller's minute; `retryAfterSeconds` is when the next window opens. */
+/**
+ * Over a limit (spec §8's 100 requests per minute unless `message` names another); `retryAfterSeconds` is when
+ * the next window opens.
+ */
 export class RateLimited extends DomainError {
   override readonly name = 'RateLimited';
-  constructor(readonly retryAfterSeconds: number) {
-    super(RATE_LIMIT_MESSAGE);
+  constructor(
+    readonly retryAfterSeconds: number,
+    message: string = RATE_LIMIT_MESSAGE,
+  ) {
+    super(message);
   }
 }
 

@@ -1,4 +1,6 @@
+import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type { AnalyticsEvent, ExecutorRef, KeyAbusePattern, KeyUsage, KnownHash, ScriptRef, ValidationDelta, ValidationWindow } from './analytics';
+import type { CountedCheck } from './key-check';
 import type { Key, Project, Version, Webhook } from './model';
 
 /**
@@ -36,6 +38,21 @@ export interface RateLimitStore {
    * reached. Returns the count after this request, or undefined when the request was refused.
    */
   countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined>;
+}
+
+// ---- The loader key check ----
+
+/**
+ * Judge a key and, when it may run, count one use, in one atomic step on the key's own item; the key's own
+ * per-minute limit is kept in the same step. `keyId` is derived from `keyHash` (see #domain/key-values).
+ */
+export interface KeyCheckStore {
+  checkAndCount(check: { projectId: string; keyId: string; keyHash: string; now: number; perKeyPerMinute: number }): Promise<CountedCheck>;
+}
+
+/** Where the loader check's telemetry goes, to be ingested off the answer's path (a queue in AWS). */
+export interface TelemetrySink {
+  report(records: readonly (ValidationRecord | ExecutionRecord)[]): Promise<void>;
 }
 
 // ---- Telemetry ----

@@ -21,6 +21,8 @@ function setting(name: string): string {
 export const settings = {
   tableName: () => setting('TABLE_NAME'),
   queueUrl: () => setting('QUEUE_URL'),
+  /** The loader check's telemetry queue, which the ingest function consumes. */
+  telemetryQueueUrl: () => setting('TELEMETRY_QUEUE_URL'),
   deadLetterQueueUrl: () => setting('DEAD_LETTER_QUEUE_URL'),
   claimStaleAfterSeconds: () => Number(setting('CLAIM_STALE_AFTER_SECONDS')),
   /** Discord's API unless a test stack points deliveries elsewhere. */

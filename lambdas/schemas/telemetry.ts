@@ -10,7 +10,13 @@ import { PATH_ID_PATTERN } from './formats';
 export const MAX_BATCH_RECORDS = 10_000;
 /** A record dated further ahead than this is refused: a wrong clock would otherwise poison last-seen times. */
 export const MAX_CLOCK_SKEW_SECONDS = 300;
-export const MAX_EXECUTOR_LENGTH = 64;
+/**
+ * A record dated further back than this is refused: every detector's window fits in it (new_executor's 7-day
+ * absence, execution_drop's two days), and no flood of old dates can fill the table with counters nobody reads.
+ */
+export const MAX_RECORD_AGE_SECONDS = 8 * 86_400;
+/** An executor's name, as the loader check also takes it (DESIGN.md: 1 to 100 characters). */
+export const MAX_EXECUTOR_LENGTH = 100;
 
 export const VALIDATION_RESULTS = ['ok', 'revoked', 'expired', 'over_limit', 'unknown'] as const;
 export type ValidationResult = (typeof VALIDATION_RESULTS)[number];

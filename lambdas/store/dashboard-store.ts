@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '#domain/ids';
+import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Plan } from '#domain/model';
 import type { EventName } from '#schemas/resources';
 import { backoff, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
@@ -12,6 +13,13 @@ import { TABLE } from './table-definition';
 const KEYS_PER_TRANSACTION = 99;
 
 export const KEY_LIFETIME_SECONDS = 30 * 24 * 3600;
+
+/** A key as `keys issue` hands it out: `key` is the raw value, shown this once. */
+export interface IssuedKey {
+  id: string;
+  watermark: string;
+  key: string;
+}
 
 export interface NewKeys {
   projectId: string;
@@ -81,14 +89,15 @@ export class DashboardStore {
   /**
    * Issue keys with the next numbers of the project's dense issue sequence. The counter moves in the same
    * transaction as the keys, conditioned on its old value, so the sequence never has a gap or a repeat.
+   * Each key's raw value is returned here, once; the table keeps its SHA-256, and its id is derived from that.
    */
-  async issueKeys(input: NewKeys): Promise<{ id: string; watermark: string }[]> {
-    const issued: { id: string; watermark: string }[] = [];
+  async issueKeys(input: NewKeys): Promise<IssuedKey[]> {
+    const issued: IssuedKey[] = [];
     for (let start = 0; start < input.count; start += KEYS_PER_TRANSACTION) {
-      const batch = Array.from({ length: Math.min(KEYS_PER_TRANSACTION, input.count - start) }, () => ({
-        id: newId('key'),
-        watermark: input.watermark ?? randomBytes(8).toString('hex'),
-      }));
+      const batch = Array.from({ length: Math.min(KEYS_PER_TRANSACTION, input.count - start) }, () => {
+        const key = newKeyValue();
+        return { id: keyIdOf(hashKeyValue(key)), watermark: input.watermark ?? randomBytes(8).toString('hex'), key };
+      });
       await this.withSequence(input.projectId, 'keyCount', batch.length, (first) =>
         batch.map((key, i) => ({
           Put: {
@@ -98,6 +107,7 @@ export class DashboardStore {
               entity: ENTITY.key,
               projectId: input.projectId,
               id: key.id,
+              keyHash: hashKeyValue(key.key),
               user_hash: createHash('sha256').update(newId('own')).digest('hex'),
               tier: input.tier,
               watermark: key.watermark,

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DashboardStore } from './dashboard-store';
 import { DynamoDeliveryStore } from './delivery-store';
+import { DynamoKeyCheckStore } from './key-check-store';
 import { DynamoProjectStore } from './project-store';
 import { DynamoRateLimitStore } from './rate-limit-store';
 import { DynamoTelemetryStore } from './telemetry-store';
@@ -9,6 +10,7 @@ import { DynamoTokenStore } from './token-store';
 /** Every store on one table, for the runtime that serves AWS, the local stack, the dashboard and the tests. */
 export interface Stores {
   projects: DynamoProjectStore;
+  keyChecks: DynamoKeyCheckStore;
   tokens: DynamoTokenStore;
   rateLimits: DynamoRateLimitStore;
   dashboard: DashboardStore;
@@ -19,6 +21,7 @@ export interface Stores {
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
   return {
     projects: new DynamoProjectStore(db, tableName),
+    keyChecks: new DynamoKeyCheckStore(db, tableName),
     tokens: new DynamoTokenStore(db, tableName),
     rateLimits: new DynamoRateLimitStore(db, tableName),
     dashboard: new DashboardStore(db, tableName),

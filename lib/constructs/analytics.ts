@@ -1,8 +1,13 @@
 import { Duration } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { INGEST_TIMEOUT_SECONDS, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
 
@@ -14,32 +19,42 @@ export interface AnalyticsProps {
 export const DAILY_DETECTOR_CRON = { minute: '5', hour: '0' } as const;
 
 /**
- * Telemetry to analytics events: the ingest Lambda (invoked directly by the loader side with
- * `{ "records": [...] }`, no HTTP; grant callers `ingestFunction.grantInvoke`) and the daily detector on an
- * EventBridge schedule. Each function may use only the DynamoDB actions its code sends, on the table only (no
- * index), and only on items whose partition key begins as the telemetry store's do:
- * - ingest: `UpdateItem` (counters, last-seen, hashes, validation windows), `BatchGetItem` (last-seen, key use
- *   caps), `Query` (a script's hashes) and `PutItem` (event items, conditional);
+ * Telemetry to analytics events: the telemetry queue the loader check writes to and the function that ingests it in
+ * batches, the ingest Lambda the loader side may also invoke directly with `{ "records": [...] }` (no HTTP; grant
+ * callers `ingestFunction.grantInvoke`), and the daily detector on an EventBridge schedule. Each function may use
+ * only the DynamoDB actions its code sends, on the table only (no index), and only on items whose partition key
+ * begins as the telemetry store's do:
+ * - ingest: `GetItem` (does the project exist), `BatchGetItem` (last-seen, key use caps), `UpdateItem`
+ *   (counters, last-seen, hashes, validation windows), `Query` (a script's hashes) and `PutItem` (event items);
  * - daily detector: `Query` of the daily counters and `PutItem` of execution_drop events.
  */
 export class Analytics extends Construct {
   readonly ingestFunction: ServiceFunction;
+  readonly telemetryQueue: sqs.Queue;
+  readonly telemetryDeadLetterQueue: sqs.Queue;
+  readonly queueIngestFunction: ServiceFunction;
   readonly dailyDetectorFunction: ServiceFunction;
   readonly dailySchedule: events.Rule;
+  readonly alarms: cloudwatch.Alarm[];
 
   constructor(scope: Construct, id: string, { table }: AnalyticsProps) {
     super(scope, id);
 
-    this.ingestFunction = new ServiceFunction(this, 'IngestFunction', {
-      entry: 'analytics/ingest-handler.ts',
-      description: 'Telemetry ingest: executions and key validations -> aggregates and analytics events',
-      // A batch of up to 10,000 records is a few hundred requests at bounded parallelism.
-      timeout: Duration.seconds(60),
-      environment: { TABLE_NAME: table.tableName },
+    this.ingestFunction = this.ingest('IngestFunction', 'analytics/ingest-handler.ts', 'Telemetry ingest: executions and key validations -> aggregates and analytics events', table);
+
+    this.telemetryDeadLetterQueue = deadLetterQueue(this, 'TelemetryDeadLetterQueue');
+    this.telemetryQueue = secureQueue(this, 'TelemetryQueue', {
+      visibilityTimeout: Duration.seconds(TELEMETRY_QUEUE.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.telemetryDeadLetterQueue, maxReceiveCount: TELEMETRY_QUEUE.maxReceiveCount },
     });
-    grantItems(this.ingestFunction, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'project', 'key']);
-    grantItems(this.ingestFunction, table, ['dynamodb:BatchGetItem'], ['project', 'key']);
-    grantItems(this.ingestFunction, table, ['dynamodb:Query', 'dynamodb:PutItem'], ['project']);
+    this.queueIngestFunction = this.ingest('QueueIngestFunction', 'analytics/ingest-queue-handler.ts', "Telemetry ingest of the loader check's queue, in batches", table);
+    this.queueIngestFunction.addEventSource(
+      new SqsEventSource(this.telemetryQueue, {
+        batchSize: TELEMETRY_QUEUE.batchSize,
+        maxBatchingWindow: Duration.seconds(TELEMETRY_QUEUE.maxBatchingWindowSeconds),
+      }),
+    );
 
     this.dailyDetectorFunction = new ServiceFunction(this, 'DailyDetectorFunction', {
       entry: 'analytics/daily-handler.ts',
@@ -56,5 +71,22 @@ export class Analytics extends Construct {
       // A rerun is harmless (each project fires once per day), so retries may be generous.
       targets: [new targets.LambdaFunction(this.dailyDetectorFunction, { retryAttempts: 4, maxEventAge: Duration.hours(6) })],
     });
+
+    this.alarms = [depthAlarm(this, 'TelemetryDeadLetterAlarm', this.telemetryDeadLetterQueue, 'Telemetry batches the ingest gave up on are waiting in the telemetry DLQ.')];
+  }
+
+  /** An ingest function: the telemetry store's reads and writes, on its partitions only. */
+  private ingest(id: string, entry: string, description: string, table: TableV2): ServiceFunction {
+    const fn = new ServiceFunction(this, id, {
+      entry,
+      description,
+      timeout: Duration.seconds(INGEST_TIMEOUT_SECONDS),
+      environment: { TABLE_NAME: table.tableName },
+    });
+    grantItems(fn, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'project', 'key']);
+    grantItems(fn, table, ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], ['project', 'key']);
+    grantItems(fn, table, ['dynamodb:Query', 'dynamodb:PutItem'], ['project']);
+    return fn;
   }
 }
+

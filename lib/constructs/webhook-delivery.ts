@@ -1,13 +1,14 @@
-import { Duration, Validations } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { Duration } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DELIVERY_QUEUE, DELIVERY_TIMEOUT_SECONDS, FANOUT_STREAM } from '#events/delivery-settings';
 import { DEFAULT_DISCORD_API_BASE } from '#events/discord-webhook-url';
 import { STREAM_FILTER_PATTERN } from '#store/stream-events';
+import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
 
@@ -39,15 +40,9 @@ export class WebhookDelivery extends Construct {
     super(scope, id);
     const { table } = props;
 
-    this.deadLetterQueue = this.newQueue('DeadLetterQueue', { retentionPeriod: Duration.days(14) });
-    this.fanoutFailureQueue = this.newQueue('FanoutFailureQueue', { retentionPeriod: Duration.days(14) });
-    for (const deadEnd of [this.deadLetterQueue, this.fanoutFailureQueue]) {
-      Validations.of(deadEnd).acknowledge({
-        id: 'AwsSolutions-SQS3',
-        reason: 'This queue is itself a dead-letter destination; what lands in it is kept 14 days and raises an alarm.',
-      });
-    }
-    this.queue = this.newQueue('Queue', {
+    this.deadLetterQueue = deadLetterQueue(this, 'DeadLetterQueue');
+    this.fanoutFailureQueue = deadLetterQueue(this, 'FanoutFailureQueue');
+    this.queue = secureQueue(this, 'Queue', {
       visibilityTimeout: Duration.seconds(DELIVERY_QUEUE.visibilityTimeoutSeconds),
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: DELIVERY_QUEUE.maxReceiveCount },
@@ -108,23 +103,8 @@ export class WebhookDelivery extends Construct {
     table.encryptionKey?.grantEncryptDecrypt(this.deliveryFunction);
 
     this.alarms = [
-      this.depthAlarm('DeadLetterAlarm', this.deadLetterQueue, 'Webhook deliveries that never got through are waiting in the DLQ.'),
-      this.depthAlarm('FanoutFailureAlarm', this.fanoutFailureQueue, 'Table stream batches the webhook fan-out gave up on.'),
+      depthAlarm(this, 'DeadLetterAlarm', this.deadLetterQueue, 'Webhook deliveries that never got through are waiting in the DLQ.'),
+      depthAlarm(this, 'FanoutFailureAlarm', this.fanoutFailureQueue, 'Table stream batches the webhook fan-out gave up on.'),
     ];
-  }
-
-  /** Every queue here: TLS-only access and SQS-managed encryption at rest. */
-  private newQueue(id: string, props: sqs.QueueProps): sqs.Queue {
-    return new sqs.Queue(this, id, { ...props, enforceSSL: true, encryption: sqs.QueueEncryption.SQS_MANAGED });
-  }
-
-  private depthAlarm(id: string, queue: sqs.Queue, description: string): cloudwatch.Alarm {
-    return queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM }).createAlarm(this, id, {
-      alarmDescription: description,
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
   }
 }

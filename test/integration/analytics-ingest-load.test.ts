@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INGEST_CONCURRENCY, ingestTelemetry } from '#analytics/ingest';
-import { newId } from '#domain/ids';
 import { DynamoTelemetryStore } from '#store/telemetry-store';
-import { createTestTable, type TestTable } from '#test-support/fixtures';
+import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 
 const NOW = 1_700_000_000;
 const RECORDS = 1_000;
@@ -44,7 +43,7 @@ afterAll(async () => {
  * What a loader sends in a busy minute: 600 executions of 5 projects by 10 executors each, each project's
  * script seen with 2 hashes, and 400 validations of 40 keys from 10 clients each, all within one hour.
  */
-function busyBatch(projects: string[]): unknown[] {
+function busyBatch({ projects, keys }: SeededProjects): unknown[] {
   const executions = Array.from({ length: 600 }, (_, i) => ({
     kind: 'execution',
     projectId: projects[i % 5],
@@ -55,7 +54,8 @@ function busyBatch(projects: string[]): unknown[] {
   const validations = Array.from({ length: 400 }, (_, i) => ({
     kind: 'validation',
     projectId: projects[i % 5],
-    keyId: `key_${i % 40}`,
+    // Key j belongs to project j % 5, as i % 40 and i % 5 agree.
+    keyId: keys[i % 40],
     result: 'ok',
     executor: 'executor-0',
     fingerprint: (Math.floor(i / 40) % 10).toString(16).padStart(64, '0'),
@@ -64,9 +64,22 @@ function busyBatch(projects: string[]): unknown[] {
   return [...executions, ...validations];
 }
 
+interface SeededProjects {
+  projects: string[];
+  keys: string[];
+}
+
+/** Five projects with eight keys each (ingest refuses telemetry of unknown projects and keys); key j is project j % 5's. */
+async function seedProjects(): Promise<SeededProjects> {
+  const { ownerId } = await seedOwner(table.stores);
+  const projects = await Promise.all(Array.from({ length: 5 }, () => table.stores.dashboard.createProject({ ownerId, name: 'Load', plan: 'business', now: NOW })));
+  const issued = await Promise.all(projects.map((projectId) => table.stores.dashboard.issueKeys({ projectId, count: 8, tier: 'standard', maxUses: null, now: NOW })));
+  return { projects, keys: Array.from({ length: 40 }, (_, j) => issued[j % 5]![Math.floor(j / 5)]!.id) };
+}
+
 describe(`ingest of ${RECORDS} records`, () => {
   it('costs a few requests per distinct aggregate, not one per record, sent in parallel', async () => {
-    const projects = Array.from({ length: 5 }, () => newId('prj'));
+    const projects = await seedProjects();
     const batch = busyBatch(projects);
     expect(batch).toHaveLength(RECORDS);
 
@@ -80,10 +93,11 @@ describe(`ingest of ${RECORDS} records`, () => {
     expect(first.events.filter((event) => event.name === 'new_executor')).toHaveLength(50);
     expect(first.events.filter((event) => event.name === 'clone_detected')).toHaveLength(5);
     expect(first.events.filter((event) => event.name === 'key_abuse')).toHaveLength(40);
-    // Per distinct aggregate, not per record: 5 day counters; 1 batch read, 50 events and 50 last-seen for the
-    // executors; 10 hash upserts, 5 hash-list queries, 5 events and 10 classified marks; 40 windows, 1 batch
-    // read of key records, 40 events and 40 reported marks.
-    expect(firstTrips).toBeLessThanOrEqual(5 + (1 + 50 + 50) + (10 + 5 + 5 + 10) + (40 + 1 + 40 + 40));
+    // Per distinct aggregate, not per record: 5 project reads and 1 batch read of key records (only known
+    // projects and keys are ingested); 5 day counters; 1 batch read, 50 events and 50 last-seen for the
+    // executors; 10 hash upserts, 5 hash-list queries, 5 events and 10 classified marks; 40 windows, 40 events
+    // and 40 reported marks.
+    expect(firstTrips).toBeLessThanOrEqual(5 + 1 + 5 + (1 + 50 + 50) + (10 + 5 + 5 + 10) + (40 + 40 + 40));
     expect(traffic.maxInFlight).toBeGreaterThan(INGEST_CONCURRENCY / 2);
     expect(traffic.maxInFlight).toBeLessThanOrEqual(4 * INGEST_CONCURRENCY + 2);
 
@@ -94,12 +108,12 @@ describe(`ingest of ${RECORDS} records`, () => {
     expect(again.events).toEqual([]);
     expect(traffic.byCommand.get('QueryCommand') ?? 0).toBe(0);
     expect(traffic.byCommand.get('PutItemCommand') ?? 0).toBe(0);
-    // 5 day counters, 1 batch read and 50 last-seen, 10 hash upserts, 40 windows and 1 batch read.
-    expect(roundTrips()).toBeLessThanOrEqual(5 + (1 + 50) + 10 + (40 + 1));
+    // 5 project reads and 1 key batch read, 5 day counters, 1 batch read and 50 last-seen, 10 hash upserts, 40 windows.
+    expect(roundTrips()).toBeLessThanOrEqual(5 + 1 + 5 + (1 + 50) + 10 + 40);
   });
 
   it('keeps even a batch of 1,000 distinct executors to bounded parallel requests', async () => {
-    const projectId = newId('prj');
+    const [projectId = ''] = (await seedProjects()).projects;
     const batch = Array.from({ length: RECORDS }, (_, i) => ({ kind: 'execution', projectId, executor: `executor-${i}`, at: NOW }));
     resetTraffic();
     const result = await ingestTelemetry(store, batch, NOW);

@@ -5,7 +5,6 @@ import { NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
 import { ingestTelemetry } from '#analytics/ingest';
 import { parseFlags } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
-import { newId } from '#domain/ids';
 import { dayStart } from '#domain/time';
 import { EVENT_DATA } from '#schemas/events';
 import { type EventItem } from '#store/layout';
@@ -19,11 +18,22 @@ const FP = (n: number) => n.toString(16).padStart(64, '0');
 
 let table: TestTable;
 let store: DynamoTelemetryStore;
+let ownerId: string;
 
 beforeAll(async () => {
   table = await createTestTable('analytics');
   store = new DynamoTelemetryStore(table.db, table.tableName);
+  ({ ownerId } = await seedOwner(table.stores));
 });
+
+/** A Business project: ingest refuses telemetry of a project that does not exist. */
+const newProject = () => table.stores.dashboard.createProject({ ownerId, name: 'Analytics', plan: 'business', now: NOW });
+/** A key of the project: ingest refuses validations of a key the project does not have. */
+async function newKey(projectId: string): Promise<string> {
+  const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, now: NOW });
+  if (!key) throw new Error('no key issued');
+  return key.id;
+}
 
 afterAll(async () => {
   await table?.drop();
@@ -68,8 +78,9 @@ describe('execution_drop (daily detector)', () => {
   const drops = async (projectId: string) => (await eventItems(projectId)).filter((item) => item.name === 'execution_drop').map((item) => item.data);
 
   it('fires above a 30 % fall only, never from an empty day before, and once per day however often it runs', async () => {
-    const [exact, above, fromZero, toZero] = [newId('prj'), newId('prj'), newId('prj'), newId('prj')];
-    const ingest = (projectId: string, count: number, at: number) => ingestTelemetry(store, times(count, () => execution(projectId, { at: at + 3600 })), NOW);
+    const [exact, above, fromZero, toZero] = await Promise.all([newProject(), newProject(), newProject(), newProject()]);
+    // Ingested as the day goes: a record more than 8 days old is refused.
+    const ingest = (projectId: string, count: number, at: number) => ingestTelemetry(store, times(count, () => execution(projectId, { at: at + 3600 })), at + 7200);
     await Promise.all([ingest(exact, 100, dayBefore), ingest(exact, 70, day), ingest(toZero, 3, dayBefore), ingest(fromZero, 5, day)]);
     await store.addExecutions({ projectId: above, date: '2023-06-08', executions: 10_000 });
     await store.addExecutions({ projectId: above, date: '2023-06-09', executions: 6_999 });
@@ -93,13 +104,14 @@ describe('execution_drop (daily detector)', () => {
 
 describe('new_executor (at ingest)', () => {
   it('fires for a first sighting, not after exactly 7 days away, and again after 7 days and 1 second', async () => {
-    const projectId = newId('prj');
+    const projectId = await newProject();
     const t0 = NOW - 30 * DAY;
     const t1 = t0 + NEW_EXECUTOR_ABSENCE_SECONDS;
     const t2 = t1 + NEW_EXECUTOR_ABSENCE_SECONDS + 1;
-    const first = await ingestTelemetry(store, [execution(projectId, { at: t0 })], NOW);
-    const exactlyWeek = await ingestTelemetry(store, [execution(projectId, { at: t1 })], NOW);
-    const weekAndSecond = await ingestTelemetry(store, [execution(projectId, { at: t2 })], NOW);
+    // Each reported as it happens: a record more than 8 days old is refused.
+    const first = await ingestTelemetry(store, [execution(projectId, { at: t0 })], t0 + 60);
+    const exactlyWeek = await ingestTelemetry(store, [execution(projectId, { at: t1 })], t1 + 60);
+    const weekAndSecond = await ingestTelemetry(store, [execution(projectId, { at: t2 })], t2 + 60);
 
     expect(first.events).toEqual([{ name: 'new_executor', projectId, dedupKey: 'Synapse X#2023-10-15' }]);
     expect(exactlyWeek.events).toEqual([]);
@@ -111,7 +123,7 @@ describe('new_executor (at ingest)', () => {
   });
 
   it('fires once when the same appearance is reported twice at the same time', async () => {
-    const projectId = newId('prj');
+    const projectId = await newProject();
     const record = execution(projectId, { executor: 'KRNL' });
     const results = await Promise.all([ingestTelemetry(store, [record], NOW), ingestTelemetry(store, [record], NOW)]);
     expect(results.flatMap((result) => result.events)).toHaveLength(1);
@@ -120,7 +132,7 @@ describe('new_executor (at ingest)', () => {
   });
 
   it('keeps executors of different projects apart', async () => {
-    const [a, b] = [newId('prj'), newId('prj')];
+    const [a, b] = await Promise.all([newProject(), newProject()]);
     await ingestTelemetry(store, [execution(a, { executor: 'Delta' })], NOW);
     expect((await ingestTelemetry(store, [execution(b, { executor: 'Delta' })], NOW)).events).toEqual([{ name: 'new_executor', projectId: b, dedupKey: 'Delta#2023-11-14' }]);
   });
@@ -131,30 +143,33 @@ describe('key_abuse (at ingest)', () => {
     (await eventItems(projectId)).filter((item) => item.name === 'key_abuse').map((item) => item.data as { keyId: string; pattern: string; count: number; threshold: number });
 
   it('fires many_fingerprints when a sixth distinct fingerprint joins the hour, across batches, once', async () => {
-    const projectId = newId('prj');
-    const five = await ingestTelemetry(store, times(5, (i) => validation(projectId, 'key_fp', { fingerprint: FP(i + 1), at: NOW - 600 })), NOW);
+    const projectId = await newProject();
+    const keyId = await newKey(projectId);
+    const five = await ingestTelemetry(store, times(5, (i) => validation(projectId, keyId, { fingerprint: FP(i + 1), at: NOW - 600 })), NOW);
     expect(five.events).toEqual([]);
-    const sixth = await ingestTelemetry(store, [validation(projectId, 'key_fp', { fingerprint: FP(6) }), validation(projectId, 'key_fp', { fingerprint: FP(1) })], NOW);
-    expect(sixth.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: 'key_fp#many_fingerprints#2023-11-14T22' }]);
-    const seventh = await ingestTelemetry(store, [validation(projectId, 'key_fp', { fingerprint: FP(7) })], NOW);
+    const sixth = await ingestTelemetry(store, [validation(projectId, keyId, { fingerprint: FP(6) }), validation(projectId, keyId, { fingerprint: FP(1) })], NOW);
+    expect(sixth.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${keyId}#many_fingerprints#2023-11-14T22` }]);
+    const seventh = await ingestTelemetry(store, [validation(projectId, keyId, { fingerprint: FP(7) })], NOW);
     expect(seventh.events).toEqual([]);
-    expect(await patternsOf(projectId)).toEqual([{ keyId: 'key_fp', pattern: 'many_fingerprints', count: 6, threshold: 5, windowSeconds: 3600 }]);
+    expect(await patternsOf(projectId)).toEqual([{ keyId, pattern: 'many_fingerprints', count: 6, threshold: 5, windowSeconds: 3600 }]);
   });
 
   it('fires revoked_key_burst at the tenth revoked validation of an hour, once per hour', async () => {
-    const projectId = newId('prj');
-    const revoked = (n: number, at: number) => times(n, () => validation(projectId, 'key_rv', { result: 'revoked', at }));
+    const projectId = await newProject();
+    const keyId = await newKey(projectId);
+    const revoked = (n: number, at: number) => times(n, () => validation(projectId, keyId, { result: 'revoked', at }));
     expect((await ingestTelemetry(store, revoked(9, NOW), NOW)).events).toEqual([]);
     expect((await ingestTelemetry(store, revoked(1, NOW), NOW)).events).toHaveLength(1);
     expect((await ingestTelemetry(store, revoked(5, NOW), NOW)).events).toEqual([]);
     const nextHour = await ingestTelemetry(store, revoked(10, NOW - 3600), NOW);
-    expect(nextHour.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: 'key_rv#revoked_key_burst#2023-11-14T21' }]);
+    expect(nextHour.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${keyId}#revoked_key_burst#2023-11-14T21` }]);
   });
 
   it('fires expired_key_burst for ten expired validations in one batch', async () => {
-    const projectId = newId('prj');
-    const result = await ingestTelemetry(store, times(10, () => validation(projectId, 'key_ex', { result: 'expired' })), NOW);
-    expect(result.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: 'key_ex#expired_key_burst#2023-11-14T22' }]);
+    const projectId = await newProject();
+    const keyId = await newKey(projectId);
+    const result = await ingestTelemetry(store, times(10, () => validation(projectId, keyId, { result: 'expired' })), NOW);
+    expect(result.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${keyId}#expired_key_burst#2023-11-14T22` }]);
   });
 
   describe('over_max_uses, read against the key record', () => {
@@ -192,7 +207,7 @@ describe('key_abuse (at ingest)', () => {
 
     it('ignores the use cap of a key reported under another project', async () => {
       const id = await issueCappedKey(1, 1);
-      const otherProject = newId('prj');
+      const otherProject = await newProject();
       const result = await ingestTelemetry(store, times(3, () => validation(otherProject, id, { result: 'over_limit' })), NOW);
       expect(result.events).toEqual([]);
     });
@@ -204,7 +219,7 @@ describe('clone_detected (at ingest)', () => {
     (await eventItems(projectId)).filter((item) => item.name === 'clone_detected').map((item) => item.data);
 
   it('fires once for each new hash after the first of a script version', async () => {
-    const projectId = newId('prj');
+    const projectId = await newProject();
     const run = (hash: string, fields: Record<string, unknown> = {}) =>
       ingestTelemetry(store, [execution(projectId, { scriptHash: hash, versionId: 'ver_1', ...fields })], NOW);
     expect((await run('aaaa1111')).events.filter((e) => e.name === 'clone_detected')).toEqual([]);
@@ -221,7 +236,7 @@ describe('clone_detected (at ingest)', () => {
   });
 
   it('fires exactly one event when two new hashes of a new script arrive at once', async () => {
-    const projectId = newId('prj');
+    const projectId = await newProject();
     const record = (hash: string) => execution(projectId, { scriptId: 'scr_1', scriptHash: hash });
     await Promise.all([ingestTelemetry(store, [record('eeee5555')], NOW), ingestTelemetry(store, [record('ffff6666')], NOW)]);
     // Which of the two counts as the original depends on which ingest judged first; either way one event.
@@ -231,7 +246,7 @@ describe('clone_detected (at ingest)', () => {
   });
 
   it('fires exactly one event when a batch brings the first two hashes of a script', async () => {
-    const projectId = newId('prj');
+    const projectId = await newProject();
     const result = await ingestTelemetry(store, [execution(projectId, { scriptHash: '12345678', at: NOW - 5 }), execution(projectId, { scriptHash: '87654321' })], NOW);
     expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([{ name: 'clone_detected', projectId, dedupKey: `${projectId}##87654321` }]);
   });
@@ -258,10 +273,17 @@ describe('dashboard telemetry commands', () => {
   });
 
   it('telemetry validation without --fingerprint sends N different clients, with --fingerprint one client', async () => {
-    const oneClient = await run(telemetryValidation, ['--project', projectId, '--key', 'key_cli1', '--result', 'ok', '--executor', 'Fluxus', '--fingerprint', 'client-a', '--count', '6']);
+    const [one, many] = [await newKey(projectId), await newKey(projectId)];
+    const oneClient = await run(telemetryValidation, ['--project', projectId, '--key', one, '--result', 'ok', '--executor', 'Fluxus', '--fingerprint', 'client-a', '--count', '6']);
     expect(oneClient).toEqual({ accepted: 6, events: [] });
-    const manyClients = await run(telemetryValidation, ['--project', projectId, '--key', 'key_cli2', '--result', 'ok', '--executor', 'Fluxus', '--count', '6']);
-    expect(manyClients.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: 'key_cli2#many_fingerprints#2023-11-14T22' }]);
+    const manyClients = await run(telemetryValidation, ['--project', projectId, '--key', many, '--result', 'ok', '--executor', 'Fluxus', '--count', '6']);
+    expect(manyClients.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${many}#many_fingerprints#2023-11-14T22` }]);
+  });
+
+  it('telemetry validation refuses a key the project does not have, and writes nothing', async () => {
+    await expect(run(telemetryValidation, ['--project', projectId, '--key', 'key_nope', '--result', 'ok', '--executor', 'Fluxus'])).rejects.toThrow(
+      `Key key_nope is not a key of project ${projectId}: issue one with "keys issue"`,
+    );
   });
 
   it('detect daily judges the day before --date', async () => {

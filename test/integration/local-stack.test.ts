@@ -11,6 +11,7 @@ import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { npmCommand } from '#local/npm-command';
 import { type LocalExtension, type LocalServer, startLocalServer } from '#local/server';
+import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import { createTestTable, freePort, type TestTable } from '#test-support/fixtures';
@@ -24,6 +25,7 @@ const WATERMARK = '0badc0ffee15dead';
 
 let table: TestTable;
 let server: LocalServer;
+let telemetry: TelemetryPipeline;
 let dashboard: { context: DashboardContext; close(): void };
 let owner: { ownerId: string; token: string };
 let project: string;
@@ -64,7 +66,8 @@ const projectPath = (id: string, rest: string) => `/v1/projects/${id}${rest}`;
 
 beforeAll(async () => {
   table = await createTestTable('local-stack');
-  server = await startLocalServer({ port: 0, stores: table.stores, extensions: [ping] });
+  telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, extensions: [ping] });
   dashboard = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
 
   owner = await dashboardRun('owner create');
@@ -94,6 +97,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  await telemetry?.stop();
   dashboard?.close();
   await table?.drop();
 });
@@ -237,7 +241,7 @@ describe('the local server itself', () => {
   });
 
   it('refuses a taken port in one sentence that says what to do', async () => {
-    await expect(startLocalServer({ port: server.port, stores: table.stores })).rejects.toThrow(
+    await expect(startLocalServer({ port: server.port, stores: table.stores, telemetry: telemetry.sink })).rejects.toThrow(
       `Port ${server.port} is in use: set PORT=... or stop the other process`,
     );
   });
@@ -313,7 +317,7 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
     const { child, output, exited } = await startUntilBanner(process.execPath, ['--import', 'tsx', 'local/start.ts', '--state-file', stateFile], port);
     try {
       const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, string>;
-      expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl']);
+      expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl', 'demoKey']);
       expect(state.baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(state.inboxUrl).toBe(`http://127.0.0.1:${port}/_local/inbox`);
 

@@ -3,6 +3,7 @@ import { unixSeconds } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
+import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
 import { buildOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
@@ -16,16 +17,19 @@ const validator = new OpenApiValidator(buildOpenApiDocument());
 
 let table: TestTable;
 let server: LocalServer;
+let telemetry: TelemetryPipeline;
 let demo: DemoSeed;
 
 beforeAll(async () => {
   table = await createTestTable('openapi-conformance');
   demo = await seedDemo(table.stores, unixSeconds());
-  server = await startLocalServer({ port: 0, stores: table.stores });
+  telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
 });
 
 afterAll(async () => {
   await server?.close();
+  await telemetry?.stop();
   await table?.drop();
 });
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
 import { DEMO_KEY_COUNT, type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
+import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
 import { EXIT } from '../../sdapi/errors';
 import { runCli } from '../unit/sdapi/run-cli';
@@ -16,6 +17,7 @@ import { runCli } from '../unit/sdapi/run-cli';
  */
 let table: TestTable;
 let server: LocalServer;
+let telemetry: TelemetryPipeline;
 let demo: DemoSeed;
 let dir: string;
 
@@ -26,11 +28,13 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sdapi-local-'));
   table = await createTestTable('sdapi-local-stack');
   demo = await seedDemo(table.stores, unixSeconds());
-  server = await startLocalServer({ port: 0, stores: table.stores });
+  telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
 });
 
 afterAll(async () => {
   await server?.close();
+  await telemetry?.stop();
   await table?.drop();
   rmSync(dir, { recursive: true, force: true });
 });

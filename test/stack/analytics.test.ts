@@ -2,10 +2,11 @@ import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { Analytics } from '#lib/constructs/analytics';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
 
-type FunctionName = 'ingestFunction' | 'dailyDetectorFunction';
+type FunctionName = 'ingestFunction' | 'queueIngestFunction' | 'dailyDetectorFunction';
 
 /** A stack holding a TableV2 and the construct, synthesized with cdk.json's flags and no esbuild. */
 function synthesize() {
@@ -84,12 +85,33 @@ describe('Analytics construct', () => {
     }
   });
 
-  it('grants the ingest function only the item actions ingest sends, on the table only, by partition prefix', () => {
-    expect(dynamoStatements('ingestFunction')).toEqual([
+  it.each(['ingestFunction', 'queueIngestFunction'] as const)('grants %s only the item actions ingest sends, on the table only, by partition prefix', (fn) => {
+    expect(dynamoStatements(fn)).toEqual([
       { actions: ['dynamodb:UpdateItem'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*', 'PROJECT#*', 'KEY#*'] },
-      { actions: ['dynamodb:BatchGetItem'], resource: tableArn(), leadingKeys: ['PROJECT#*', 'KEY#*'] },
+      { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'], resource: tableArn(), leadingKeys: ['PROJECT#*', 'KEY#*'] },
       { actions: ['dynamodb:PutItem', 'dynamodb:Query'], resource: tableArn(), leadingKeys: ['PROJECT#*'] },
     ]);
+  });
+
+  it("ingests the loader check's telemetry queue in batches, and sets aside what keeps failing in a DLQ with an alarm", () => {
+    const [mapping] = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mapping?.[1].Properties).toMatchObject({
+      FunctionName: { Ref: functionId('queueIngestFunction') },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(built.analytics.telemetryQueue), 'Arn'] },
+      BatchSize: TELEMETRY_QUEUE.batchSize,
+      MaximumBatchingWindowInSeconds: TELEMETRY_QUEUE.maxBatchingWindowSeconds,
+    });
+    expect(resource(logicalId(built.analytics.telemetryQueue)).Properties).toMatchObject({
+      VisibilityTimeout: TELEMETRY_QUEUE.visibilityTimeoutSeconds,
+      RedrivePolicy: { maxReceiveCount: TELEMETRY_QUEUE.maxReceiveCount, deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(built.analytics.telemetryDeadLetterQueue), 'Arn'] } },
+      SqsManagedSseEnabled: true,
+    });
+    const [alarm] = built.analytics.alarms;
+    expect(resource(logicalId(alarm!)).Properties).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 0,
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(built.analytics.telemetryDeadLetterQueue), 'QueueName'] } }],
+    });
   });
 
   it('grants the daily detector only queries of the daily counters and puts of event items', () => {
@@ -100,7 +122,7 @@ describe('Analytics construct', () => {
   });
 
   it('grants neither function a scan, a delete, a batch write or an index', () => {
-    const granted = (['ingestFunction', 'dailyDetectorFunction'] as const).flatMap((fn) => dynamoStatements(fn));
+    const granted = (['ingestFunction', 'queueIngestFunction', 'dailyDetectorFunction'] as const).flatMap((fn) => dynamoStatements(fn));
     expect(granted.flatMap((statement) => statement.actions)).not.toEqual(
       expect.arrayContaining([expect.stringMatching(/Scan|Delete|BatchWrite|TransactWrite|\*/)]),
     );

@@ -2,12 +2,13 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, type Route } from '#api/routes';
+import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
+import { LOADER_ROUTE, ROUTES, type Route } from '#api/routes';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
-import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '#lib/developer-api-stack';
+import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, LOADER_METHOD_THROTTLE, LOADER_RESERVED_CONCURRENCY, STAGE_NAME } from '#lib/developer-api-stack';
 import { createTableInput, TABLE } from '#store/table-definition';
 import { type CfnResource, type GetAtt, type Statement, templateOnlyApp } from '#test-support/cdk';
 
@@ -173,8 +174,13 @@ describe('the REST API', () => {
     },
   );
 
-  it('has no method besides the routes (no ANY, no OPTIONS, nothing unauthenticated)', () => {
-    expect(ofType('AWS::ApiGateway::Method')).toHaveLength(ROUTES.length);
+  it('has no method besides the routes and the loader check (no ANY, no OPTIONS), and only the loader check without the authorizer', () => {
+    const methods = ofType('AWS::ApiGateway::Method');
+    expect(methods).toHaveLength(ROUTES.length + 1);
+    const open = methods.filter(([, method]) => method.Properties.AuthorizationType !== 'CUSTOM');
+    expect(open).toHaveLength(1);
+    expect(open[0]?.[1].Properties).toMatchObject({ HttpMethod: LOADER_ROUTE.method, AuthorizationType: 'NONE', ApiKeyRequired: false });
+    expect(open[0]?.[1].Properties.AuthorizerId).toBeUndefined();
   });
 
   it('checks the Authorization header with a TOKEN authorizer whose answer is cached for 300 seconds', () => {
@@ -264,8 +270,10 @@ describe('the stage', () => {
     expect(stage.Properties).toMatchObject({
       StageName: STAGE_NAME,
       TracingEnabled: true,
-      MethodSettings: [{ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false }],
     });
+    expect(stage.Properties.MethodSettings).toEqual(
+      expect.arrayContaining([expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false })]),
+    );
     const format = JSON.parse((stage.Properties.AccessLogSetting as { Format: string }).Format) as Record<string, string>;
     expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', ownerId: '$context.authorizer.ownerId' });
   });
@@ -276,6 +284,45 @@ describe('the stage', () => {
     expect(format).not.toMatch(/authorization/i);
     // `$context.identity.apiKey` is the usage-plan key value, i.e. the token's hash; `apiKeyId` would be harmless.
     expect(format).not.toMatch(/\$context\.identity\.apiKey(?!Id)/);
+  });
+});
+
+describe('the loader key check', () => {
+  const loaderFunctionId = () => built.stack.getLogicalId(built.stack.loaderCheck.function.node.defaultChild as never);
+
+  it('throttles its method in API Gateway, for all clients together', () => {
+    const [, stage] = only('AWS::ApiGateway::Stage');
+    expect(stage.Properties.MethodSettings).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          HttpMethod: LOADER_ROUTE.method,
+          ResourcePath: `/${LOADER_ROUTE.path.replaceAll('/', '~1')}`,
+          ThrottlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit,
+          ThrottlingBurstLimit: LOADER_METHOD_THROTTLE.burstLimit,
+        }),
+      ]),
+    );
+  });
+
+  it('runs in its own function with reserved concurrency, so a flood of checks cannot take the instances other functions need', () => {
+    expect(resources[loaderFunctionId()]?.Properties.ReservedConcurrentExecutions).toBe(LOADER_RESERVED_CONCURRENCY);
+  });
+
+  it('may update key items and rate windows only, and send to the telemetry queue', () => {
+    const roleId = (resources[loaderFunctionId()]?.Properties.Role as GetAtt)['Fn::GetAtt'][0];
+    const statements = ofType('AWS::IAM::Policy')
+      .filter(([, policy]) => (policy.Properties.Roles as Ref[]).some((role) => role.Ref === roleId))
+      .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    const actions = statements.flatMap((statement) => [statement.Action].flat());
+    expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem']);
+    const dynamo = statements.find((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
+    expect(dynamo?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(['KEY#*', 'RATE#*']);
+    expect(actions.filter((action) => action.startsWith('sqs:')).sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+  });
+
+  it('counts checks whose telemetry could not be queued, with an alarm', () => {
+    const [, filter] = only('AWS::Logs::MetricFilter');
+    expect(filter.Properties).toMatchObject({ FilterPattern: `{ $.message = "${TELEMETRY_NOT_QUEUED}" }` });
   });
 });
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '#api/routes';
+import { ALL_ROUTES, LOADER_ROUTE, ROUTES } from '#api/routes';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
-import { MAX_BODY_BYTES } from '#http/api-handler';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import { MAX_BODY_BYTES } from '#http/middlewares';
 import { RevokeBulkBody } from '#schemas/requests';
 import { buildOpenApiDocument, type JsonSchema, OPENAPI_PATH, serializeOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
@@ -62,9 +62,18 @@ describe('openapi.json', () => {
   it('describes exactly the deployed routes, each with its method and a unique operationId', () => {
     for (const { route, operation } of operations) expect(operation, `${route.method} ${route.path}`).toBeDefined();
     const documented = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
-    expect(documented.sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
+    expect(documented.sort()).toEqual(ALL_ROUTES.map((route) => `${route.method} ${route.path}`).sort());
     const ids = operations.map(({ operation }) => operation?.operationId);
     expect(new Set(ids).size).toBe(ROUTES.length);
+  });
+
+  it('documents the loader check under its own tag, with no security, every refusal code and the 429 with Retry-After', () => {
+    const loader = document.paths[LOADER_ROUTE.path]?.[LOADER_ROUTE.method.toLowerCase()];
+    expect(loader).toMatchObject({ tags: ['Loader'], security: [], parameters: [] });
+    const examples = (loader?.responses[200] as { content: Record<string, { examples: Record<string, { value: { code: string } }> }> }).content['application/json']?.examples ?? {};
+    expect(Object.values(examples).map((example) => example.value.code).sort()).toEqual(['KEY_EXPIRED', 'KEY_INVALID', 'KEY_OVER_LIMIT', 'KEY_REVOKED', 'KEY_VALID']);
+    expect(loader?.responses[429]).toMatchObject({ headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } });
+    expect(loader?.responses).not.toHaveProperty('401');
   });
 
   it('requires the bearer token on every operation and takes the project id from the path', () => {

@@ -37,7 +37,7 @@ describe('telemetry execution flags', () => {
   it.each([
     [['--project', 'prj a', '--executor', 'X'], '--project: projectId must be 1-64 characters of A-Z, a-z, 0-9, _ or -; got "prj a"'],
     [[...execution, '--hash', 'not-hex'], '--hash: scriptHash must be 8-128 hex characters; got "not-hex"'],
-    [['--project', 'prj_a', '--executor', 'x'.repeat(65)], `--executor: executor must be at most 64 characters; got "${'x'.repeat(65)}"`],
+    [['--project', 'prj_a', '--executor', 'x'.repeat(101)], `--executor: executor must be at most 100 characters; got "${'x'.repeat(101)}"`],
     [['--project', 'prj_a', '--executor', ' '], '--executor: executor must not be empty; got " "'],
     [[...execution, '--count', '0'], '--count must be a whole number from 1 to 10000; got "0"'],
     [[...execution, '--count', '10001'], '--count must be a whole number from 1 to 10000; got "10001"'],

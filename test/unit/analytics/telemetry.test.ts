@@ -22,7 +22,7 @@ describe('parseTelemetryBatch', () => {
   it('accepts an execution with only its required fields and a validation', () => {
     const batch = parseTelemetryBatch([execution(), validation()], NOW);
     expect(batch.rejections).toEqual([]);
-    expect(batch.executions).toEqual([{ kind: 'execution', projectId: 'prj_a', executor: 'Synapse X', at: NOW }]);
+    expect(batch.executions).toEqual([{ kind: 'execution', projectId: 'prj_a', executor: 'Synapse X', at: NOW, index: 0 }]);
     expect(batch.validations).toHaveLength(1);
   });
 

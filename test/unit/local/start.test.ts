@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDiscordStandIn } from '#local/discord-stand-in';
@@ -37,7 +38,7 @@ describe('parseStartArgs', () => {
 });
 
 describe('banner', () => {
-  it('prints the base URL, the token, the project and ready curl lines for keys, versions and a bulk revoke', () => {
+  it('prints the base URL, the token, the project and ready curl lines for keys, versions, a bulk revoke and a key check', () => {
     const stack: LocalStack = {
       baseUrl: 'http://127.0.0.1:3000',
       token: 'sdt_abc',
@@ -47,6 +48,7 @@ describe('banner', () => {
       tableName: 't',
       inboxUrl: 'http://127.0.0.1:3000/_local/inbox',
       sharedWatermark: '0123456789abcdef',
+      demoKey: 'sdk_demo',
       discord: createDiscordStandIn(),
       stateFile: resolve('.local/stack.json'),
       reusedDemo: false,
@@ -59,6 +61,10 @@ describe('banner', () => {
     expect(text).toContain("curl -s -H 'Authorization: Bearer sdt_abc' 'http://127.0.0.1:3000/v1/projects/prj_1/versions'");
     expect(text).toContain(
       `curl -s -X POST -H 'Authorization: Bearer sdt_abc' -H 'Content-Type: application/json' -d '{"watermark":"0123456789abcdef"}' 'http://127.0.0.1:3000/v1/projects/prj_1/keys/revoke-bulk'`,
+    );
+    const fingerprint = createHash('sha256').update('demo-machine').digest('hex');
+    expect(text).toContain(
+      `curl -s -X POST -H 'Content-Type: application/json' -d '{"project_id":"prj_1","key":"sdk_demo","fingerprint":"${fingerprint}","executor":"curl"}' 'http://127.0.0.1:3000/v1/loader/validate'`,
     );
   });
 });

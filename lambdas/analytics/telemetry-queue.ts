@@ -1,0 +1,46 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { TelemetrySink } from '#domain/ports';
+import type { MessageSender } from '#events/ports';
+import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
+
+/** The ingest function's timeout: a batch of 100 checks' records is a few dozen requests at bounded parallelism. */
+export const INGEST_TIMEOUT_SECONDS = 60;
+
+/** Numbers the CDK stack and the local stack share, so the local queue behaves like the deployed one. */
+export const TELEMETRY_QUEUE = {
+  /** Checks folded into one ingest: the more, the fewer writes per check (one counter update per project and day). */
+  batchSize: 100,
+  /** How long the event source gathers a batch: telemetry may wait seconds, the detectors judge hours and days. */
+  maxBatchingWindowSeconds: 5,
+  /** Six times the ingest function's timeout, as AWS advises for a Lambda-consumed queue. */
+  visibilityTimeoutSeconds: 6 * INGEST_TIMEOUT_SECONDS,
+  /** Receives before a batch that keeps failing is set aside in the dead-letter queue (and its alarm). */
+  maxReceiveCount: 5,
+} as const;
+
+/** The log line (and CloudWatch metric filter) that counts checks whose telemetry could not be queued. */
+export const TELEMETRY_NOT_QUEUED = 'Telemetry not queued';
+
+/**
+ * The loader check's telemetry onto the ingest queue: one message per check, `{"records": [...]}` as the ingest
+ * function takes it. Ingest (aggregates, detectors) runs off the answer's path. A send the SDK could not get through
+ * after its retries does not fail the check, whose answer is right either way: it is logged and counted.
+ */
+export class QueueTelemetrySink implements TelemetrySink {
+  constructor(
+    private readonly queue: MessageSender,
+    private readonly logger: Logger,
+  ) {}
+
+  async report(records: readonly (ValidationRecord | ExecutionRecord)[]): Promise<void> {
+    const message = { id: 'check', body: JSON.stringify({ records }) };
+    try {
+      const refused = await this.queue.sendBatch([message]);
+      if (refused.length === 0) return;
+    } catch (error) {
+      this.logger.error(TELEMETRY_NOT_QUEUED, { records: records.length, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+      return;
+    }
+    this.logger.error(TELEMETRY_NOT_QUEUED, { records: records.length, error: 'refused by the queue' });
+  }
+}

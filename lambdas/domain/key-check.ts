@@ -1,0 +1,129 @@
+import { isIPv6 } from 'node:net';
+import type { LoaderCheckRequest, LoaderCheckResponse, RefusalCode } from '#schemas/loader';
+import type { ExecutionRecord, ValidationRecord, ValidationResult } from '#schemas/telemetry';
+import { RateLimited } from './errors';
+import { hashKeyValue, keyIdOf } from './key-values';
+import type { KeyCheckStore, RateLimitStore, TelemetrySink } from './ports';
+import { rateWindowAt } from './rate-limit';
+
+/**
+ * The loader's key check (the "Loader key check" contract of DESIGN.md): at every execution the buyer's loader
+ * asks whether its key may run. A valid check counts one use, atomically; a refusal counts none.
+ */
+
+/**
+ * Limits on a public endpoint, each within the floors the contract sets so no honest loader is refused: at
+ * least 60 checks a minute per key (a key is one buyer's), at least 1,000 a minute from one address (many buyers
+ * share one behind carrier NAT). A client address is an IPv4 address or an IPv6 /64 (one subscriber's).
+ * Fingerprints are not limited on their own: the loader chooses them, so a limit on them stops nobody.
+ */
+export const LOADER_LIMITS = { perKeyPerMinute: 120, perAddressPerMinute: 2_400, windowSeconds: 60 } as const;
+
+/** The state of a key a check is judged on, as its item holds it. */
+export interface KeyState {
+  projectId: string;
+  keyHash: string;
+  revoked: boolean;
+  expiresAt: number;
+  maxUses: number | null;
+  currentUses: number;
+}
+
+/**
+ * Why a key may not run, or undefined when it may. When several apply, revoked wins over expired (now ≥
+ * `expires_at`), which wins over over-limit (`current_uses ≥ max_uses`). A key that does not exist, that is
+ * another project's, or whose stored hash is not the value's, is KEY_INVALID alike: nothing to enumerate.
+ */
+export function refusalOf(key: KeyState | undefined, projectId: string, keyHash: string, now: number): RefusalCode | undefined {
+  if (!key || key.projectId !== projectId || key.keyHash !== keyHash) return 'KEY_INVALID';
+  if (key.revoked) return 'KEY_REVOKED';
+  if (now >= key.expiresAt) return 'KEY_EXPIRED';
+  if (key.maxUses !== null && key.currentUses >= key.maxUses) return 'KEY_OVER_LIMIT';
+  return undefined;
+}
+
+/** `max_uses − current_uses` after this check's use, or null for a key without a cap. */
+export const usesLeft = (key: Pick<KeyState, 'maxUses' | 'currentUses'>): number | null =>
+  key.maxUses === null ? null : Math.max(0, key.maxUses - key.currentUses);
+
+/** An IPv6 client is its /64: one subscriber holds a whole /64 and could otherwise rotate through it. */
+export function clientAddressBucket(sourceIp: string): string {
+  if (!isIPv6(sourceIp)) return sourceIp;
+  const mappedIPv4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(sourceIp)?.[1];
+  if (mappedIPv4) return mappedIPv4;
+  // A dotted IPv4 tail stands for two groups.
+  const groupsOf = (part: string) => (part ? part.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group])) : []);
+  const [head = '', tail] = sourceIp.toLowerCase().split('::');
+  const groups = tail === undefined ? groupsOf(head) : [...groupsOf(head), ...Array<string>(8 - groupsOf(head).length - groupsOf(tail).length).fill('0'), ...groupsOf(tail)];
+  return `${groups.slice(0, 4).map((group) => group.padStart(4, '0')).join(':')}::/64`;
+}
+
+/** What the check of one key came to, as the store decided it atomically. */
+export type CountedCheck =
+  | { outcome: 'counted'; keyId: string; key: KeyState }
+  | { outcome: 'refused'; code: RefusalCode; keyId: string }
+  | { outcome: 'key_rate_limited'; retryAfterSeconds: number };
+
+export interface KeyCheckDeps {
+  keys: KeyCheckStore;
+  rateLimits: RateLimitStore;
+  telemetry: TelemetrySink;
+}
+
+const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
+  KEY_VALID: 'ok',
+  KEY_REVOKED: 'revoked',
+  KEY_EXPIRED: 'expired',
+  KEY_OVER_LIMIT: 'over_limit',
+  KEY_INVALID: 'unknown',
+};
+
+/**
+ * One check: the client's address within its limit, then the key's own item judged and (when valid) counted in
+ * one conditional write, then the check reported as telemetry: a key validation always, an execution when valid.
+ * Throws RateLimited past a limit; answers every other case, refusals included.
+ */
+export async function checkKey(deps: KeyCheckDeps, request: LoaderCheckRequest, sourceIp: string, now: number): Promise<LoaderCheckResponse> {
+  const window = rateWindowAt(now);
+  const addressCount = await deps.rateLimits.countRequest(
+    `loader-address#${clientAddressBucket(sourceIp)}`,
+    { start: window.start, seconds: LOADER_LIMITS.windowSeconds },
+    LOADER_LIMITS.perAddressPerMinute,
+  );
+  if (addressCount === undefined) {
+    throw new RateLimited(window.resetSeconds, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`);
+  }
+  const keyHash = hashKeyValue(request.key);
+  const counted = await deps.keys.checkAndCount({ projectId: request.project_id, keyId: keyIdOf(keyHash), keyHash, now, perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute });
+  if (counted.outcome === 'key_rate_limited') {
+    throw new RateLimited(counted.retryAfterSeconds, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`);
+  }
+  const code = counted.outcome === 'counted' ? 'KEY_VALID' : counted.code;
+  await deps.telemetry.report(checkTelemetry(request, counted.keyId, code, now));
+  if (counted.outcome === 'refused') return { valid: false, code: counted.code };
+  return { valid: true, code: 'KEY_VALID', key_id: counted.keyId, expires_at: counted.key.expiresAt, uses_left: usesLeft(counted.key) };
+}
+
+/** The records a check makes for the analytics detectors, as if reported through the ingest path. */
+export function checkTelemetry(request: LoaderCheckRequest, keyId: string, code: RefusalCode | 'KEY_VALID', at: number): (ValidationRecord | ExecutionRecord)[] {
+  const validation: ValidationRecord = {
+    kind: 'validation',
+    projectId: request.project_id,
+    keyId,
+    result: VALIDATION_RESULT[code],
+    executor: request.executor,
+    fingerprint: request.fingerprint,
+    at,
+  };
+  if (code !== 'KEY_VALID') return [validation];
+  const execution: ExecutionRecord = {
+    kind: 'execution',
+    projectId: request.project_id,
+    keyId,
+    executor: request.executor,
+    ...(request.script_hash ? { scriptHash: request.script_hash } : {}),
+    ...(request.version_id ? { versionId: request.version_id } : {}),
+    at,
+  };
+  return [validation, execution];
+}

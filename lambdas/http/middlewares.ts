@@ -1,0 +1,111 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { MiddlewareObj } from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type * as z from 'zod/mini';
+import { DomainError, InvalidInput } from '#domain/errors';
+import { errorHeadersOf, statusOf } from './error-statuses';
+import { errorResponse, INTERNAL_ERROR, JSON_BODY_REQUIRED } from './responses';
+
+/**
+ * The HTTP contract every handler keeps, as middy middlewares: headers read in any case, JSON bodies read by the
+ * rules of spec §4 and §7, and every failure answered as `{"error": "..."}` with the status of its domain error.
+ */
+
+/** Bodies of this API are a few dozen bytes; anything past 64 KB is refused before it is parsed. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** A proxy event whose body the middlewares have parsed. */
+export type JsonEvent = Omit<APIGatewayProxyEvent, 'body'> & { body: unknown };
+/** What a handler's middlewares share during one request: the rate-limit headers to put on any answer. */
+export type Internal = { rateHeaders?: Record<string, string> };
+export type HttpMiddleware = MiddlewareObj<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>;
+/** An API Gateway REST proxy handler, as the handler factories build them. */
+export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/** The value `schema` makes of `input`, or an InvalidInput naming the first problem. */
+export function parse<T>(schema: z.ZodMiniType<T, unknown>, input: unknown): T {
+  const result = schema.safeParse(input);
+  if (!result.success) throw new InvalidInput(result.error.issues[0]?.message ?? 'Invalid request');
+  return result.data;
+}
+
+/** Clients send headers in any case; API Gateway passes them as sent. */
+export function lowercaseHeaders(): HttpMiddleware {
+  return {
+    before: ({ event }) => {
+      event.headers = Object.fromEntries(Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+    },
+  };
+}
+
+/** The JSON body rules, in order: size first, then the media type, then parsing (middy's parser guards __proto__). */
+export function jsonBody(): HttpMiddleware[] {
+  return [bodySizeLimit(), jsonBodyContract(), httpJsonBodyParser({ disableContentTypeCheck: true }) as unknown as HttpMiddleware];
+}
+
+function bodySizeLimit(): HttpMiddleware {
+  return {
+    before: ({ event }) => {
+      const body = typeof event.body === 'string' ? event.body : '';
+      const bytes = event.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
+      if (bytes > MAX_BODY_BYTES) throw new InvalidInput(`Request body too large: at most ${MAX_BODY_BYTES / 1024} KB`);
+    },
+  };
+}
+
+/** `application/json` and `application/<anything>+json`, with or without parameters such as `charset`. */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
+/**
+ * Media types under which a body is read as JSON only when it is a JSON object: no type at all, and curl's default
+ * for `-d`. A form body (`key_id=key_1`) never starts with `{`, so such a body cannot be misread either way.
+ */
+const LENIENT_MEDIA_TYPES = new Set(['', 'application/x-www-form-urlencoded']);
+
+/**
+ * The body rules of spec §4 and §7: an empty body is the empty object (so `key_id` is reported missing, as for
+ * `{}`); a JSON media type is parsed as JSON; anything that cannot be read as a JSON object is a 400 that says
+ * what to send. The spec's table has no 415, so there is none.
+ */
+function jsonBodyContract(): HttpMiddleware {
+  return {
+    before: ({ event }) => {
+      const raw = typeof event.body === 'string' ? event.body : '';
+      const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+      const mediaType = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+      if (text.trim() === '') {
+        event.body = '{}';
+      } else if (!JSON_MEDIA_TYPE.test(mediaType) && !(LENIENT_MEDIA_TYPES.has(mediaType) && text.trimStart().startsWith('{'))) {
+        throw new InvalidInput(`${JSON_BODY_REQUIRED}; got ${mediaType ? `Content-Type ${mediaType}` : 'no Content-Type'}`);
+      } else {
+        event.body = text;
+      }
+      event.isBase64Encoded = false;
+    },
+  };
+}
+
+/** What middy's JSON body parser throws, said so a person knows what to fix. */
+function parserError(message: string): InvalidInput {
+  if (message === 'Forbidden key in JSON body') return new InvalidInput('Request body contains a forbidden key (__proto__ or constructor)');
+  return new InvalidInput('Malformed JSON in request body');
+}
+
+export function jsonErrors(logger: Logger): HttpMiddleware {
+  return {
+    onError: (request) => {
+      const error = request.error;
+      const rateHeaders = request.internal.rateHeaders ?? {};
+      // middy's JSON body parser throws HTTP errors of its own (422 for malformed JSON): the spec says 400.
+      const status = (error as { statusCode?: unknown } | null)?.statusCode;
+      const failure = !(error instanceof DomainError) && typeof status === 'number' && status >= 400 && status < 500 ? parserError(error?.message ?? '') : error;
+      if (failure instanceof DomainError) {
+        request.response = errorResponse(statusOf(failure), failure.message, { ...rateHeaders, ...errorHeadersOf(failure) });
+        return;
+      }
+      const requestId = request.context.awsRequestId ?? request.event.requestContext?.requestId;
+      logger.error('Unhandled error', { error, requestId, path: request.event.path });
+      request.response = errorResponse(500, INTERNAL_ERROR, rateHeaders, requestId);
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import middy from '@middy/core';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import { QueueTelemetrySink } from '#analytics/telemetry-queue';
+import { checkKey, type KeyCheckDeps } from '#domain/key-check';
+import { SqsMessageSender } from '#events/sqs-queue';
+import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler } from '#http/middlewares';
+import { jsonResponse } from '#http/responses';
+import { awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
+import { LoaderCheckRequest } from '#schemas/loader';
+
+export interface LoaderDeps extends KeyCheckDeps {
+  now: () => number;
+  logger: Logger;
+}
+
+/**
+ * `POST /v1/loader/validate`, public: the buyer's loader sends its key and gets 200 with whether it may run,
+ * whatever the key's state; a malformed request is a 400 naming the field, a limit passed a 429 with
+ * `Retry-After`. No bearer token, so never a 401.
+ */
+export function createValidateHandler(deps: LoaderDeps): ProxyHandler {
+  const handler = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
+    .use(jsonErrors(deps.logger))
+    .use(lowercaseHeaders())
+    .use(jsonBody())
+    .handler(async (event) => {
+      const request = parse(LoaderCheckRequest, event.body);
+      return jsonResponse(200, await checkKey(deps, request, event.requestContext.identity.sourceIp, deps.now()));
+    });
+  return handler;
+}
+
+export const handler = lazyHandler(() => {
+  const logger = awsLogger('loader-check');
+  const stores = awsStores();
+  return createValidateHandler({
+    keys: stores.keyChecks,
+    rateLimits: stores.rateLimits,
+    telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
+    now: clock,
+    logger,
+  });
+});

@@ -1,0 +1,58 @@
+import * as z from 'zod/mini';
+import { PATH_ID_PATTERN } from './formats';
+import { MAX_EXECUTOR_LENGTH } from './telemetry';
+
+/** The loader key check, `POST /v1/loader/validate` (DESIGN.md, "Loader key check"). */
+
+/** Longest key value read: far past the values this service makes (36 characters), and a bound on hashing. */
+export const MAX_KEY_VALUE_LENGTH = 256;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const CONTROL_CHARACTERS = /\p{Cc}/u;
+
+const required = (field: string, type: string) => (issue: { input: unknown }) => (issue.input === undefined ? `${field} is required` : `${field} must be ${type}`);
+
+const sha256Hex = (field: string, what: string) =>
+  z.string({ error: required(field, 'a string') }).check(z.regex(SHA256_HEX, `${field} must be 64 lowercase hex characters: ${what}`));
+
+/**
+ * The request. Fields the contract does not name are ignored rather than refused: loaders are pasted into
+ * scripts that live for years, and a newer loader must keep working against this service.
+ */
+export const LoaderCheckRequest = z.object(
+  {
+    project_id: z.string({ error: required('project_id', 'a string') }).check(z.regex(PATH_ID_PATTERN, 'project_id must be the project id, 1-64 characters of A-Z, a-z, 0-9, _ or -')),
+    key: z.string({ error: required('key', 'a string') }).check(
+      z.minLength(1, 'key must not be empty'),
+      z.maxLength(MAX_KEY_VALUE_LENGTH, `key must be at most ${MAX_KEY_VALUE_LENGTH} characters`),
+    ),
+    fingerprint: sha256Hex('fingerprint', "the SHA-256 of the machine's id, never the id itself"),
+    executor: z.string({ error: required('executor', 'a string') }).check(
+      z.minLength(1, 'executor must not be empty'),
+      z.maxLength(MAX_EXECUTOR_LENGTH, `executor must be at most ${MAX_EXECUTOR_LENGTH} characters`),
+      z.refine((name) => !CONTROL_CHARACTERS.test(name), 'executor must not contain control characters'),
+    ),
+    script_hash: z.optional(sha256Hex('script_hash', 'the SHA-256 of the script text')),
+    version_id: z.optional(z.string({ error: required('version_id', 'a string') }).check(z.regex(PATH_ID_PATTERN, 'version_id must be a version id, 1-64 characters of A-Z, a-z, 0-9, _ or -'))),
+  },
+  { error: 'Request body must be a JSON object' },
+);
+export type LoaderCheckRequest = z.infer<typeof LoaderCheckRequest>;
+
+export const REFUSAL_CODES = ['KEY_REVOKED', 'KEY_EXPIRED', 'KEY_OVER_LIMIT', 'KEY_INVALID'] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+/** A key that may run: this check counted one of its uses. */
+export const LoaderCheckValid = z.strictObject({
+  valid: z.literal(true),
+  code: z.literal('KEY_VALID'),
+  key_id: z.string(),
+  expires_at: z.int(),
+  /** `max_uses - current_uses` after this check; null for a key without a cap. */
+  uses_left: z.nullable(z.int().check(z.nonnegative())),
+});
+
+/** A key that may not run: no use was counted. */
+export const LoaderCheckRefused = z.strictObject({ valid: z.literal(false), code: z.enum(REFUSAL_CODES) });
+
+export const LoaderCheckResponse = z.union([LoaderCheckValid, LoaderCheckRefused]);
+export type LoaderCheckResponse = z.infer<typeof LoaderCheckResponse>;
