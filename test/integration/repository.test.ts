@@ -1,10 +1,13 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyNotFound } from '#domain/errors';
 import type { Project } from '#domain/model';
 import { revokeBulk, revokeKey } from '#domain/project-api';
 import { RATE_LIMIT, consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
+import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { keyOf } from '#store/layout';
+import { DynamoProjectStore } from '#store/project-store';
 import { TABLE } from '#store/table-definition';
 import { FIXED_NOW, createTestTable, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
 
@@ -60,6 +63,41 @@ async function activeIdsWithWatermark(projectId: string, watermark: string): Pro
   return ids.sort();
 }
 
+interface SentCommand {
+  command: string;
+  input: unknown;
+  /** What DynamoDB Local answered; absent for a call the client failed before sending. */
+  output?: unknown;
+}
+
+/**
+ * A project store on this file's table whose client records every command the store sends and what came back,
+ * for the tests of what the store asks DynamoDB for (the handler tests run on the in-memory stores instead).
+ */
+function recordingProjectStore(options: { queryPageSize?: number; firstTransactionConflicts?: boolean } = {}) {
+  const db = createDocumentClient(localDynamoConfig(table.endpoint));
+  const sent: SentCommand[] = [];
+  let conflicted = false;
+  db.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = context.commandName ?? 'unknown';
+      // Small pages make DynamoDB answer with LastEvaluatedKey as it does past 1 MB, without a megabyte of keys.
+      const pageLimited = command === 'QueryCommand' && options.queryPageSize ? { ...args, input: { ...args.input, Limit: options.queryPageSize } } : args;
+      const call: SentCommand = { command, input: pageLimited.input };
+      sent.push(call);
+      if (command === 'TransactWriteItemsCommand' && options.firstTransactionConflicts && !conflicted) {
+        conflicted = true;
+        throw new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] });
+      }
+      const result = await next(pageLimited);
+      call.output = result.output;
+      return result;
+    },
+    { step: 'initialize', name: 'recordCommands' },
+  );
+  return { projects: new DynamoProjectStore(db, table.tableName), sent, destroy: () => db.destroy() };
+}
+
 describe('key order pagination (spec §4.1)', () => {
   let projectId: string;
   let issued: string[];
@@ -88,6 +126,20 @@ describe('key order pagination (spec §4.1)', () => {
     expect((await table.stores.projects.listKeysAfter(projectId, 249, 50)).map((key) => key.id)).toEqual([issued[249]]);
   });
 
+  it('reads a page with one query of the issue-order index, limited to the page and starting after the offset: a deep page reads only its own keys', async () => {
+    const recording = recordingProjectStore();
+    const page = await recording.projects.listKeysAfter(projectId, 200, 30);
+    recording.destroy();
+    expect(page.map((key) => key.id)).toEqual(issued.slice(200, 230));
+    expect(recording.sent).toMatchObject([
+      {
+        command: 'QueryCommand',
+        input: { IndexName: TABLE.indexes.byIssueOrder.name, Limit: 30, ExpressionAttributeValues: { ':p': projectId, ':after': 200 } },
+        output: { Count: 30, ScannedCount: 30 },
+      },
+    ]);
+  });
+
   it('takes the total from the project counter', async () => {
     expect((await project(projectId)).keyCount).toBe(250);
   });
@@ -105,6 +157,18 @@ describe('key order pagination (spec §4.1)', () => {
       current_uses: 0,
       revoked: 0,
     });
+  });
+});
+
+describe('key attributes', () => {
+  it('hands out exactly the spec fields of a key, never an attribute the item carries besides them', async () => {
+    const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
+    await table.db.send(
+      new UpdateCommand({ TableName: table.tableName, Key: keyOf.key(keys[0]!.id), UpdateExpression: 'SET secret = :raw', ExpressionAttributeValues: { ':raw': 'raw-key-value' } }),
+    );
+    const [key] = await table.stores.projects.listKeysAfter(projectId, 0, 1);
+    expect(Object.keys(key ?? {}).sort()).toEqual(['current_uses', 'expires_at', 'id', 'issued_at', 'max_uses', 'revoked', 'tier', 'user_hash', 'watermark']);
+    expect(JSON.stringify(key)).not.toContain('raw-key-value');
   });
 });
 
@@ -144,6 +208,24 @@ describe('watermark index (spec §4.3)', () => {
     const revoked = await storedKey(keys[0]!.id);
     expect(revoked).toMatchObject({ revoked: 1, revokedAt: FIXED_NOW + 60, watermark });
     expect(revoked).not.toHaveProperty('watermarkKey');
+  });
+
+  it("reads the project's partition of the index page by page, following LastEvaluatedKey to the end", async () => {
+    const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 5, watermark: 'dddddddddddddddd' });
+    await table.stores.projects.revokeKey(projectId, keys[0]!.id, FIXED_NOW);
+    const recording = recordingProjectStore({ queryPageSize: 2 });
+    const pages: string[][] = [];
+    for await (const page of recording.projects.activeKeyIdsWithWatermark(projectId, 'dddddddddddddddd')) pages.push(page);
+    recording.destroy();
+
+    expect(pages.flat().sort()).toEqual(keys.slice(1).map((key) => key.id).sort());
+    expect(pages.length).toBeGreaterThan(1);
+    expect(recording.sent).toHaveLength(pages.length);
+    recording.sent.forEach((query, i) => {
+      expect(query).toMatchObject({ command: 'QueryCommand', input: { IndexName: TABLE.indexes.byWatermark.name, ExpressionAttributeValues: { ':w': `${projectId}#dddddddddddddddd` } } });
+      const previous = recording.sent[i - 1]?.output as { LastEvaluatedKey?: unknown } | undefined;
+      expect((query.input as { ExclusiveStartKey?: unknown }).ExclusiveStartKey).toEqual(previous?.LastEvaluatedKey);
+    });
   });
 
   it('bulk revokes 300 keys, then a second run revokes 0', async () => {
@@ -215,6 +297,15 @@ describe('rollback (spec §4.5)', () => {
     const outcomes = await Promise.all([...requested, ...requested].map((versionId) => table.stores.projects.setCurrentVersion(projectId, versionId)));
     expect(outcomes.every(Boolean)).toBe(true);
     expect(requested).toContain((await project(projectId)).currentVersionId);
+  });
+
+  it('retries a rollback whose transaction lost a conflict with another transaction, and lands it', async () => {
+    const { projectId, versions } = await seedProject(table.stores, { ownerId: owner.ownerId, versions: ['one', 'two'] });
+    const recording = recordingProjectStore({ firstTransactionConflicts: true });
+    expect(await recording.projects.setCurrentVersion(projectId, versions[0]!.id)).toBe(true);
+    recording.destroy();
+    expect(recording.sent.map((call) => call.command)).toEqual(['TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
+    expect((await project(projectId)).currentVersionId).toBe(versions[0]!.id);
   });
 
   it('lists the versions the dashboard uploaded with dense version numbers', async () => {

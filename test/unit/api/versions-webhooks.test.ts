@@ -1,18 +1,14 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
-import { handler as listVersions } from '#api/list-versions';
-import { handler as listWebhooks } from '#api/list-webhooks';
-import { handler as rollback } from '#api/rollback';
-import { keyOf } from '#store/layout';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Version, Webhook } from '#domain/model';
+import { PROJECT_ID, expectError, invoke, memoryApi, type MemoryApi } from '#test-support/api-harness';
 import { apiEvent } from '#test-support/fixtures';
-import { PROJECT_ID, expectError, invoke, projectItem, transactionCanceled, useMockTable } from './mock-table';
 
-const { ddb, givenProject } = useMockTable();
+let api: MemoryApi;
+beforeEach(() => {
+  api = memoryApi();
+});
 
-const versionItem = (id: string, version_number: number, notes = '') => ({
-  ...keyOf.version(PROJECT_ID, id),
-  entity: 'VERSION',
-  projectId: PROJECT_ID,
+const version = (id: string, version_number: number, notes = ''): Version => ({
   id,
   version_number,
   uploaded_at: 1_699_000_000 + version_number,
@@ -21,10 +17,12 @@ const versionItem = (id: string, version_number: number, notes = '') => ({
 });
 
 describe('GET /v1/projects/:id/versions (spec §4.4)', () => {
+  const listVersions = () => invoke(api.handlers['list-versions'], apiEvent('list-versions', { projectId: PROJECT_ID }));
+
   it('lists versions highest version_number first with exactly the spec fields, and the current version id', async () => {
-    givenProject(projectItem({ currentVersionId: 'ver_b' }));
-    ddb.on(QueryCommand).resolves({ Items: [versionItem('ver_a', 1, 'first'), versionItem('ver_c', 3), versionItem('ver_b', 2, 'fix')] });
-    const reply = await invoke(listVersions, apiEvent('list-versions', { projectId: PROJECT_ID }));
+    api = memoryApi({ currentVersionId: 'ver_b' });
+    api.store.addVersions(PROJECT_ID, version('ver_a', 1, 'first'), version('ver_c', 3), version('ver_b', 2, 'fix'));
+    const reply = await listVersions();
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       versions: [
@@ -36,58 +34,59 @@ describe('GET /v1/projects/:id/versions (spec §4.4)', () => {
     });
   });
 
-  it("reads only the project's version items", async () => {
-    ddb.on(QueryCommand).resolves({ Items: [] });
-    await invoke(listVersions, apiEvent('list-versions', { projectId: PROJECT_ID }));
-    expect(ddb.commandCalls(QueryCommand)[0]?.args[0].input.ExpressionAttributeValues).toEqual({ ':pk': `PROJECT#${PROJECT_ID}`, ':prefix': 'VERSION#' });
+  it("lists only the project's versions", async () => {
+    api.store.addVersions(PROJECT_ID, version('ver_a', 1));
+    api.store.addProject({ id: 'prj_other', ownerId: 'own_other' });
+    api.store.addVersions('prj_other', version('ver_theirs', 1));
+    expect(((await listVersions()).body.versions as Version[]).map((listed) => listed.id)).toEqual(['ver_a']);
   });
 });
 
 describe('POST /v1/projects/:id/versions/rollback (spec §4.5)', () => {
-  const roll = (body: unknown) => invoke(rollback, apiEvent('rollback', { projectId: PROJECT_ID, body }));
+  const roll = (body: unknown) => invoke(api.handlers.rollback, apiEvent('rollback', { projectId: PROJECT_ID, body }));
 
-  it('moves the pointer in one transaction with the check that the version is the project\'s, and answers the new current_version_id', async () => {
-    ddb.on(TransactWriteCommand).resolves({});
+  it('moves the pointer to a version of the project and answers the new current_version_id', async () => {
+    api = memoryApi({ currentVersionId: 'ver_b' });
+    api.store.addVersions(PROJECT_ID, version('ver_a', 1), version('ver_b', 2));
     const reply = await roll({ version_id: 'ver_a' });
     expect([reply.status, reply.body]).toEqual([200, { ok: true, current_version_id: 'ver_a' }]);
-    const items = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
-    expect(items[0]?.ConditionCheck?.Key).toEqual(keyOf.version(PROJECT_ID, 'ver_a'));
-    expect(items[1]?.Update).toMatchObject({ Key: keyOf.project(PROJECT_ID), ExpressionAttributeValues: { ':v': 'ver_a' } });
+    expect((await api.store.getProject(PROJECT_ID))?.currentVersionId).toBe('ver_a');
   });
 
-  it('answers a version that is not the project\'s with 404', async () => {
-    ddb.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'None'));
-    expectError(await roll({ version_id: 'ver_other' }), 404, 'Version ver_other not found in this project');
+  it("answers another project's version with 404, without Retry-After, and leaves the pointer", async () => {
+    api = memoryApi({ currentVersionId: 'ver_a' });
+    api.store.addVersions(PROJECT_ID, version('ver_a', 1));
+    api.store.addProject({ id: 'prj_other', ownerId: 'own_other' });
+    api.store.addVersions('prj_other', version('ver_other', 1));
+    const reply = await roll({ version_id: 'ver_other' });
+    expectError(reply, 404, 'Version ver_other not found in this project');
+    expect(reply.headers).not.toHaveProperty('Retry-After');
+    expect((await api.store.getProject(PROJECT_ID))?.currentVersionId).toBe('ver_a');
   });
 
-  it('retries a transaction that lost a conflict with another, then answers 200', async () => {
-    ddb.on(TransactWriteCommand).rejectsOnce(transactionCanceled('None', 'TransactionConflict')).resolves({});
-    const reply = await roll({ version_id: 'ver_a' });
-    expect(reply.status).toBe(200);
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
-  });
-
-  it('answers an empty object with 400 saying version_id is required', async () => {
+  it('answers an empty object with 400 saying version_id is required, without moving the pointer', async () => {
+    const setCurrentVersion = vi.spyOn(api.store, 'setCurrentVersion');
     expectError(await roll({}), 400, 'version_id is required');
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(setCurrentVersion).not.toHaveBeenCalled();
   });
 });
 
 describe('GET /v1/projects/:id/webhooks (spec §4.6)', () => {
-  it('lists every configuration with events as a JSON string and numeric enabled flags, nothing else', async () => {
-    const stored = (id: string, enabled: number, events: string[]) => ({
-      ...keyOf.webhook(PROJECT_ID, id),
-      entity: 'WEBHOOK',
-      projectId: PROJECT_ID,
-      id,
-      url: `https://discord.com/api/webhooks/${id}/token`,
-      events: JSON.stringify(events),
-      enabled,
-      created_at: 1_699_000_000,
-      updated_at: 1_699_000_500,
-    });
-    ddb.on(QueryCommand).resolves({ Items: [stored('whk_1', 1, ['version_deployed', 'key_abuse']), stored('whk_2', 0, [])] });
-    const reply = await invoke(listWebhooks, apiEvent('list-webhooks', { projectId: PROJECT_ID }));
+  const listWebhooks = () => invoke(api.handlers['list-webhooks'], apiEvent('list-webhooks', { projectId: PROJECT_ID }));
+  const webhook = (id: string, enabled: Webhook['enabled'], events: string[]): Webhook => ({
+    id,
+    url: `https://discord.com/api/webhooks/${id}/token`,
+    events: JSON.stringify(events),
+    enabled,
+    created_at: 1_699_000_000,
+    updated_at: 1_699_000_500,
+  });
+
+  it("lists every configuration of the project, and only the project's, with events as a JSON string and numeric enabled flags", async () => {
+    api.store.addWebhooks(PROJECT_ID, webhook('whk_1', 1, ['version_deployed', 'key_abuse']), webhook('whk_2', 0, []));
+    api.store.addProject({ id: 'prj_other', ownerId: 'own_other' });
+    api.store.addWebhooks('prj_other', webhook('whk_theirs', 1, ['key_abuse']));
+    const reply = await listWebhooks();
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       webhooks: [
@@ -102,12 +101,10 @@ describe('GET /v1/projects/:id/webhooks (spec §4.6)', () => {
         { id: 'whk_2', url: 'https://discord.com/api/webhooks/whk_2/token', events: '[]', enabled: 0, created_at: 1_699_000_000, updated_at: 1_699_000_500 },
       ],
     });
-    expect(ddb.commandCalls(QueryCommand)[0]?.args[0].input.ExpressionAttributeValues).toEqual({ ':pk': `PROJECT#${PROJECT_ID}`, ':prefix': 'WEBHOOK#' });
   });
 
   it('answers { webhooks: [] } for a project without any', async () => {
-    ddb.on(QueryCommand).resolves({ Items: [] });
-    const reply = await invoke(listWebhooks, apiEvent('list-webhooks', { projectId: PROJECT_ID }));
+    const reply = await listWebhooks();
     expect([reply.status, reply.body]).toEqual([200, { webhooks: [] }]);
   });
 });

@@ -1,22 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RateLimitStore } from '#domain/ports';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE, consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
-
-/** A window counter with the repository's semantics, in memory. */
-class MemoryRateLimitStore implements RateLimitStore {
-  readonly counts = new Map<string, number>();
-  readonly windowSeconds = new Map<string, number>();
-
-  async countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined> {
-    const key = `${bucket}@${window.start}`;
-    const count = this.counts.get(key) ?? 0;
-    if (count >= limit) return undefined;
-    this.counts.set(key, count + 1);
-    this.windowSeconds.set(key, window.seconds);
-    return count + 1;
-  }
-}
+import { MemoryStores } from '#test-support/memory-stores';
 
 describe('rate limit windows (spec §8: 100 requests per minute)', () => {
   it('is 100 requests in 60-second windows, and its refusal message says so', () => {
@@ -50,7 +35,7 @@ describe('consumeRateLimit', () => {
   const now = 1_700_000_085; // 45 s into the minute that opened at 1_700_000_040
 
   it('allows 100 requests in a window and refuses the 101st, with the time to the next window', async () => {
-    const store = new MemoryRateLimitStore();
+    const store = new MemoryStores();
     const decisions = [];
     for (let i = 0; i < 101; i++) decisions.push(await consumeRateLimit(store, 'hash-a', now));
     expect(decisions.slice(0, 100).every((decision) => decision.allowed)).toBe(true);
@@ -60,24 +45,23 @@ describe('consumeRateLimit', () => {
   });
 
   it('counts each token on its own', async () => {
-    const store = new MemoryRateLimitStore();
+    const store = new MemoryStores();
     for (let i = 0; i < 100; i++) await consumeRateLimit(store, 'hash-a', now);
     expect((await consumeRateLimit(store, 'hash-a', now)).allowed).toBe(false);
     expect(await consumeRateLimit(store, 'hash-b', now)).toEqual({ allowed: true, remaining: 99, resetSeconds: 15 });
   });
 
   it('starts afresh when the next minute opens', async () => {
-    const store = new MemoryRateLimitStore();
+    const store = new MemoryStores();
     for (let i = 0; i < 100; i++) await consumeRateLimit(store, 'hash-a', now);
     expect((await consumeRateLimit(store, 'hash-a', now + 14)).allowed).toBe(false);
     expect(await consumeRateLimit(store, 'hash-a', now + 15)).toEqual({ allowed: true, remaining: 99, resetSeconds: 60 });
   });
 
   it('counts in the one-minute window aligned to the minute', async () => {
-    const store = new MemoryRateLimitStore();
+    const store = new MemoryStores();
     await consumeRateLimit(store, 'hash-a', now);
     const windowStart = now - (now % 60);
-    expect([...store.counts.keys()]).toEqual([`hash-a@${windowStart}`]);
-    expect(store.windowSeconds.get(`hash-a@${windowStart}`)).toBe(60);
+    expect(store.rateWindows()).toEqual([{ bucket: 'hash-a', start: windowStart, seconds: 60, requests: 1 }]);
   });
 });

@@ -17,11 +17,12 @@ import { createFanoutHandler } from '#events/fanout';
 import { SqsMessageSender } from '#events/sqs-queue';
 import { type EntryName, handleGatewayRequest, type ProxyHandler } from '#local/gateway';
 import { DynamoDeliveryStore } from '#store/delivery-store';
+import { CALLER, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
 import { apiEvent, lambdaContext, type RouteEntry } from '#test-support/fixtures';
-import { CALLER, PROJECT_ID, projectItem, SECURITY_HEADERS, useMockTable } from '../api/mock-table';
 import { captureLogs, discordUrl, streamEvent, streamRecord, versionItem } from '../events/fixtures';
 import { DYNAMO_FAULTS, type DynamoFaultName } from './dynamodb-faults';
 import { reportFigure } from './runs';
+import { projectItem } from './table-items';
 
 /**
  * Failures of what the service depends on, injected with aws-sdk-client-mock: DynamoDB throttling and server
@@ -31,9 +32,13 @@ import { reportFigure } from './runs';
  */
 
 const FAULT_NAMES = Object.keys(DYNAMO_FAULTS) as DynamoFaultName[];
-const { ddb } = useMockTable();
+// The deployed handlers and the fan-out's store on the real DynamoDB stores, whose document client is mocked here.
+const ddb = mockClient(DynamoDBDocumentClient);
 let logs: ReturnType<typeof captureLogs>;
 beforeEach(() => {
+  // The deployed handlers' stores read their table's name from the Lambda's settings.
+  process.env.TABLE_NAME = 'developer-api-test';
+  ddb.reset();
   logs = captureLogs();
 });
 afterEach(() => logs.restore());

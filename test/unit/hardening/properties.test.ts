@@ -1,23 +1,19 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { handler as listKeys } from '#api/list-keys';
+import { describe, expect, it, vi } from 'vitest';
 import { RateLimited } from '#domain/errors';
-import type { RateLimitStore } from '#domain/ports';
 import { consumeRateLimit, RATE_LIMIT, rateWindowAt } from '#domain/rate-limit';
 import { errorHeadersOf } from '#http/error-statuses';
 import { watermarkProblem } from '#schemas/formats';
 import { KEYS_PAGE, ListKeysQuery, RevokeBulkBody } from '#schemas/requests';
+import { invoke, memoryApi, PROJECT_ID } from '#test-support/api-harness';
 import { apiEvent } from '#test-support/fixtures';
-import { PROJECT_ID, invoke, useMockTable } from '../api/mock-table';
+import { MemoryStores } from '#test-support/memory-stores';
 import { HARDENING_RUNS, PROPERTY_RUNS, reportFigure, timeoutFor } from './runs';
 
 /**
  * The rules that take free-form input, checked against arbitrary input rather than chosen examples: each
  * accepts exactly what its rule says, and what it refuses gets a message a person can act on.
  */
-
-const { ddb } = useMockTable();
 
 /** Strings of every kind, weighted toward the near misses a person or a script would actually send. */
 function watermarkCandidates(): fc.Arbitrary<string> {
@@ -121,40 +117,27 @@ describe('limit and offset parsing against arbitrary strings', () => {
   }, timeoutFor(60));
 
   it('answers through the list-keys handler 200 with that page size exactly when the rule accepts, else 400 naming the parameter', async () => {
-    ddb.on(QueryCommand).resolves({ Items: [] });
     await fc.assert(
       fc.asyncProperty(queryValueCandidates(), async (limit) => {
-        ddb.resetHistory();
-        const reply = await invoke(listKeys, apiEvent('list-keys', { projectId: PROJECT_ID, query: { limit } }));
+        // A fresh project of a full page of keys per run: the runs together would exceed the rate limit of one.
+        const { store, handlers } = memoryApi();
+        store.addKeys(PROJECT_ID, Array.from({ length: KEYS_PAGE.maxLimit }, () => ({})));
+        const listKeysAfter = vi.spyOn(store, 'listKeysAfter');
+        const reply = await invoke(handlers['list-keys'], apiEvent('list-keys', { projectId: PROJECT_ID, query: { limit } }));
         const expected = expectedWholeNumber(limit, 1, KEYS_PAGE.maxLimit);
         if (expected === undefined) {
           expect(reply.status).toBe(400);
           expect(reply.body).toEqual({ error: 'limit must be a whole number between 1 and 100' });
-          expect(ddb.commandCalls(QueryCommand)).toHaveLength(0);
+          expect(listKeysAfter).not.toHaveBeenCalled();
         } else {
           expect(reply.status).toBe(200);
-          expect(ddb.commandCalls(QueryCommand)[0]?.args[0].input.Limit).toBe(expected);
+          expect(reply.body.keys).toHaveLength(expected);
         }
       }),
       { numRuns: Math.max(200, HARDENING_RUNS * 10) },
     );
   }, timeoutFor(60));
 });
-
-/** A window counter with the repository's conditional-ADD semantics, recording the TTL it is given. */
-class RecordingRateLimitStore implements RateLimitStore {
-  readonly counts = new Map<string, number>();
-  readonly windows: { start: number; seconds: number }[] = [];
-
-  async countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined> {
-    this.windows.push(window);
-    const key = `${bucket}@${window.start}`;
-    const count = this.counts.get(key) ?? 0;
-    if (count >= limit) return undefined;
-    this.counts.set(key, count + 1);
-    return count + 1;
-  }
-}
 
 describe('rate-limit window arithmetic', () => {
   it('lets through exactly min(n, 100) of the requests in each aligned minute, whatever their times', async () => {
@@ -166,7 +149,7 @@ describe('rate-limit window arithmetic', () => {
         // Bunched into three minutes, so most windows see more requests than the limit.
         fc.array(fc.integer({ min: 0, max: 179 }), { minLength: 1, maxLength: 500, size: 'max' }),
         async (start, offsets) => {
-          const store = new RecordingRateLimitStore();
+          const store = new MemoryStores();
           const times = offsets.map((offset) => start + offset).sort((a, b) => a - b);
           const allowedPerWindow = new Map<number, number>();
           const sentPerWindow = new Map<number, number>();
@@ -191,7 +174,7 @@ describe('rate-limit window arithmetic', () => {
   it('tells a refused caller to come back exactly when the next window opens, and that request is allowed', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 4_000_000_000 }), async (now) => {
-        const store = new RecordingRateLimitStore();
+        const store = new MemoryStores();
         for (let i = 0; i < RATE_LIMIT.requests; i++) await consumeRateLimit(store, 'token-hash', now);
         const refused = await consumeRateLimit(store, 'token-hash', now);
         expect(refused.allowed).toBe(false);
@@ -208,12 +191,12 @@ describe('rate-limit window arithmetic', () => {
   it('counts every request of a minute in that minute\'s window, and counts remaining down from 99 to 0', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 4_000_000_000 }), async (now) => {
-        const store = new RecordingRateLimitStore();
+        const store = new MemoryStores();
         const remaining: number[] = [];
         for (let i = 0; i < RATE_LIMIT.requests; i++) remaining.push((await consumeRateLimit(store, 'token-hash', now)).remaining);
         expect(remaining).toEqual(Array.from({ length: RATE_LIMIT.requests }, (_, i) => RATE_LIMIT.requests - 1 - i));
         const { start } = rateWindowAt(now);
-        for (const window of store.windows) expect(window).toEqual({ start, seconds: RATE_LIMIT.windowSeconds });
+        expect(store.rateWindows()).toEqual([{ bucket: 'token-hash', start, seconds: RATE_LIMIT.windowSeconds, requests: RATE_LIMIT.requests }]);
       }),
       { numRuns: Math.max(100, HARDENING_RUNS * 5) },
     );

@@ -7,11 +7,12 @@ import { listKeysEndpoint } from '#api/list-keys';
 import { createApiHandler } from '#http/api-handler';
 import { DynamoProjectStore } from '#store/project-store';
 import { createStores } from '#store/stores';
+import { NOW, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
 import { apiEvent, lambdaContext } from '#test-support/fixtures';
-import { NOW, PROJECT_ID, projectItem, SECURITY_HEADERS } from '../api/mock-table';
 import { captureLogs } from '../events/fixtures';
 import { DYNAMO_FAULTS, type DynamoFaultName, faultyDocumentClient } from './dynamodb-faults';
 import { reportFigure } from './runs';
+import { projectItem } from './table-items';
 
 /**
  * DynamoDB throttling and server errors injected below the SDK (in the client's transport, no network), so the

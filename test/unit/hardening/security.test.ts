@@ -1,11 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, Context, SQSRecord } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { handler as authorizer } from '#api/authorizer';
-import { handler as listKeysHandler } from '#api/list-keys';
-import { handler as revokeKeyHandler } from '#api/revoke-key';
 import { ROUTES } from '#api/routes';
 import type { ClaimResult, DeliveryStore } from '#domain/ports';
 import { hashToken } from '#domain/tokens';
@@ -16,9 +12,8 @@ import type { InFlightMessages } from '#events/ports';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { type EntryName, type GatewayDeps, gatewayResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, type ProxyHandler, type RawRequest } from '#local/gateway';
-import { keyOf } from '#store/layout';
-import { apiEvent, authorizerEvent, DEFAULT_CALLER, lambdaContext } from '#test-support/fixtures';
-import { PROJECT_ID, projectItem, useMockTable } from '../api/mock-table';
+import { countEarlierRequests, memoryApi, memoryAuthorizer, type MemoryApi, PROJECT_ID, UNKNOWN_PROJECT_ID } from '#test-support/api-harness';
+import { apiEvent, type ApiEventInput, authorizerEvent, DEFAULT_CALLER, lambdaContext, type RouteEntry } from '#test-support/fixtures';
 import { captureAllOutput, leakedSecrets } from './capture';
 import { PROPERTY_RUNS, reportFigure, timeoutFor } from './runs';
 
@@ -27,8 +22,6 @@ import { PROPERTY_RUNS, reportFigure, timeoutFor } from './runs';
  * called, every response the API or its gateway makes carries the no-store and nosniff headers, and no raw
  * token, usage-plan key value or webhook token reaches a log line.
  */
-
-const { ddb, givenRateLimitReached, givenRequestCount, givenProject } = useMockTable();
 
 // ---- Only Discord ----
 
@@ -196,8 +189,6 @@ describe('only Discord webhook hosts are ever called', () => {
 
 // ---- Response headers ----
 
-type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-
 function expectSecurityHeaders(headers: Record<string, unknown> | undefined, label: string) {
   expect(headers?.['Cache-Control'], label).toBe('no-store');
   expect(headers?.['X-Content-Type-Options'], label).toBe('nosniff');
@@ -206,27 +197,25 @@ function expectSecurityHeaders(headers: Record<string, unknown> | undefined, lab
 
 describe('every API response carries Cache-Control: no-store and X-Content-Type-Options: nosniff', () => {
   it('on the handlers: 200, 400, 401, 403, 404, 429 and 500', async () => {
-    const cases: [string, () => void, Handler, APIGatewayProxyEvent][] = [
-      ['200', () => ddb.on(QueryCommand).resolves({ Items: [] }), listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID })],
-      ['400', () => undefined, listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID, query: { limit: '0' } })],
-      ['401', () => undefined, listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID, caller: null })],
-      ['403', () => ddb.on(GetCommand, { Key: keyOf.project(PROJECT_ID) }).resolves({ Item: projectItem({ plan: 'pro' }) }), listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID })],
-      ['404', () => undefined, listKeysHandler, apiEvent('list-keys', { projectId: 'prj_unknown' })],
-      ['400', () => undefined, revokeKeyHandler, apiEvent('revoke-key', { projectId: PROJECT_ID, body: { key_id: 'k'.repeat(70_000) } })],
-      ['400', () => undefined, revokeKeyHandler, apiEvent('revoke-key', { projectId: PROJECT_ID, body: { key_id: 'k' }, headers: { 'Content-Type': 'text/plain' } })],
-      ['429', () => givenRateLimitReached(), listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID })],
-      ['500', () => ddb.on(QueryCommand).rejects(new Error('table unavailable')), listKeysHandler, apiEvent('list-keys', { projectId: PROJECT_ID })],
+    const nothing = () => undefined;
+    const cases: [string, (api: MemoryApi) => unknown, RouteEntry, APIGatewayProxyEvent][] = [
+      ['200', nothing, 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID })],
+      ['400', nothing, 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID, query: { limit: '0' } })],
+      ['401', nothing, 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID, caller: null })],
+      ['403', ({ store }) => store.addProject({ id: PROJECT_ID, ownerId: DEFAULT_CALLER.ownerId, plan: 'pro' }), 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID })],
+      ['404', nothing, 'list-keys', apiEvent('list-keys', { projectId: UNKNOWN_PROJECT_ID })],
+      ['400', nothing, 'revoke-key', apiEvent('revoke-key', { projectId: PROJECT_ID, body: { key_id: 'k'.repeat(70_000) } })],
+      ['400', nothing, 'revoke-key', apiEvent('revoke-key', { projectId: PROJECT_ID, body: { key_id: 'k' }, headers: { 'Content-Type': 'text/plain' } })],
+      ['429', ({ store }) => countEarlierRequests(store, 100), 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID })],
+      ['500', ({ store }) => vi.spyOn(store, 'listKeysAfter').mockRejectedValue(new Error('table unavailable')), 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID })],
     ];
     const output = captureAllOutput();
     try {
-      for (const [status, given, handler, event] of cases) {
-        // Back to the file's baseline (request counted, project present) before each case's own setup.
-        ddb.reset();
-        givenRequestCount(1);
-        ddb.on(GetCommand).resolves({});
-        givenProject(projectItem());
-        given();
-        const result = await handler(event, lambdaContext());
+      for (const [status, given, entry, event] of cases) {
+        // Each case on a fresh store holding the caller's Business project, then the case's own setup.
+        const api = memoryApi();
+        await given(api);
+        const result = await api.handlers[entry](event, lambdaContext());
         expect(String(result.statusCode)).toBe(status);
         expectSecurityHeaders(result.headers, `handler ${status}`);
       }
@@ -288,7 +277,9 @@ describe('no raw token, usage-plan key value or webhook token in any log line', 
   ];
 
   it('holds through the authorizer with good and bad tokens and handlers answering 200, 4xx and 500', async () => {
-    ddb.on(GetCommand, { Key: keyOf.token(hashToken(GOOD_TOKEN)) }).resolves({ Item: { ...keyOf.token(hashToken(GOOD_TOKEN)), ownerId: DEFAULT_CALLER.ownerId } });
+    const { store, handlers } = memoryApi();
+    store.addToken(DEFAULT_CALLER.ownerId, GOOD_TOKEN);
+    const authorizer = memoryAuthorizer(store);
     const output = captureAllOutput();
     try {
       await authorizer(authorizerEvent(`Bearer ${GOOD_TOKEN}`));
@@ -296,12 +287,15 @@ describe('no raw token, usage-plan key value or webhook token in any log line', 
         for (const header of [`Bearer ${token}`, token, `Basic ${token}`, `bearer  ${token}`]) await authorizer(authorizerEvent(header)).catch(() => undefined);
       }
       const caller = { ownerId: DEFAULT_CALLER.ownerId, tokenHash: hashToken(GOOD_TOKEN) };
-      ddb.on(QueryCommand).resolves({ Items: [] });
-      await listKeysHandler(apiEvent('list-keys', { projectId: PROJECT_ID, caller }), lambdaContext());
-      await listKeysHandler(apiEvent('list-keys', { projectId: PROJECT_ID, caller, query: { limit: GOOD_TOKEN } }), lambdaContext());
-      await revokeKeyHandler(apiEvent('revoke-key', { projectId: PROJECT_ID, caller, body: { key_id: GOOD_TOKEN } }), lambdaContext());
-      ddb.on(QueryCommand).rejects(Object.assign(new Error('ProvisionedThroughputExceededException'), { name: 'ProvisionedThroughputExceededException' }));
-      await listKeysHandler(apiEvent('list-keys', { projectId: PROJECT_ID, caller }), lambdaContext());
+      const statuses: number[] = [];
+      const call = async (entry: RouteEntry, input: ApiEventInput = {}) =>
+        statuses.push((await handlers[entry](apiEvent(entry, { projectId: PROJECT_ID, caller, ...input }), lambdaContext())).statusCode);
+      await call('list-keys');
+      await call('list-keys', { query: { limit: GOOD_TOKEN } });
+      await call('revoke-key', { body: { key_id: GOOD_TOKEN } });
+      vi.spyOn(store, 'listKeysAfter').mockRejectedValue(Object.assign(new Error('ProvisionedThroughputExceededException'), { name: 'ProvisionedThroughputExceededException' }));
+      await call('list-keys');
+      expect(statuses).toEqual([200, 400, 404, 500]);
     } finally {
       output.restore();
     }

@@ -1,0 +1,196 @@
+import type { Key, Project, Version, Webhook } from '#domain/model';
+import type { ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
+import { hashToken } from '#domain/tokens';
+
+/**
+ * The API's storage ports in memory, with the semantics of the DynamoDB stores in `lambdas/store/` (which
+ * test/integration/repository.test.ts pins on DynamoDB Local): handler and domain tests run on this, so what
+ * they pin is the service's behaviour, not the commands it sends. Seeding helpers stand in for the dashboard.
+ */
+
+/** A key as the table holds it: the spec's fields and what places it in the indexes. */
+export interface StoredKey extends Key {
+  projectId: string;
+  /** Dense per project, 1..n in issue order (the byIssueOrder index's sort key). */
+  issueSeq: number;
+  revokedAt?: number;
+}
+
+/** A rate-limit counter: one per bucket and window start, as the table keeps one item each. */
+export interface RateWindowCount {
+  bucket: string;
+  start: number;
+  seconds: number;
+  requests: number;
+}
+
+/** Keys per page of the watermark index: small, so a bulk revoke of a few dozen keys reads several pages. */
+const WATERMARK_PAGE_SIZE = 25;
+
+const SEEDED_AT = 1_700_000_000;
+
+export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore {
+  private readonly projects = new Map<string, Project>();
+  /** By key id: keys have a partition each, so ids are unique across projects. */
+  private readonly keys = new Map<string, StoredKey>();
+  private readonly versions = new Map<string, Map<string, Version>>();
+  private readonly webhooks = new Map<string, Map<string, Webhook>>();
+  private readonly tokenOwners = new Map<string, string>();
+  private readonly windows = new Map<string, RateWindowCount>();
+  private keysIssued = 0;
+
+  // ---- Seeding, as the dashboard would ----
+
+  addProject(project: Pick<Project, 'id' | 'ownerId'> & Partial<Project>): Project {
+    const full: Project = { name: 'Test Script', plan: 'business', currentVersionId: null, keyCount: 0, createdAt: SEEDED_AT, ...project };
+    this.projects.set(full.id, full);
+    return { ...full };
+  }
+
+  /** Issue keys in order, each the next of the project's sequence (after `keyCount`); unset fields get plausible values. */
+  addKeys(projectId: string, keys: readonly Partial<Key>[]): Key[] {
+    const project = this.projects.get(projectId);
+    if (!project) throw new Error(`addKeys: no project ${projectId}`);
+    return keys.map((fields) => {
+      this.keysIssued += 1;
+      project.keyCount += 1;
+      const key: StoredKey = {
+        id: `key_${String(this.keysIssued).padStart(20, '0')}`,
+        user_hash: 'b'.repeat(64),
+        tier: 'standard',
+        watermark: '0123456789abcdef',
+        issued_at: SEEDED_AT,
+        expires_at: SEEDED_AT + 30 * 86_400,
+        max_uses: null,
+        current_uses: 0,
+        revoked: 0,
+        ...fields,
+        projectId,
+        issueSeq: project.keyCount,
+      };
+      this.keys.set(key.id, key);
+      return toKey(key);
+    });
+  }
+
+  addVersions(projectId: string, ...versions: Version[]): void {
+    const stored = childrenOf(this.versions, projectId);
+    for (const version of versions) stored.set(version.id, { ...version });
+  }
+
+  addWebhooks(projectId: string, ...webhooks: Webhook[]): void {
+    const stored = childrenOf(this.webhooks, projectId);
+    for (const webhook of webhooks) stored.set(webhook.id, { ...webhook });
+  }
+
+  /** Only the token's SHA-256 is kept, as the dashboard stores it. */
+  addToken(ownerId: string, token: string): void {
+    this.tokenOwners.set(hashToken(token), ownerId);
+  }
+
+  // ---- Inspection ----
+
+  storedKey(keyId: string): StoredKey | undefined {
+    const key = this.keys.get(keyId);
+    return key && { ...key };
+  }
+
+  rateWindows(): RateWindowCount[] {
+    return [...this.windows.values()].map((window) => ({ ...window }));
+  }
+
+  // ---- ProjectStore ----
+
+  async getProject(projectId: string): Promise<Project | undefined> {
+    const project = this.projects.get(projectId);
+    return project && { ...project };
+  }
+
+  async listKeysAfter(projectId: string, afterSeq: number, limit: number): Promise<Key[]> {
+    return this.keysOf(projectId)
+      .filter((key) => key.issueSeq > afterSeq)
+      .slice(0, limit)
+      .map(toKey);
+  }
+
+  /** Conditional on the key being this project's and active: another project's key is as unknown as a missing one. */
+  async revokeKey(projectId: string, keyId: string, now: number): Promise<RevokeOutcome> {
+    const key = this.keys.get(keyId);
+    if (!key || key.projectId !== projectId) return 'not_found';
+    if (key.revoked === 1) return 'already_revoked';
+    key.revoked = 1;
+    key.revokedAt = now;
+    return 'revoked';
+  }
+
+  /** The sparse watermark index read page by page: each page starts after the last key of the one before, in issue order. */
+  async *activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
+    let afterSeq = 0;
+    for (;;) {
+      const page = this.keysOf(projectId)
+        .filter((key) => key.revoked === 0 && key.watermark === watermark && key.issueSeq > afterSeq)
+        .slice(0, WATERMARK_PAGE_SIZE);
+      yield page.map((key) => key.id);
+      const last = page.at(-1);
+      if (page.length < WATERMARK_PAGE_SIZE || !last) return;
+      afterSeq = last.issueSeq;
+    }
+  }
+
+  async revokeIfActive(projectId: string, keyId: string, now: number): Promise<boolean> {
+    return (await this.revokeKey(projectId, keyId, now)) === 'revoked';
+  }
+
+  /** In sort-key order (by id), as the table returns a project's children; the domain orders them for the API. */
+  async listVersions(projectId: string): Promise<Version[]> {
+    return sortedById(this.versions.get(projectId));
+  }
+
+  async setCurrentVersion(projectId: string, versionId: string): Promise<boolean> {
+    const project = this.projects.get(projectId);
+    if (!project || !this.versions.get(projectId)?.has(versionId)) return false;
+    project.currentVersionId = versionId;
+    return true;
+  }
+
+  async listWebhooks(projectId: string): Promise<Webhook[]> {
+    return sortedById(this.webhooks.get(projectId));
+  }
+
+  // ---- TokenStore ----
+
+  async findTokenOwner(tokenHash: string): Promise<string | undefined> {
+    return this.tokenOwners.get(tokenHash);
+  }
+
+  // ---- RateLimitStore ----
+
+  /** Like the conditional ADD: a window's first request always counts, later ones only below the limit. */
+  async countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined> {
+    const id = `${bucket}#${window.start}`;
+    const counted = this.windows.get(id) ?? { bucket, start: window.start, seconds: window.seconds, requests: 0 };
+    if (counted.requests > 0 && counted.requests >= limit) return undefined;
+    this.windows.set(id, { ...counted, seconds: window.seconds, requests: counted.requests + 1 });
+    return counted.requests + 1;
+  }
+
+  private keysOf(projectId: string): StoredKey[] {
+    return [...this.keys.values()].filter((key) => key.projectId === projectId).sort((a, b) => a.issueSeq - b.issueSeq);
+  }
+}
+
+/** Exactly the spec's fields: what the table keeps besides them never leaves the store. */
+function toKey(key: StoredKey): Key {
+  const { id, user_hash, tier, watermark, issued_at, expires_at, max_uses, current_uses, revoked } = key;
+  return { id, user_hash, tier, watermark, issued_at, expires_at, max_uses, current_uses, revoked };
+}
+
+function childrenOf<T>(byProject: Map<string, Map<string, T>>, projectId: string): Map<string, T> {
+  const children = byProject.get(projectId) ?? new Map<string, T>();
+  byProject.set(projectId, children);
+  return children;
+}
+
+function sortedById<T extends { id: string }>(children: Map<string, T> | undefined): T[] {
+  return [...(children?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((child) => ({ ...child }));
+}
