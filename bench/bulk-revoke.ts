@@ -1,7 +1,8 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { BULK_REVOKE_CONCURRENCY, revokeBulk } from '#domain/project-api';
-import { TABLE } from '#store/table-definition';
+import { localDynamoConfig } from '#store/client';
+import { createStores } from '#store/stores';
+import { capacityRecordingClient, type CapacityTally, indexUnits } from '#test-support/consumed-capacity';
 import type { BenchTable } from './support/dynamodb';
 import { batchWriteKeys, createBusinessProject, nowSeconds, type SeedReport } from './support/fixtures';
 import { type BenchResult, row } from './support/report';
@@ -24,7 +25,13 @@ interface Group {
   keys: number;
 }
 
-/** The domain's revokeBulk with the real repository: watermark index → conditional writes, BULK_REVOKE_CONCURRENCY in flight. */
+/** Keys whose revoke the first version measured at 3 WCU: its table write, a byWatermark delete and a byIssueOrder update (issue 15). */
+const FIRST_VERSION_WCU_PER_KEY = 3;
+
+/**
+ * The domain's revokeBulk with the real repository (watermark index → consistent reads → conditional writes,
+ * BULK_REVOKE_CONCURRENCY in flight), on a client that adds up the capacity DynamoDB reports per table and index.
+ */
 export async function benchBulkRevoke(table: BenchTable, log: (line: string) => void): Promise<BenchResult> {
   const s = BULK_REVOKE_SETTINGS;
   const { projectId } = await createBusinessProject(table.stores, 'bench bulk-revoke');
@@ -34,17 +41,25 @@ export async function benchBulkRevoke(table: BenchTable, log: (line: string) => 
   const seededKeys = seeding.reduce((sum, seed) => sum + seed.keys, 0);
   log(`${NAME}: seeded ${seededKeys} keys in ${Math.round(seeding.reduce((sum, seed) => sum + seed.ms, 0))} ms`);
 
-  const project = await table.stores.projects.getProject(projectId);
+  const recorder = capacityRecordingClient(localDynamoConfig(table.endpoint));
+  const projects = createStores(recorder.db, table.tableName).projects;
+  const project = await projects.getProject(projectId);
   if (!project) throw new Error('bench project vanished');
-  const runs: { keys: number; ms: number; revokedCount: number }[] = [];
+  const runs: { keys: number; ms: number; revokedCount: number; complete: boolean; capacity: CapacityTally }[] = [];
   for (const group of groups) {
-    const { ms, result } = await timed(() => revokeBulk(table.stores.projects, project, group.watermark, nowSeconds()));
-    runs.push({ keys: group.keys, ms, revokedCount: result.revoked_count });
-    log(`${NAME}: ${group.keys} keys revoked in ${Math.round(ms)} ms (revoked_count ${result.revoked_count})`);
+    recorder.take();
+    const { ms, result } = await timed(() => revokeBulk(projects, project, group.watermark, nowSeconds(), () => Number.POSITIVE_INFINITY));
+    const capacity = recorder.take();
+    runs.push({ keys: group.keys, ms, revokedCount: result.revoked_count, complete: result.complete, capacity });
+    log(`${NAME}: ${group.keys} keys revoked in ${Math.round(ms)} ms (revoked_count ${result.revoked_count}, ${capacity.write.table} table WCU, ${indexUnits(capacity.write)} index WCU)`);
   }
+  recorder.db.destroy();
 
   const check = await verify(table, projectId, new Set(groups.map((g) => g.watermark)));
-  const wrongCounts = runs.filter((run) => run.revokedCount !== run.keys).length;
+  const wrongCounts = runs.filter((run) => run.revokedCount !== run.keys || !run.complete).length;
+  const revoked = runs.reduce((sum, run) => sum + run.revokedCount, 0);
+  const perKey = (units: (capacity: CapacityTally) => number) => round(runs.reduce((sum, run) => sum + units(run.capacity), 0) / revoked, 3);
+  const indexNames = [...new Set(runs.flatMap((run) => [...Object.keys(run.capacity.write.indexes), ...Object.keys(run.capacity.read.indexes)]))];
   const rows = s.sizes.flatMap(({ keys }) => {
     const ms = median(runs.filter((run) => run.keys === keys).map((run) => run.ms));
     const label = keys.toLocaleString('en-US');
@@ -54,41 +69,42 @@ export async function benchBulkRevoke(table: BenchTable, log: (line: string) => 
     ];
   });
   rows.push(
-    row(NAME, 'runs with a wrong revoked_count', wrongCounts, '', { target: { op: '<=', limit: 0 } }),
+    row(NAME, 'WCU per revoked key, table', perKey((c) => c.write.table), 'WCU', {
+      target: { op: '<=', limit: 1 },
+      note: `first version: ${FIRST_VERSION_WCU_PER_KEY} WCU per key in all, 1 of them on the table`,
+    }),
+    row(NAME, 'WCU per revoked key, all indexes', perKey((c) => indexUnits(c.write)), 'WCU', {
+      target: { op: '<=', limit: 0 },
+      note: `first version: ${FIRST_VERSION_WCU_PER_KEY - 1} (byWatermark delete + byIssueOrder update, both in one partition per project or watermark)`,
+    }),
+    ...indexNames.map((name) => row(NAME, `WCU per revoked key, index ${name}`, perKey((c) => c.write.indexes[name] ?? 0), 'WCU')),
+    row(NAME, 'RCU per revoked key, table', perKey((c) => c.read.table), 'RCU', { note: 'consistent BatchGetItem of each listed key, to skip keys already revoked' }),
+    ...indexNames.map((name) => row(NAME, `RCU per revoked key, index ${name}`, perKey((c) => c.read.indexes[name] ?? 0), 'RCU')),
+    row(NAME, 'runs with a wrong revoked_count or incomplete', wrongCounts, '', { target: { op: '<=', limit: 0 } }),
     row(NAME, 'target keys left active', check.targetStillActive, '', { target: { op: '<=', limit: 0 } }),
     row(NAME, 'other keys changed', check.othersChanged, '', { target: { op: '<=', limit: 0 }, note: `${check.others.toLocaleString('en-US')} keys on other watermarks checked` }),
   );
   return { rows, details: { settings: s, concurrency: BULK_REVOKE_CONCURRENCY, seeding, runs, check } };
 }
 
-/** Read every key of the project: the target watermarks' keys must all be revoked, every other key untouched. */
+/** Read every key of the project through the API's own listing: the targets must all be revoked, every other key untouched. */
 async function verify(table: BenchTable, projectId: string, targets: Set<string>) {
-  const index = TABLE.indexes.byIssueOrder;
   let others = 0;
   let othersChanged = 0;
   let targetStillActive = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.db.send(
-      new QueryCommand({
-        TableName: table.tableName,
-        IndexName: index.name,
-        KeyConditionExpression: '#p = :p',
-        ExpressionAttributeNames: { '#p': index.partitionKey },
-        ExpressionAttributeValues: { ':p': projectId },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      const active = item.revoked === 0 && typeof item.watermarkKey === 'string' && item.revokedAt === undefined;
-      if (targets.has(String(item.watermark))) {
-        if (item.revoked !== 1 || item.watermarkKey !== undefined) targetStillActive++;
+  for (let offset = 0; ; offset += VERIFY_PAGE) {
+    const page = await table.stores.projects.listKeysAfter(projectId, offset, VERIFY_PAGE);
+    for (const key of page) {
+      if (targets.has(key.watermark)) {
+        if (key.revoked !== 1) targetStillActive++;
       } else {
         others++;
-        if (!active) othersChanged++;
+        if (key.revoked !== 0) othersChanged++;
       }
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+    if (page.length < VERIFY_PAGE) break;
+  }
   return { others, othersChanged, targetStillActive };
 }
+
+const VERIFY_PAGE = 1_000;

@@ -198,6 +198,9 @@ function describeFields(docs: z.core.$ZodRegistry<SchemaDoc>) {
   docs.add(ListKeysResponseSchema.shape.total, { description: 'Number of keys ever issued in the project (revoked ones included).' });
   docs.add(ListVersionsResponseSchema.shape.current_version_id, { description: 'The current version; null only before the first upload.' });
   docs.add(RevokeBulkResponseSchema.shape.revoked_count, { description: 'Keys this call revoked; 0 when no active key carries the watermark.' });
+  docs.add(RevokeBulkResponseSchema.shape.complete, {
+    description: 'True when every matching key is revoked. False when the call stopped to answer in time: repeat the same call for the rest.',
+  });
   docs.add(RollbackResponseSchema.shape.current_version_id, { description: 'Equal to the requested `version_id`.' });
   docs.add(ErrorResponse.shape.error, { description: 'What went wrong, in words a person can act on.' });
   docs.add(ErrorResponse.shape.request_id, { description: 'Present on 5xx answers from the service, to match a report with the logs.' });
@@ -431,14 +434,14 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       tag: 'Keys',
       summary: 'Revoke every key carrying a watermark',
       description:
-        'Revokes every active key of the project whose watermark equals the given one: the 16 hex characters after `WM_` in a leaked script dump. `revoked_count` counts the keys this call revoked; no match is a success with 0.',
+        'Revokes every active key of the project whose watermark equals the given one: the 16 hex characters after `WM_` in a leaked script dump. `revoked_count` counts the keys this call revoked; no match is a success with 0. A call stops starting revokes about 20 s in, so that it always answers in time: `complete: false` then says keys may remain, and the caller repeats the same call until `complete` is true (a repeat counts only the keys it revokes, so the counts add up to the total).',
       query: NoQuery,
       body: {
         schema: 'RevokeBulkRequest',
         description: 'The leaked watermark.',
         examples: { revoke_bulk: { summary: 'Revoke a leaked watermark', value: { watermark: EXAMPLE.watermark } } },
       },
-      ok: { schema: 'RevokeBulkResponse', description: 'Matching keys are revoked.', example: { ok: true, revoked_count: 3 } satisfies RevokeBulkResponse },
+      ok: { schema: 'RevokeBulkResponse', description: 'Matching keys are revoked.', example: { ok: true, revoked_count: 3, complete: true } satisfies RevokeBulkResponse },
       errors: [
         invalid('WM_ prefix copied along', RevokeBulkBody, { watermark: `WM_${EXAMPLE.watermark}` }),
         invalid('Not 16 lowercase hex characters', RevokeBulkBody, { watermark: '3f9a1c7e' }),

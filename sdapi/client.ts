@@ -1,4 +1,4 @@
-import type * as z from 'zod/mini';
+import * as z from 'zod/mini';
 import { KEYS_PAGE } from '#schemas/requests';
 import {
   ListKeysResponse,
@@ -25,6 +25,11 @@ export const MAX_ATTEMPTS = 5;
 /** A `Retry-After` longer than this is not waited out: the command fails and says when to retry. */
 export const MAX_WAIT_SECONDS = 120;
 const REQUEST_TIMEOUT_MS = 30_000;
+/** Bulk revoke calls one command makes at most: each revokes ~20 s worth of keys, far more than any project has. */
+export const MAX_BULK_REVOKE_CALLS = 50;
+
+/** A stack deployed before bulk revokes could stop early answers without `complete`: it revoked every key or failed. */
+const RevokeBulkAnswer = z.extend(RevokeBulkResponse, { complete: z.optional(z.boolean()) });
 
 /** The six endpoints, with the 429 backoff and the response checks every command needs. */
 export class ApiClient {
@@ -54,8 +59,29 @@ export class ApiClient {
     return this.call('POST', 'keys/revoke', OkResponse, { key_id: keyId });
   }
 
-  revokeBulk(watermark: string): Promise<RevokeBulkResponse> {
-    return this.call('POST', 'keys/revoke-bulk', RevokeBulkResponse, { watermark });
+  async revokeBulk(watermark: string): Promise<RevokeBulkResponse> {
+    const answer = await this.call('POST', 'keys/revoke-bulk', RevokeBulkAnswer, { watermark });
+    return { ...answer, complete: answer.complete ?? true };
+  }
+
+  /**
+   * Bulk revoke until the API says `complete`: a call that ran short of time revoked part of the keys, and
+   * repeating it revokes the rest, counting only what it changes, so the counts add up. `onCall` hears each
+   * answer, so a person sees progress on a large revoke.
+   */
+  async revokeBulkAll(watermark: string, onCall?: (answer: RevokeBulkResponse, call: number) => void): Promise<{ revoked_count: number; calls: number }> {
+    let revoked = 0;
+    for (let call = 1; call <= MAX_BULK_REVOKE_CALLS; call++) {
+      const answer = await this.revokeBulk(watermark);
+      revoked += answer.revoked_count;
+      onCall?.(answer, call);
+      if (answer.complete) return { revoked_count: revoked, calls: call };
+    }
+    throw new ApiFailure(
+      `Revoked ${revoked} keys carrying ${watermark} in ${MAX_BULK_REVOKE_CALLS} calls and the API still says there are more; run the command again`,
+      undefined,
+      'POST keys/revoke-bulk',
+    );
   }
 
   listVersions(): Promise<ListVersionsResponse> {

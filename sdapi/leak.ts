@@ -100,11 +100,16 @@ export async function leakCommand(context: CommandContext): Promise<number> {
   report.confirmed = true;
 
   human('\n');
+  let total = 0;
   for (const target of targets) {
-    const { revoked_count: revoked } = await client.revokeBulk(target.watermark);
+    const { revoked_count: revoked, calls } = await client.revokeBulkAll(target.watermark, (answer, call) => {
+      if (!answer.complete) stderr.write(`sdapi: ${target.watermark}: call ${call} revoked ${plural(answer.revoked_count, 'key')} and stopped before its time limit; repeating for the rest\n`);
+    });
     target.revoked_count = revoked;
-    human(`Revoked ${plural(revoked, 'key')} carrying ${target.watermark} (revoked_count ${revoked}).\n`);
+    total += revoked;
+    human(`Revoked ${plural(revoked, 'key')} carrying ${target.watermark} (revoked_count ${revoked}${calls > 1 ? `, ${calls} calls` : ''}).\n`);
   }
+  if (targets.length > 1) human(`Revoked ${plural(total, 'key')} in all.\n`);
   if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   return EXIT.ok;
 }

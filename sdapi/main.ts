@@ -71,10 +71,14 @@ const COMMANDS: Record<string, Command> = {
     summary: 'Revoke every key carrying a watermark (the 16 hex characters after WM_)',
     args: ['WATERMARK'],
     options: [],
-    run: async ({ client, args: [watermark], print }) => {
+    run: async ({ client, args: [watermark], print, stderr }) => {
       const problem = watermarkProblem(watermark!);
       if (problem) throw new UsageError(problem);
-      print(await client.revokeBulk(watermark!), (result) => `Revoked ${plural(result.revoked_count, 'key')} carrying watermark ${watermark}.\n`);
+      const { revoked_count, calls } = await client.revokeBulkAll(watermark!, (answer, call) => {
+        if (!answer.complete) stderr.write(`sdapi: call ${call} revoked ${plural(answer.revoked_count, 'key')} and stopped before its time limit; repeating for the rest\n`);
+      });
+      const inCalls = calls > 1 ? ` in ${calls} calls` : '';
+      print({ ok: true, revoked_count, complete: true }, () => `Revoked ${plural(revoked_count, 'key')} carrying watermark ${watermark}${inCalls}.\n`);
       return EXIT.ok;
     },
   },

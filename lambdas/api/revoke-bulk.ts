@@ -7,7 +7,7 @@ import { NoQuery, RevokeBulkBody } from '#schemas/requests';
 export const revokeBulkEndpoint = defineEndpoint({
   query: NoQuery,
   body: RevokeBulkBody,
-  run: ({ project, body, now }, projects) => revokeBulk(projects, project, body.watermark, now),
+  run: ({ project, body, now, timeLeftMs }, projects) => revokeBulk(projects, project, body.watermark, now, timeLeftMs),
 });
 
 export const handler = awsApiHandler(revokeBulkEndpoint);

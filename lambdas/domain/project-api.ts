@@ -16,6 +16,13 @@ import type { ProjectStore } from './ports';
 /** Conditional writes a bulk revoke keeps in flight: enough for 10,000 keys well inside API Gateway's 29 s. */
 export const BULK_REVOKE_CONCURRENCY = 64;
 
+/**
+ * A bulk revoke stops starting writes when less than this is left of its function's time: the writes in flight
+ * (64 single-item updates) and the answer need a fraction of it, so the caller always learns what was done,
+ * never a timeout.
+ */
+export const BULK_REVOKE_ANSWER_RESERVE_MS = 8_000;
+
 /** The project the caller may use, or the 404/403 the spec asks for (spec §4, §5). */
 export async function openProject(store: ProjectStore, caller: Caller, projectId: string): Promise<Project> {
   return authorizeProjectAccess(await store.getProject(projectId), caller.ownerId);
@@ -37,13 +44,18 @@ export async function revokeKey(store: ProjectStore, project: Project, keyId: st
 /**
  * Spec §4.3. Revokes every active key of this project carrying the watermark. `revoked_count` counts only
  * keys this call changed: each write is conditional on the key still being active, so two concurrent bulk
- * revokes never both count a key. No match is a success with 0.
+ * revokes never both count a key. No match is a success with 0. When the time budget runs out first
+ * (`timeLeftMs` below BULK_REVOKE_ANSWER_RESERVE_MS), no further write starts and the answer says
+ * `complete: false`: the caller repeats the call for the rest, and the repeat counts only the keys it changes.
  */
-export async function revokeBulk(store: ProjectStore, project: Project, watermark: string, now: number): Promise<RevokeBulkResponse> {
-  const changed = await mapPagesBounded(store.activeKeyIdsWithWatermark(project.id, watermark), BULK_REVOKE_CONCURRENCY, (keyId) =>
-    store.revokeIfActive(project.id, keyId, now),
+export async function revokeBulk(store: ProjectStore, project: Project, watermark: string, now: number, timeLeftMs: () => number): Promise<RevokeBulkResponse> {
+  const { results, stopped } = await mapPagesBounded(
+    store.activeKeyIdsWithWatermark(project.id, watermark),
+    BULK_REVOKE_CONCURRENCY,
+    (keyId) => store.revokeIfActive(project.id, keyId, now),
+    () => timeLeftMs() < BULK_REVOKE_ANSWER_RESERVE_MS,
   );
-  return { ok: true, revoked_count: changed.filter(Boolean).length };
+  return { ok: true, revoked_count: results.filter(Boolean).length, complete: !stopped };
 }
 
 /** Spec §4.4: highest `version_number` first, as the spec's sample shows. */

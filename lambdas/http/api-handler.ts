@@ -24,7 +24,7 @@ export interface Endpoint<Query, Body, Result> {
   /** Present for endpoints that take a JSON body. */
   body?: z.ZodMiniType<Body, unknown>;
   // A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
-  run(input: { project: Project; query: Query; body: Body; now: number }, projects: ProjectStore): Promise<Result>;
+  run(input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number }, projects: ProjectStore): Promise<Result>;
 }
 
 /** An endpoint with its types inferred from its schemas (`defineEndpoint({ query, body, run })`). */
@@ -44,11 +44,11 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
     .use(lowercaseHeaders())
     .use(rateLimit(deps));
   if (endpoint.body) chain.use(jsonBody());
-  const handler = chain.handler(async (event) => {
+  const handler = chain.handler(async (event, context) => {
     const query = parse(endpoint.query, singleValuedQuery(event));
     const body = endpoint.body ? parse(endpoint.body, event.body) : (undefined as Body);
     const project = await openProject(stores.projects, callerOf(event), projectIdOf(event));
-    const result = await endpoint.run({ project, query, body, now: now() }, stores.projects);
+    const result = await endpoint.run({ project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis() }, stores.projects);
     return jsonResponse(200, result);
   });
   return handler;

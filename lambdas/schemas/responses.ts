@@ -7,7 +7,11 @@ export type ListKeysResponse = z.infer<typeof ListKeysResponse>;
 export const OkResponse = z.strictObject({ ok: z.literal(true) });
 export type OkResponse = z.infer<typeof OkResponse>;
 
-export const RevokeBulkResponse = z.strictObject({ ok: z.literal(true), revoked_count: z.int().check(z.nonnegative()) });
+export const RevokeBulkResponse = z.strictObject({
+  ok: z.literal(true),
+  revoked_count: z.int().check(z.nonnegative()),
+  complete: z.boolean(),
+});
 export type RevokeBulkResponse = z.infer<typeof RevokeBulkResponse>;
 
 export const ListVersionsResponse = z.strictObject({

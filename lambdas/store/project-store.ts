@@ -2,8 +2,9 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Key, Plan, Project, Version, Webhook } from '#domain/model';
 import type { ProjectStore, RevokeOutcome } from '#domain/ports';
+import { BATCH_GET_LIMIT, batchGetConsistent, itemKeyId } from './batch-get';
 import { isConditionFailure, transact } from './conditions';
-import { CHILD_PREFIX, keyIdOfPartition, keyOf } from './layout';
+import { CHILD_PREFIX, type ItemKey, keyIdOfPartition, keyOf } from './layout';
 import { type Item, queryAll, queryPages } from './paging';
 import { TABLE } from './table-definition';
 
@@ -19,9 +20,14 @@ export class DynamoProjectStore implements ProjectStore {
     return item ? toProject(item) : undefined;
   }
 
+  /**
+   * The index holds only keys (KEYS_ONLY), so that a revoke or a key check, which change no key attribute of it,
+   * never write it: the page's ids come from the index, the keys themselves from one consistent BatchGetItem,
+   * which also shows a revoke made a moment ago.
+   */
   async listKeysAfter(projectId: string, afterSeq: number, limit: number): Promise<Key[]> {
     const index = TABLE.indexes.byIssueOrder;
-    const { Items = [] } = await this.db.send(
+    const { Items: entries = [] } = await this.db.send(
       new QueryCommand({
         TableName: this.tableName,
         IndexName: index.name,
@@ -31,7 +37,12 @@ export class DynamoProjectStore implements ProjectStore {
         Limit: limit,
       }),
     );
-    return Items.map(toKey);
+    const keys = entries.map((entry) => ({ pk: String(entry.pk), sk: String(entry.sk) }));
+    const items = await batchGetConsistent(this.db, this.tableName, keys);
+    return keys.flatMap((key) => {
+      const item = items.get(itemKeyId(key));
+      return item ? [toKey(item)] : [];
+    });
   }
 
   async revokeKey(projectId: string, keyId: string, now: number): Promise<RevokeOutcome> {
@@ -40,7 +51,8 @@ export class DynamoProjectStore implements ProjectStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keyOf.key(keyId),
-          UpdateExpression: `SET revoked = :one, revokedAt = :now REMOVE ${TABLE.indexes.byWatermark.partitionKey}`,
+          // Only attributes no index projects: the revoke writes the key's own item and nothing else (1 WCU).
+          UpdateExpression: 'SET revoked = :one, revokedAt = :now',
           ConditionExpression: 'projectId = :p AND revoked = :zero',
           ExpressionAttributeValues: { ':p': projectId, ':one': 1, ':zero': 0, ':now': now },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -56,9 +68,13 @@ export class DynamoProjectStore implements ProjectStore {
     }
   }
 
+  /**
+   * The watermark index keeps revoked keys too (a revoke must not write it), so each index page is checked
+   * against the keys themselves, 100 per consistent BatchGetItem, and only the active ones are yielded.
+   */
   async *activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
     const index = TABLE.indexes.byWatermark;
-    yield* queryPages(
+    const pages = queryPages(
       this.db,
       {
         TableName: this.tableName,
@@ -67,8 +83,26 @@ export class DynamoProjectStore implements ProjectStore {
         ExpressionAttributeNames: { '#w': index.partitionKey },
         ExpressionAttributeValues: { ':w': `${projectId}#${watermark}` },
       },
-      (item) => keyIdOfPartition(String(item.pk)),
+      (entry) => ({ pk: String(entry.pk), sk: String(entry.sk) }),
     );
+    // One chunk's reads run while the caller revokes the chunk before, so the revokes never wait on a read.
+    let ahead: Promise<string[]> | undefined;
+    for await (const page of pages) {
+      for (let start = 0; start < page.length; start += BATCH_GET_LIMIT) {
+        const next = this.activeOf(page.slice(start, start + BATCH_GET_LIMIT));
+        // Awaited below; if the caller stops first, its failure must not go unhandled.
+        next.catch(() => undefined);
+        if (ahead) yield await ahead;
+        ahead = next;
+      }
+    }
+    if (ahead) yield await ahead;
+  }
+
+  /** The ids of the keys that are not revoked, read consistently. */
+  private async activeOf(keys: ItemKey[]): Promise<string[]> {
+    const items = await batchGetConsistent(this.db, this.tableName, keys, { expression: 'revoked' });
+    return keys.filter((key) => items.get(itemKeyId(key))?.revoked === 0).map((key) => keyIdOfPartition(key.pk));
   }
 
   async revokeIfActive(projectId: string, keyId: string, now: number): Promise<boolean> {

@@ -12,15 +12,18 @@ export const TABLE = {
   stream: 'NEW_AND_OLD_IMAGES',
   indexes: {
     /**
-     * Bulk revoke. Partition `<projectId>#<watermark>` scopes a watermark to its project; the attribute is
-     * removed on revoke, so the index holds active keys only and a bulk revoke reads nothing it will not write.
+     * Bulk revoke. Partition `<projectId>#<watermark>` scopes a watermark to its project. Revoked keys stay in
+     * it: a revoke changes no attribute an index holds, so it writes the key's item alone (1 WCU), and no
+     * write of a bulk revoke lands on this index's one partition per watermark.
      */
     byWatermark: { name: 'byWatermark', partitionKey: 'watermarkKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
     /**
      * Key order. Keys are never deleted and get a dense per-project sequence 1..n, so `offset` maps to
-     * `issueSeq > offset` and a page costs O(limit) at any depth.
+     * `issueSeq > offset` and a page costs O(limit) at any depth. Keys only: with every attribute projected
+     * (the first version's `byIssueOrder`), each revoke and each key check also wrote this index, in the one
+     * partition all of a project's keys share. Named anew because DynamoDB cannot change a projection in place.
      */
-    byIssueOrder: { name: 'byIssueOrder', partitionKey: 'issueOrderKey', sortKey: 'issueSeq', projection: 'ALL' },
+    byIssueOrder: { name: 'byIssueOrderKeys', partitionKey: 'issueOrderKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
   },
 } as const;
 

@@ -1,6 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -12,7 +11,8 @@ import type { TelemetryStore } from '#domain/ports';
 import { DAY_SECONDS, dayStart } from '#domain/time';
 import { KEY_ABUSE_PATTERNS } from '#schemas/events';
 import { VALIDATION_RESULTS, type ValidationResult } from '#schemas/telemetry';
-import { backoff, ifCondition } from './conditions';
+import { batchGetConsistent, itemKeyId } from './batch-get';
+import { ifCondition } from './conditions';
 import { ENTITY, type EventItem, EXECUTION_DAY_SHARDS, FINGERPRINTS_KEPT_PER_WINDOW, type ItemKey, keyOf, RETENTION_SECONDS } from './layout';
 import { type Item, queryAll } from './paging';
 import { TABLE } from './table-definition';
@@ -24,10 +24,6 @@ import { TABLE } from './table-definition';
  * most FINGERPRINTS_KEPT_PER_WINDOW) and the key_abuse patterns already reported; it sits in its key's partition
  * beside the key record, which is read for the key's use cap.
  */
-
-/** BatchGetItem takes at most 100 keys per request. */
-const BATCH_GET_LIMIT = 100;
-const BATCH_GET_ATTEMPTS = 8;
 
 export class DynamoTelemetryStore implements TelemetryStore {
   constructor(
@@ -55,9 +51,9 @@ export class DynamoTelemetryStore implements TelemetryStore {
 
   async executorsLastSeen(executors: readonly ExecutorRef[]): Promise<(number | null)[]> {
     const keys = executors.map((ref) => keyOf.executor(ref.projectId, ref.executor));
-    const found = await this.batchGet(keys, 'lastSeenAt');
+    const found = await batchGetConsistent(this.db, this.tableName, keys, { expression: 'lastSeenAt' });
     return keys.map((key) => {
-      const lastSeenAt = found.get(keyId(key))?.lastSeenAt;
+      const lastSeenAt = found.get(itemKeyId(key))?.lastSeenAt;
       return typeof lastSeenAt === 'number' ? lastSeenAt : null;
     });
   }
@@ -139,12 +135,14 @@ export class DynamoTelemetryStore implements TelemetryStore {
   }
 
   async keyUsage(keys: readonly { projectId: string; keyId: string }[]): Promise<(KeyUsage | undefined)[]> {
-    const found = await this.batchGet(
+    const found = await batchGetConsistent(
+      this.db,
+      this.tableName,
       keys.map(({ keyId: id }) => keyOf.key(id)),
-      'projectId, max_uses, current_uses',
+      { expression: 'projectId, max_uses, current_uses' },
     );
     return keys.map(({ projectId, keyId: id }) => {
-      const item = found.get(keyId(keyOf.key(id)));
+      const item = found.get(itemKeyId(keyOf.key(id)));
       if (!item || item.projectId !== projectId) return undefined;
       return { maxUses: typeof item.max_uses === 'number' ? item.max_uses : null, currentUses: Number(item.current_uses ?? 0) };
     });
@@ -208,33 +206,6 @@ export class DynamoTelemetryStore implements TelemetryStore {
   }
 
   /**
-   * Items by key (missing ones absent from the map), 100 keys per request, all requests at once. Reads are
-   * consistent: a last-seen time written a moment ago by another ingest decides whether an executor is new.
-   */
-  private async batchGet(keys: readonly ItemKey[], projection: string): Promise<Map<string, Item>> {
-    const unique = [...new Map(keys.map((key) => [keyId(key), key])).values()];
-    const chunks = Array.from({ length: Math.ceil(unique.length / BATCH_GET_LIMIT) }, (_, i) => unique.slice(i * BATCH_GET_LIMIT, (i + 1) * BATCH_GET_LIMIT));
-    const found = new Map<string, Item>();
-    await Promise.all(
-      chunks.map(async (chunk) => {
-        let pending: Item[] = chunk;
-        for (let attempt = 1; pending.length > 0; attempt++) {
-          if (attempt > BATCH_GET_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${BATCH_GET_ATTEMPTS} attempts`);
-          if (attempt > 1) await backoff(attempt);
-          const { Responses, UnprocessedKeys } = await this.db.send(
-            new BatchGetCommand({
-              RequestItems: { [this.tableName]: { Keys: pending, ProjectionExpression: `pk, sk, ${projection}`, ConsistentRead: true } },
-            }),
-          );
-          for (const item of Responses?.[this.tableName] ?? []) found.set(keyId({ pk: String(item.pk), sk: String(item.sk) }), item);
-          pending = UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-        }
-      }),
-    );
-    return found;
-  }
-
-  /**
    * Every item of a partition (or of a sort-key prefix), read consistently: two ingests judging new hashes of one
    * script at once must each see the other's hash, and a detector run right after an ingest must count it.
    */
@@ -254,7 +225,6 @@ export class DynamoTelemetryStore implements TelemetryStore {
   }
 }
 
-const keyId = (key: ItemKey) => JSON.stringify([key.pk, key.sk]);
 
 
 function toKnownHash(item: Item): KnownHash {

@@ -131,11 +131,11 @@ describe('POST /v1/projects/:id/keys/revoke-bulk end to end', () => {
   it('revokes every key of the project with the watermark, then 0 on a second call, and no key of another project', async () => {
     expect(await call('revoke-bulk', project.projectId, { body: { watermark: WATERMARK } })).toMatchObject({
       status: 200,
-      body: { ok: true, revoked_count: 30 },
+      body: { ok: true, revoked_count: 30, complete: true },
     });
     expect(await call('revoke-bulk', project.projectId, { body: { watermark: WATERMARK } })).toMatchObject({
       status: 200,
-      body: { ok: true, revoked_count: 0 },
+      body: { ok: true, revoked_count: 0, complete: true },
     });
     const tail = ListKeysResponse.parse((await call('list-keys', project.projectId, { query: { offset: '120' } })).body).keys;
     expect(tail.map((key) => key.revoked)).toEqual(Array(30).fill(1));

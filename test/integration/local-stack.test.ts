@@ -132,7 +132,7 @@ describe('the local server answers every endpoint like the deployed API', () => 
   it('revokes every key carrying a watermark and counts them', async () => {
     const { status, body } = await api(projectPath(project, '/keys/revoke-bulk'), { body: { watermark: WATERMARK } });
     expect(status).toBe(200);
-    expect(body).toEqual({ ok: true, revoked_count: 2 });
+    expect(body).toEqual({ ok: true, revoked_count: 2, complete: true });
   });
 
   it('lists versions newest first with the current version, then rolls back', async () => {

@@ -78,7 +78,7 @@ describe('200 answers of the local stack match openapi.json', () => {
 
   it('POST keys/revoke-bulk', async () => {
     const result = await call('POST', '/v1/projects/{id}/keys/revoke-bulk', { body: { watermark: demo.sharedWatermark } });
-    expect(result).toMatchObject({ status: 200, body: { ok: true, revoked_count: 2 } });
+    expect(result).toMatchObject({ status: 200, body: { ok: true, revoked_count: 2, complete: true } });
   });
 
   it('GET versions and POST versions/rollback', async () => {

@@ -9,7 +9,7 @@ import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { keyOf } from '#store/layout';
 import { DynamoProjectStore } from '#store/project-store';
 import { TABLE } from '#store/table-definition';
-import { FIXED_NOW, createTestTable, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
+import { createTestTable, FIXED_NOW, NO_DEADLINE, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
 
 let table: TestTable;
 let owner: SeededOwner;
@@ -126,7 +126,7 @@ describe('key order pagination (spec §4.1)', () => {
     expect((await table.stores.projects.listKeysAfter(projectId, 249, 50)).map((key) => key.id)).toEqual([issued[249]]);
   });
 
-  it('reads a page with one query of the issue-order index, limited to the page and starting after the offset: a deep page reads only its own keys', async () => {
+  it('reads a page with one query of the keys-only issue-order index, limited to the page and starting after the offset, then the keys with one consistent BatchGetItem', async () => {
     const recording = recordingProjectStore();
     const page = await recording.projects.listKeysAfter(projectId, 200, 30);
     recording.destroy();
@@ -137,7 +137,15 @@ describe('key order pagination (spec §4.1)', () => {
         input: { IndexName: TABLE.indexes.byIssueOrder.name, Limit: 30, ExpressionAttributeValues: { ':p': projectId, ':after': 200 } },
         output: { Count: 30, ScannedCount: 30 },
       },
+      { command: 'BatchGetItemCommand', input: { RequestItems: { [table.tableName]: { ConsistentRead: true } } } },
     ]);
+    expect(recording.sent).toHaveLength(2);
+  });
+
+  it('shows a revoke made a moment ago, since the keys are read from the table and not from the index', async () => {
+    const { projectId: fresh, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 3 });
+    await table.stores.projects.revokeKey(fresh, keys[1]!.id, FIXED_NOW);
+    expect((await table.stores.projects.listKeysAfter(fresh, 0, 3)).map((key) => key.revoked)).toEqual([0, 1, 0]);
   });
 
   it('takes the total from the project counter', async () => {
@@ -196,18 +204,16 @@ describe('watermark index (spec §4.3)', () => {
     const theirs = await seedProject(table.stores, { ownerId: theirOwner.ownerId, keys: 4, watermark });
 
     expect(await activeIdsWithWatermark(mine.projectId, watermark)).toEqual(mine.keys.map((key) => key.id).sort());
-    expect(await revokeBulk(table.stores.projects, await project(mine.projectId), watermark, FIXED_NOW)).toEqual({ ok: true, revoked_count: 5 });
+    expect(await revokeBulk(table.stores.projects, await project(mine.projectId), watermark, FIXED_NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 5, complete: true });
     expect(await activeIdsWithWatermark(theirs.projectId, watermark)).toHaveLength(4);
     for (const key of theirs.keys) expect((await storedKey(key.id))?.revoked).toBe(0);
   });
 
-  it('is sparse: a revoked key leaves it and keeps its watermark in the key metadata', async () => {
+  it('keeps a revoked key (the revoke writes no index) but no longer lists it as active, and the key keeps its watermark', async () => {
     const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 3, watermark });
     expect(await table.stores.projects.revokeKey(projectId, keys[0]!.id, FIXED_NOW + 60)).toBe('revoked');
     expect(await activeIdsWithWatermark(projectId, watermark)).toEqual([keys[1]!.id, keys[2]!.id].sort());
-    const revoked = await storedKey(keys[0]!.id);
-    expect(revoked).toMatchObject({ revoked: 1, revokedAt: FIXED_NOW + 60, watermark });
-    expect(revoked).not.toHaveProperty('watermarkKey');
+    expect(await storedKey(keys[0]!.id)).toMatchObject({ revoked: 1, revokedAt: FIXED_NOW + 60, watermark, watermarkKey: `${projectId}#${watermark}` });
   });
 
   it("reads the project's partition of the index page by page, following LastEvaluatedKey to the end", async () => {
@@ -219,21 +225,26 @@ describe('watermark index (spec §4.3)', () => {
     recording.destroy();
 
     expect(pages.flat().sort()).toEqual(keys.slice(1).map((key) => key.id).sort());
-    expect(pages.length).toBeGreaterThan(1);
-    expect(recording.sent).toHaveLength(pages.length);
-    recording.sent.forEach((query, i) => {
-      expect(query).toMatchObject({ command: 'QueryCommand', input: { IndexName: TABLE.indexes.byWatermark.name, ExpressionAttributeValues: { ':w': `${projectId}#dddddddddddddddd` } } });
-      const previous = recording.sent[i - 1]?.output as { LastEvaluatedKey?: unknown } | undefined;
+    const queries = recording.sent.filter((call) => call.command === 'QueryCommand');
+    expect(queries.length).toBeGreaterThan(1);
+    queries.forEach((query, i) => {
+      expect(query).toMatchObject({ input: { IndexName: TABLE.indexes.byWatermark.name, ExpressionAttributeValues: { ':w': `${projectId}#dddddddddddddddd` } } });
+      const previous = queries[i - 1]?.output as { LastEvaluatedKey?: unknown } | undefined;
       expect((query.input as { ExclusiveStartKey?: unknown }).ExclusiveStartKey).toEqual(previous?.LastEvaluatedKey);
     });
+    // Each index page is checked against the keys themselves, consistently, since the index still lists revoked keys.
+    const reads = recording.sent.filter((call) => call.command === 'BatchGetItemCommand');
+    expect(reads).toHaveLength(queries.filter((query) => (query.output as { Count?: number }).Count).length);
+    for (const read of reads) expect(read.input).toMatchObject({ RequestItems: { [table.tableName]: { ConsistentRead: true } } });
+    expect(recording.sent).toHaveLength(queries.length + reads.length);
   });
 
   it('bulk revokes 300 keys, then a second run revokes 0', async () => {
     const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 300, watermark: 'bbbbbbbbbbbbbbbb' });
     const other = await table.stores.dashboard.issueKeys({ projectId, count: 2, tier: 'standard', maxUses: null, now: FIXED_NOW });
     const open = await project(projectId);
-    expect(await revokeBulk(table.stores.projects, open, 'bbbbbbbbbbbbbbbb', FIXED_NOW)).toEqual({ ok: true, revoked_count: 300 });
-    expect(await revokeBulk(table.stores.projects, open, 'bbbbbbbbbbbbbbbb', FIXED_NOW)).toEqual({ ok: true, revoked_count: 0 });
+    expect(await revokeBulk(table.stores.projects, open, 'bbbbbbbbbbbbbbbb', FIXED_NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 300, complete: true });
+    expect(await revokeBulk(table.stores.projects, open, 'bbbbbbbbbbbbbbbb', FIXED_NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 0, complete: true });
     const listed = (await Promise.all([0, 100, 200, 300].map((offset) => table.stores.projects.listKeysAfter(projectId, offset, 100)))).flat();
     const revokedIds = new Set(keys.map((key) => key.id));
     expect(listed).toHaveLength(302);
@@ -245,8 +256,8 @@ describe('watermark index (spec §4.3)', () => {
     const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 200, watermark: 'cccccccccccccccc' });
     const open = await project(projectId);
     const [first, second] = await Promise.all([
-      revokeBulk(table.stores.projects, open, 'cccccccccccccccc', FIXED_NOW),
-      revokeBulk(table.stores.projects, open, 'cccccccccccccccc', FIXED_NOW),
+      revokeBulk(table.stores.projects, open, 'cccccccccccccccc', FIXED_NOW, NO_DEADLINE),
+      revokeBulk(table.stores.projects, open, 'cccccccccccccccc', FIXED_NOW, NO_DEADLINE),
     ]);
     expect(first!.revoked_count + second!.revoked_count).toBe(200);
     for (const key of keys.slice(0, 20)) expect((await storedKey(key.id))?.revoked).toBe(1);

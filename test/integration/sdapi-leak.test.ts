@@ -126,6 +126,7 @@ describe('sdapi leak on a 50 MB dump', () => {
     expect(result.stdout).toMatch(new RegExp(`${UNKNOWN}\\s+1\\s+0\\s+unknown: no active key carries it, not revoked`));
     expect(result.stdout).toContain(`Revoked 2 keys carrying ${LEAKED} (revoked_count 2).`);
     expect(result.stdout).toContain(`Revoked 1 key carrying ${ALSO_LEAKED} (revoked_count 1).`);
+    expect(result.stdout).toContain('Revoked 3 keys in all.');
 
     const bulk = api.requests.filter((request) => request.path.endsWith('/keys/revoke-bulk'));
     expect(bulk.map((request) => request.body)).toEqual([{ watermark: LEAKED }, { watermark: ALSO_LEAKED }]);
@@ -179,6 +180,22 @@ describe('sdapi leak', () => {
     expect(result.prompts).toEqual([]);
     expect(result.stdout).toContain('No active key carries any of these watermarks; nothing to revoke.');
     expect(api.requests.some((request) => request.method === 'POST')).toBe(false);
+  });
+
+  it('repeats each bulk revoke the API left incomplete until it is complete, and prints each total and the sum', async () => {
+    const many = new StandInApi({
+      token: TOKEN,
+      projectId: PROJECT_ID,
+      keys: [...Array.from({ length: 5 }, () => makeKey({ watermark: LEAKED })), ...Array.from({ length: 2 }, () => makeKey({ watermark: ALSO_LEAKED }))],
+      bulkRevokePerCall: 2,
+    });
+    const result = await runCli(['leak', dump('leak-partial.lua', `WM_${LEAKED} WM_${ALSO_LEAKED}`), '--yes'], { api: many });
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.stdout).toContain(`Revoked 5 keys carrying ${LEAKED} (revoked_count 5, 3 calls).`);
+    expect(result.stdout).toContain(`Revoked 2 keys carrying ${ALSO_LEAKED} (revoked_count 2).`);
+    expect(result.stdout).toContain('Revoked 7 keys in all.');
+    expect(result.stderr).toContain(`${LEAKED}: call 2 revoked 2 keys and stopped before its time limit; repeating for the rest`);
+    expect(many.keys.every((key) => key.revoked === 1)).toBe(true);
   });
 
   it('prints one JSON report with --json', async () => {

@@ -85,7 +85,7 @@ describe('sdapi against the local stack', () => {
     expect(leak.stdout).toContain('uppercase hex; a watermark is lowercase');
 
     const again = await run(['keys', 'revoke-bulk', demo.sharedWatermark, '--json']);
-    expect(JSON.parse(again.stdout)).toEqual({ ok: true, revoked_count: 0 });
+    expect(JSON.parse(again.stdout)).toEqual({ ok: true, revoked_count: 0, complete: true });
   });
 
   it("exits 1 with the API's message for a project that is not the caller's", async () => {

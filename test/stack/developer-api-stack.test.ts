@@ -108,7 +108,7 @@ describe('the table', () => {
     built.template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       GlobalSecondaryIndexes: Match.arrayWith([
         Match.objectLike({ IndexName: TABLE.indexes.byWatermark.name, Projection: { ProjectionType: 'KEYS_ONLY' } }),
-        Match.objectLike({ IndexName: TABLE.indexes.byIssueOrder.name, Projection: { ProjectionType: 'ALL' } }),
+        Match.objectLike({ IndexName: TABLE.indexes.byIssueOrder.name, Projection: { ProjectionType: 'KEYS_ONLY' } }),
       ]),
       StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
     });

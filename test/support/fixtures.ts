@@ -16,6 +16,9 @@ import { createTableInput } from '#store/table-definition';
 /** A fixed clock for seeded data: Tue, 14 Nov 2023 22:13:20 UTC. */
 export const FIXED_NOW = 1_700_000_000;
 
+/** A bulk revoke's time budget when the test is not about it: never runs out. */
+export const NO_DEADLINE = (): number => Number.POSITIVE_INFINITY;
+
 export const TEST_API_ID = 'a1b2c3d4e5';
 export const TEST_STAGE = 'v1';
 

@@ -123,7 +123,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore {
     return 'revoked';
   }
 
-  /** The sparse watermark index read page by page: each page starts after the last key of the one before, in issue order. */
+  /** The watermark index read page by page, active keys only: each page starts after the last key of the one before, in issue order. */
   async *activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
     let afterSeq = 0;
     for (;;) {

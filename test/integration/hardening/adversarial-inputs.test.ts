@@ -307,7 +307,7 @@ describe('adversarial input over HTTP: every bad request gets an actionable 4xx 
     const route = routeOf('revoke-bulk');
     const reply = await rawRequest(port, { ...call(route, targets.tokens['revoke-bulk']), body: JSON.stringify({ watermark: targets.foreignWatermark }) });
     expect(reply.status).toBe(200);
-    expect(reply.json).toEqual({ ok: true, revoked_count: 0 });
+    expect(reply.json).toEqual({ ok: true, revoked_count: 0, complete: true });
     const foreign = await stores.projects.listKeysAfter(targets.foreignProjectId, 0, 10);
     expect(foreign.map((key) => key.revoked)).toEqual([0, 0]);
   });

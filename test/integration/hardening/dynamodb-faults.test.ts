@@ -90,7 +90,7 @@ describe('DynamoDB failing under the revoke endpoints, on DynamoDB Local', () =>
       fault = () => undefined;
       const retried = await revokeBulkHandler(event(), lambdaContext());
       expect(retried.statusCode).toBe(200);
-      expect(bodyOf(retried)).toEqual({ ok: true, revoked_count: keyCount - revokedByFailedCall });
+      expect(bodyOf(retried)).toEqual({ ok: true, revoked_count: keyCount - revokedByFailedCall, complete: true });
       expect(await revokedCount(projectId)).toBe(keyCount);
       summary.push(`${revokedByFailedCall}+${keyCount - revokedByFailedCall}=${keyCount}`);
     }
@@ -129,7 +129,7 @@ describe('DynamoDB failing under the revoke endpoints, on DynamoDB Local', () =>
       const watermark = `cd${String(run).padStart(14, '0')}`;
       const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 40, watermark });
       const result = await revokeBulkHandler(apiEvent('revoke-bulk', { projectId, caller: owner, body: { watermark } }), lambdaContext());
-      expect([result.statusCode, bodyOf(result)]).toEqual([200, { ok: true, revoked_count: 40 }]);
+      expect([result.statusCode, bodyOf(result)]).toEqual([200, { ok: true, revoked_count: 40, complete: true }]);
       keysRevoked += 40;
     }
     expect(injected).toBeGreaterThan(0);

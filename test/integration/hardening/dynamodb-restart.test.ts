@@ -108,7 +108,7 @@ describe('DynamoDB Local killed and restarted under the local stack', () => {
       const recovered = await listVersions(demo.token, demo.projectId);
       expect(recovered.status).toBe(200);
       expect((recovered.json as { versions: unknown[] }).versions).toHaveLength(3);
-      expect((await revokeBulk(demo.token, demo.projectId)).json).toEqual({ ok: true, revoked_count: 0 });
+      expect((await revokeBulk(demo.token, demo.projectId)).json).toEqual({ ok: true, revoked_count: 0, complete: true });
     } finally {
       client.destroy();
       db.destroy();

@@ -8,7 +8,7 @@ import { revokeBulk, rollback } from '#domain/project-api';
 import { consumeRateLimit, RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { createApiHandler } from '#http/api-handler';
 import type { Stores } from '#store/stores';
-import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
+import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, NO_DEADLINE, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
 
 /**
@@ -61,7 +61,7 @@ describe(`races on DynamoDB Local, ${HARDENING_RUNS} repetitions each`, () => {
     for (let run = 0; run < HARDENING_RUNS; run++) {
       const watermark = newWatermark();
       const { project, keyIds } = await projectWithKeys(randomInt(1, 50), watermark);
-      const [first, second] = await Promise.all([revokeBulk(stores.projects, project, watermark, FIXED_NOW), revokeBulk(stores.projects, project, watermark, FIXED_NOW)]);
+      const [first, second] = await Promise.all([revokeBulk(stores.projects, project, watermark, FIXED_NOW, NO_DEADLINE), revokeBulk(stores.projects, project, watermark, FIXED_NOW, NO_DEADLINE)]);
       const flags = await revokedFlags(project);
       const stillActive = [...flags.values()].filter((revoked) => revoked === 0).length;
       expect(noteAnomalies(Math.abs(first.revoked_count + second.revoked_count - keyIds.length) + stillActive)).toBe(0);
@@ -78,7 +78,7 @@ describe(`races on DynamoDB Local, ${HARDENING_RUNS} repetitions each`, () => {
       // Singles aimed at a random half of the keys, fired in the same tick as the bulk revoke.
       const targets = keyIds.filter(() => Math.random() < 0.5);
       const [bulk, ...singles] = await Promise.all([
-        revokeBulk(stores.projects, project, watermark, FIXED_NOW),
+        revokeBulk(stores.projects, project, watermark, FIXED_NOW, NO_DEADLINE),
         ...targets.map((keyId) => stores.projects.revokeKey(project.id, keyId, FIXED_NOW)),
       ]);
       const singlesThatRevoked = singles.filter((outcome) => outcome === 'revoked').length;
@@ -124,7 +124,7 @@ describe(`races on DynamoDB Local, ${HARDENING_RUNS} repetitions each`, () => {
         return ids;
       })();
       // The bulk revoke starts up to 40 ms into the issuing, so some runs catch a few of the new keys and some none.
-      const bulkRevoke = sleep(randomInt(0, 40)).then(() => revokeBulk(stores.projects, project, watermark, FIXED_NOW));
+      const bulkRevoke = sleep(randomInt(0, 40)).then(() => revokeBulk(stores.projects, project, watermark, FIXED_NOW, NO_DEADLINE));
       const [bulk, during] = await Promise.all([bulkRevoke, issuing]);
       const flags = await revokedFlags(project);
       const revokedDuring = during.filter((id) => flags.get(id) === 1).length;

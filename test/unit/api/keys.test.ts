@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Key } from '#domain/model';
+import { BULK_REVOKE_ANSWER_RESERVE_MS } from '#domain/project-api';
 import { NOW, PROJECT_ID, SECURITY_HEADERS, expectError, invoke, memoryApi, type MemoryApi } from '#test-support/api-harness';
-import { apiEvent } from '#test-support/fixtures';
+import { apiEvent, lambdaContext } from '#test-support/fixtures';
 
 let api: MemoryApi;
 beforeEach(() => {
@@ -134,16 +135,24 @@ describe('POST /v1/projects/:id/keys/revoke-bulk (spec §4.3)', () => {
 
     const reply = await bulk({ watermark });
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ ok: true, revoked_count: 30 });
+    expect(reply.body).toEqual({ ok: true, revoked_count: 30, complete: true });
     for (const key of marked) expect(api.store.storedKey(key.id)).toMatchObject({ revoked: 1, revokedAt: NOW });
     expect(api.store.storedKey(alreadyRevoked!.id)?.revokedAt).toBeUndefined();
     for (const key of [...otherWatermark, ...otherProject]) expect(api.store.storedKey(key.id)?.revoked).toBe(0);
   });
 
-  it('answers { ok: true, revoked_count: 0 } when no key carries the watermark', async () => {
+  it("stops by the function's own clock: with less than the answer reserve left it answers 200 complete: false, and a fresh call finishes", async () => {
+    api.store.addKeys(PROJECT_ID, Array.from({ length: 5 }, () => ({ watermark })));
+    const late = { ...lambdaContext(), getRemainingTimeInMillis: () => BULK_REVOKE_ANSWER_RESERVE_MS - 1 };
+    const stopped = await invoke(api.handlers['revoke-bulk'], apiEvent('revoke-bulk', { projectId: PROJECT_ID, body: { watermark } }), late);
+    expect([stopped.status, stopped.body]).toEqual([200, { ok: true, revoked_count: 0, complete: false }]);
+    expect((await bulk({ watermark })).body).toEqual({ ok: true, revoked_count: 5, complete: true });
+  });
+
+  it('answers { ok: true, revoked_count: 0, complete: true } when no key carries the watermark', async () => {
     api.store.addKeys(PROJECT_ID, [{ watermark: 'aaaaaaaaaaaaaaaa' }]);
     const reply = await bulk({ watermark });
-    expect([reply.status, reply.body]).toEqual([200, { ok: true, revoked_count: 0 }]);
+    expect([reply.status, reply.body]).toEqual([200, { ok: true, revoked_count: 0, complete: true }]);
   });
 
   it.each([

@@ -15,7 +15,7 @@ describe('mapPagesBounded', () => {
   it('never has more than `concurrency` calls in flight, and reaches that bound', async () => {
     let inFlight = 0;
     let peak = 0;
-    const results = await mapPagesBounded(pagesOf([range(0, 30), range(30, 30), range(60, 40)]), 7, async (item) => {
+    const { results } = await mapPagesBounded(pagesOf([range(0, 30), range(30, 30), range(60, 40)]), 7, async (item) => {
       inFlight++;
       peak = Math.max(peak, inFlight);
       await new Promise((resolve) => setTimeout(resolve, (item * 7) % 5));
@@ -27,7 +27,7 @@ describe('mapPagesBounded', () => {
   });
 
   it('returns one result per item across every page, each exactly once', async () => {
-    const results = await mapPagesBounded(pagesOf([range(0, 5), [], range(5, 3), range(8, 12)], tick), 4, async (item) => {
+    const { results } = await mapPagesBounded(pagesOf([range(0, 5), [], range(5, 3), range(8, 12)], tick), 4, async (item) => {
       await tick();
       return item * 2;
     });
@@ -52,7 +52,39 @@ describe('mapPagesBounded', () => {
   });
 
   it('resolves with an empty list when there is nothing to do', async () => {
-    expect(await mapPagesBounded(pagesOf<number>([]), 3, async (item) => item)).toEqual([]);
+    expect(await mapPagesBounded(pagesOf<number>([]), 3, async (item) => item)).toEqual({ results: [], stopped: false });
+  });
+
+  it('stops starting items once `stopWhen` holds, lets the calls in flight finish, reads no further page and says it stopped', async () => {
+    let started = 0;
+    let settled = 0;
+    let pagesRead = 0;
+    const outcome = await mapPagesBounded(
+      pagesOf([range(0, 10), range(10, 10), range(20, 10)], async () => void pagesRead++),
+      4,
+      async (item) => {
+        started++;
+        await tick();
+        settled++;
+        return item;
+      },
+      () => started >= 6,
+    );
+    expect(outcome.stopped).toBe(true);
+    expect(started).toBe(6);
+    expect(settled).toBe(6);
+    expect([...outcome.results].sort((a, b) => a - b)).toEqual(range(0, 6));
+    expect(pagesRead).toBe(1);
+  });
+
+  it('does not call itself stopped when `stopWhen` first holds after the last item started', async () => {
+    let started = 0;
+    const outcome = await mapPagesBounded(pagesOf([range(0, 5)]), 2, async (item) => {
+      started++;
+      return item;
+    }, () => started >= 5);
+    expect(outcome).toMatchObject({ stopped: false });
+    expect(outcome.results).toHaveLength(5);
   });
 
   it('rejects with the first failure, waits for calls in flight, and starts no more', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { DomainError, KeyNotFound, PlanNotAllowed, ProjectNotFound, VersionNotFound } from '#domain/errors';
 import type { Caller, Project, Version, Webhook } from '#domain/model';
 import {
+  BULK_REVOKE_ANSWER_RESERVE_MS,
   BULK_REVOKE_CONCURRENCY,
   listKeys,
   listVersions,
@@ -11,6 +12,8 @@ import {
   revokeKey,
   rollback,
 } from '#domain/project-api';
+import type { RevokeBulkResponse } from '#schemas/responses';
+import { NO_DEADLINE } from '#test-support/fixtures';
 import { MemoryStores } from '#test-support/memory-stores';
 
 const NOW = 1_700_000_000;
@@ -108,7 +111,7 @@ describe('revokeBulk (spec §4.3)', () => {
     const foreign = keysWith(store, Array(4).fill(wm), 'prj_2');
     await store.revokeKey('prj_1', marked[0]!.id, NOW);
 
-    expect(await revokeBulk(store, project, wm, NOW)).toEqual({ ok: true, revoked_count: 59 });
+    expect(await revokeBulk(store, project, wm, NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 59, complete: true });
     expect(marked.every((key) => store.storedKey(key.id)?.revoked === 1)).toBe(true);
     expect([...others, ...foreign].every((key) => store.storedKey(key.id)?.revoked === 0)).toBe(true);
   });
@@ -116,9 +119,9 @@ describe('revokeBulk (spec §4.3)', () => {
   it('counts 0 on a second run and when nothing matches', async () => {
     const { store, project } = storeWithProject();
     keysWith(store, Array(3).fill(wm));
-    await revokeBulk(store, project, wm, NOW);
-    expect(await revokeBulk(store, project, wm, NOW)).toEqual({ ok: true, revoked_count: 0 });
-    expect(await revokeBulk(store, project, 'cccccccccccccccc', NOW)).toEqual({ ok: true, revoked_count: 0 });
+    await revokeBulk(store, project, wm, NOW, NO_DEADLINE);
+    expect(await revokeBulk(store, project, wm, NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 0, complete: true });
+    expect(await revokeBulk(store, project, 'cccccccccccccccc', NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 0, complete: true });
   });
 
   it('counts a key only when its own conditional write changed it, even when the index still listed it', async () => {
@@ -130,7 +133,37 @@ describe('revokeBulk (spec §4.3)', () => {
       if (keyId === keys[1]!.id) await store.revokeKey(projectId, keyId, now);
       return revokeIfActive(projectId, keyId, now);
     };
-    expect(await revokeBulk(store, project, wm, NOW)).toEqual({ ok: true, revoked_count: 3 });
+    expect(await revokeBulk(store, project, wm, NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 3, complete: true });
+  });
+
+  it('stops starting revokes when the time left falls under the answer reserve, says complete: false, and repeats add up to every key', async () => {
+    const { store, project } = storeWithProject();
+    const keys = keysWith(store, Array(500).fill(wm));
+    // A store slowed on purpose: each revoke costs 100 ms of a 28 s function, so one call cannot do 500.
+    let elapsedMs = 0;
+    const revokeIfActive = store.revokeIfActive.bind(store);
+    store.revokeIfActive = async (projectId, keyId, now) => {
+      elapsedMs += 100;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      return revokeIfActive(projectId, keyId, now);
+    };
+    const calls: RevokeBulkResponse[] = [];
+    do {
+      elapsedMs = 0;
+      calls.push(await revokeBulk(store, project, wm, NOW, () => 28_000 - elapsedMs));
+    } while (!calls.at(-1)!.complete);
+
+    expect(calls.length).toBeGreaterThan(1);
+    expect(calls.slice(0, -1).every((call) => !call.complete && call.revoked_count > 0)).toBe(true);
+    expect(calls.reduce((sum, call) => sum + call.revoked_count, 0)).toBe(500);
+    expect(keys.every((key) => store.storedKey(key.id)?.revoked === 1)).toBe(true);
+  });
+
+  it('starts no revoke at all when called with less than the reserve left, and says so', async () => {
+    const { store, project } = storeWithProject();
+    keysWith(store, Array(3).fill(wm));
+    expect(await revokeBulk(store, project, wm, NOW, () => BULK_REVOKE_ANSWER_RESERVE_MS - 1)).toEqual({ ok: true, revoked_count: 0, complete: false });
+    expect(await revokeBulk(store, project, wm, NOW, () => BULK_REVOKE_ANSWER_RESERVE_MS)).toEqual({ ok: true, revoked_count: 3, complete: true });
   });
 
   it(`keeps at most ${BULK_REVOKE_CONCURRENCY} writes in flight`, async () => {
@@ -146,7 +179,7 @@ describe('revokeBulk (spec §4.3)', () => {
       inFlight--;
       return revokeIfActive(projectId, keyId, now);
     };
-    expect(await revokeBulk(store, project, wm, NOW)).toEqual({ ok: true, revoked_count: 300 });
+    expect(await revokeBulk(store, project, wm, NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 300, complete: true });
     expect(peak).toBeLessThanOrEqual(BULK_REVOKE_CONCURRENCY);
     expect(peak).toBeGreaterThan(1);
   });

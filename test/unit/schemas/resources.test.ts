@@ -71,8 +71,8 @@ describe('responses (spec §4, §7)', () => {
   });
 
   it('answer bulk revoke with ok and an integer revoked_count, rollback with the new current version', () => {
-    expect(RevokeBulkResponse.safeParse({ ok: true, revoked_count: 3 }).success).toBe(true);
-    expect(RevokeBulkResponse.safeParse({ ok: true, revoked_count: '3' }).success).toBe(false);
+    expect(RevokeBulkResponse.safeParse({ ok: true, revoked_count: 3, complete: true }).success).toBe(true);
+    expect(RevokeBulkResponse.safeParse({ ok: true, revoked_count: '3', complete: true }).success).toBe(false);
     expect(RollbackResponse.safeParse({ ok: true, current_version_id: 'ver_1' }).success).toBe(true);
   });
 

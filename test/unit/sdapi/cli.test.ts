@@ -96,7 +96,17 @@ describe('sdapi keys revoke and revoke-bulk', () => {
     const result = await runCli(['keys', 'revoke-bulk', '3f9a1c7e5b2d8046'], { api });
     expect(result).toMatchObject({ code: EXIT.ok, stdout: 'Revoked 1 key carrying watermark 3f9a1c7e5b2d8046.\n' });
     const json = await runCli(['keys', 'revoke-bulk', 'b41e07d93ac2f865', '--json'], { api });
-    expect(JSON.parse(json.stdout)).toEqual({ ok: true, revoked_count: 1 });
+    expect(JSON.parse(json.stdout)).toEqual({ ok: true, revoked_count: 1, complete: true });
+  });
+
+  it('repeats a bulk revoke the API answered with complete: false until it is complete, and prints the total', async () => {
+    const watermark = 'cccccccccccccccc';
+    const many = new StandInApi({ token: TOKEN, projectId: PROJECT_ID, keys: Array.from({ length: 7 }, () => makeKey({ watermark })), bulkRevokePerCall: 3 });
+    const result = await runCli(['keys', 'revoke-bulk', watermark], { api: many });
+    expect(result).toMatchObject({ code: EXIT.ok, stdout: `Revoked 7 keys carrying watermark ${watermark} in 3 calls.\n` });
+    expect(result.stderr).toContain('call 1 revoked 3 keys and stopped before its time limit; repeating for the rest');
+    expect(many.requests.filter((request) => request.path.endsWith('/keys/revoke-bulk'))).toHaveLength(3);
+    expect(many.keys.every((key) => key.revoked === 1)).toBe(true);
   });
 
   it('refuses a watermark with the WM_ prefix as a usage error, with the fix', async () => {

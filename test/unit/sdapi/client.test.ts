@@ -33,13 +33,26 @@ describe('ApiClient', () => {
     const seen: Request[] = [];
     const fetch: typeof globalThis.fetch = async (input, init) => {
       seen.push(new Request(input, init));
-      return new Response('{"ok":true,"revoked_count":0}');
+      return new Response('{"ok":true,"revoked_count":0,"complete":true}');
     };
     await new ApiClient({ ...config, projectId: 'prj_a-b' }, { fetch, sleep: async () => {} }).revokeBulk('3f9a1c7e5b2d8046');
     expect(seen[0]!.url).toBe('http://api.test/v1/projects/prj_a-b/keys/revoke-bulk');
     expect(seen[0]!.headers.get('authorization')).toBe(`Bearer ${TOKEN}`);
     expect(seen[0]!.headers.get('content-type')).toBe('application/json');
     expect(await seen[0]!.text()).toBe('{"watermark":"3f9a1c7e5b2d8046"}');
+  });
+});
+
+describe('ApiClient against a stack deployed before bulk revokes could stop early', () => {
+  it('reads a bulk revoke answer without `complete` as complete, so it does not repeat the call', async () => {
+    let calls = 0;
+    const fetch: typeof globalThis.fetch = async () => {
+      calls++;
+      return new Response('{"ok":true,"revoked_count":4}');
+    };
+    const old = new ApiClient(config, { fetch, sleep: async () => {} });
+    expect(await old.revokeBulkAll('3f9a1c7e5b2d8046')).toEqual({ revoked_count: 4, calls: 1 });
+    expect(calls).toBe(1);
   });
 });
 

@@ -19,6 +19,8 @@ export interface StandInOptions {
   versions?: Version[];
   currentVersionId?: string | null;
   webhooks?: Webhook[];
+  /** A bulk revoke changes at most this many keys per call and answers `complete: false` while more remain, as the API does when a call runs short of time. */
+  bulkRevokePerCall?: number;
 }
 
 export interface RecordedRequest {
@@ -88,8 +90,9 @@ export class StandInApi {
         const input = validate(RevokeBulkBody, body);
         if ('error' in input) return json(400, input);
         const matching = this.keys.filter((key) => key.watermark === input.watermark && key.revoked === 0);
-        for (const key of matching) key.revoked = 1;
-        return json(200, { ok: true, revoked_count: matching.length });
+        const revoking = matching.slice(0, this.options.bulkRevokePerCall ?? matching.length);
+        for (const key of revoking) key.revoked = 1;
+        return json(200, { ok: true, revoked_count: revoking.length, complete: revoking.length === matching.length });
       }
       case 'GET versions':
         return json(200, { versions: this.versions, current_version_id: this.currentVersionId });

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOADER_LIMITS } from '#domain/key-check';
+import { hashKeyValue } from '#domain/key-values';
+import { revokeBulk } from '#domain/project-api';
+import { localDynamoConfig } from '#store/client';
+import { createStores } from '#store/stores';
+import { capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
+import { createTestTable, FIXED_NOW, NO_DEADLINE, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
+
+/**
+ * What the hot paths cost in capacity units, as DynamoDB Local reports them with `ReturnConsumedCapacity:
+ * INDEXES`. Local has no partitions, but AWS throttles per partition (~1,000 WCU/s), and every index write of a
+ * key lands in one partition per project or watermark: the paths that touch many keys must write none.
+ */
+
+let table: TestTable;
+let owner: SeededOwner;
+let recorder: ReturnType<typeof capacityRecordingClient>;
+let stores: ReturnType<typeof createStores>;
+
+beforeAll(async () => {
+  table = await createTestTable('capacity');
+  owner = await seedOwner(table.stores);
+  recorder = capacityRecordingClient(localDynamoConfig(table.endpoint));
+  stores = createStores(recorder.db, table.tableName);
+});
+
+afterAll(async () => {
+  recorder?.db.destroy();
+  await table?.drop();
+});
+
+describe('write capacity of the paths that touch many keys', () => {
+  it("a single revoke writes the key's own item, 1 WCU, and no index", async () => {
+    const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 3, watermark: 'aaaaaaaaaaaaaaaa' });
+    recorder.take();
+    expect(await stores.projects.revokeKey(projectId, keys[1]!.id, FIXED_NOW)).toBe('revoked');
+    const { write } = recorder.take();
+    expect(write.table).toBe(1);
+    expect(write.indexes).toEqual({});
+  });
+
+  it('a bulk revoke of 150 keys writes 150 WCU on the table and none on any index; a repeat writes nothing', async () => {
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 150, watermark: 'bbbbbbbbbbbbbbbb' });
+    const project = await stores.projects.getProject(projectId);
+    recorder.take();
+    expect(await revokeBulk(stores.projects, project!, 'bbbbbbbbbbbbbbbb', FIXED_NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 150, complete: true });
+    const first = recorder.take();
+    expect(first.write.table).toBe(150);
+    expect(indexUnits(first.write)).toBe(0);
+    // The index is read, never written: consistent reads of the keys tell revoked from active.
+    expect(first.read.indexes).toHaveProperty('byWatermark');
+
+    expect(await revokeBulk(stores.projects, project!, 'bbbbbbbbbbbbbbbb', FIXED_NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 0, complete: true });
+    const repeat = recorder.take();
+    expect(repeat.write.table).toBe(0);
+    expect(repeat.conditionFailures).toBe(0);
+    expect(indexUnits(repeat.write)).toBe(0);
+  });
+
+  it("a loader key check writes the key's own item, 1 WCU, and no index, whether it opens the minute's window or counts within it", async () => {
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, now: FIXED_NOW });
+    const check = { projectId, keyId: key!.id, keyHash: hashKeyValue(key!.key), perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute };
+    for (const now of [FIXED_NOW, FIXED_NOW + 1]) {
+      recorder.take();
+      expect(await stores.keyChecks.checkAndCount({ ...check, now })).toMatchObject({ outcome: 'counted' });
+      const { write, conditionFailures } = recorder.take();
+      expect(write.table).toBe(1);
+      expect(indexUnits(write)).toBe(0);
+      // Within the window, the first write (open a new window) fails its condition first: AWS charges it 1 WCU too.
+      expect(conditionFailures).toBe(now === FIXED_NOW ? 0 : 1);
+    }
+  });
+});
