@@ -1,10 +1,10 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { createHash, randomBytes } from 'node:crypto';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { newId } from '#domain/ids';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Plan } from '#domain/model';
 import type { EventName } from '#schemas/resources';
-import { backoff, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
+import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
 import { ENTITY, keyIndexAttributes, keyOf } from './layout';
 import type { Item } from './paging';
 import { TABLE } from './table-definition';
@@ -13,6 +13,21 @@ import { TABLE } from './table-definition';
 const KEYS_PER_TRANSACTION = 99;
 
 export const KEY_LIFETIME_SECONDS = 30 * 24 * 3600;
+
+/**
+ * Numbering writers (key issuance, version upload) of one project take turns through a lease item, so that
+ * their transactions on the project's counter never race: racing transactions fail each other and, with enough
+ * writers, run out of retries. A lease outlives any holder's few transactions; a holder that died leaves it
+ * to expire, and the counter's own condition keeps numbers dense and unique even then.
+ */
+export const SEQUENCE_LEASE = {
+  seconds: 30,
+  /** A writer waits this long for its turn, then fails saying so: longer than a crashed holder's lease. */
+  waitMs: 90_000,
+  /** Pause between tries to take the lease, doubling from `firstPauseMs` up to `maxPauseMs`, with jitter. */
+  firstPauseMs: 20,
+  maxPauseMs: 250,
+} as const;
 
 /** A key as `keys issue` hands it out: `key` is the raw value, shown this once. */
 export interface IssuedKey {
@@ -92,6 +107,10 @@ export class DashboardStore {
    * Each key's raw value is returned here, once; the table keeps its SHA-256, and its id is derived from that.
    */
   async issueKeys(input: NewKeys): Promise<IssuedKey[]> {
+    return this.inTurn(input.projectId, () => this.issueKeysInTurn(input));
+  }
+
+  private async issueKeysInTurn(input: NewKeys): Promise<IssuedKey[]> {
     const issued: IssuedKey[] = [];
     for (let start = 0; start < input.count; start += KEYS_PER_TRANSACTION) {
       const batch = Array.from({ length: Math.min(KEYS_PER_TRANSACTION, input.count - start) }, () => {
@@ -131,29 +150,31 @@ export class DashboardStore {
   /** A dashboard upload: the next version number, made current in the same transaction. */
   async uploadVersion(input: NewVersion): Promise<{ id: string; version_number: number }> {
     const id = newId('ver');
-    const versionNumber = await this.withSequence(
-      input.projectId,
-      'versionCount',
-      1,
-      (number) => [
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: {
-              ...keyOf.version(input.projectId, id),
-              entity: ENTITY.version,
-              projectId: input.projectId,
-              id,
-              version_number: number,
-              uploaded_at: input.now,
-              size_bytes: input.sizeBytes,
-              notes: input.notes,
+    const versionNumber = await this.inTurn(input.projectId, () =>
+      this.withSequence(
+        input.projectId,
+        'versionCount',
+        1,
+        (number) => [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: {
+                ...keyOf.version(input.projectId, id),
+                entity: ENTITY.version,
+                projectId: input.projectId,
+                id,
+                version_number: number,
+                uploaded_at: input.now,
+                size_bytes: input.sizeBytes,
+                notes: input.notes,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
             },
-            ConditionExpression: 'attribute_not_exists(pk)',
           },
-        },
-      ],
-      { currentVersionId: id },
+        ],
+        { currentVersionId: id },
+      ),
     );
     return { id, version_number: versionNumber };
   }
@@ -215,6 +236,52 @@ export class DashboardStore {
         if (attempt >= TRANSACTION_ATTEMPTS || !(isConditionFailure(error) || isTransactionConflict(error))) throw error;
         await backoff(attempt);
       }
+    }
+  }
+
+  /**
+   * Run `work` holding the project's sequence lease (SEQUENCE_LEASE), waiting for it while another writer
+   * holds it. The lease is a conditional put of its own item, not of the project, so waiting writers never
+   * touch the item the holder's transactions write.
+   */
+  private async inTurn<T>(projectId: string, work: () => Promise<T>): Promise<T> {
+    const holder = randomUUID();
+    const lease = keyOf.sequenceLease(projectId);
+    const giveUpAt = Date.now() + SEQUENCE_LEASE.waitMs;
+    for (let attempt = 0; ; attempt++) {
+      const now = Math.floor(Date.now() / 1000);
+      const taken = await ifCondition(
+        this.db.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...lease, entity: ENTITY.sequenceLease, holder, until: now + SEQUENCE_LEASE.seconds, [TABLE.ttlAttribute]: now + 2 * SEQUENCE_LEASE.seconds },
+            ConditionExpression: 'attribute_not_exists(pk) OR #until < :now',
+            ExpressionAttributeNames: { '#until': 'until' },
+            ExpressionAttributeValues: { ':now': now },
+          }),
+        ),
+      );
+      if (taken) break;
+      if (Date.now() >= giveUpAt) {
+        throw new Error(`Another writer kept project ${projectId}'s numbering busy for ${SEQUENCE_LEASE.waitMs / 1000} s; nothing was written, try again`);
+      }
+      const pause = Math.min(SEQUENCE_LEASE.maxPauseMs, SEQUENCE_LEASE.firstPauseMs * 2 ** attempt);
+      await new Promise((resolve) => setTimeout(resolve, pause / 2 + Math.random() * (pause / 2)));
+    }
+    try {
+      return await work();
+    } finally {
+      // Only our own lease: if it expired and another writer took it, that one's stays.
+      await ifCondition(
+        this.db.send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: lease,
+            ConditionExpression: 'holder = :holder',
+            ExpressionAttributeValues: { ':holder': holder },
+          }),
+        ),
+      );
     }
   }
 

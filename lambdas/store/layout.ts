@@ -17,6 +17,7 @@ import { TABLE } from './table-definition';
  * | webhook config     | PROJECT#<id>                | WEBHOOK#<webhookId>                         | always                   |
  * | analytics event    | PROJECT#<id>                | EVENT#<name>#<dedupKey>                     | 30 days                  |
  * | executor last seen | PROJECT#<id>                | EXECUTOR#<executor>                         | 30 days after last seen  |
+ * | sequence lease     | PROJECT#<id>                | SEQUENCE_LEASE                              | while a writer numbers   |
  * | script hash        | PROJECT#<id>                | SCRIPT_HASH#<scriptId>#<versionId>#<hash>   | 90 days after last seen  |
  * | key                | KEY#<keyId>                 | KEY                                         | always (never deleted)   |
  * | validation window  | KEY#<keyId>                 | VALIDATIONS#<projectId>#<hourStart>         | 2 days after the hour    |
@@ -47,6 +48,7 @@ export const ENTITY = {
   executor: 'EXECUTOR',
   scriptHash: 'SCRIPT_HASH',
   validationWindow: 'VALIDATIONS',
+  sequenceLease: 'SEQUENCE_LEASE',
 } as const;
 
 /** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
@@ -76,6 +78,7 @@ export const keyOf = {
   project: (projectId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: ENTITY.project }),
   version: (projectId: string, versionId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `VERSION#${versionId}` }),
   webhook: (projectId: string, webhookId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `WEBHOOK#${webhookId}` }),
+  sequenceLease: (projectId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: ENTITY.sequenceLease }),
   key: (keyId: string): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: ENTITY.key }),
   rateWindow: (bucket: string, windowStart: number): ItemKey => ({ pk: `${PARTITION.rateWindow}${bucket}`, sk: `WINDOW#${windowStart}` }),
   deliveryClaim: (deliveryId: string): ItemKey => ({ pk: `${PARTITION.deliveryClaim}${deliveryId}`, sk: ENTITY.deliveryClaim }),

@@ -38,6 +38,48 @@ afterAll(async () => {
   await table?.drop();
 });
 
+describe('concurrent writers on one project (issue 15.6)', () => {
+  // Each issuer opens its own context, with its own DynamoDB client, as eight `keys issue` processes would.
+  const contexts: { context: DashboardContext; close(): void }[] = [];
+  const openIssuer = () => {
+    const opened = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
+    contexts.push(opened);
+    return { ...opened.context, now: () => NOW };
+  };
+  afterAll(() => {
+    for (const opened of contexts) opened.close();
+  });
+
+  it('eight concurrent `keys issue --count 100` all succeed, with issue numbers 1..800 each used once', async () => {
+    const { ownerId } = await ownerCreate.run(dashboard.context, {});
+    const { projectId } = await projectCreate.run(dashboard.context, parseCommand(projectCreate, ['--owner', ownerId, '--name', 'Busy', '--plan', 'business']));
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, () => keysIssue.run(openIssuer(), parseCommand(keysIssue, ['--project', projectId, '--count', '100']))),
+    );
+    expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+    const issued = results.flatMap((result) => (result.status === 'fulfilled' ? result.value.keys.map((key) => key.id) : []));
+    expect(new Set(issued).size).toBe(800);
+
+    const listed = [];
+    for (let offset = 0; offset < 800; offset += 100) listed.push(...(await table.stores.projects.listKeysAfter(projectId, offset, 100)));
+    // Dense and unique: offset N is the range issueSeq > N, so eight pages of 100 hold every key exactly once.
+    expect(listed.map((key) => key.id).sort()).toEqual([...issued].sort());
+    expect(await table.stores.projects.listKeysAfter(projectId, 800, 100)).toEqual([]);
+    expect((await table.stores.projects.getProject(projectId))?.keyCount).toBe(800);
+  });
+
+  it('eight concurrent version uploads all succeed with version numbers 1..8, and the project points at the last one', async () => {
+    const { ownerId } = await ownerCreate.run(dashboard.context, {});
+    const { projectId } = await projectCreate.run(dashboard.context, parseCommand(projectCreate, ['--owner', ownerId, '--name', 'Busy uploads', '--plan', 'business']));
+    const uploads = await Promise.all(
+      Array.from({ length: 8 }, () => versionsUpload.run(openIssuer(), parseCommand(versionsUpload, ['--project', projectId, '--size-bytes', '4096']))),
+    );
+    expect(uploads.map((upload) => upload.version_number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const project = await table.stores.projects.getProject(projectId);
+    expect(project?.currentVersionId).toBe(uploads.find((upload) => upload.version_number === 8)?.id);
+  });
+});
+
 describe('dashboard commands against DynamoDB Local', () => {
   it('owner create makes an owner whose token the authorizer will find, storing only its hash', async () => {
     const { ownerId, token } = await ownerCreate.run(dashboard.context, parseCommand(ownerCreate, []));

@@ -1,12 +1,13 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyNotFound } from '#domain/errors';
 import type { Project } from '#domain/model';
 import { revokeBulk, revokeKey } from '#domain/project-api';
 import { RATE_LIMIT, consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { keyOf } from '#store/layout';
+import { SEQUENCE_LEASE } from '#store/dashboard-store';
+import { ENTITY, keyOf } from '#store/layout';
 import { DynamoProjectStore } from '#store/project-store';
 import { TABLE } from '#store/table-definition';
 import { createTestTable, FIXED_NOW, NO_DEADLINE, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
@@ -191,6 +192,35 @@ describe('issue sequence', () => {
     expect(issued.flat()).toHaveLength(total);
     expect((await issueSequence(projectId)).sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     expect((await project(projectId)).keyCount).toBe(total);
+  });
+});
+
+describe('sequence lease (numbering writers take turns)', () => {
+  const leaseOf = async (projectId: string) =>
+    (await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.sequenceLease(projectId), ConsistentRead: true }))).Item;
+  const putLease = (projectId: string, until: number) =>
+    table.db.send(new PutCommand({ TableName: table.tableName, Item: { ...keyOf.sequenceLease(projectId), entity: ENTITY.sequenceLease, holder: 'crashed-writer', until } }));
+
+  it('takes over a lease its holder left behind once it has expired, and leaves no lease after issuing', async () => {
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    await putLease(projectId, Math.floor(Date.now() / 1000) - 1);
+    expect(await table.stores.dashboard.issueKeys({ projectId, count: 3, tier: 'standard', maxUses: null, now: FIXED_NOW })).toHaveLength(3);
+    expect(await leaseOf(projectId)).toBeUndefined();
+  });
+
+  it('waits while another writer holds the lease and issues once it is released', async () => {
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    await putLease(projectId, Math.floor(Date.now() / 1000) + SEQUENCE_LEASE.seconds);
+    const order: string[] = [];
+    const issuing = table.stores.dashboard.issueKeys({ projectId, count: 2, tier: 'standard', maxUses: null, now: FIXED_NOW }).then(() => order.push('issued'));
+    // Give the writer time to try (and fail) a few times before the holder lets go.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await project(projectId)).keyCount).toBe(0);
+    order.push('released');
+    await table.db.send(new DeleteCommand({ TableName: table.tableName, Key: keyOf.sequenceLease(projectId) }));
+    await issuing;
+    expect(order).toEqual(['released', 'issued']);
+    expect((await project(projectId)).keyCount).toBe(2);
   });
 });
 
