@@ -8,6 +8,7 @@ import { benchBulkRevoke } from './bulk-revoke';
 import { benchColdStart } from './cold-start';
 import { benchDelivery } from './delivery';
 import { benchListKeys } from './list-keys';
+import { benchLoaderCheck } from './loader-check';
 import { type BenchTable, createBenchTable, deleteBenchTable, existingTables } from './support/dynamodb';
 import { type StackProcess, startStackProcess } from './support/local-stack';
 import { type BenchResult, formatTable, type Row, writeJson } from './support/report';
@@ -18,7 +19,7 @@ import { round } from './support/stats';
  * for the run, a table on stdout and the figures in bench/results/latest.json.
  */
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
-  --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke
+  --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke, loader-check
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -37,9 +38,10 @@ const BENCHMARKS = {
   'api-path': async ({ stack, log }) => benchApiPath(await stack(), log),
   'list-keys': ({ table, log, flags }) => benchListKeys(table, log, flags.seed),
   'bulk-revoke': ({ table, log }) => benchBulkRevoke(table, log),
+  'loader-check': async ({ table, stack, log }) => benchLoaderCheck(table, await stack(), log),
 } satisfies Record<string, (context: BenchContext) => Promise<BenchResult>>;
 type BenchName = keyof typeof BENCHMARKS;
-const USES_STACK = new Set<BenchName>(['delivery', 'api-path']);
+const USES_STACK = new Set<BenchName>(['delivery', 'api-path', 'loader-check']);
 
 interface Flags {
   seed: 'batch' | 'issue';
