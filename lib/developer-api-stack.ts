@@ -4,7 +4,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { LOADER_ROUTE, ROUTES, timeoutSecondsOf } from '#api/routes';
-import { RATE_LIMIT } from '#domain/rate-limit';
+import { LOADER_METHOD_THROTTLE, LOADER_RESERVED_CONCURRENCY, USAGE_PLAN_THROTTLE } from '#lib/capacity';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { LoaderCheck } from '#lib/constructs/loader-check';
@@ -19,26 +19,7 @@ import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
  */
 export const BEARER_VALIDATION_REGEX = '^\\s*[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-9._~+/-]{1,512}=*\\s*$';
 
-/**
- * The coarse, per-token AWS guard in front of the exact 100/min window the handlers keep in DynamoDB. A full
- * bucket of one minute's allowance, refilled faster than one minute's allowance, so it never refuses a client
- * that keeps to the spec's limit; it only stops floods before they reach Lambda.
- */
-const USAGE_PLAN_THROTTLE = {
-  burstLimit: RATE_LIMIT.requests,
-  rateLimit: Math.ceil(RATE_LIMIT.requests / RATE_LIMIT.windowSeconds),
-} as const;
-
 export const STAGE_NAME = 'prod';
-
-/**
- * The loader check's throttle in API Gateway, across all its clients (the handler limits each key and address):
- * room for a script checked 1,000 times a second, and a ceiling a flood of checks cannot raise.
- */
-export const LOADER_METHOD_THROTTLE = { rateLimit: 1_000, burstLimit: 2_000 } as const;
-
-/** Instances the loader check may run at most, and keeps for itself (see the README on reserved concurrency). */
-export const LOADER_RESERVED_CONCURRENCY = 100;
 
 /** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked and queued), the daily detector, the loader check. */
 export const FUNCTIONS_BESIDE_ROUTES = 7;

@@ -8,9 +8,13 @@ import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
-import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, LOADER_METHOD_THROTTLE, LOADER_RESERVED_CONCURRENCY, STAGE_NAME } from '#lib/developer-api-stack';
+import { LOADER_METHOD_THROTTLE, LOADER_RESERVED_CONCURRENCY, USAGE_PLAN_THROTTLE } from '#lib/capacity';
+import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '#lib/developer-api-stack';
+import { admitsEveryCompliantClient } from '#lib/token-bucket';
 import { createTableInput, TABLE } from '#store/table-definition';
+import { countEarlierRequests, invoke, memoryApi, PROJECT_ID } from '#test-support/api-harness';
 import { type CfnResource, type GetAtt, type Statement, templateOnlyApp } from '#test-support/cdk';
+import { apiEvent } from '#test-support/fixtures';
 
 type Ref = { Ref: string };
 
@@ -205,20 +209,18 @@ describe('the REST API', () => {
 });
 
 describe('the usage plan', () => {
-  it('throttles per token and is attached to the deployed stage', () => {
+  it('throttles per token with USAGE_PLAN_THROTTLE and is attached to the deployed stage', () => {
     const [stageId] = only('AWS::ApiGateway::Stage');
     built.template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
-      Throttle: { RateLimit: 2, BurstLimit: 100 },
+      Throttle: { RateLimit: USAGE_PLAN_THROTTLE.rateLimit, BurstLimit: USAGE_PLAN_THROTTLE.burstLimit },
       ApiStages: [Match.objectLike({ ApiId: { Ref: restApiId() }, Stage: { Ref: stageId } })],
     });
   });
 
-  it('never refuses a client that keeps to the spec limit of 100 requests per minute', () => {
+  it('never refuses a client that keeps to the spec limit of 100 requests per fixed minute (test/stack/usage-plan-sizing.test.ts simulates it)', () => {
     const [, plan] = only('AWS::ApiGateway::UsagePlan');
     const { RateLimit, BurstLimit } = plan.Properties.Throttle as { RateLimit: number; BurstLimit: number };
-    // A token bucket: the whole minute's allowance fits in the burst, and a minute refills at least that much.
-    expect(BurstLimit).toBeGreaterThanOrEqual(RATE_LIMIT.requests);
-    expect(RateLimit * RATE_LIMIT.windowSeconds).toBeGreaterThanOrEqual(RATE_LIMIT.requests);
+    expect(admitsEveryCompliantClient({ rateLimit: RateLimit, burstLimit: BurstLimit }, RATE_LIMIT, 59, 7 * 24 * 3600)).toBe(true);
   });
 
   it('sets no quota: the exact per-minute limit is the DynamoDB window, a quota would lock a token out for a day', () => {
@@ -246,13 +248,23 @@ describe('gateway responses', () => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(headers[`gatewayresponse.header.${name}`]).toBe(`'${value}'`);
   });
 
-  it.each(['THROTTLED', 'QUOTA_EXCEEDED'] as const)('%s is a 429 with the spec message and Retry-After: 60', (type) => {
-    built.template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
-      ResponseType: type,
-      StatusCode: '429',
-      ResponseTemplates: { 'application/json': JSON.stringify({ error: RATE_LIMIT_MESSAGE }) },
-      ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Retry-After': `'${RATE_LIMIT.windowSeconds}'` }),
-    });
+  it.each(['THROTTLED', 'QUOTA_EXCEEDED'] as const)("%s is a 429 with the handlers' 429 error, Retry-After and RateLimit headers", async (type) => {
+    const response = ofType('AWS::ApiGateway::GatewayResponse').find(([, r]) => r.Properties.ResponseType === type)?.[1];
+    expect(response?.Properties.StatusCode).toBe('429');
+    expect(JSON.parse((response?.Properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '')).toEqual({ error: RATE_LIMIT_MESSAGE });
+    const mapped = Object.fromEntries(
+      Object.entries(response?.Properties.ResponseParameters as Record<string, string>).map(([name, value]) => [name.replace('gatewayresponse.header.', ''), value.slice(1, -1)]),
+    );
+    // A handler's 429: the caller's 101st request of the window.
+    const { store, handlers } = memoryApi();
+    await countEarlierRequests(store, RATE_LIMIT.requests);
+    const handler429 = await invoke(handlers['list-versions'], apiEvent('list-versions', { projectId: PROJECT_ID }));
+    expect(handler429.status).toBe(429);
+    expect(handler429.body).toEqual({ error: RATE_LIMIT_MESSAGE });
+    expect(Object.keys(mapped).toSorted()).toEqual(Object.keys(handler429.headers).toSorted());
+    // Static where API Gateway cannot compute them: the policy exactly, nothing left, and a whole window to wait.
+    expect(mapped['RateLimit-Policy']).toBe(handler429.headers['RateLimit-Policy']);
+    expect(mapped).toMatchObject({ 'Retry-After': String(RATE_LIMIT.windowSeconds), RateLimit: `"per-token";r=0;t=${RATE_LIMIT.windowSeconds}` });
   });
 
   it('quotes every header value as a literal, as gateway response mappings require', () => {
