@@ -9,7 +9,7 @@ import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { LoaderCheck } from '#lib/constructs/loader-check';
 import { ServiceFunction } from '#lib/constructs/service-function';
-import { bindTable } from '#lib/constructs/table-access';
+import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
 
@@ -100,7 +100,7 @@ export class DeveloperApiStack extends Stack {
       entry: 'api/authorizer.ts',
       description: 'Developer API token authorizer: Bearer token -> owner',
     });
-    bindTable(authorizerFunction, this.table, 'token-lookup');
+    bindTable(authorizerFunction, this.table, TOKEN_LOOKUP);
     const authorizer = new apigateway.TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: authorizerFunction,
       identitySource: apigateway.IdentitySource.header('Authorization'),
@@ -117,7 +117,7 @@ export class DeveloperApiStack extends Stack {
         description: `Developer API ${route.method} ${route.path}`,
         timeout: Duration.seconds(timeoutSecondsOf(route)),
       });
-      bindTable(fn, this.table, route.access);
+      bindTable(fn, this.table, ROUTE_TABLE_ACCESS[route.entry]);
       this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn, { allowTestInvoke: false }), {
         authorizer,
         apiKeyRequired: true,
