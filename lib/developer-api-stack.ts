@@ -1,13 +1,16 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { LOADER_ROUTE, ROUTES, timeoutSecondsOf } from '#api/routes';
-import { LOADER_METHOD_THROTTLE, LOADER_RESERVED_CONCURRENCY, USAGE_PLAN_THROTTLE } from '#lib/capacity';
+import { LOADER_ROUTE, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
+import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import { booleanContext, integerContext } from '#lib/context';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { LoaderCheck } from '#lib/constructs/loader-check';
+import { PerAddressFirewall } from '#lib/constructs/per-address-firewall';
 import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
@@ -46,6 +49,11 @@ export class DeveloperApiStack extends Stack {
   readonly webhooks: WebhookDelivery;
   readonly analytics: Analytics;
   readonly loaderCheck: LoaderCheck;
+  readonly authorizerFunction: ServiceFunction;
+  /** Each owner API route's function, by its entry (`list-keys`, ...). */
+  readonly routeFunctions: Readonly<Record<Route['entry'], ServiceFunction>>;
+  /** Present when synthesized with `-c waf=true`. */
+  readonly firewall?: PerAddressFirewall;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -86,6 +94,8 @@ export class DeveloperApiStack extends Stack {
         loggingLevel: apigateway.MethodLoggingLevel.ERROR,
         // Full request logging would write the Authorization header, i.e. raw API tokens, to CloudWatch.
         dataTraceEnabled: false,
+        throttlingRateLimit: STAGE_METHOD_THROTTLE.rateLimit,
+        throttlingBurstLimit: STAGE_METHOD_THROTTLE.burstLimit,
         methodOptions: {
           [`${LOADER_ROUTE.path}/${LOADER_ROUTE.method}`]: {
             throttlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit,
@@ -96,13 +106,13 @@ export class DeveloperApiStack extends Stack {
     });
     addJsonGatewayResponses(this.api);
 
-    const authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
+    this.authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
       entry: 'api/authorizer.ts',
       description: 'Developer API token authorizer: Bearer token -> owner',
     });
-    bindTable(authorizerFunction, this.table, TOKEN_LOOKUP);
+    bindTable(this.authorizerFunction, this.table, TOKEN_LOOKUP);
     const authorizer = new apigateway.TokenAuthorizer(this, 'TokenAuthorizer', {
-      handler: authorizerFunction,
+      handler: this.authorizerFunction,
       identitySource: apigateway.IdentitySource.header('Authorization'),
       validationRegex: BEARER_VALIDATION_REGEX,
       // One token lookup per token per 5 minutes instead of per request, which keeps the authorizer off the
@@ -111,18 +121,7 @@ export class DeveloperApiStack extends Stack {
       resultsCacheTtl: Duration.minutes(5),
     });
 
-    for (const route of ROUTES) {
-      const fn = new ServiceFunction(this, `${pascalCase(route.entry)}Function`, {
-        entry: `api/${route.entry}.ts`,
-        description: `Developer API ${route.method} ${route.path}`,
-        timeout: Duration.seconds(timeoutSecondsOf(route)),
-      });
-      bindTable(fn, this.table, ROUTE_TABLE_ACCESS[route.entry]);
-      this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn, { allowTestInvoke: false }), {
-        authorizer,
-        apiKeyRequired: true,
-      });
-    }
+    this.routeFunctions = Object.fromEntries(ROUTES.map((route) => [route.entry, this.addRoute(route, authorizer)])) as Record<Route['entry'], ServiceFunction>;
 
     const usagePlan = this.api.addUsagePlan('UsagePlan', {
       name: 'developer-api-per-token',
@@ -144,8 +143,14 @@ export class DeveloperApiStack extends Stack {
       table: this.table,
       api: this.api,
       telemetryQueue: this.analytics.telemetryQueue,
-      reservedConcurrency: this.node.tryGetContext('reservedConcurrency') === false ? undefined : LOADER_RESERVED_CONCURRENCY,
     });
+    if (booleanContext(this.node, 'reservedConcurrency', true)) this.reserveConcurrency();
+    if (booleanContext(this.node, 'waf', false)) {
+      this.firewall = new PerAddressFirewall(this, 'Firewall', {
+        stage: this.api.deploymentStage,
+        requestsPerMinute: integerContext(this.node, 'wafRateLimit', WAF_DEFAULT_REQUESTS_PER_MINUTE, { min: 10, max: 2_000_000_000 }),
+      });
+    }
     new CfnOutput(this, 'IngestFunctionName', {
       description: 'Lambda the loader side invokes with telemetry batches ({"records": [...]})',
       value: this.analytics.ingestFunction.functionName,
@@ -154,7 +159,40 @@ export class DeveloperApiStack extends Stack {
 
     new CfnOutput(this, 'UsagePlanId', { description: "Usage plan each API token's API key is added to", value: usagePlan.usagePlanId });
 
-    acknowledgeReviewedApiFindings(this.api);
+    acknowledgeReviewedApiFindings(this.api, this.firewall !== undefined);
+  }
+
+  /** A route's own function, granted what its route needs of the table, behind the token authorizer. */
+  private addRoute(route: Route, authorizer: apigateway.IAuthorizer): ServiceFunction {
+    const fn = new ServiceFunction(this, `${pascalCase(route.entry)}Function`, {
+      entry: `api/${route.entry}.ts`,
+      description: `Developer API ${route.method} ${route.path}`,
+      timeout: Duration.seconds(timeoutSecondsOf(route)),
+    });
+    bindTable(fn, this.table, ROUTE_TABLE_ACCESS[route.entry]);
+    this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn, { allowTestInvoke: false }), {
+      authorizer,
+      apiKeyRequired: true,
+    });
+    return fn;
+  }
+
+  /**
+   * Each function's reserved concurrency by its group (RESERVED_CONCURRENCY). `-c reservedConcurrency=false` leaves
+   * them out, for a new account whose Lambda concurrency is still below what they reserve.
+   */
+  private reserveConcurrency(): void {
+    const reservations: [ServiceFunction, number][] = [
+      ...Object.values(this.routeFunctions).map((fn): [ServiceFunction, number] => [fn, RESERVED_CONCURRENCY.route]),
+      [this.authorizerFunction, RESERVED_CONCURRENCY.authorizer],
+      [this.loaderCheck.function, RESERVED_CONCURRENCY.loaderCheck],
+      [this.webhooks.fanoutFunction, RESERVED_CONCURRENCY.fanout],
+      [this.webhooks.deliveryFunction, RESERVED_CONCURRENCY.delivery],
+      [this.analytics.ingestFunction, RESERVED_CONCURRENCY.ingest],
+      [this.analytics.queueIngestFunction, RESERVED_CONCURRENCY.queueIngest],
+      [this.analytics.dailyDetectorFunction, RESERVED_CONCURRENCY.dailyDetector],
+    ];
+    for (const [fn, instances] of reservations) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = instances;
   }
 }
 
@@ -162,15 +200,17 @@ export class DeveloperApiStack extends Stack {
  * cdk-nag AwsSolutions findings on the API that were reviewed and accepted, each with its reason. They are
  * acknowledged on the API only, so any other resource of the stack is still checked for them.
  */
-function acknowledgeReviewedApiFindings(api: apigateway.RestApi): void {
+function acknowledgeReviewedApiFindings(api: apigateway.RestApi, firewalled: boolean): void {
+  if (!firewalled) {
+    Validations.of(api).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason: 'WAF is opt-in (-c waf=true, README "Operating at scale"): every route is throttled per method in API Gateway, owner routes per token by the usage plan and exactly per token in DynamoDB, and each function group has reserved concurrency.',
+    });
+  }
   Validations.of(api).acknowledge(
     {
       id: 'AwsSolutions-APIG2',
       reason: 'Requests are validated in the Lambda handlers with zod, which names the offending field in the 400 message; an API Gateway validator would answer with a generic one.',
-    },
-    {
-      id: 'AwsSolutions-APIG3',
-      reason: 'No WAF: every route needs a token checked by the authorizer, throttled per token by the usage plan and counted exactly per token in DynamoDB. A web ACL can be associated with the stage where the account runs one.',
     },
     {
       id: 'AwsSolutions-COG4',
