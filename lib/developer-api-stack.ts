@@ -6,10 +6,11 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { LOADER_ROUTE, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
 import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE } from '#lib/capacity';
-import { booleanContext, integerContext } from '#lib/context';
+import { booleanContext, emailContext, integerContext } from '#lib/context';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { LoaderCheck } from '#lib/constructs/loader-check';
+import { Monitoring } from '#lib/constructs/monitoring';
 import { PerAddressFirewall } from '#lib/constructs/per-address-firewall';
 import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
@@ -54,6 +55,7 @@ export class DeveloperApiStack extends Stack {
   readonly routeFunctions: Readonly<Record<Route['entry'], ServiceFunction>>;
   /** Present when synthesized with `-c waf=true`. */
   readonly firewall?: PerAddressFirewall;
+  readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -159,6 +161,24 @@ export class DeveloperApiStack extends Stack {
 
     new CfnOutput(this, 'UsagePlanId', { description: "Usage plan each API token's API key is added to", value: usagePlan.usagePlanId });
 
+    // Last, so that every alarm of the stack is there to be pointed at the topic.
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      stage: this.api.deploymentStage,
+      accessLogs,
+      functions: this.functionGroups().map(([fn]) => fn),
+      authorizerFunction: this.authorizerFunction,
+      fanoutFunction: this.webhooks.fanoutFunction,
+      revokeBulkFunction: this.routeFunctions['revoke-bulk'],
+      deliveryFunction: this.webhooks.deliveryFunction,
+      deliveryQueue: this.webhooks.queue,
+      deliveryDeadLetterQueue: this.webhooks.deadLetterQueue,
+      loaderCheckFunction: this.loaderCheck.function,
+      telemetryNotQueued: this.loaderCheck.telemetryNotQueuedAlarm.metric,
+      dailySchedule: this.analytics.dailySchedule,
+      alarmEmail: emailContext(this.node, 'alarmEmail'),
+    });
+    new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic every alarm notifies; subscribe to it (or deploy with -c alarmEmail=...)', value: this.monitoring.topic.topicArn });
+
     acknowledgeReviewedApiFindings(this.api, this.firewall !== undefined);
   }
 
@@ -177,22 +197,26 @@ export class DeveloperApiStack extends Stack {
     return fn;
   }
 
+  /** Every function of the stack with its group (RESERVED_CONCURRENCY's keys). */
+  private functionGroups(): [ServiceFunction, keyof typeof RESERVED_CONCURRENCY][] {
+    return [
+      ...Object.values(this.routeFunctions).map((fn): [ServiceFunction, 'route'] => [fn, 'route']),
+      [this.authorizerFunction, 'authorizer'],
+      [this.loaderCheck.function, 'loaderCheck'],
+      [this.webhooks.fanoutFunction, 'fanout'],
+      [this.webhooks.deliveryFunction, 'delivery'],
+      [this.analytics.ingestFunction, 'ingest'],
+      [this.analytics.queueIngestFunction, 'queueIngest'],
+      [this.analytics.dailyDetectorFunction, 'dailyDetector'],
+    ];
+  }
+
   /**
-   * Each function's reserved concurrency by its group (RESERVED_CONCURRENCY). `-c reservedConcurrency=false` leaves
-   * them out, for a new account whose Lambda concurrency is still below what they reserve.
+   * Each function's reserved concurrency by its group. `-c reservedConcurrency=false` leaves them out, for a new
+   * account whose Lambda concurrency is still below what they reserve.
    */
   private reserveConcurrency(): void {
-    const reservations: [ServiceFunction, number][] = [
-      ...Object.values(this.routeFunctions).map((fn): [ServiceFunction, number] => [fn, RESERVED_CONCURRENCY.route]),
-      [this.authorizerFunction, RESERVED_CONCURRENCY.authorizer],
-      [this.loaderCheck.function, RESERVED_CONCURRENCY.loaderCheck],
-      [this.webhooks.fanoutFunction, RESERVED_CONCURRENCY.fanout],
-      [this.webhooks.deliveryFunction, RESERVED_CONCURRENCY.delivery],
-      [this.analytics.ingestFunction, RESERVED_CONCURRENCY.ingest],
-      [this.analytics.queueIngestFunction, RESERVED_CONCURRENCY.queueIngest],
-      [this.analytics.dailyDetectorFunction, RESERVED_CONCURRENCY.dailyDetector],
-    ];
-    for (const [fn, instances] of reservations) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = instances;
+    for (const [fn, group] of this.functionGroups()) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = RESERVED_CONCURRENCY[group];
   }
 }
 
