@@ -2,7 +2,8 @@ import { RATE_LIMIT } from '#domain/rate-limit';
 import type { TokenBucket } from './token-bucket';
 
 /**
- * Every throttle of the deployed API in one place, each with why it is the size it is (README, "Operating at scale").
+ * Every throttle and concurrency reservation of the deployed API in one place, each with why it is the size it is
+ * (README, "Operating at scale").
  */
 
 /**
@@ -31,9 +32,9 @@ export const LOADER_METHOD_THROTTLE = { rateLimit: 1_000, burstLimit: 2_000 } as
 export const LOADER_RESERVED_CONCURRENCY = 100;
 
 /**
- * Every method's default throttle in API Gateway, for all its clients together (the stage's default method setting, which
- * API Gateway applies to each method on its own; the loader check has its own above). No single client can meet
- * it: both numbers are above the usage plan's. 500 requests a second is what a route's reserved instances
+ * Every method's default throttle in API Gateway, for all its clients together (the stage's default method setting,
+ * which API Gateway applies to each method on its own; the loader check has its own above). No single client can
+ * meet it: both numbers are above the usage plan's. 500 requests a second is what a route's reserved instances
  * (RESERVED_CONCURRENCY.route) serve at 120 ms a request, several times a warm handler's time, so past it a client
  * gets API Gateway's clean 429 rather than Lambda's throttling, which API Gateway answers with a 500.
  */
