@@ -100,8 +100,8 @@ export const keyIdOfPartition = (pk: string): string => pk.slice(PARTITION.key.l
 
 /**
  * How the indexes' partition keys begin: both partition by project (`<projectId>`, `<projectId>#<watermark>`, see
- * keyIndexAttributes). On an index Query, DynamoDB's `dynamodb:LeadingKeys` is the index partition key the query
- * names, so this is what the CDK stack grants index queries by.
+ * keyIndexAttributes). The partition key an index Query names is the index's, so the CDK stack scopes index
+ * queries by these (`dynamodb:LeadingKeys`).
  */
 export const INDEX_PARTITION: Readonly<Record<keyof typeof TABLE.indexes, string>> = { byIssueOrder: idStart('prj'), byWatermark: idStart('prj') };
 
