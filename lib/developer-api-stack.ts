@@ -1,15 +1,19 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { LOADER_ROUTE, ROUTES, timeoutSecondsOf } from '#api/routes';
-import { RATE_LIMIT } from '#domain/rate-limit';
+import { LOADER_ROUTE, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
+import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import { booleanContext, emailContext, integerContext } from '#lib/context';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { LoaderCheck } from '#lib/constructs/loader-check';
+import { Monitoring } from '#lib/constructs/monitoring';
+import { PerAddressFirewall } from '#lib/constructs/per-address-firewall';
 import { ServiceFunction } from '#lib/constructs/service-function';
-import { bindTable } from '#lib/constructs/table-access';
+import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
 
@@ -19,26 +23,7 @@ import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
  */
 export const BEARER_VALIDATION_REGEX = '^\\s*[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-9._~+/-]{1,512}=*\\s*$';
 
-/**
- * The coarse, per-token AWS guard in front of the exact 100/min window the handlers keep in DynamoDB. A full
- * bucket of one minute's allowance, refilled faster than one minute's allowance, so it never refuses a client
- * that keeps to the spec's limit; it only stops floods before they reach Lambda.
- */
-const USAGE_PLAN_THROTTLE = {
-  burstLimit: RATE_LIMIT.requests,
-  rateLimit: Math.ceil(RATE_LIMIT.requests / RATE_LIMIT.windowSeconds),
-} as const;
-
 export const STAGE_NAME = 'prod';
-
-/**
- * The loader check's throttle in API Gateway, across all its clients (the handler limits each key and address):
- * room for a script checked 1,000 times a second, and a ceiling a flood of checks cannot raise.
- */
-export const LOADER_METHOD_THROTTLE = { rateLimit: 1_000, burstLimit: 2_000 } as const;
-
-/** Instances the loader check may run at most, and keeps for itself (see the README on reserved concurrency). */
-export const LOADER_RESERVED_CONCURRENCY = 100;
 
 /** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked and queued), the daily detector, the loader check. */
 export const FUNCTIONS_BESIDE_ROUTES = 7;
@@ -65,6 +50,12 @@ export class DeveloperApiStack extends Stack {
   readonly webhooks: WebhookDelivery;
   readonly analytics: Analytics;
   readonly loaderCheck: LoaderCheck;
+  readonly authorizerFunction: ServiceFunction;
+  /** Each owner API route's function, by its entry (`list-keys`, ...). */
+  readonly routeFunctions: Readonly<Record<Route['entry'], ServiceFunction>>;
+  /** Present when synthesized with `-c waf=true`. */
+  readonly firewall?: PerAddressFirewall;
+  readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -105,6 +96,8 @@ export class DeveloperApiStack extends Stack {
         loggingLevel: apigateway.MethodLoggingLevel.ERROR,
         // Full request logging would write the Authorization header, i.e. raw API tokens, to CloudWatch.
         dataTraceEnabled: false,
+        throttlingRateLimit: STAGE_METHOD_THROTTLE.rateLimit,
+        throttlingBurstLimit: STAGE_METHOD_THROTTLE.burstLimit,
         methodOptions: {
           [`${LOADER_ROUTE.path}/${LOADER_ROUTE.method}`]: {
             throttlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit,
@@ -115,13 +108,13 @@ export class DeveloperApiStack extends Stack {
     });
     addJsonGatewayResponses(this.api);
 
-    const authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
+    this.authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
       entry: 'api/authorizer.ts',
       description: 'Developer API token authorizer: Bearer token -> owner',
     });
-    bindTable(authorizerFunction, this.table, 'token-lookup');
+    bindTable(this.authorizerFunction, this.table, TOKEN_LOOKUP);
     const authorizer = new apigateway.TokenAuthorizer(this, 'TokenAuthorizer', {
-      handler: authorizerFunction,
+      handler: this.authorizerFunction,
       identitySource: apigateway.IdentitySource.header('Authorization'),
       validationRegex: BEARER_VALIDATION_REGEX,
       // One token lookup per token per 5 minutes instead of per request, which keeps the authorizer off the
@@ -130,18 +123,7 @@ export class DeveloperApiStack extends Stack {
       resultsCacheTtl: Duration.minutes(5),
     });
 
-    for (const route of ROUTES) {
-      const fn = new ServiceFunction(this, `${pascalCase(route.entry)}Function`, {
-        entry: `api/${route.entry}.ts`,
-        description: `Developer API ${route.method} ${route.path}`,
-        timeout: Duration.seconds(timeoutSecondsOf(route)),
-      });
-      bindTable(fn, this.table, route.access);
-      this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn, { allowTestInvoke: false }), {
-        authorizer,
-        apiKeyRequired: true,
-      });
-    }
+    this.routeFunctions = Object.fromEntries(ROUTES.map((route) => [route.entry, this.addRoute(route, authorizer)])) as Record<Route['entry'], ServiceFunction>;
 
     const usagePlan = this.api.addUsagePlan('UsagePlan', {
       name: 'developer-api-per-token',
@@ -163,8 +145,14 @@ export class DeveloperApiStack extends Stack {
       table: this.table,
       api: this.api,
       telemetryQueue: this.analytics.telemetryQueue,
-      reservedConcurrency: this.node.tryGetContext('reservedConcurrency') === false ? undefined : LOADER_RESERVED_CONCURRENCY,
     });
+    if (booleanContext(this.node, 'reservedConcurrency', true)) this.reserveConcurrency();
+    if (booleanContext(this.node, 'waf', false)) {
+      this.firewall = new PerAddressFirewall(this, 'Firewall', {
+        stage: this.api.deploymentStage,
+        requestsPerMinute: integerContext(this.node, 'wafRateLimit', WAF_DEFAULT_REQUESTS_PER_MINUTE, { min: 10, max: 2_000_000_000 }),
+      });
+    }
     new CfnOutput(this, 'IngestFunctionName', {
       description: 'Lambda the loader side invokes with telemetry batches ({"records": [...]})',
       value: this.analytics.ingestFunction.functionName,
@@ -173,7 +161,62 @@ export class DeveloperApiStack extends Stack {
 
     new CfnOutput(this, 'UsagePlanId', { description: "Usage plan each API token's API key is added to", value: usagePlan.usagePlanId });
 
-    acknowledgeReviewedApiFindings(this.api);
+    // Last, so that every alarm of the stack is there to be pointed at the topic.
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      stage: this.api.deploymentStage,
+      accessLogs,
+      functions: this.functionGroups().map(([fn]) => fn),
+      authorizerFunction: this.authorizerFunction,
+      fanoutFunction: this.webhooks.fanoutFunction,
+      revokeBulkFunction: this.routeFunctions['revoke-bulk'],
+      deliveryFunction: this.webhooks.deliveryFunction,
+      deliveryQueue: this.webhooks.queue,
+      deliveryDeadLetterQueue: this.webhooks.deadLetterQueue,
+      loaderCheckFunction: this.loaderCheck.function,
+      telemetryNotQueued: this.loaderCheck.telemetryNotQueuedAlarm.metric,
+      dailySchedule: this.analytics.dailySchedule,
+      alarmEmail: emailContext(this.node, 'alarmEmail'),
+    });
+    new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic every alarm notifies; subscribe to it (or deploy with -c alarmEmail=...)', value: this.monitoring.topic.topicArn });
+
+    acknowledgeReviewedApiFindings(this.api, this.firewall !== undefined);
+  }
+
+  /** A route's own function, granted what its route needs of the table, behind the token authorizer. */
+  private addRoute(route: Route, authorizer: apigateway.IAuthorizer): ServiceFunction {
+    const fn = new ServiceFunction(this, `${pascalCase(route.entry)}Function`, {
+      entry: `api/${route.entry}.ts`,
+      description: `Developer API ${route.method} ${route.path}`,
+      timeout: Duration.seconds(timeoutSecondsOf(route)),
+    });
+    bindTable(fn, this.table, ROUTE_TABLE_ACCESS[route.entry]);
+    this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn, { allowTestInvoke: false }), {
+      authorizer,
+      apiKeyRequired: true,
+    });
+    return fn;
+  }
+
+  /** Every function of the stack with its group (RESERVED_CONCURRENCY's keys). */
+  private functionGroups(): [ServiceFunction, keyof typeof RESERVED_CONCURRENCY][] {
+    return [
+      ...Object.values(this.routeFunctions).map((fn): [ServiceFunction, 'route'] => [fn, 'route']),
+      [this.authorizerFunction, 'authorizer'],
+      [this.loaderCheck.function, 'loaderCheck'],
+      [this.webhooks.fanoutFunction, 'fanout'],
+      [this.webhooks.deliveryFunction, 'delivery'],
+      [this.analytics.ingestFunction, 'ingest'],
+      [this.analytics.queueIngestFunction, 'queueIngest'],
+      [this.analytics.dailyDetectorFunction, 'dailyDetector'],
+    ];
+  }
+
+  /**
+   * Each function's reserved concurrency by its group. `-c reservedConcurrency=false` leaves them out, for a new
+   * account whose Lambda concurrency is still below what they reserve.
+   */
+  private reserveConcurrency(): void {
+    for (const [fn, group] of this.functionGroups()) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = RESERVED_CONCURRENCY[group];
   }
 }
 
@@ -181,15 +224,17 @@ export class DeveloperApiStack extends Stack {
  * cdk-nag AwsSolutions findings on the API that were reviewed and accepted, each with its reason. They are
  * acknowledged on the API only, so any other resource of the stack is still checked for them.
  */
-function acknowledgeReviewedApiFindings(api: apigateway.RestApi): void {
+function acknowledgeReviewedApiFindings(api: apigateway.RestApi, firewalled: boolean): void {
+  if (!firewalled) {
+    Validations.of(api).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason: 'WAF is opt-in (-c waf=true, README "Operating at scale"): every route is throttled per method in API Gateway, owner routes per token by the usage plan and exactly per token in DynamoDB, and each function group has reserved concurrency.',
+    });
+  }
   Validations.of(api).acknowledge(
     {
       id: 'AwsSolutions-APIG2',
       reason: 'Requests are validated in the Lambda handlers with zod, which names the offending field in the 400 message; an API Gateway validator would answer with a generic one.',
-    },
-    {
-      id: 'AwsSolutions-APIG3',
-      reason: 'No WAF: every route needs a token checked by the authorizer, throttled per token by the usage plan and counted exactly per token in DynamoDB. A web ACL can be associated with the stage where the account runs one.',
     },
     {
       id: 'AwsSolutions-COG4',

@@ -6,7 +6,7 @@ import type {
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, needsToken, timeoutSecondsOf } from '#api/routes';
-import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
+import { GATEWAY_RESPONSE_HEADERS, GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { buildProxyEvent } from './proxy-event';
 
@@ -69,7 +69,7 @@ export function gatewayResponse(type: GatewayResponseType, requestId: string, st
   const code = status ?? typeStatus ?? (type === 'DEFAULT_4XX' ? 400 : 500);
   return {
     status: code,
-    headers: { ...SECURITY_HEADERS },
+    headers: { ...SECURITY_HEADERS, ...GATEWAY_RESPONSE_HEADERS[type] },
     body: JSON.stringify(code >= 500 ? { error, request_id: requestId } : { error }),
   };
 }

@@ -3,16 +3,17 @@ export const API_FUNCTION_TIMEOUT_SECONDS = 10;
 
 /**
  * The owner API's routes, each behind the token authorizer: the CDK stack builds one Lambda per route from
- * `api/<entry>.ts`, the local server dispatches to the same endpoints. `access` decides the table grant of the route's function. A bulk revoke of 10,000 keys
- * needs more than the default timeout, so it gets API Gateway's whole 29 s less a second to answer in.
+ * `api/<entry>.ts` (its table grant is ROUTE_TABLE_ACCESS in lib/constructs/table-access.ts), the local server
+ * dispatches to the same endpoints. A bulk revoke of 10,000 keys needs more than the default timeout, so it gets
+ * API Gateway's whole 29 s less a second to answer in.
  */
 export const ROUTES = [
-  { method: 'GET', path: '/v1/projects/{id}/keys', entry: 'list-keys', access: 'read' },
-  { method: 'POST', path: '/v1/projects/{id}/keys/revoke', entry: 'revoke-key', access: 'write' },
-  { method: 'POST', path: '/v1/projects/{id}/keys/revoke-bulk', entry: 'revoke-bulk', access: 'write', timeoutSeconds: 28 },
-  { method: 'GET', path: '/v1/projects/{id}/versions', entry: 'list-versions', access: 'read' },
-  { method: 'POST', path: '/v1/projects/{id}/versions/rollback', entry: 'rollback', access: 'write' },
-  { method: 'GET', path: '/v1/projects/{id}/webhooks', entry: 'list-webhooks', access: 'read' },
+  { method: 'GET', path: '/v1/projects/{id}/keys', entry: 'list-keys' },
+  { method: 'POST', path: '/v1/projects/{id}/keys/revoke', entry: 'revoke-key' },
+  { method: 'POST', path: '/v1/projects/{id}/keys/revoke-bulk', entry: 'revoke-bulk', timeoutSeconds: 28 },
+  { method: 'GET', path: '/v1/projects/{id}/versions', entry: 'list-versions' },
+  { method: 'POST', path: '/v1/projects/{id}/versions/rollback', entry: 'rollback' },
+  { method: 'GET', path: '/v1/projects/{id}/webhooks', entry: 'list-webhooks' },
 ] as const;
 
 export type Route = (typeof ROUTES)[number];

@@ -8,7 +8,7 @@ import type { ProjectStore, RateLimitStore } from '#domain/ports';
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
 import { PATH_ID_PATTERN } from '#schemas/formats';
-import { type HttpMiddleware, type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler } from './middlewares';
+import { type HttpMiddleware, type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler, requestIdsInLogs } from './middlewares';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { jsonResponse } from './responses';
 
@@ -40,6 +40,7 @@ export type ApiHandler = ProxyHandler;
 export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: ApiDeps): ApiHandler {
   const { stores, now } = deps;
   const chain = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
+    .use(requestIdsInLogs(deps.logger))
     .use(jsonErrors(deps.logger))
     .use(lowercaseHeaders())
     .use(rateLimit(deps));

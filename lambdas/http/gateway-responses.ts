@@ -1,4 +1,5 @@
-import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import { rateLimitHeaders } from './rate-limit-headers';
 import { JSON_BODY_REQUIRED } from './responses';
 
 /**
@@ -28,3 +29,20 @@ export const GATEWAY_RESPONSES = {
 } as const satisfies Record<string, { status: number | undefined; error: string }>;
 
 export type GatewayResponseType = keyof typeof GATEWAY_RESPONSES;
+
+/**
+ * The headers a handler's 429 carries besides the security headers (`Retry-After`, `RateLimit`, `RateLimit-Policy`),
+ * on API Gateway's own 429s too (usage plan, stage or method throttling). API Gateway cannot compute them, so they
+ * are static and say the worst case: nothing left, and a whole window to wait, after which the fixed window has
+ * turned and the usage plan's bucket has refilled far more than one request.
+ */
+const RETRY_LATER_HEADERS: Readonly<Record<string, string>> = {
+  'Retry-After': String(RATE_LIMIT.windowSeconds),
+  ...rateLimitHeaders({ remaining: 0, resetSeconds: RATE_LIMIT.windowSeconds }),
+};
+
+/** Headers of a gateway response beyond the security headers every response carries. */
+export const GATEWAY_RESPONSE_HEADERS: Partial<Record<GatewayResponseType, Readonly<Record<string, string>>>> = {
+  THROTTLED: RETRY_LATER_HEADERS,
+  QUOTA_EXCEEDED: RETRY_LATER_HEADERS,
+};

@@ -30,6 +30,21 @@ export function parse<T>(schema: z.ZodMiniType<T, unknown>, input: unknown): T {
   return result.data;
 }
 
+/**
+ * Every log line of the invocation carries API Gateway's request id as `requestId`, the field of the same name in
+ * the access log, so a line joins its request there; and Lambda's context (`function_request_id`, cold start),
+ * which is the `request_id` a 500 reports. Keys of the previous invocation of the container are dropped first.
+ */
+export function requestIdsInLogs(logger: Logger): HttpMiddleware {
+  return {
+    before: ({ event, context }) => {
+      logger.resetKeys();
+      logger.addContext(context);
+      logger.appendKeys({ requestId: event.requestContext?.requestId });
+    },
+  };
+}
+
 /** Clients send headers in any case; API Gateway passes them as sent. */
 export function lowercaseHeaders(): HttpMiddleware {
   return {
@@ -103,9 +118,9 @@ export function jsonErrors(logger: Logger): HttpMiddleware {
         request.response = errorResponse(statusOf(failure), failure.message, { ...rateHeaders, ...errorHeadersOf(failure) });
         return;
       }
-      const requestId = request.context.awsRequestId ?? request.event.requestContext?.requestId;
-      logger.error('Unhandled error', { error, requestId, path: request.event.path });
-      request.response = errorResponse(500, INTERNAL_ERROR, rateHeaders, requestId);
+      // The log line carries both request ids already (requestIdsInLogs).
+      logger.error('Unhandled error', { error, path: request.event.path });
+      request.response = errorResponse(500, INTERNAL_ERROR, rateHeaders, request.context.awsRequestId ?? request.event.requestContext?.requestId);
     },
   };
 }

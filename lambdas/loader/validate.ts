@@ -4,7 +4,7 @@ import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { QueueTelemetrySink } from '#analytics/telemetry-queue';
 import { checkKey, type KeyCheckDeps } from '#domain/key-check';
 import { SqsMessageSender } from '#events/sqs-queue';
-import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler } from '#http/middlewares';
+import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler, requestIdsInLogs } from '#http/middlewares';
 import { jsonResponse } from '#http/responses';
 import { awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
 import { LoaderCheckRequest } from '#schemas/loader';
@@ -21,6 +21,7 @@ export interface LoaderDeps extends KeyCheckDeps {
  */
 export function createValidateHandler(deps: LoaderDeps): ProxyHandler {
   const handler = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
+    .use(requestIdsInLogs(deps.logger))
     .use(jsonErrors(deps.logger))
     .use(lowercaseHeaders())
     .use(jsonBody())

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { idStart } from '#domain/ids';
 import { DAY_SECONDS } from '#domain/time';
 import type { AnalyticsEventName, EventData } from '#schemas/events';
 import { TABLE } from './table-definition';
@@ -99,6 +100,23 @@ export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#' } as cons
 
 /** The key id a key item's partition key names. */
 export const keyIdOfPartition = (pk: string): string => pk.slice(PARTITION.key.length);
+
+/**
+ * How the indexes' partition keys begin: both partition by project (`<projectId>`, `<projectId>#<watermark>`, see
+ * keyIndexAttributes). The partition key an index Query names is the index's, so the CDK stack scopes index
+ * queries by these (`dynamodb:LeadingKeys`).
+ */
+export const INDEX_PARTITION: Readonly<Record<keyof typeof TABLE.indexes, string>> = { byIssueOrder: idStart('prj'), byWatermark: idStart('prj') };
+
+/**
+ * What the API's updates of shared kinds of items write or test besides the item's key: a rate window's counter
+ * (rate-limit-store.ts) and a project's current version (project-store.ts setCurrentVersion). The CDK stack lets the
+ * route functions update these items in nothing else (`dynamodb:Attributes`); a test pins the stores to them.
+ */
+export const UPDATED_ATTRIBUTES = {
+  rateWindow: ['requests', TABLE.ttlAttribute, 'entity'],
+  currentVersion: ['currentVersionId'],
+} as const;
 
 /** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
 export const keyIndexAttributes = (projectId: string, watermark: string) => ({

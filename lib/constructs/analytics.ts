@@ -7,6 +7,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { INGEST_TIMEOUT_SECONDS, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { TELEMETRY_MAX_CONCURRENCY } from '#lib/capacity';
 import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
@@ -53,6 +54,7 @@ export class Analytics extends Construct {
       new SqsEventSource(this.telemetryQueue, {
         batchSize: TELEMETRY_QUEUE.batchSize,
         maxBatchingWindow: Duration.seconds(TELEMETRY_QUEUE.maxBatchingWindowSeconds),
+        maxConcurrency: TELEMETRY_MAX_CONCURRENCY,
       }),
     );
 

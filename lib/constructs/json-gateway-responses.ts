@@ -1,13 +1,15 @@
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { RATE_LIMIT } from '#domain/rate-limit';
-import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
+import { GATEWAY_RESPONSE_HEADERS, GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 
-/** Gateway response header values are mapping expressions: a literal must be single-quoted. */
-const literal = (value: string) => `'${value}'`;
+/** Gateway response header values are mapping expressions: a literal must be single-quoted, and cannot hold a quote. */
+function literal(value: string): string {
+  if (value.includes("'")) throw new Error(`Gateway response header value ${value} holds a single quote, which ends a mapping literal`);
+  return `'${value}'`;
+}
 
-/** Responses that only tell the client to slow down; the exact 100/min window is a minute long. */
-const RETRY_LATER: ReadonlySet<GatewayResponseType> = new Set(['THROTTLED', 'QUOTA_EXCEEDED']);
+/** Header mappings of static values, as `responseHeaders` takes them. */
+const literals = (headers: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, literal(value)]));
 
 /**
  * The body template of a gateway response. Templates are Velocity: `$` and `#` in a message would be read as
@@ -23,13 +25,12 @@ function gatewayResponseTemplate(type: GatewayResponseType): string {
 
 /** Every response API Gateway makes itself (auth, throttling, routing, integration failures) as the API's `{"error"}` JSON. */
 export function addJsonGatewayResponses(api: RestApi): void {
-  const headers = Object.fromEntries(Object.entries(SECURITY_HEADERS).map(([name, value]) => [name, literal(value)]));
   for (const type of Object.keys(GATEWAY_RESPONSES) as GatewayResponseType[]) {
     const { status } = GATEWAY_RESPONSES[type];
     api.addGatewayResponse(`GatewayResponse${type}`, {
       type: ResponseType.of(type),
       statusCode: status === undefined ? undefined : String(status),
-      responseHeaders: RETRY_LATER.has(type) ? { ...headers, 'Retry-After': literal(String(RATE_LIMIT.windowSeconds)) } : headers,
+      responseHeaders: literals({ ...SECURITY_HEADERS, ...GATEWAY_RESPONSE_HEADERS[type] }),
       templates: { 'application/json': gatewayResponseTemplate(type) },
     });
   }

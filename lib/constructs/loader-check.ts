@@ -15,14 +15,12 @@ export interface LoaderCheckProps {
   api: apigateway.RestApi;
   /** Where every check's telemetry goes; the analytics construct ingests it. */
   telemetryQueue: sqs.IQueue;
-  /** Instances the function may run at most (and has to itself), so a flood of checks cannot take the account's. */
-  reservedConcurrency?: number;
 }
 
 /**
  * The loader's key check (`POST /v1/loader/validate`): public, so no token authorizer and no usage-plan key; its
  * own function, limited in the handler per key and per client address, throttled per method in API Gateway (see
- * the stack's stage) and kept to its reserved concurrency. The function may update key items (one conditional
+ * the stack's stage) and kept to its reserved concurrency (set by the stack). The function may update key items (one conditional
  * write counts a use) and rate windows, and send to the telemetry queue: nothing else of the table or the account.
  */
 export class LoaderCheck extends Construct {
@@ -37,7 +35,6 @@ export class LoaderCheck extends Construct {
       entry: 'loader/validate.ts',
       description: `Loader key check ${LOADER_ROUTE.method} ${LOADER_ROUTE.path} (public)`,
       environment: { TABLE_NAME: table.tableName, TELEMETRY_QUEUE_URL: props.telemetryQueue.queueUrl },
-      reservedConcurrentExecutions: props.reservedConcurrency,
     });
     grantItems(this.function, table, ['dynamodb:UpdateItem'], ['key', 'rateWindow']);
     props.telemetryQueue.grantSendMessages(this.function);

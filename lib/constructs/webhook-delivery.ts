@@ -26,7 +26,7 @@ export interface WebhookDeliveryProps {
  * - `deadLetterQueue`: deliveries that ran out of receives or that Discord refused (4xx other than 404/429);
  * - `fanoutFailureQueue`: stream batches the fan-out could not process after its retries (the on-failure
  *   destination receives the batch's shard and sequence numbers, not the records).
- * The alarms have no action; `alarms` is public so the stack can point them at a topic.
+ * The stack's Monitoring points these alarms, like every alarm of the stack, at its alarm topic.
  */
 export class WebhookDelivery extends Construct {
   readonly queue: sqs.Queue;

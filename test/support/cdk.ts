@@ -19,10 +19,13 @@ export interface Statement {
 
 export type GetAtt = { 'Fn::GetAtt': [string, string] };
 
-/** An app as `cdk synth` builds it (cdk.json's feature flags) with esbuild skipped: template tests read the template only. */
-export function templateOnlyApp(): App {
+/**
+ * An app as `cdk synth` builds it (cdk.json's feature flags, plus `extraContext` as `-c name=value` would give it)
+ * with esbuild skipped: template tests read the template only.
+ */
+export function templateOnlyApp(extraContext: Record<string, unknown> = {}): App {
   const { context } = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
-  return new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+  return new App({ context: { ...context, ...extraContext, 'aws:cdk:bundling-stacks': [] } });
 }
 
 /** A streamed table for a construct under test to attach to, shaped like the stack's. */

@@ -120,6 +120,22 @@ describe.each(ENDPOINTS)('$entry: the HTTP contract every endpoint keeps', (endp
     expect(output.text()).toContain('table on fire');
     expect(output.text()).toContain('req-500-test');
   });
+
+  it("logs with API Gateway's request id as requestId (the access log's field) and Lambda's, and never a previous request's", async () => {
+    const output = captureOutput();
+    vi.spyOn(api.store, 'getProject').mockRejectedValue(new Error('table on fire'));
+    await handle(endpoint, request(endpoint, { requestId: 'apigw-first' }), lambdaContext('lambda-first'));
+    await handle(endpoint, request(endpoint, { requestId: 'apigw-second' }), lambdaContext('lambda-second'));
+    const lines = output
+      .text()
+      .split('\n')
+      .filter((line) => line.includes('Unhandled error'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map(({ requestId, function_request_id }) => ({ requestId, function_request_id }))).toEqual([
+      { requestId: 'apigw-first', function_request_id: 'lambda-first' },
+      { requestId: 'apigw-second', function_request_id: 'lambda-second' },
+    ]);
+  });
 });
 
 describe.each(ENDPOINTS.filter((endpoint) => endpoint.body !== undefined))('$entry: JSON body handling', (endpoint) => {

@@ -1,0 +1,83 @@
+import { RATE_LIMIT } from '#domain/rate-limit';
+import type { TokenBucket } from './token-bucket';
+
+/**
+ * Every throttle and concurrency reservation of the deployed API in one place, each with why it is the size it is
+ * (README, "Operating at scale").
+ */
+
+/**
+ * The usage plan's per-token bucket: API Gateway's coarse guard in front of the exact 100/min window the handlers
+ * keep in DynamoDB. It must never refuse a client that keeps to the spec's limit (test/stack/usage-plan-sizing.test.ts
+ * simulates the worst schedules):
+ * - burst 300: the most a compliant client can send in one instant is two full windows back to back (100 at
+ *   12:00:59, 100 at 12:01:00); the third window's 100 absorbs the time between API Gateway receiving a request and
+ *   the handler counting it, for any such delay under a minute;
+ * - rate 2/s: a minute refills 120, more than the 100 a window allows, so a client at the limit for hours never
+ *   drains the bucket.
+ * A flood from one token gets at most 300 requests plus 2 a second past it.
+ */
+export const USAGE_PLAN_THROTTLE = {
+  burstLimit: 3 * RATE_LIMIT.requests,
+  rateLimit: Math.ceil(RATE_LIMIT.requests / RATE_LIMIT.windowSeconds),
+} as const satisfies TokenBucket;
+
+/**
+ * The loader check's throttle in API Gateway, across all its clients (the handler limits each key and address):
+ * room for a script checked 1,000 times a second, and a ceiling a flood of checks cannot raise.
+ */
+export const LOADER_METHOD_THROTTLE = { rateLimit: 1_000, burstLimit: 2_000 } as const satisfies TokenBucket;
+
+/** Instances the loader check may run at most, and keeps for itself (see the README on reserved concurrency). */
+export const LOADER_RESERVED_CONCURRENCY = 100;
+
+/**
+ * Every method's default throttle in API Gateway, for all its clients together (the stage's default method setting,
+ * which API Gateway applies to each method on its own; the loader check has its own above). No single client can
+ * meet it: both numbers are above the usage plan's. 500 requests a second is what a route's reserved instances
+ * (RESERVED_CONCURRENCY.route) serve at 120 ms a request, several times a warm handler's time, so past it a client
+ * gets API Gateway's clean 429 rather than Lambda's throttling, which API Gateway answers with a 500.
+ */
+export const STAGE_METHOD_THROTTLE = { rateLimit: 500, burstLimit: 500 } as const satisfies TokenBucket;
+
+/** Lambda's default concurrency per account and Region, and what must stay unreserved for every other function. */
+export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as const;
+
+/**
+ * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
+ * cannot take another's. Reserved in all: 6 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 2 = 647 of the account's 1,000.
+ */
+export const RESERVED_CONCURRENCY = {
+  /** Each owner API route's function: STAGE_METHOD_THROTTLE's 500 a second at 120 ms a request. */
+  route: 60,
+  /**
+   * Token checks the 5-minute cache does not answer. A flood of made-up tokens stops here (as 500s for uncached
+   * tokens only: a token checked in the last 5 minutes is answered from the cache and never reaches the function).
+   */
+  authorizer: 100,
+  loaderCheck: LOADER_RESERVED_CONCURRENCY,
+  /** One instance per stream shard (parallelization factor 1); a table of this size has a few shards. */
+  fanout: 10,
+  /** The delivery event source's maximum concurrency: Discord allows each webhook a few posts a second. */
+  delivery: 5,
+  /** The loader side's direct invocations of the ingest function. */
+  ingest: 50,
+  /** The telemetry queue's event source's maximum concurrency, which it must not exceed (see TELEMETRY_MAX_CONCURRENCY). */
+  queueIngest: 20,
+  /** Runs once a day; a retry may overlap a slow run. */
+  dailyDetector: 2,
+} as const;
+
+/**
+ * Batches of the telemetry queue ingested at once. An SQS event source polling beyond its function's reservation
+ * gets throttled invocations, and each returns its messages to the queue at the price of a receive (8 and they are
+ * in the DLQ), so the source is capped at the reservation.
+ */
+export const TELEMETRY_MAX_CONCURRENCY = RESERVED_CONCURRENCY.queueIngest;
+
+/**
+ * The optional per-address limit in AWS WAF (`-c waf=true`; `-c wafRateLimit=N` sets N): requests a minute from one
+ * IP address, over all routes. Above the loader check's own 2,400 a minute per address, so it refuses only what the
+ * handlers would refuse anyway, at the edge, before any authorizer or function runs.
+ */
+export const WAF_DEFAULT_REQUESTS_PER_MINUTE = 3_000;

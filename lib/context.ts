@@ -1,0 +1,33 @@
+import type { Node } from 'constructs';
+
+/**
+ * Settings given at synth time (`npx cdk deploy -c name=value`, or cdk.json's `context`). The CLI passes every
+ * `-c` value as a string and cdk.json may hold a JSON value, so both spellings are read alike; a value that is
+ * neither is an error at synth, never a silent default.
+ */
+
+export function booleanContext(node: Node, name: string, fallback: boolean): boolean {
+  const value: unknown = node.tryGetContext(name);
+  if (value === undefined) return fallback;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`-c ${name}=${String(value)}: give true or false`);
+}
+
+export function integerContext(node: Node, name: string, fallback: number, range: { min: number; max: number }): number {
+  const value: unknown = node.tryGetContext(name);
+  if (value === undefined) return fallback;
+  const number = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isInteger(number) || number < range.min || number > range.max) {
+    throw new Error(`-c ${name}=${String(value)}: give a whole number from ${range.min} to ${range.max}`);
+  }
+  return number;
+}
+
+/** An email address to send to, or undefined when none is set. */
+export function emailContext(node: Node, name: string): string | undefined {
+  const value: unknown = node.tryGetContext(name);
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) throw new Error(`-c ${name}=${String(value)}: give an email address such as ops@example.com`);
+  return value;
+}

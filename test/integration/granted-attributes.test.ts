@@ -1,0 +1,43 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
+import { keyOf, UPDATED_ATTRIBUTES } from '#store/layout';
+import { FIXED_NOW, createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
+
+/**
+ * The route roles may update rate windows and a project's pointer in the attributes UPDATED_ATTRIBUTES names and no
+ * other (`dynamodb:Attributes`, lib/constructs/table-access.ts). DynamoDB Local does not check IAM, so these pin the
+ * stores to the grant: an update that wrote another attribute would be refused in AWS.
+ */
+
+let table: TestTable;
+
+beforeAll(async () => {
+  table = await createTestTable('granted-attributes');
+}, 60_000);
+
+afterAll(async () => {
+  await table?.drop();
+});
+
+const stored = async (key: { pk: string; sk: string }) =>
+  (await table.db.send(new GetCommand({ TableName: table.tableName, Key: key, ConsistentRead: true }))).Item ?? {};
+
+describe('attributes the route roles may update', () => {
+  it("a rate window holds only its key and the rate window's granted attributes, after its first and its later requests", async () => {
+    for (let i = 0; i < 3; i++) await consumeRateLimit(table.stores.rateLimits, 'bucket-granted', FIXED_NOW);
+    const item = await stored(keyOf.rateWindow('bucket-granted', rateWindowAt(FIXED_NOW).start));
+    expect(Object.keys(item).toSorted()).toEqual(['pk', 'sk', ...UPDATED_ATTRIBUTES.rateWindow].toSorted());
+    expect(item.requests).toBe(3);
+  });
+
+  it('a rollback changes nothing of the project but its current version', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId, versions } = await seedProject(table.stores, { ownerId: owner.ownerId, versions: ['one', 'two'] });
+    const before = await stored(keyOf.project(projectId));
+    expect(await table.stores.projects.setCurrentVersion(projectId, versions[0]?.id ?? '')).toBe(true);
+    const after = await stored(keyOf.project(projectId));
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
+    expect(changed).toEqual([...UPDATED_ATTRIBUTES.currentVersion]);
+  });
+});
