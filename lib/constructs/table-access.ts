@@ -31,9 +31,11 @@ const EVERY_ROUTE = [
  * more. Giving a route a new kind of item is one line here; a new route without a line fails to compile.
  */
 export const ROUTE_TABLE_ACCESS = {
-  'list-keys': [...EVERY_ROUTE, { queryIndex: 'byIssueOrder' }],
+  // The key-order index holds keys only: the page's keys themselves come from one consistent BatchGetItem.
+  'list-keys': [...EVERY_ROUTE, { queryIndex: 'byIssueOrder' }, { actions: ['dynamodb:BatchGetItem'], partitions: ['key'] }],
   'revoke-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'] }],
-  'revoke-bulk': [...EVERY_ROUTE, { queryIndex: 'byWatermark' }, { actions: ['dynamodb:UpdateItem'], partitions: ['key'] }],
+  // The watermark index keeps revoked keys, so the keys it lists are read (BatchGetItem) before any is revoked.
+  'revoke-bulk': [...EVERY_ROUTE, { queryIndex: 'byWatermark' }, { actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], partitions: ['key'] }],
   'list-versions': [...EVERY_ROUTE, { actions: ['dynamodb:Query'], partitions: ['project'] }],
   rollback: [
     ...EVERY_ROUTE,

@@ -302,9 +302,9 @@ describe('least privilege on the table', () => {
   const COUNT_REQUEST = 'dynamodb:UpdateItem table RATE#* only requests,ttl,entity';
   /** Written out rather than derived from ROUTE_TABLE_ACCESS, so a change to a route's grant shows here. */
   const EXPECTED: Record<RouteEntry, string[]> = {
-    'list-keys': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query index/byIssueOrder prj_*'],
+    'list-keys': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query index/byIssueOrderKeys prj_*', 'dynamodb:BatchGetItem table KEY#*'],
     'revoke-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#*'],
-    'revoke-bulk': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query index/byWatermark prj_*', 'dynamodb:UpdateItem table KEY#*'],
+    'revoke-bulk': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query index/byWatermark prj_*', 'dynamodb:BatchGetItem table KEY#*', 'dynamodb:UpdateItem table KEY#*'],
     'list-versions': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
     rollback: [READ_PROJECT, COUNT_REQUEST, 'dynamodb:ConditionCheckItem table PROJECT#*', 'dynamodb:UpdateItem table PROJECT#* only currentVersionId'],
     'list-webhooks': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
@@ -327,7 +327,7 @@ describe('least privilege on the table', () => {
 
   it('queries an index in the partitions its queries name: a project id, as the index partition keys of a stored key begin', () => {
     const attributes = keyIndexAttributes(newId('prj'), '0123456789abcdef');
-    for (const index of Object.values(TABLE.indexes)) expect(attributes[index.partitionKey]?.startsWith(INDEX_PARTITION[index.name])).toBe(true);
+    for (const [name, index] of Object.entries(TABLE.indexes)) expect(attributes[index.partitionKey]?.startsWith(INDEX_PARTITION[name as keyof typeof TABLE.indexes])).toBe(true);
   });
 
   it('names every key attribute of the table and its indexes in each attribute condition, as DynamoDB requires', () => {
