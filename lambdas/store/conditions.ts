@@ -5,7 +5,7 @@ import { type DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCo
 export const TRANSACTION_ATTEMPTS = 8;
 
 /** A write whose condition failed, alone or as part of a transaction. */
-export function isConditionFailure(error: unknown): boolean {
+export function isConditionFailure(error: unknown): error is ConditionalCheckFailedException | TransactionCanceledException {
   if (error instanceof ConditionalCheckFailedException) return true;
   return error instanceof TransactionCanceledException && (error.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
 }

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { AuditEntry, AuditSubject } from '#domain/audit';
 import { DAY_SECONDS } from '#domain/time';
+import type { TokenScope } from '#domain/tokens';
 import type { AnalyticsEventName, EventData } from '#schemas/events';
 import { TABLE } from './table-definition';
 
@@ -11,7 +13,11 @@ import { TABLE } from './table-definition';
  * | item               | pk                          | sk                                          | kept                     |
  * |--------------------|-----------------------------|---------------------------------------------|--------------------------|
  * | owner              | OWNER#<ownerId>             | OWNER                                       | always                   |
- * | API token          | TOKEN#<sha256>              | TOKEN                                       | until deleted; hash only |
+ * | owner's token      | OWNER#<ownerId>             | TOKEN#<tokenId>                             | until the token's revoke |
+ * | API token          | TOKEN#<sha256>              | TOKEN                                       | until the token's revoke |
+ * | token by id        | TOKEN_ID#<tokenId>          | TOKEN_ID                                    | always (revoked: no hash)|
+ * | audit entry        | AUDIT#PROJECT#<projectId>   | ENTRY#<entryId>                             | 90 days                  |
+ * | audit entry        | AUDIT#OWNER#<ownerId>       | ENTRY#<entryId>                             | 90 days                  |
  * | project            | PROJECT#<id>                | PROJECT                                     | always                   |
  * | script version     | PROJECT#<id>                | VERSION#<versionId>                         | always                   |
  * | webhook config     | PROJECT#<id>                | WEBHOOK#<webhookId>                         | always                   |
@@ -23,6 +29,11 @@ import { TABLE } from './table-definition';
  * | rate window        | RATE#<bucket>               | WINDOW#<start>                              | 2 windows                |
  * | delivery claim     | DELIVERY#<deliveryId>       | DELIVERY                                    | 7 days                   |
  * | daily executions   | EXECUTIONS#<date>#<shard>   | PROJECT#<projectId>                         | 35 days after the day    |
+ *
+ * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
+ * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
+ * Audit entries have partitions of their own, so the API's functions may be granted puts there and nowhere else;
+ * entry ids sort by time, so a partition read backwards lists the newest first.
  *
  * Keys get a partition each, so a bulk revoke's writes spread over the table instead of heating one partition.
  * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
@@ -36,6 +47,9 @@ export type ItemKey = { pk: string; sk: string };
 export const ENTITY = {
   owner: 'OWNER',
   token: 'TOKEN',
+  tokenById: 'TOKEN_ID',
+  ownerToken: 'OWNER_TOKEN',
+  audit: 'AUDIT',
   project: 'PROJECT',
   version: 'VERSION',
   webhook: 'WEBHOOK',
@@ -53,6 +67,9 @@ export const ENTITY = {
 export const PARTITION = {
   owner: 'OWNER#',
   token: 'TOKEN#',
+  tokenById: 'TOKEN_ID#',
+  projectAudit: 'AUDIT#PROJECT#',
+  ownerAudit: 'AUDIT#OWNER#',
   project: 'PROJECT#',
   key: 'KEY#',
   rateWindow: 'RATE#',
@@ -73,6 +90,11 @@ export interface ScriptKeyParts {
 export const keyOf = {
   owner: (ownerId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: ENTITY.owner }),
   token: (tokenHash: string): ItemKey => ({ pk: `${PARTITION.token}${tokenHash}`, sk: ENTITY.token }),
+  tokenById: (tokenId: string): ItemKey => ({ pk: `${PARTITION.tokenById}${tokenId}`, sk: ENTITY.tokenById }),
+  ownerToken: (ownerId: string, tokenId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: `${CHILD_PREFIX.token}${tokenId}` }),
+  auditPartition: (subject: AuditSubject): string =>
+    subject.projectId !== undefined ? `${PARTITION.projectAudit}${subject.projectId}` : `${PARTITION.ownerAudit}${subject.ownerId}`,
+  auditEntry: (entry: AuditSubject & { entryId: string }): ItemKey => ({ pk: keyOf.auditPartition(entry), sk: `${AUDIT_ENTRY_PREFIX}${entry.entryId}` }),
   project: (projectId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: ENTITY.project }),
   version: (projectId: string, versionId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `VERSION#${versionId}` }),
   webhook: (projectId: string, webhookId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `WEBHOOK#${webhookId}` }),
@@ -91,8 +113,10 @@ export const keyOf = {
   validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: `VALIDATIONS#${projectId}#${hourStart}` }),
 };
 
-/** Sort-key prefixes of a project's children, for the queries that list them. */
-export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#' } as const;
+/** Sort-key prefixes of a project's (and an owner's) children, for the queries that list them. */
+export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#' } as const;
+
+const AUDIT_ENTRY_PREFIX = 'ENTRY#';
 
 /** The key id a key item's partition key names. */
 export const keyIdOfPartition = (pk: string): string => pk.slice(PARTITION.key.length);
@@ -114,6 +138,8 @@ export const RETENTION_SECONDS = {
   executorLastSeen: 30 * DAY_SECONDS,
   scriptHash: 90 * DAY_SECONDS,
   validationWindow: 2 * DAY_SECONDS,
+  /** As long as the API's access logs: who revoked what stays answerable for a quarter. */
+  audit: 90 * DAY_SECONDS,
 } as const;
 
 /** Rate windows are kept for this many window lengths: the count must outlive its own minute, and no more. */
@@ -130,4 +156,19 @@ export interface EventItem extends ItemKey {
   occurredAt: number;
   data: EventData<AnalyticsEventName>;
   ttl: number;
+}
+
+/** The three items of one token (see the table above); the scope is fixed at creation. */
+export function tokenItems(token: { ownerId: string; tokenId: string; tokenHash: string; scope: TokenScope; createdAt: number }) {
+  const { ownerId, tokenId, tokenHash, scope, createdAt } = token;
+  return {
+    byHash: { ...keyOf.token(tokenHash), entity: ENTITY.token, ownerId, tokenId, scope, createdAt },
+    byId: { ...keyOf.tokenById(tokenId), entity: ENTITY.tokenById, ownerId, tokenId, tokenHash, scope, createdAt },
+    ofOwner: { ...keyOf.ownerToken(ownerId, tokenId), entity: ENTITY.ownerToken, tokenId, scope, createdAt },
+  };
+}
+
+/** An audit entry as the table keeps it: the entry's own fields, plus its key and its expiry. */
+export function auditItem(entry: AuditEntry) {
+  return { ...keyOf.auditEntry(entry), entity: ENTITY.audit, ...entry, [TABLE.ttlAttribute]: entry.at + RETENTION_SECONDS.audit };
 }

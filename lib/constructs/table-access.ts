@@ -26,8 +26,10 @@ export function grantItems(fn: lambda.IFunction, table: ITable | ITableV2, actio
  * Point a function at the table (`TABLE_NAME`) and grant it no more than its kind of handler does:
  * - `read`: reads of the table and its indexes, and `UpdateItem` on rate-limit windows only, because every
  *   request counts itself in a per-token window item;
- * - `write`: reads, and `UpdateItem` (revoke, rollback, rate limit). The API never puts or deletes an item
- *   (keys are revoked, not deleted), so `PutItem`, `DeleteItem` and `BatchWriteItem` are not granted;
+ * - `write`: reads, `UpdateItem` on keys (revoke), projects (rollback), rate windows and the projects' audit
+ *   entries (a bulk revoke's entry is completed after its writes), and `PutItem` on the projects' audit
+ *   entries only. The API never deletes an item (keys are revoked, not deleted) and puts nothing but audit
+ *   entries, so `DeleteItem`, `BatchWriteItem` and other puts are not granted;
  * - `token-lookup`: `GetItem` on token items, nothing else.
  * No function gets table administration actions.
  */
@@ -39,8 +41,12 @@ export function bindTable(fn: lambda.Function, table: ITableV2, access: TableAcc
   }
   table.grantReadData(fn);
   acknowledgeIndexWildcard(fn, table);
-  if (access === 'read') grantItems(fn, table, ['dynamodb:UpdateItem'], ['rateWindow']);
-  else fn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [table.tableArn] }));
+  if (access === 'read') {
+    grantItems(fn, table, ['dynamodb:UpdateItem'], ['rateWindow']);
+    return;
+  }
+  grantItems(fn, table, ['dynamodb:UpdateItem'], ['key', 'project', 'rateWindow', 'projectAudit']);
+  grantItems(fn, table, ['dynamodb:PutItem'], ['projectAudit']);
 }
 
 /** The read grant covers the table's indexes as `<table arn>/index/*`, which cdk-nag reports as a wildcard. */

@@ -42,7 +42,7 @@ describe('dashboard commands against DynamoDB Local', () => {
   it('owner create makes an owner whose token the authorizer will find, storing only its hash', async () => {
     const { ownerId, token } = await ownerCreate.run(dashboard.context, parseCommand(ownerCreate, []));
     expect(await table.stores.dashboard.ownerExists(ownerId)).toBe(true);
-    expect(await table.stores.tokens.findTokenOwner(hashToken(token))).toBe(ownerId);
+    expect((await table.stores.tokens.findToken(hashToken(token)))?.ownerId).toBe(ownerId);
     expect(JSON.stringify(await scanAll())).not.toContain(token);
   });
 
@@ -50,7 +50,7 @@ describe('dashboard commands against DynamoDB Local', () => {
     const { ownerId, token: first } = await ownerCreate.run(dashboard.context, {});
     const { token } = await tokenCreate.run(dashboard.context, parseCommand(tokenCreate, ['--owner', ownerId]));
     expect(token).not.toBe(first);
-    expect(await table.stores.tokens.findTokenOwner(hashToken(token))).toBe(ownerId);
+    expect((await table.stores.tokens.findToken(hashToken(token)))?.ownerId).toBe(ownerId);
   });
 
   it('project create, keys issue, versions upload and webhooks add write what the API reads', async () => {
@@ -132,7 +132,7 @@ describe('dashboard CLI process', () => {
     expect(created.stdout.endsWith('\n')).toBe(true);
     const owner = JSON.parse(created.stdout) as Record<string, string>;
     expect(Object.keys(owner)).toEqual(['ownerId', 'token']);
-    expect(await table.stores.tokens.findTokenOwner(hashToken(owner.token ?? ''))).toBe(owner.ownerId);
+    expect((await table.stores.tokens.findToken(hashToken(owner.token ?? '')))?.ownerId).toBe(owner.ownerId);
 
     const refused = await cli(['project', 'create', '--owner', owner.ownerId ?? '', '--name', 'X', '--plan', 'gold']);
     expect(refused).toEqual({ code: 2, stdout: '', stderr: '--plan must be one of business, pro, free; got "gold"\n' });

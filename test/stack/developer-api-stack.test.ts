@@ -88,8 +88,8 @@ const actionsOf = (statement: Statement) => (Array.isArray(statement.Action) ? s
 const dynamoStatements = (functionId: string) => statementsOf(functionId).filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')));
 const dynamoActions = (functionId: string) => new Set(dynamoStatements(functionId).flatMap(actionsOf));
 
-/** Writes the API never makes (keys are revoked, never deleted) and table administration. */
-const FORBIDDEN_ACTIONS = ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:PartiQLInsert', 'dynamodb:PartiQLDelete'];
+/** Writes the API never makes (keys are revoked, never deleted; it puts audit entries only) and table administration. */
+const FORBIDDEN_ACTIONS = ['dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:PartiQLInsert', 'dynamodb:PartiQLDelete', 'dynamodb:PartiQLUpdate'];
 const ADMIN_ACTION = /^dynamodb:(\*|(Create|Delete|Update|Restore)Table|UpdateTimeToLive|UpdateContinuousBackups|.*Backup)/;
 
 describe('the table', () => {
@@ -330,21 +330,37 @@ describe('least privilege on the table', () => {
   const readRoutes = ROUTES.filter((route) => route.access === 'read');
   const writeRoutes = ROUTES.filter((route) => route.access === 'write');
 
-  it.each(readRoutes.map((route) => [route.entry, route] as const))('%s (read) reads, and updates only rate-limit windows', (_entry, route) => {
+  it.each(readRoutes.map((route) => [route.entry, route] as const))('%s (read) reads, updates only rate-limit windows, and puts nothing', (_entry, route) => {
     const fn = functionIdOf(route);
     const actions = dynamoActions(fn);
     for (const action of ['dynamodb:GetItem', 'dynamodb:Query']) expect(actions.has(action), action).toBe(true);
-    for (const action of FORBIDDEN_ACTIONS) expect(actions.has(action), action).toBe(false);
+    for (const action of [...FORBIDDEN_ACTIONS, 'dynamodb:PutItem']) expect(actions.has(action), action).toBe(false);
     const updates = dynamoStatements(fn).filter((statement) => actionsOf(statement).includes('dynamodb:UpdateItem'));
     expect(updates).toHaveLength(1);
     expect(updates[0]?.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] } });
   });
 
-  it.each(writeRoutes.map((route) => [route.entry, route] as const))('%s (write) reads and updates, and never puts, deletes or batch-writes', (_entry, route) => {
-    const actions = dynamoActions(functionIdOf(route));
-    for (const action of ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem']) expect(actions.has(action), action).toBe(true);
-    for (const action of FORBIDDEN_ACTIONS) expect(actions.has(action), action).toBe(false);
-  });
+  it.each(writeRoutes.map((route) => [route.entry, route] as const))(
+    '%s (write) reads, updates keys, projects, rate windows and audit entries, puts audit entries only, and never deletes or batch-writes',
+    (_entry, route) => {
+      const fn = functionIdOf(route);
+      const actions = dynamoActions(fn);
+      for (const action of ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem']) expect(actions.has(action), action).toBe(true);
+      for (const action of FORBIDDEN_ACTIONS) expect(actions.has(action), action).toBe(false);
+      const grantsOf = (action: string) => dynamoStatements(fn).filter((statement) => actionsOf(statement).includes(action));
+      expect(grantsOf('dynamodb:UpdateItem').map((statement) => statement.Condition)).toEqual([
+        { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'PROJECT#*', 'RATE#*', 'AUDIT#PROJECT#*'] } },
+      ]);
+      expect(grantsOf('dynamodb:PutItem')).toEqual([
+        {
+          Effect: 'Allow',
+          Action: 'dynamodb:PutItem',
+          Resource: { 'Fn::GetAtt': [tableId(), 'Arn'] },
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUDIT#PROJECT#*'] } },
+        },
+      ]);
+    },
+  );
 
   it('the authorizer may only GetItem token items', () => {
     expect(dynamoStatements(authorizerFunctionId())).toEqual([
