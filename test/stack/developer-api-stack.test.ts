@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE, ROUTES, type Route } from '#api/routes';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
-import { parseBearer } from '#domain/tokens';
+import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { BEARER_VALIDATION_REGEX, DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES, LOADER_METHOD_THROTTLE, LOADER_RESERVED_CONCURRENCY, STAGE_NAME } from '#lib/developer-api-stack';
@@ -183,14 +183,20 @@ describe('the REST API', () => {
     expect(open[0]?.[1].Properties.AuthorizerId).toBeUndefined();
   });
 
-  it('checks the Authorization header with a TOKEN authorizer whose answer is cached for 300 seconds', () => {
+  it(`checks the Authorization header with a TOKEN authorizer whose answer is cached for ${AUTHORIZER_CACHE_SECONDS} seconds`, () => {
     const [, authorizer] = only('AWS::ApiGateway::Authorizer');
     expect(authorizer.Properties).toMatchObject({
       Type: 'TOKEN',
       IdentitySource: 'method.request.header.Authorization',
       IdentityValidationExpression: BEARER_VALIDATION_REGEX,
-      AuthorizerResultTtlInSeconds: 300,
+      AuthorizerResultTtlInSeconds: AUTHORIZER_CACHE_SECONDS,
     });
+  });
+
+  it('bounds how long a revoked token can outlive a failed cache flush: the cache keeps an answer 30 s at most, API Gateway would default to 300', () => {
+    const [, authorizer] = only('AWS::ApiGateway::Authorizer');
+    expect(authorizer.Properties.AuthorizerResultTtlInSeconds).toBeGreaterThan(0);
+    expect(authorizer.Properties.AuthorizerResultTtlInSeconds).toBeLessThanOrEqual(30);
   });
 
   it("refuses before the authorizer runs exactly the headers the authorizer's parseBearer refuses", () => {
@@ -386,9 +392,11 @@ describe('least privilege on the table', () => {
 });
 
 describe('outputs', () => {
-  it('exports the API base URL (the stage URL, to which /v1/... is appended), the table name and the usage plan id', () => {
+  it('exports the API base URL (the stage URL, to which /v1/... is appended), the table name, the usage plan id, and the API and stage a token revoke flushes', () => {
     const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).toSorted()).toEqual(['ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'TableName', 'UsagePlanId']);
+    expect(Object.keys(outputs).toSorted()).toEqual(['ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'RestApiId', 'StageName', 'TableName', 'UsagePlanId']);
+    expect(outputs.RestApiId?.Value).toEqual({ Ref: restApiId() });
+    expect(outputs.StageName?.Value).toEqual({ Ref: only('AWS::ApiGateway::Stage')[0] });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toMatch(new RegExp(`"/${STAGE_NAME}"\\]\\]\\}$`));
     expect(outputs.TableName?.Value).toEqual({ Ref: tableId() });
     expect(outputs.UsagePlanId?.Value).toEqual({ Ref: only('AWS::ApiGateway::UsagePlan')[0] });
