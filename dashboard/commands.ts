@@ -170,6 +170,14 @@ export const tokenRevoke: Command<{ tokenId: string }, { tokenId: string; revoke
   },
 };
 
+/** Once after upgrading: tokens created before token ids get theirs, so they can be listed and revoked. */
+export const tokenMigrate: Command<Record<string, never>, { migrated: number }> = {
+  name: 'token migrate',
+  flags: {},
+  validate: () => ({}),
+  run: async (context) => ({ migrated: await context.stores.tokens.migrateLegacyTokens() }),
+};
+
 /** Who changed what in a project through the API, newest first. */
 export const auditList: Command<{ projectId: string; limit: number }, { entries: AuditEntry[] }> = {
   name: 'audit list',
@@ -312,6 +320,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [tokenList.name]: entry(tokenList),
   [tokenRevoke.name]: entry(tokenRevoke),
   [tokenAudit.name]: entry(tokenAudit),
+  [tokenMigrate.name]: entry(tokenMigrate),
   [auditList.name]: entry(auditList),
   [telemetryExecution.name]: entry(telemetryExecution),
   [telemetryValidation.name]: entry(telemetryValidation),

@@ -31,13 +31,13 @@ export async function transact(db: DynamoDBDocumentClient, input: TransactWriteC
   }
 }
 
-/** A conditional write whose failed condition means there is nothing to do; true when it was written. */
+/** A conditional write (or transaction) whose failed condition means there is nothing to do; true when it was written. */
 export async function ifCondition(write: Promise<unknown>): Promise<boolean> {
   try {
     await write;
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (isConditionFailure(error)) return false;
     throw error;
   }
 }

@@ -158,8 +158,17 @@ export interface EventItem extends ItemKey {
   ttl: number;
 }
 
+/** What the table knows of a working token. */
+export interface StoredToken {
+  ownerId: string;
+  tokenId: string;
+  tokenHash: string;
+  scope: TokenScope;
+  createdAt: number;
+}
+
 /** The three items of one token (see the table above); the scope is fixed at creation. */
-export function tokenItems(token: { ownerId: string; tokenId: string; tokenHash: string; scope: TokenScope; createdAt: number }) {
+export function tokenItems(token: StoredToken) {
   const { ownerId, tokenId, tokenHash, scope, createdAt } = token;
   return {
     byHash: { ...keyOf.token(tokenHash), entity: ENTITY.token, ownerId, tokenId, scope, createdAt },

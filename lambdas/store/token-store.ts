@@ -1,9 +1,9 @@
-import { type DynamoDBDocumentClient, GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, ScanCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { AUDIT_ACTIONS, dashboardEntry } from '#domain/audit';
 import type { TokenStore } from '#domain/ports';
 import { scopeOf, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
-import { isConditionFailure, transact } from './conditions';
-import { auditItem, CHILD_PREFIX, keyOf, tokenItems } from './layout';
+import { ifCondition, transact } from './conditions';
+import { auditItem, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems } from './layout';
 import { type Item, queryAll } from './paging';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -78,8 +78,8 @@ export class DynamoTokenStore implements TokenStore {
    */
   async revokeToken(token: ActiveToken, now: number): Promise<boolean> {
     const entry = dashboardEntry({ ownerId: token.ownerId, at: now, action: AUDIT_ACTIONS.revokeToken, target: { token_id: token.tokenId }, outcome: { scope: token.scope } });
-    try {
-      await transact(this.db, {
+    return ifCondition(
+      transact(this.db, {
         TransactItems: [
           { Delete: { TableName: this.tableName, Key: keyOf.token(token.tokenHash) } },
           { Delete: { TableName: this.tableName, Key: keyOf.ownerToken(token.ownerId, token.tokenId) } },
@@ -94,12 +94,58 @@ export class DynamoTokenStore implements TokenStore {
           },
           { Put: { TableName: this.tableName, Item: auditItem(entry) } },
         ],
-      });
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+      }),
+    );
+  }
+
+  /**
+   * Give every token stored before token ids existed (a hash item without `tokenId`) its id, its explicit `write`
+   * scope and its place in its owner's list, so it can be listed and revoked like any other. One scan of the
+   * table, for the operator to run once after upgrading; running it again finds nothing. Returns how many.
+   */
+  async migrateLegacyTokens(): Promise<number> {
+    let migrated = 0;
+    let startKey: Item | undefined;
+    do {
+      const page = await this.db.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: 'begins_with(pk, :token) AND attribute_not_exists(tokenId)',
+          ExpressionAttributeValues: { ':token': PARTITION.token },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const tokenHash = String(item.pk).slice(PARTITION.token.length);
+        const token: StoredToken = { ownerId: String(item.ownerId), tokenId: tokenIdOf(tokenHash), tokenHash, scope: scopeOf(item.scope), createdAt: Number(item.createdAt) };
+        if (await this.migrateLegacyToken(token)) migrated += 1;
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return migrated;
+  }
+
+  /** False when another run migrated (or a revoke removed) the token meanwhile. */
+  private async migrateLegacyToken(token: StoredToken): Promise<boolean> {
+    const items = tokenItems(token);
+    return ifCondition(
+      transact(this.db, {
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: keyOf.token(token.tokenHash),
+              UpdateExpression: 'SET tokenId = :id, #scope = :scope',
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(tokenId)',
+              ExpressionAttributeNames: { '#scope': 'scope' },
+              ExpressionAttributeValues: { ':id': token.tokenId, ':scope': token.scope },
+            },
+          },
+          ...[items.byId, items.ofOwner].map((item): TransactItem => ({ Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+        ],
+      }),
+    );
   }
 }
 

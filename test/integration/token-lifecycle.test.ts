@@ -1,11 +1,13 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '#api/routes';
 import { COMMANDS } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext } from '#dashboard/context';
 import type { AuditEntry } from '#domain/audit';
-import { type TokenScope } from '#domain/tokens';
+import { hashToken, newApiToken, tokenIdOf, type TokenScope } from '#domain/tokens';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
+import { keyOf } from '#store/layout';
 import { createTestTable, scanTable, type TestTable } from '#test-support/fixtures';
 
 /**
@@ -159,6 +161,22 @@ describe('revoking a token', () => {
     expect(entries[0]).toMatchObject({ ownerId, source: 'dashboard', tokenId: null, requestId: null, target: { token_id: writeToken.tokenId }, outcome: { scope: 'write' } });
     expect(entries.at(-1)).toMatchObject({ target: { scope: 'write' }, outcome: { token_id: writeToken.tokenId } });
     expect(entries.at(-2)).toMatchObject({ target: { scope: 'read' }, outcome: { token_id: readToken.tokenId } });
+  });
+
+  it('migrates a token stored before token ids and scopes: a write token, then listed and revocable like the others', async () => {
+    const legacy = newApiToken();
+    // As the dashboard stored tokens before: the hash item alone, no id, no scope.
+    await table.db.send(new PutCommand({ TableName: table.tableName, Item: { ...keyOf.token(hashToken(legacy)), entity: 'TOKEN', ownerId, createdAt: 1_700_000_000 } }));
+    expect((await api(legacy, '/versions/rollback', { version_id: versionIds[1] })).status).toBe(200);
+    const legacyId = tokenIdOf(hashToken(legacy));
+    await expect(dashboardRun('token revoke', '--token-id', legacyId)).rejects.toThrow(`Token ${legacyId} not found`);
+
+    expect(await dashboardRun('token migrate')).toEqual({ migrated: 1 });
+    expect(await dashboardRun('token migrate')).toEqual({ migrated: 0 });
+    const { tokens } = await dashboardRun<{ tokens: { tokenId: string; scope: string; createdAt: number }[] }>('token list', '--owner', ownerId);
+    expect(tokens[0]).toEqual({ tokenId: legacyId, scope: 'write', createdAt: 1_700_000_000 });
+    expect(await dashboardRun('token revoke', '--token-id', legacyId)).toEqual({ tokenId: legacyId, revoked: true });
+    expect((await api(legacy, '/keys')).status).toBe(401);
   });
 
   it('leaves no raw token anywhere in the table', async () => {

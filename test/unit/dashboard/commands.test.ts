@@ -14,6 +14,7 @@ import {
   tokenAudit,
   tokenCreate,
   tokenList,
+  tokenMigrate,
   tokenRevoke,
   versionsUpload,
   webhooksAdd,
@@ -94,6 +95,11 @@ describe('token list, token revoke, token audit and audit list', () => {
     expect(rejection(auditList, [...PROJECT, '--limit', '0'])).toBe('--limit must be a whole number from 1 to 1000; got "0"');
     expect(rejection(auditList, [...PROJECT, '--limit', '1001'])).toBe('--limit must be a whole number from 1 to 1000; got "1001"');
     expect(rejection(auditList, ['--project', 'prj 1'])).toMatch(/--project must be a project id/);
+  });
+
+  it('token migrate takes no flags', () => {
+    expect(parseCommand(tokenMigrate, [])).toEqual({});
+    expect(rejection(tokenMigrate, ['--owner', 'own_1'])).toMatch(/Unknown flag --owner for "token migrate"/);
   });
 
   it('token audit requires --owner and takes the same --limit', () => {
