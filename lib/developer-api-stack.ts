@@ -207,7 +207,7 @@ function acknowledgeReviewedApiFindings(api: apigateway.RestApi): void {
   );
 }
 
-/** One JSON line per request; the token is never logged, only the owner the authorizer resolved it to. */
+/** One JSON line per request; the token is never logged, only the owner and the token id the authorizer resolved it to. */
 function accessLogFormat(): apigateway.AccessLogFormat {
   const field = apigateway.AccessLogField;
   return apigateway.AccessLogFormat.custom(
@@ -224,6 +224,8 @@ function accessLogFormat(): apigateway.AccessLogFormat {
       responseLatency: field.contextResponseLatency(),
       integrationLatency: field.contextIntegrationLatency(),
       ownerId: field.contextAuthorizer('ownerId'),
+      // The token's id, as audit entries name it (never the token, nor its hash).
+      tokenId: field.contextAuthorizer('tokenId'),
       authorizerError: field.contextAuthorizerError(),
       errorType: field.contextErrorResponseType(),
       errorMessage: field.contextErrorMessage(),

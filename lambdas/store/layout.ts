@@ -15,7 +15,7 @@ import { TABLE } from './table-definition';
  * | owner              | OWNER#<ownerId>             | OWNER                                       | always                   |
  * | owner's token      | OWNER#<ownerId>             | TOKEN#<tokenId>                             | until the token's revoke |
  * | API token          | TOKEN#<sha256>              | TOKEN                                       | until the token's revoke |
- * | token by id        | TOKEN_ID#<tokenId>          | TOKEN_ID                                    | always (revoked: no hash)|
+ * | token by id        | TOKEN_ID#<tokenId>          | TOKEN_ID                                    | always, hash till revoke |
  * | audit entry        | AUDIT#PROJECT#<projectId>   | ENTRY#<entryId>                             | 90 days                  |
  * | audit entry        | AUDIT#OWNER#<ownerId>       | ENTRY#<entryId>                             | 90 days                  |
  * | project            | PROJECT#<id>                | PROJECT                                     | always                   |

@@ -281,7 +281,13 @@ describe('the stage', () => {
       expect.arrayContaining([expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false })]),
     );
     const format = JSON.parse((stage.Properties.AccessLogSetting as { Format: string }).Format) as Record<string, string>;
-    expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', ownerId: '$context.authorizer.ownerId' });
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      status: '$context.status',
+      ownerId: '$context.authorizer.ownerId',
+      tokenId: '$context.authorizer.tokenId',
+    });
+    expect(format).not.toHaveProperty('tokenHash');
   });
 
   it('never logs the token: no access log field reads the Authorization header or the API key value', () => {
