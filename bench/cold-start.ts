@@ -8,6 +8,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ROUTES } from '#api/routes';
+import { callerOfToken } from '#domain/tokens';
 import { DELIVERY_QUEUE } from '#events/delivery-settings';
 import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '#lib/constructs/service-function';
 import { demoDiscordWebhookUrl } from '#local/seed';
@@ -327,7 +328,7 @@ async function serviceFunctions(
   if (!versionItem) throw new Error('bench version cannot be read back');
 
   // A fresh token hash per event: every run is a new caller for the rate limit, as the authorizer would pass it.
-  const caller = () => ({ ownerId, tokenHash: randomBytes(32).toString('hex') });
+  const caller = () => callerOfToken(ownerId, randomBytes(32).toString('hex'), 'write');
   const route = (entry: (typeof ROUTES)[number]['entry']) => {
     const found = ROUTES.find((r) => r.entry === entry);
     if (!found) throw new Error(`no route for ${entry}`);

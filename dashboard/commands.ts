@@ -1,11 +1,13 @@
 import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
+import type { AuditEntry } from '#domain/audit';
 import { type Plan, PLANS } from '#domain/model';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, tokenIdOf, type TokenScope } from '#domain/tokens';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { watermarkProblem } from '#schemas/formats';
 import { type EventName } from '#schemas/resources';
 import { EVENT_NAMES } from '#schemas/resources';
 import type { IssuedKey, NewKeys } from '#store/dashboard-store';
+import type { TokenSummary } from '#store/token-store';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
 import { CommandError, type DashboardContext } from './context';
 
@@ -37,6 +39,8 @@ export const MAX_URL_LENGTH = 2048;
 export const KEY_TIERS = ['standard'] as const;
 /** Past this a timestamp is in milliseconds, not the Unix seconds the API uses. */
 const MAX_UNIX_SECONDS = 99_999_999_999;
+/** Audit entries one `audit list` prints: the newest 50 unless asked, at most 1,000. */
+export const AUDIT_LIST_LIMIT = { default: 50, max: 1000 } as const;
 
 function idFlag(flag: string, text: string, what: string, example: string): string {
   if (!PATH_ID_PATTERN.test(text)) throw new UsageError(`--${flag} must be ${what} id like ${example}; got "${text}"`);
@@ -45,6 +49,17 @@ function idFlag(flag: string, text: string, what: string, example: string): stri
 
 const ownerId = (flags: Flags) => idFlag('owner', flags.required('owner'), 'an owner', 'own_0123456789abcdef0123');
 const projectId = (flags: Flags) => idFlag('project', flags.required('project'), 'a project', 'prj_0123456789abcdef0123');
+
+function tokenId(flags: Flags): string {
+  const text = flags.required('token-id');
+  if (!TOKEN_ID_PATTERN.test(text)) throw new UsageError(`--token-id must be a token id like tok_0123456789abcdef0123 (see "token list --owner ID"); got "${text}"`);
+  return text;
+}
+
+function auditLimit(flags: Flags): number {
+  const text = flags.optional('limit');
+  return text === undefined ? AUDIT_LIST_LIMIT.default : wholeNumber('limit', text, { min: 1, max: AUDIT_LIST_LIMIT.max });
+}
 
 function printableText(flag: string, text: string, maxLength: number, options: { allowEmpty: boolean }): string {
   if (!options.allowEmpty && text.trim() === '') throw new UsageError(`--${flag} must not be empty`);
@@ -88,35 +103,100 @@ async function requireProject(context: DashboardContext, project: string): Promi
   if (!(await context.stores.projects.getProject(project))) throw new CommandError(`Project ${project} not found: create one with "project create"`);
 }
 
-/** A new token for an owner: registered at the gateway first, so a failure there leaves the table untouched. */
-async function issueToken(context: DashboardContext, owner: string | undefined): Promise<{ ownerId: string; token: string }> {
+/**
+ * A new token for an owner: registered at the gateway first, so a failure there leaves the table untouched. The
+ * raw token is in the answer, this once; the table keeps its hash, its id and the owner's audit entry.
+ */
+async function issueToken(context: DashboardContext, owner: string | undefined, scope: TokenScope): Promise<{ ownerId: string; token: string; tokenId: string }> {
   await context.tokenKeys.check();
   const token = newApiToken();
   const tokenHash = hashToken(token);
-  await context.tokenKeys.register(tokenHash);
+  const tokenId = tokenIdOf(tokenHash);
+  await context.tokenKeys.register({ tokenHash, tokenId });
   const now = context.now();
   const tokenOwner = owner ?? (await context.stores.dashboard.createOwner(now));
-  await context.stores.tokens.saveTokenHash(tokenOwner, tokenHash, now);
-  return { ownerId: tokenOwner, token };
+  await context.stores.tokens.saveTokenHash(tokenOwner, tokenHash, now, scope);
+  return { ownerId: tokenOwner, token, tokenId };
 }
 
 // ---- the commands ----
 
-export const ownerCreate: Command<Record<string, never>, { ownerId: string; token: string }> = {
+export const ownerCreate: Command<Record<string, never>, { ownerId: string; token: string; tokenId: string }> = {
   name: 'owner create',
   flags: {},
   validate: () => ({}),
-  run: (context) => issueToken(context, undefined),
+  run: (context) => issueToken(context, undefined, 'write'),
 };
 
-export const tokenCreate: Command<{ ownerId: string }, { token: string }> = {
+/** Rotation: create the new token, move the clients to it, revoke the old one. */
+export const tokenCreate: Command<{ ownerId: string; scope: TokenScope }, { token: string; tokenId: string; scope: TokenScope }> = {
   name: 'token create',
+  flags: { owner: { required: true, placeholder: 'ID' }, scope: { placeholder: TOKEN_SCOPES.join('|') } },
+  validate: (flags) => ({ ownerId: ownerId(flags), scope: oneOf('scope', flags.optional('scope') ?? 'write', TOKEN_SCOPES) }),
+  async run(context, input) {
+    await requireOwner(context, input.ownerId);
+    const { token, tokenId } = await issueToken(context, input.ownerId, input.scope);
+    return { token, tokenId, scope: input.scope };
+  },
+};
+
+export const tokenList: Command<{ ownerId: string }, { tokens: TokenSummary[] }> = {
+  name: 'token list',
   flags: { owner: { required: true, placeholder: 'ID' } },
   validate: (flags) => ({ ownerId: ownerId(flags) }),
   async run(context, input) {
     await requireOwner(context, input.ownerId);
-    const { token } = await issueToken(context, input.ownerId);
-    return { token };
+    return { tokens: await context.stores.tokens.tokensOf(input.ownerId) };
+  },
+};
+
+/**
+ * The token stops at once: its items go from the table (the authorizer finds it no more), and in AWS its API key
+ * is deleted and the stage's authorizer cache flushed. An unknown or already revoked id writes nothing.
+ */
+export const tokenRevoke: Command<{ tokenId: string }, { tokenId: string; revoked: true }> = {
+  name: 'token revoke',
+  flags: { 'token-id': { required: true, placeholder: 'ID' } },
+  validate: (flags) => ({ tokenId: tokenId(flags) }),
+  async run(context, input) {
+    await context.tokenKeys.check();
+    const token = await context.stores.tokens.tokenById(input.tokenId);
+    if (!token) throw new CommandError(`Token ${input.tokenId} not found: "token list --owner ID" shows an owner's tokens`);
+    const alreadyRevoked = `Token ${input.tokenId} is already revoked`;
+    if (token.revokedAt !== undefined) throw new CommandError(`${alreadyRevoked} (at ${new Date(token.revokedAt * 1000).toISOString()})`);
+    if (!(await context.stores.tokens.revokeToken(token, context.now()))) throw new CommandError(alreadyRevoked);
+    await context.tokenKeys.revoke(input.tokenId);
+    return { tokenId: input.tokenId, revoked: true };
+  },
+};
+
+/** Once after upgrading: tokens created before token ids get theirs, so they can be listed and revoked. */
+export const tokenMigrate: Command<Record<string, never>, { migrated: number }> = {
+  name: 'token migrate',
+  flags: {},
+  validate: () => ({}),
+  run: async (context) => ({ migrated: await context.stores.tokens.migrateLegacyTokens() }),
+};
+
+/** Who changed what in a project through the API, newest first. */
+export const auditList: Command<{ projectId: string; limit: number }, { entries: AuditEntry[] }> = {
+  name: 'audit list',
+  flags: { project: { required: true, placeholder: 'ID' }, limit: { placeholder: 'N' } },
+  validate: (flags) => ({ projectId: projectId(flags), limit: auditLimit(flags) }),
+  async run(context, input) {
+    await requireProject(context, input.projectId);
+    return { entries: await context.stores.audit.list({ projectId: input.projectId }, input.limit) };
+  },
+};
+
+/** The owner's token entries (created, revoked), newest first. */
+export const tokenAudit: Command<{ ownerId: string; limit: number }, { entries: AuditEntry[] }> = {
+  name: 'token audit',
+  flags: { owner: { required: true, placeholder: 'ID' }, limit: { placeholder: 'N' } },
+  validate: (flags) => ({ ownerId: ownerId(flags), limit: auditLimit(flags) }),
+  async run(context, input) {
+    await requireOwner(context, input.ownerId);
+    return { entries: await context.stores.audit.list({ ownerId: input.ownerId }, input.limit) };
   },
 };
 
@@ -237,6 +317,11 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [keysIssue.name]: entry(keysIssue),
   [versionsUpload.name]: entry(versionsUpload),
   [webhooksAdd.name]: entry(webhooksAdd),
+  [tokenList.name]: entry(tokenList),
+  [tokenRevoke.name]: entry(tokenRevoke),
+  [tokenAudit.name]: entry(tokenAudit),
+  [tokenMigrate.name]: entry(tokenMigrate),
+  [auditList.name]: entry(auditList),
   [telemetryExecution.name]: entry(telemetryExecution),
   [telemetryValidation.name]: entry(telemetryValidation),
   [detectDaily.name]: entry(detectDaily),

@@ -1,7 +1,16 @@
-import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, GetUsagePlanCommand } from '@aws-sdk/client-api-gateway';
+import {
+  APIGatewayClient,
+  CreateApiKeyCommand,
+  CreateUsagePlanKeyCommand,
+  DeleteApiKeyCommand,
+  FlushStageAuthorizersCacheCommand,
+  GetApiKeysCommand,
+  GetUsagePlanCommand,
+} from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { readFile } from 'node:fs/promises';
 import { unixSeconds } from '#domain/model';
+import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
 import type { StackInfo } from '#local/state-file';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
@@ -14,17 +23,20 @@ export class CommandError extends Error {
 }
 
 /**
- * Making a new token usable at the gateway. In AWS the usage plan throttles by API key and the authorizer
- * names the token's SHA-256 as the key, so each token needs an API key with that value on the usage plan.
- * The local gateway has no usage plan, so there it is nothing to do.
+ * A token at the gateway. In AWS the usage plan throttles by API key and the authorizer names the token's SHA-256
+ * as the key, so each token needs an API key with that value on the usage plan (named by the token's id); and
+ * API Gateway caches the authorizer's answers, so a revoke flushes the stage's cache. The local gateway has no
+ * usage plan and no cache, so there both are nothing to do.
  */
 export interface TokenKeys {
-  /** Fails, before the command writes anything, when tokens cannot be registered. */
+  /** Fails, before the command writes anything, when the gateway cannot be reached or is not the stack's. */
   check(): Promise<void>;
-  register(tokenHash: string): Promise<void>;
+  register(token: { tokenHash: string; tokenId: string }): Promise<void>;
+  /** After the table revoked the token: delete its API key and flush the stage's authorizer cache. */
+  revoke(tokenId: string): Promise<void>;
 }
 
-export const LOCAL_TOKEN_KEYS: TokenKeys = { check: async () => undefined, register: async () => undefined };
+export const LOCAL_TOKEN_KEYS: TokenKeys = { check: async () => undefined, register: async () => undefined, revoke: async () => undefined };
 
 export interface DashboardContext {
   /** The table's stores: the dashboard's writes, tokens, projects, and telemetry (dashboard/commands/telemetry.ts). */
@@ -35,7 +47,14 @@ export interface DashboardContext {
 
 export type TableLocation =
   | { kind: 'local'; endpoint: string; tableName: string }
-  | { kind: 'aws'; tableName: string; stackName: string; usagePlanId?: string };
+  | { kind: 'aws'; tableName: string; stackName: string; gateway?: GatewayOutputs };
+
+/** The stack outputs the dashboard needs of the API: the usage plan for new tokens' keys, the stage whose cache a revoke flushes. */
+export interface GatewayOutputs {
+  usagePlanId: string;
+  restApiId: string;
+  stageName: string;
+}
 
 export type StackOutputs = Record<string, string>;
 export type StackOutputsReader = (stackName: string) => Promise<StackOutputs>;
@@ -72,7 +91,16 @@ export async function locateTable({ env, stateFile, readStackOutputs }: LocateOp
   }
   const tableName = outputNamed(outputs, 'TableName');
   if (!tableName) throw new CommandError(`The AWS stack ${stackName} has no output whose key contains TableName`);
-  return { kind: 'aws', tableName, stackName, usagePlanId: outputNamed(outputs, 'UsagePlanId') };
+  return { kind: 'aws', tableName, stackName, gateway: gatewayOutputs(outputs) };
+}
+
+const GATEWAY_OUTPUTS = { usagePlanId: 'UsagePlanId', restApiId: 'RestApiId', stageName: 'StageName' } as const satisfies Record<keyof GatewayOutputs, string>;
+
+/** The API's outputs, or undefined when the stack lacks one (a stack deployed before it was added). */
+function gatewayOutputs(outputs: StackOutputs): GatewayOutputs | undefined {
+  const found = Object.entries(GATEWAY_OUTPUTS).map(([field, part]) => [field, outputNamed(outputs, part)] as const);
+  if (found.some(([, value]) => value === undefined)) return undefined;
+  return Object.fromEntries(found) as unknown as GatewayOutputs;
 }
 
 async function readStateFile(path: string): Promise<{ endpoint: string; tableName: string } | undefined> {
@@ -111,21 +139,31 @@ export const readStackOutputs: StackOutputsReader = async (stackName) => {
   }
 };
 
-/** API keys on the deployed usage plan; the plan id comes from the stack's outputs when not known yet. */
+/**
+ * API keys on the deployed usage plan, and the stage's authorizer cache; the outputs come from the stack when not
+ * known yet. Each API key is named by its token's id, so a revoke finds it by name (GetApiKeys' `nameQuery` matches
+ * a prefix, so the name is compared exactly here).
+ */
 export function usagePlanTokenKeys(location: Extract<TableLocation, { kind: 'aws' }>, readOutputs: StackOutputsReader): TokenKeys & { close(): void } {
   const client = new APIGatewayClient({});
-  let usagePlanId = location.usagePlanId;
+  let gateway = location.gateway;
+  const checked = (): GatewayOutputs => {
+    if (!gateway) throw new CommandError('Token keys were not checked before use');
+    return gateway;
+  };
   return {
     async check() {
-      usagePlanId ??= outputNamed(await readOutputs(location.stackName), 'UsagePlanId');
-      if (!usagePlanId) throw new CommandError(`The AWS stack ${location.stackName} has no output whose key contains UsagePlanId`);
-      await client.send(new GetUsagePlanCommand({ usagePlanId }));
+      gateway ??= gatewayOutputs(await readOutputs(location.stackName));
+      if (!gateway) {
+        throw new CommandError(`The AWS stack ${location.stackName} lacks an output whose key contains ${Object.values(GATEWAY_OUTPUTS).join(', ')}: deploy the stack again`);
+      }
+      await client.send(new GetUsagePlanCommand({ usagePlanId: gateway.usagePlanId }));
     },
-    async register(tokenHash) {
-      if (!usagePlanId) throw new CommandError('Token keys were not checked before registering');
+    async register({ tokenHash, tokenId }) {
+      const { usagePlanId } = checked();
       const key = await client.send(
         new CreateApiKeyCommand({
-          name: `dashboard-token-${tokenHash.slice(0, 16)}`,
+          name: tokenId,
           description: 'Usage-plan key of a developer API token (value: SHA-256 of the token)',
           value: tokenHash,
           enabled: true,
@@ -133,8 +171,45 @@ export function usagePlanTokenKeys(location: Extract<TableLocation, { kind: 'aws
       );
       await client.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: key.id, keyType: 'API_KEY' }));
     },
+    async revoke(tokenId) {
+      const { restApiId, stageName } = checked();
+      const deleted = await failureOf(async () => {
+        for (const id of await apiKeyIdsNamed(client, tokenId)) await client.send(new DeleteApiKeyCommand({ apiKey: id }));
+      });
+      // Even when the key could not be deleted: the flush is what stops the token at once.
+      const flushed = await failureOf(() => client.send(new FlushStageAuthorizersCacheCommand({ restApiId, stageName })));
+      const keyLeft = `deleting its API key (named ${tokenId}) failed (${deleted}); delete it by hand, without the token it lets nothing through`;
+      if (flushed) {
+        throw new CommandError(
+          `Token ${tokenId} is revoked in the table, but flushing the authorizer cache of stage ${stageName} failed (${flushed}): it stops working within ${AUTHORIZER_CACHE_SECONDS} s, when the cached answer expires${deleted ? `; and ${keyLeft}` : ''}`,
+        );
+      }
+      if (deleted) throw new CommandError(`Token ${tokenId} is revoked and stopped, but ${keyLeft}`);
+    },
     close: () => client.destroy(),
   };
+}
+
+/** The failure of `step` in one line, or undefined when it succeeded. */
+async function failureOf(step: () => Promise<unknown>): Promise<string | undefined> {
+  try {
+    await step();
+    return undefined;
+  } catch (error) {
+    return oneLine(error);
+  }
+}
+
+/** Ids of the API keys named exactly `name`, all pages read. */
+async function apiKeyIdsNamed(client: APIGatewayClient, name: string): Promise<string[]> {
+  const ids: string[] = [];
+  let position: string | undefined;
+  do {
+    const page = await client.send(new GetApiKeysCommand({ nameQuery: name, limit: 500, position }));
+    ids.push(...(page.items ?? []).filter((key) => key.name === name && key.id).map((key) => key.id as string));
+    position = page.position;
+  } while (position);
+  return ids;
 }
 
 /** The context commands run in, for a located table; `close` lets the process exit at once. */

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { Caller } from '#domain/model';
 
 /**
  * An API Gateway REST proxy event, as API Gateway hands one to a Lambda integration after the authorizer allowed
@@ -30,6 +31,15 @@ export interface ProxyEventParts {
   domainName?: string;
   resourceId?: string;
 }
+
+/** The context the token authorizer (#api/authorizer) answers for `caller`, as API Gateway passes it on. */
+export const authorizerContextFor = (caller: Caller): Record<string, string> => ({
+  ownerId: caller.ownerId,
+  tokenHash: caller.tokenHash,
+  tokenId: caller.tokenId,
+  scope: caller.scope,
+  principalId: caller.ownerId,
+});
 
 /** Each name's values as a list, as API Gateway fills the multi-value maps. */
 const asLists = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([name, value]) => [name, [value]]));

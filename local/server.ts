@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createAuthorizer } from '#api/authorizer';
 import { createRouteHandlers } from '#api/endpoints';
 import { unixSeconds } from '#domain/model';
-import type { KeyCheckStore, ProjectStore, RateLimitStore, TelemetrySink, TokenStore } from '#domain/ports';
+import type { AuditLog, KeyCheckStore, ProjectStore, RateLimitStore, TelemetrySink, TokenStore } from '#domain/ports';
 import { createValidateHandler } from '#loader/validate';
 import {
   type GatewayDeps,
@@ -47,7 +47,7 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export type LocalServerStores = { projects: ProjectStore; rateLimits: RateLimitStore; tokens: TokenStore; keyChecks: KeyCheckStore };
+export type LocalServerStores = { projects: ProjectStore; rateLimits: RateLimitStore; tokens: TokenStore; keyChecks: KeyCheckStore; audit: AuditLog };
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
 export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink): GatewayDeps {

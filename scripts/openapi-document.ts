@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
-import { LOADER_ROUTE, ROUTES, type Route } from '#api/routes';
-import { type DomainError, InvalidInput, KeyNotFound, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, Unauthenticated, VersionNotFound } from '#domain/errors';
+import { LOADER_ROUTE, ROUTES, type Route, scopeNeededBy } from '#api/routes';
+import { type DomainError, InvalidInput, KeyNotFound, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, ScopeMissing, Unauthenticated, VersionNotFound } from '#domain/errors';
 import { LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
@@ -406,6 +406,8 @@ interface OperationSpec {
 }
 
 const invalid = (summary: string, schema: z.core.$ZodType, input: unknown): ErrorExample => ({ summary, error: new InvalidInput(firstIssue(schema, input)) });
+/** The 403 of a read-only token on a route that writes, with the service's own message for that route. */
+const readOnlyToken = (entry: Route['entry']): ErrorExample => ({ summary: 'Read-only token', error: new ScopeMissing('read', scopeNeededBy(entry)) });
 const unknownQuery = (): ErrorExample[] => [invalid('Unknown query parameter', NoQuery, { page: '2' })];
 
 function operationSpecs(): Record<Route['entry'], OperationSpec> {
@@ -427,7 +429,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       query: NoQuery,
       body: { schema: 'RevokeKeyRequest', description: 'The key to revoke.', examples: { revoke: { summary: 'Revoke a key', value: { key_id: EXAMPLE.keyId } } } },
       ok: { schema: 'OkResponse', description: 'The key is revoked.', example: { ok: true } satisfies OkResponse },
-      errors: [invalid('Empty body', RevokeKeyBody, {}), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
+      errors: [invalid('Empty body', RevokeKeyBody, {}), readOnlyToken('revoke-key'), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
     },
     'revoke-bulk': {
       operationId: 'revokeBulk',
@@ -445,6 +447,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       errors: [
         invalid('WM_ prefix copied along', RevokeBulkBody, { watermark: `WM_${EXAMPLE.watermark}` }),
         invalid('Not 16 lowercase hex characters', RevokeBulkBody, { watermark: '3f9a1c7e' }),
+        readOnlyToken('revoke-bulk'),
       ],
     },
     'list-versions': {
@@ -472,7 +475,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
         description: 'The version is current.',
         example: { ok: true, current_version_id: EXAMPLE.olderVersionId } satisfies RollbackResponse,
       },
-      errors: [invalid('Empty body', RollbackBody, {}), { summary: 'No such version in this project', error: new VersionNotFound(EXAMPLE.versionId) }],
+      errors: [invalid('Empty body', RollbackBody, {}), readOnlyToken('rollback'), { summary: 'No such version in this project', error: new VersionNotFound(EXAMPLE.versionId) }],
     },
     'list-webhooks': {
       operationId: 'listWebhooks',
@@ -596,7 +599,8 @@ const invalidBody = (summary: string, input: unknown): ErrorExample => ({ summar
 
 const DESCRIPTION = `Manage a script-distribution project over HTTP: list and revoke issued keys (one by id, or every key carrying a leaked watermark), list script versions and roll back, read webhook configurations.
 
-- **Authentication**: every request sends \`Authorization: Bearer <API_TOKEN>\`; a missing or unknown token gets 401.
+- **Authentication**: every request sends \`Authorization: Bearer <API_TOKEN>\`; a missing, unknown or revoked token gets 401.
+- **Token scopes**: a \`read\` token may call the three GET operations only; on revoke, bulk revoke and rollback it gets 403 naming the \`write\` scope it lacks. A \`write\` token (the default) may call all six.
 - **Access**: a project is visible to its owner only (anyone else gets 404 \`${PROJECT_NOT_FOUND}\`), and must be on the Business plan (403 otherwise).
 - **Rate limit**: ${RATE_LIMIT.requests} requests per minute per token, in fixed one-minute windows. Every answer carries \`RateLimit\` and \`RateLimit-Policy\`; a 429 carries \`Retry-After\` (seconds).
 - **Pagination**: \`limit\` (default ${KEYS_PAGE.defaultLimit}, max ${KEYS_PAGE.maxLimit}) and \`offset\` (default ${KEYS_PAGE.defaultOffset}) on the key list.

@@ -3,8 +3,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '#domain/ids';
 import type { Caller } from '#domain/model';
-import { hashToken, newApiToken } from '#domain/tokens';
-import { buildProxyEvent } from '#local/proxy-event';
+import { callerOfToken, hashToken, newApiToken } from '#domain/tokens';
+import { authorizerContextFor, buildProxyEvent } from '#local/proxy-event';
 import { keyOf } from '#store/layout';
 import type { Stores } from '#store/stores';
 import type { BenchTable } from './dynamodb';
@@ -54,7 +54,7 @@ export class CallerPool {
   }
 
   private fresh(): Caller {
-    return { ownerId: this.ownerId, tokenHash: randomBytes(32).toString('hex') };
+    return callerOfToken(this.ownerId, randomBytes(32).toString('hex'), 'write');
   }
 }
 
@@ -84,7 +84,7 @@ export function apiGatewayEvent(request: ApiRequest): APIGatewayProxyEvent {
     },
     queryStringParameters: request.query && Object.keys(request.query).length > 0 ? request.query : null,
     body: request.body === undefined ? null : JSON.stringify(request.body),
-    authorizer: { ownerId: request.caller.ownerId, tokenHash: request.caller.tokenHash, principalId: request.caller.ownerId },
+    authorizer: authorizerContextFor(request.caller),
     requestId: randomBytes(8).toString('hex'),
     requestTimeEpoch: Date.now(),
     sourceIp: '127.0.0.1',

@@ -13,19 +13,22 @@ export interface AuthorizerDeps {
 }
 
 /**
- * Bearer token → owner. The token is hashed at once and only the hash is looked up, passed on and used as
- * the usage-plan API key (apiKeySource AUTHORIZER), so the raw token is never stored, logged or forwarded.
+ * Bearer token → owner, token id and scope. The token is hashed at once and only the hash is looked up, passed
+ * on and used as the usage-plan API key (apiKeySource AUTHORIZER), so the raw token is never stored, logged or
+ * forwarded. The policy allows the whole API whatever the scope; each handler enforces the scope its route needs
+ * (the scope travels in the context), so one cached answer still serves every route.
  */
 export function createAuthorizer({ tokens, logger }: AuthorizerDeps) {
   return async (event: Pick<APIGatewayTokenAuthorizerEvent, 'authorizationToken' | 'methodArn'>): Promise<APIGatewayAuthorizerResult> => {
     const token = parseBearer(event.authorizationToken);
     if (!token) throw new Error(UNAUTHORIZED);
     const tokenHash = hashToken(token);
-    const ownerId = await tokens.findTokenOwner(tokenHash);
-    if (!ownerId) {
+    const grant = await tokens.findToken(tokenHash);
+    if (!grant) {
       logger.info('Unknown API token', { tokenHashPrefix: tokenHash.slice(0, 8) });
       throw new Error(UNAUTHORIZED);
     }
+    const { ownerId, tokenId, scope } = grant;
     return {
       principalId: ownerId,
       // The whole API, not just this method: API Gateway caches the policy per token for all routes.
@@ -33,7 +36,7 @@ export function createAuthorizer({ tokens, logger }: AuthorizerDeps) {
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(event.methodArn) }],
       },
-      context: { ownerId, tokenHash },
+      context: { ownerId, tokenHash, tokenId, scope },
       usageIdentifierKey: tokenHash,
     };
   };

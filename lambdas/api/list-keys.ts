@@ -2,9 +2,11 @@ import { listKeys } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
 import { ListKeysQuery } from '#schemas/requests';
+import { scopeNeededBy } from './routes';
 
 /** GET /v1/projects/{id}/keys */
 export const listKeysEndpoint = defineEndpoint({
+  scope: scopeNeededBy('list-keys'),
   query: ListKeysQuery,
   run: ({ project, query }, projects) => listKeys(projects, project, query),
 });

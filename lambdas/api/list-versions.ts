@@ -2,9 +2,11 @@ import { listVersions } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
 import { NoQuery } from '#schemas/requests';
+import { scopeNeededBy } from './routes';
 
 /** GET /v1/projects/{id}/versions */
 export const listVersionsEndpoint = defineEndpoint({
+  scope: scopeNeededBy('list-versions'),
   query: NoQuery,
   run: ({ project }, projects) => listVersions(projects, project),
 });

@@ -2,9 +2,11 @@ import { listWebhooks } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
 import { NoQuery } from '#schemas/requests';
+import { scopeNeededBy } from './routes';
 
 /** GET /v1/projects/{id}/webhooks */
 export const listWebhooksEndpoint = defineEndpoint({
+  scope: scopeNeededBy('list-webhooks'),
   query: NoQuery,
   run: ({ project }, projects) => listWebhooks(projects, project),
 });

@@ -1,13 +1,15 @@
-import { revokeBulk } from '#domain/project-api';
+import { revokeBulkAudited } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
 import { NoQuery, RevokeBulkBody } from '#schemas/requests';
+import { scopeNeededBy } from './routes';
 
 /** POST /v1/projects/{id}/keys/revoke-bulk */
 export const revokeBulkEndpoint = defineEndpoint({
+  scope: scopeNeededBy('revoke-bulk'),
   query: NoQuery,
   body: RevokeBulkBody,
-  run: ({ project, body, now, timeLeftMs }, projects) => revokeBulk(projects, project, body.watermark, now, timeLeftMs),
+  run: ({ project, body, now, timeLeftMs, actor }, projects, audit) => revokeBulkAudited(projects, project, body.watermark, now, timeLeftMs, { log: audit, actor }),
 });
 
 export const handler = awsApiHandler(revokeBulkEndpoint);

@@ -2,12 +2,14 @@ import { rollback } from '#domain/project-api';
 import { defineEndpoint } from '#http/api-handler';
 import { awsApiHandler } from '#runtime/aws';
 import { NoQuery, RollbackBody } from '#schemas/requests';
+import { scopeNeededBy } from './routes';
 
 /** POST /v1/projects/{id}/versions/rollback */
 export const rollbackEndpoint = defineEndpoint({
+  scope: scopeNeededBy('rollback'),
   query: NoQuery,
   body: RollbackBody,
-  run: ({ project, body }, projects) => rollback(projects, project, body.version_id),
+  run: ({ project, body, now, actor }, projects, audit) => rollback(projects, project, body.version_id, now, { log: audit, actor }),
 });
 
 export const handler = awsApiHandler(rollbackEndpoint);

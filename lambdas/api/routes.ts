@@ -1,22 +1,33 @@
+import type { ScopeNeed } from '#domain/tokens';
+
 /** An API function's Lambda timeout; API Gateway itself gives up on an integration after 29 s. */
 export const API_FUNCTION_TIMEOUT_SECONDS = 10;
 
 /**
  * The owner API's routes, each behind the token authorizer: the CDK stack builds one Lambda per route from
  * `api/<entry>.ts` (its table grant is ROUTE_TABLE_ACCESS in lib/constructs/table-access.ts), the local server
- * dispatches to the same endpoints. A bulk revoke of 10,000 keys needs more than the default timeout, so it gets
- * API Gateway's whole 29 s less a second to answer in.
+ * dispatches to the same endpoints. `access` is what the route does to the data: it decides the token scope the
+ * route needs (a `read` token may call the read routes only); `doing` says it in words for the 403 of a token
+ * without that scope. A bulk revoke of 10,000 keys needs more than the default timeout, so it gets API Gateway's
+ * whole 29 s less a second to answer in.
  */
 export const ROUTES = [
-  { method: 'GET', path: '/v1/projects/{id}/keys', entry: 'list-keys' },
-  { method: 'POST', path: '/v1/projects/{id}/keys/revoke', entry: 'revoke-key' },
-  { method: 'POST', path: '/v1/projects/{id}/keys/revoke-bulk', entry: 'revoke-bulk', timeoutSeconds: 28 },
-  { method: 'GET', path: '/v1/projects/{id}/versions', entry: 'list-versions' },
-  { method: 'POST', path: '/v1/projects/{id}/versions/rollback', entry: 'rollback' },
-  { method: 'GET', path: '/v1/projects/{id}/webhooks', entry: 'list-webhooks' },
+  { method: 'GET', path: '/v1/projects/{id}/keys', entry: 'list-keys', access: 'read', doing: 'listing keys' },
+  { method: 'POST', path: '/v1/projects/{id}/keys/revoke', entry: 'revoke-key', access: 'write', doing: 'revoking a key' },
+  { method: 'POST', path: '/v1/projects/{id}/keys/revoke-bulk', entry: 'revoke-bulk', access: 'write', doing: 'revoking keys by watermark', timeoutSeconds: 28 },
+  { method: 'GET', path: '/v1/projects/{id}/versions', entry: 'list-versions', access: 'read', doing: 'listing versions' },
+  { method: 'POST', path: '/v1/projects/{id}/versions/rollback', entry: 'rollback', access: 'write', doing: 'rolling back a version' },
+  { method: 'GET', path: '/v1/projects/{id}/webhooks', entry: 'list-webhooks', access: 'read', doing: 'listing webhooks' },
 ] as const;
 
 export type Route = (typeof ROUTES)[number];
+
+/** The token scope a route needs, for its endpoint: its `access`. */
+export function scopeNeededBy(entry: Route['entry']): ScopeNeed {
+  const route = ROUTES.find((candidate) => candidate.entry === entry);
+  if (!route) throw new Error(`No route with entry ${entry}`);
+  return { scope: route.access, doing: route.doing };
+}
 
 /** The loader's key check (DESIGN.md, "Loader key check"): public, no bearer token, its own function. */
 export const LOADER_ROUTE = { method: 'POST', path: '/v1/loader/validate', entry: 'loader-validate' } as const;

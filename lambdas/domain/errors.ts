@@ -1,4 +1,5 @@
 import { RATE_LIMIT_MESSAGE } from './rate-limit';
+import type { ScopeNeed, TokenScope } from './tokens';
 
 /**
  * Failures a caller can act on, as the domain names them; `message` says what to fix. The domain knows nothing
@@ -22,6 +23,14 @@ export class Unauthenticated extends DomainError {
   override readonly name = 'Unauthenticated';
   constructor() {
     super('Missing or invalid API token');
+  }
+}
+
+/** A read token on a route that writes (the token's scope is fixed when it is created in the dashboard). */
+export class ScopeMissing extends DomainError {
+  override readonly name = 'ScopeMissing';
+  constructor(held: TokenScope, need: ScopeNeed) {
+    super(`This token has the ${held} scope; ${need.doing} needs the ${need.scope} scope. Use a token created with --scope ${need.scope}.`);
   }
 }
 
@@ -68,4 +77,4 @@ export class RateLimited extends DomainError {
   }
 }
 
-export type DomainErrorName = 'InvalidInput' | 'Unauthenticated' | 'ProjectNotFound' | 'PlanNotAllowed' | 'KeyNotFound' | 'VersionNotFound' | 'RateLimited';
+export type DomainErrorName = 'InvalidInput' | 'Unauthenticated' | 'ScopeMissing' | 'ProjectNotFound' | 'PlanNotAllowed' | 'KeyNotFound' | 'VersionNotFound' | 'RateLimited';

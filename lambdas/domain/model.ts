@@ -1,4 +1,5 @@
 import type { EventName, Key, Version, Webhook } from '#schemas/resources';
+import type { TokenScope } from './tokens';
 
 export type { EventName, Key, Version, Webhook };
 
@@ -23,6 +24,9 @@ export interface Caller {
   ownerId: string;
   /** SHA-256 of the bearer token: the rate-limit bucket and the usage-plan key; never the token itself. */
   tokenHash: string;
+  /** The token's id (`tok_…`), what the audit trail names it by. */
+  tokenId: string;
+  scope: TokenScope;
 }
 
 /** Unix seconds, the unit of every timestamp in the API (spec §2.4 leaves it open; the samples fit seconds). */

@@ -1,7 +1,9 @@
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type { AnalyticsEvent, ExecutorRef, KeyAbusePattern, KeyUsage, KnownHash, ScriptRef, ValidationDelta, ValidationWindow } from './analytics';
+import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
 import type { CountedCheck } from './key-check';
 import type { Key, Project, Version, Webhook } from './model';
+import type { TokenGrant } from './tokens';
 
 /**
  * What the service's rules and handlers need from storage, as ports. `lambdas/store/` implements them on the one
@@ -15,21 +17,35 @@ export interface ProjectStore {
   getProject(projectId: string): Promise<Project | undefined>;
   /** Keys with issue sequence in (afterSeq, afterSeq + limit], in issue order. */
   listKeysAfter(projectId: string, afterSeq: number, limit: number): Promise<Key[]>;
-  /** Revoke one key; tells apart a key that was already revoked from one that does not exist. */
-  revokeKey(projectId: string, keyId: string, now: number): Promise<RevokeOutcome>;
+  /**
+   * Revoke one key; tells apart a key that was already revoked from one that does not exist. `entry` is written in
+   * the same transaction as the revoke, so it exists exactly when this call revoked the key.
+   */
+  revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome>;
   /** Active keys carrying `watermark` in this project, in pages as the index returns them. */
   activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]>;
   /** Revoke the key only if it is still active; true when this call made the change. */
   revokeIfActive(projectId: string, keyId: string, now: number): Promise<boolean>;
   listVersions(projectId: string): Promise<Version[]>;
-  /** Point the project at `versionId` atomically with the check that the version is the project's; false when it is not. */
-  setCurrentVersion(projectId: string, versionId: string): Promise<boolean>;
+  /**
+   * Point the project at `versionId` atomically with the check that the version is the project's; false when it is
+   * not. `entry` is written in the same transaction.
+   */
+  setCurrentVersion(projectId: string, versionId: string, entry?: AuditEntry): Promise<boolean>;
   listWebhooks(projectId: string): Promise<Webhook[]>;
 }
 
 export interface TokenStore {
-  /** The owner a token hash belongs to, if any. */
-  findTokenOwner(tokenHash: string): Promise<string | undefined>;
+  /** Whose token a hash is, its id and scope; undefined for a token that does not exist or was revoked. */
+  findToken(tokenHash: string): Promise<TokenGrant | undefined>;
+}
+
+/** Where audit entries are written (see #domain/audit). */
+export interface AuditLog {
+  /** Write an entry whole, on its own. */
+  record(entry: AuditEntry): Promise<void>;
+  /** Settle an entry written as `started`: its final status and outcome. */
+  finish(entry: AuditEntry, status: Exclude<AuditStatus, 'started'>, outcome: AuditDetails): Promise<void>;
 }
 
 export interface RateLimitStore {

@@ -8,6 +8,7 @@ import type {
   RollbackResponse,
 } from '#schemas/responses';
 import { authorizeProjectAccess } from './access';
+import { AUDIT_ACTIONS, apiEntry, type AuditTrail, withCountedRevokes } from './audit';
 import { mapPagesBounded } from './concurrency';
 import { KeyNotFound, VersionNotFound } from './errors';
 import type { Caller, Project } from './model';
@@ -34,10 +35,16 @@ export async function listKeys(store: ProjectStore, project: Project, query: Lis
   return { keys, total: project.keyCount };
 }
 
-/** Spec §4.2. Revoking an already revoked key succeeds again (idempotent), so a retried call is safe. */
-export async function revokeKey(store: ProjectStore, project: Project, keyId: string, now: number): Promise<OkResponse> {
-  const outcome = await store.revokeKey(project.id, keyId, now);
+/**
+ * Spec §4.2. Revoking an already revoked key succeeds again (idempotent), so a retried call is safe. The audit
+ * entry is written with the revoke; a call that found the key already revoked changed nothing and is entered
+ * on its own with `revoked_count` 0.
+ */
+export async function revokeKey(store: ProjectStore, project: Project, keyId: string, now: number, trail: AuditTrail): Promise<OkResponse> {
+  const entry = apiEntry(trail, { projectId: project.id, at: now, action: AUDIT_ACTIONS.revokeKey, target: { key_id: keyId }, outcome: { revoked_count: 1 } });
+  const outcome = await store.revokeKey(project.id, keyId, now, entry);
   if (outcome === 'not_found') throw new KeyNotFound(keyId);
+  if (outcome === 'already_revoked') await trail.log.record({ ...entry, outcome: { revoked_count: 0 } });
   return { ok: true };
 }
 
@@ -58,6 +65,42 @@ export async function revokeBulk(store: ProjectStore, project: Project, watermar
   return { ok: true, revoked_count: results.filter(Boolean).length, complete: !stopped };
 }
 
+/**
+ * revokeBulk with its audit entry. Its writes are many, so the entry is written as `started` before the first,
+ * then `completed` with the answer's counts; a failure part-way marks it `failed` with the number of keys revoked
+ * by then, and rethrows. A function killed outright leaves it `started`: the watermark and the token are named.
+ */
+export async function revokeBulkAudited(
+  store: ProjectStore,
+  project: Project,
+  watermark: string,
+  now: number,
+  timeLeftMs: () => number,
+  trail: AuditTrail,
+): Promise<RevokeBulkResponse> {
+  const entry = apiEntry(trail, {
+    projectId: project.id,
+    at: now,
+    action: AUDIT_ACTIONS.revokeBulk,
+    target: { watermark },
+    outcome: { revoked_count: 0 },
+    status: 'started',
+  });
+  await trail.log.record(entry);
+  const counted = withCountedRevokes(store);
+  let result: RevokeBulkResponse;
+  try {
+    result = await revokeBulk(counted.store, project, watermark, now, timeLeftMs);
+  } catch (error) {
+    // The revoke's own failure is what the caller must hear of; if this update fails too the entry stays `started`.
+    await trail.log.finish(entry, 'failed', { revoked_count: counted.revoked() }).catch(() => undefined);
+    throw error;
+  }
+  const { ok: _ok, ...outcome } = result;
+  await trail.log.finish(entry, 'completed', outcome);
+  return result;
+}
+
 /** Spec §4.4: highest `version_number` first, as the spec's sample shows. */
 export async function listVersions(store: ProjectStore, project: Project): Promise<ListVersionsResponse> {
   const versions = await store.listVersions(project.id);
@@ -65,9 +108,19 @@ export async function listVersions(store: ProjectStore, project: Project): Promi
   return { versions, current_version_id: project.currentVersionId };
 }
 
-/** Spec §4.5. Rolling back to the current version is a no-op success. */
-export async function rollback(store: ProjectStore, project: Project, versionId: string): Promise<RollbackResponse> {
-  if (!(await store.setCurrentVersion(project.id, versionId))) throw new VersionNotFound(versionId);
+/**
+ * Spec §4.5. Rolling back to the current version is a no-op success. The audit entry is written in the pointer's
+ * transaction; its `previous_version_id` is the current version as this request read it just before.
+ */
+export async function rollback(store: ProjectStore, project: Project, versionId: string, now: number, trail: AuditTrail): Promise<RollbackResponse> {
+  const entry = apiEntry(trail, {
+    projectId: project.id,
+    at: now,
+    action: AUDIT_ACTIONS.rollback,
+    target: { version_id: versionId },
+    outcome: { previous_version_id: project.currentVersionId, current_version_id: versionId },
+  });
+  if (!(await store.setCurrentVersion(project.id, versionId, entry))) throw new VersionNotFound(versionId);
   return { ok: true, current_version_id: versionId };
 }
 

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { ScopeMissing } from './errors';
+import type { Caller } from './model';
 
 /** Tokens are long random strings; only their SHA-256 is ever stored or logged. */
 export function newApiToken(): string {
@@ -16,3 +18,55 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]{1,512}=*)$/i;
 export function parseBearer(header: string | undefined): string | undefined {
   return header ? BEARER.exec(header.trim())?.[1] : undefined;
 }
+
+/**
+ * What a token may do (spec §5 leaves scopes open): `read` calls the three GET endpoints only, `write` (the
+ * default) calls all six. A token keeps the scope it was created with.
+ */
+export const TOKEN_SCOPES = ['read', 'write'] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
+/**
+ * The scope a stored token (or an authorizer's answer) carries. Tokens created before scopes existed carry none
+ * and could always write, so none means `write`; a value this code does not know grants the least.
+ */
+export function scopeOf(stored: unknown): TokenScope {
+  if (stored === undefined || stored === null) return 'write';
+  return stored === 'write' ? 'write' : 'read';
+}
+
+/**
+ * A token's id: what `token list` shows and `token revoke` takes. Derived from the token's hash (80 bits of a
+ * SHA-256 of it, so the id tells nothing of the hash either), which gives tokens made before ids existed the same
+ * id wherever it is needed.
+ */
+export const tokenIdOf = (tokenHash: string): string => `tok_${createHash('sha256').update(`token-id:${tokenHash}`, 'utf8').digest('hex').slice(0, 20)}`;
+
+export const TOKEN_ID_PATTERN = /^tok_[0-9a-f]{20}$/;
+
+/** What the authorizer learns from a token: whose it is, which one, and what it may do. */
+export interface TokenGrant {
+  ownerId: string;
+  tokenId: string;
+  scope: TokenScope;
+}
+
+/** The caller a token makes: its owner, its hash (the rate-limit bucket), the id derived from that, its scope. */
+export const callerOfToken = (ownerId: string, tokenHash: string, scope: TokenScope): Caller => ({ ownerId, tokenHash, tokenId: tokenIdOf(tokenHash), scope });
+
+/** What a route needs of the caller's token, and what the route does, in words for the 403 of a token without it. */
+export interface ScopeNeed {
+  scope: TokenScope;
+  doing: string;
+}
+
+/** `write` covers `read`; a read token asking to write is refused with a message naming the missing scope. */
+export function requireScope(held: TokenScope, need: ScopeNeed): void {
+  if (need.scope === 'write' && held !== 'write') throw new ScopeMissing(held, need);
+}
+
+/**
+ * The longest API Gateway answers from a cached authorizer decision (its results cache TTL). A revoked token stops
+ * at once when the dashboard's cache flush succeeds, and within this many seconds when it fails.
+ */
+export const AUTHORIZER_CACHE_SECONDS = 30;

@@ -2,29 +2,40 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
+import type { ApiActor } from '#domain/audit';
 import { InvalidInput, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
 import type { Caller, Project } from '#domain/model';
-import type { ProjectStore, RateLimitStore } from '#domain/ports';
+import type { AuditLog, ProjectStore, RateLimitStore } from '#domain/ports';
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
+import { callerOfToken, requireScope, type ScopeNeed, scopeOf } from '#domain/tokens';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { type HttpMiddleware, type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler, requestIdsInLogs } from './middlewares';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { jsonResponse } from './responses';
 
-/** What every API endpoint is built from: the stores it reads and writes, the clock and the logger. */
+/** What every API endpoint is built from: the stores it reads and writes, the audit log, the clock and the logger. */
 export interface ApiDeps {
-  stores: { projects: ProjectStore; rateLimits: RateLimitStore };
+  stores: { projects: ProjectStore; rateLimits: RateLimitStore; audit: AuditLog };
   now: () => number;
   logger: Logger;
 }
 
 export interface Endpoint<Query, Body, Result> {
+  /** The token scope the route needs (its route's, see #api/routes). */
+  scope: ScopeNeed;
   query: z.ZodMiniType<Query, unknown>;
   /** Present for endpoints that take a JSON body. */
   body?: z.ZodMiniType<Body, unknown>;
-  // A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
-  run(input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number }, projects: ProjectStore): Promise<Result>;
+  /**
+   * A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
+   * `actor` and `audit` are for the endpoints that change something: their audit entries name the actor.
+   */
+  run(
+    input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number; actor: ApiActor },
+    projects: ProjectStore,
+    audit: AuditLog,
+  ): Promise<Result>;
 }
 
 /** An endpoint with its types inferred from its schemas (`defineEndpoint({ query, body, run })`). */
@@ -34,7 +45,8 @@ export type ApiHandler = ProxyHandler;
 
 /**
  * One API endpoint as a Lambda handler: HTTP in, JSON out. Every request goes the same straight line:
- * caller (from the authorizer) → rate limit → body and query validation → project access → the endpoint's rule.
+ * caller (from the authorizer) → rate limit → token scope → body and query validation → project access → the
+ * endpoint's rule.
  * Every failure leaves as `{"error": "..."}` with its status; nothing unexpected leaks past a 500.
  */
 export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: ApiDeps): ApiHandler {
@@ -43,25 +55,31 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
     .use(requestIdsInLogs(deps.logger))
     .use(jsonErrors(deps.logger))
     .use(lowercaseHeaders())
-    .use(rateLimit(deps));
+    .use(rateLimit(deps))
+    .use(tokenScope(endpoint.scope));
   if (endpoint.body) chain.use(jsonBody());
   const handler = chain.handler(async (event, context) => {
     const query = parse(endpoint.query, singleValuedQuery(event));
     const body = endpoint.body ? parse(endpoint.body, event.body) : (undefined as Body);
-    const project = await openProject(stores.projects, callerOf(event), projectIdOf(event));
-    const result = await endpoint.run({ project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis() }, stores.projects);
+    const caller = callerOf(event);
+    const project = await openProject(stores.projects, caller, projectIdOf(event));
+    const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId };
+    const result = await endpoint.run({ project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor }, stores.projects, stores.audit);
     return jsonResponse(200, result);
   });
   return handler;
 }
 
-/** The caller the authorizer established; without one the request never passed API Gateway's auth. */
+/**
+ * The caller the authorizer established; without one the request never passed API Gateway's auth. An answer
+ * cached from before scopes existed carries no scope, like the tokens of then: write.
+ */
 export function callerOf(event: Pick<APIGatewayProxyEvent, 'requestContext'>): Caller {
   const authorizer = event.requestContext.authorizer;
   const ownerId = authorizer?.ownerId;
   const tokenHash = authorizer?.tokenHash;
   if (typeof ownerId !== 'string' || typeof tokenHash !== 'string') throw new Unauthenticated();
-  return { ownerId, tokenHash };
+  return callerOfToken(ownerId, tokenHash, scopeOf(authorizer?.scope));
 }
 
 function projectIdOf(event: Pick<APIGatewayProxyEvent, 'pathParameters'>): string {
@@ -77,6 +95,11 @@ function singleValuedQuery(event: Pick<APIGatewayProxyEvent, 'queryStringParamet
     if (values && values.length > 1) throw new InvalidInput(`Query parameter "${name}" was given ${values.length} times; give it once`);
   }
   return Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).map(([name, value]) => [name, value ?? '']));
+}
+
+/** Before the body is read: a read token learns it may not write, whatever it sent. */
+function tokenScope(need: ScopeNeed): HttpMiddleware {
+  return { before: ({ event }) => requireScope(callerOf(event).scope, need) };
 }
 
 /** The exact per-token 100/min rule; every authenticated request counts, whatever its outcome. */

@@ -5,7 +5,7 @@ import { type DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCo
 export const TRANSACTION_ATTEMPTS = 8;
 
 /** A write whose condition failed, alone or as part of a transaction. */
-export function isConditionFailure(error: unknown): boolean {
+export function isConditionFailure(error: unknown): error is ConditionalCheckFailedException | TransactionCanceledException {
   if (error instanceof ConditionalCheckFailedException) return true;
   return error instanceof TransactionCanceledException && (error.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
 }
@@ -31,13 +31,13 @@ export async function transact(db: DynamoDBDocumentClient, input: TransactWriteC
   }
 }
 
-/** A conditional write whose failed condition means there is nothing to do; true when it was written. */
+/** A conditional write (or transaction) whose failed condition means there is nothing to do; true when it was written. */
 export async function ifCondition(write: Promise<unknown>): Promise<boolean> {
   try {
     await write;
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (isConditionFailure(error)) return false;
     throw error;
   }
 }

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import type { AuditEntry, AuditSubject } from '#domain/audit';
 import { idStart } from '#domain/ids';
 import { DAY_SECONDS } from '#domain/time';
+import type { TokenScope } from '#domain/tokens';
 import type { AnalyticsEventName, EventData } from '#schemas/events';
 import { TABLE } from './table-definition';
 
@@ -12,7 +14,11 @@ import { TABLE } from './table-definition';
  * | item               | pk                          | sk                                          | kept                     |
  * |--------------------|-----------------------------|---------------------------------------------|--------------------------|
  * | owner              | OWNER#<ownerId>             | OWNER                                       | always                   |
- * | API token          | TOKEN#<sha256>              | TOKEN                                       | until deleted; hash only |
+ * | owner's token      | OWNER#<ownerId>             | TOKEN#<tokenId>                             | until the token's revoke |
+ * | API token          | TOKEN#<sha256>              | TOKEN                                       | until the token's revoke |
+ * | token by id        | TOKEN_ID#<tokenId>          | TOKEN_ID                                    | always, hash till revoke |
+ * | audit entry        | AUDIT#PROJECT#<projectId>   | ENTRY#<entryId>                             | 90 days                  |
+ * | audit entry        | AUDIT#OWNER#<ownerId>       | ENTRY#<entryId>                             | 90 days                  |
  * | project            | PROJECT#<id>                | PROJECT                                     | always                   |
  * | script version     | PROJECT#<id>                | VERSION#<versionId>                         | always                   |
  * | webhook config     | PROJECT#<id>                | WEBHOOK#<webhookId>                         | always                   |
@@ -26,6 +32,11 @@ import { TABLE } from './table-definition';
  * | delivery claim     | DELIVERY#<deliveryId>       | DELIVERY                                    | 7 days                   |
  * | daily executions   | EXECUTIONS#<date>#<shard>   | PROJECT#<projectId>                         | 35 days after the day    |
  *
+ * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
+ * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
+ * Audit entries have partitions of their own, so the API's functions may be granted puts there and nowhere else;
+ * entry ids sort by time, so a partition read backwards lists the newest first.
+ *
  * Keys get a partition each, so a bulk revoke's writes spread over the table instead of heating one partition.
  * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
  * reads every active project with a few queries and no scan. `versionId` is empty in a script hash's key when
@@ -38,6 +49,9 @@ export type ItemKey = { pk: string; sk: string };
 export const ENTITY = {
   owner: 'OWNER',
   token: 'TOKEN',
+  tokenById: 'TOKEN_ID',
+  ownerToken: 'OWNER_TOKEN',
+  audit: 'AUDIT',
   project: 'PROJECT',
   version: 'VERSION',
   webhook: 'WEBHOOK',
@@ -56,6 +70,9 @@ export const ENTITY = {
 export const PARTITION = {
   owner: 'OWNER#',
   token: 'TOKEN#',
+  tokenById: 'TOKEN_ID#',
+  projectAudit: 'AUDIT#PROJECT#',
+  ownerAudit: 'AUDIT#OWNER#',
   project: 'PROJECT#',
   key: 'KEY#',
   rateWindow: 'RATE#',
@@ -76,6 +93,11 @@ export interface ScriptKeyParts {
 export const keyOf = {
   owner: (ownerId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: ENTITY.owner }),
   token: (tokenHash: string): ItemKey => ({ pk: `${PARTITION.token}${tokenHash}`, sk: ENTITY.token }),
+  tokenById: (tokenId: string): ItemKey => ({ pk: `${PARTITION.tokenById}${tokenId}`, sk: ENTITY.tokenById }),
+  ownerToken: (ownerId: string, tokenId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: `${CHILD_PREFIX.token}${tokenId}` }),
+  auditPartition: (subject: AuditSubject): string =>
+    subject.projectId !== undefined ? `${PARTITION.projectAudit}${subject.projectId}` : `${PARTITION.ownerAudit}${subject.ownerId}`,
+  auditEntry: (entry: AuditSubject & { entryId: string }): ItemKey => ({ pk: keyOf.auditPartition(entry), sk: `${AUDIT_ENTRY_PREFIX}${entry.entryId}` }),
   project: (projectId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: ENTITY.project }),
   version: (projectId: string, versionId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `VERSION#${versionId}` }),
   webhook: (projectId: string, webhookId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `WEBHOOK#${webhookId}` }),
@@ -95,8 +117,10 @@ export const keyOf = {
   validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: `VALIDATIONS#${projectId}#${hourStart}` }),
 };
 
-/** Sort-key prefixes of a project's children, for the queries that list them. */
-export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#' } as const;
+/** Sort-key prefixes of a project's (and an owner's) children, for the queries that list them. */
+export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#' } as const;
+
+const AUDIT_ENTRY_PREFIX = 'ENTRY#';
 
 /** The key id a key item's partition key names. */
 export const keyIdOfPartition = (pk: string): string => pk.slice(PARTITION.key.length);
@@ -116,6 +140,8 @@ export const INDEX_PARTITION: Readonly<Record<keyof typeof TABLE.indexes, string
 export const UPDATED_ATTRIBUTES = {
   rateWindow: ['requests', TABLE.ttlAttribute, 'entity'],
   currentVersion: ['currentVersionId'],
+  /** A bulk revoke completes its audit entry (audit-store.ts `finish`). */
+  auditOutcome: ['status', 'outcome'],
 } as const;
 
 /** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
@@ -135,6 +161,8 @@ export const RETENTION_SECONDS = {
   executorLastSeen: 30 * DAY_SECONDS,
   scriptHash: 90 * DAY_SECONDS,
   validationWindow: 2 * DAY_SECONDS,
+  /** As long as the API's access logs: who revoked what stays answerable for a quarter. */
+  audit: 90 * DAY_SECONDS,
 } as const;
 
 /** Rate windows are kept for this many window lengths: the count must outlive its own minute, and no more. */
@@ -151,4 +179,28 @@ export interface EventItem extends ItemKey {
   occurredAt: number;
   data: EventData<AnalyticsEventName>;
   ttl: number;
+}
+
+/** What the table knows of a working token. */
+export interface StoredToken {
+  ownerId: string;
+  tokenId: string;
+  tokenHash: string;
+  scope: TokenScope;
+  createdAt: number;
+}
+
+/** The three items of one token (see the table above); the scope is fixed at creation. */
+export function tokenItems(token: StoredToken) {
+  const { ownerId, tokenId, tokenHash, scope, createdAt } = token;
+  return {
+    byHash: { ...keyOf.token(tokenHash), entity: ENTITY.token, ownerId, tokenId, scope, createdAt },
+    byId: { ...keyOf.tokenById(tokenId), entity: ENTITY.tokenById, ownerId, tokenId, tokenHash, scope, createdAt },
+    ofOwner: { ...keyOf.ownerToken(ownerId, tokenId), entity: ENTITY.ownerToken, tokenId, scope, createdAt },
+  };
+}
+
+/** An audit entry as the table keeps it: the entry's own fields, plus its key and its expiry. */
+export function auditItem(entry: AuditEntry) {
+  return { ...keyOf.auditEntry(entry), entity: ENTITY.audit, ...entry, [TABLE.ttlAttribute]: entry.at + RETENTION_SECONDS.audit };
 }

@@ -1,10 +1,11 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AuditEntry } from '#domain/audit';
 import type { Key, Plan, Project, Version, Webhook } from '#domain/model';
 import type { ProjectStore, RevokeOutcome } from '#domain/ports';
 import { BATCH_GET_LIMIT, batchGetConsistent, itemKeyId } from './batch-get';
 import { isConditionFailure, transact } from './conditions';
-import { CHILD_PREFIX, type ItemKey, keyIdOfPartition, keyOf } from './layout';
+import { auditItem, CHILD_PREFIX, type ItemKey, keyIdOfPartition, keyOf } from './layout';
 import { type Item, queryAll, queryPages } from './paging';
 import { TABLE } from './table-definition';
 
@@ -45,23 +46,23 @@ export class DynamoProjectStore implements ProjectStore {
     });
   }
 
-  async revokeKey(projectId: string, keyId: string, now: number): Promise<RevokeOutcome> {
+  async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome> {
+    const revoke = {
+      TableName: this.tableName,
+      Key: keyOf.key(keyId),
+      // Only attributes no index projects: the revoke writes the key's own item and nothing else (1 WCU).
+      UpdateExpression: 'SET revoked = :one, revokedAt = :now',
+      ConditionExpression: 'projectId = :p AND revoked = :zero',
+      ExpressionAttributeValues: { ':p': projectId, ':one': 1, ':zero': 0, ':now': now },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    };
     try {
-      await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keyOf.key(keyId),
-          // Only attributes no index projects: the revoke writes the key's own item and nothing else (1 WCU).
-          UpdateExpression: 'SET revoked = :one, revokedAt = :now',
-          ConditionExpression: 'projectId = :p AND revoked = :zero',
-          ExpressionAttributeValues: { ':p': projectId, ':one': 1, ':zero': 0, ':now': now },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      if (entry) await transact(this.db, { TransactItems: [{ Update: revoke }, { Put: { TableName: this.tableName, Item: auditItem(entry) } }] });
+      else await this.db.send(new UpdateCommand(revoke));
       return 'revoked';
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const old = error.Item;
+      if (!isConditionFailure(error)) throw error;
+      const old = error instanceof TransactionCanceledException ? error.CancellationReasons?.[0]?.Item : error.Item;
       // A key of another project is as unknown to this caller as a key that does not exist.
       if (!old || old.projectId?.S !== projectId) return 'not_found';
       return 'already_revoked';
@@ -113,7 +114,7 @@ export class DynamoProjectStore implements ProjectStore {
     return queryAll(this.db, this.childrenQuery(projectId, CHILD_PREFIX.version), toVersion);
   }
 
-  async setCurrentVersion(projectId: string, versionId: string): Promise<boolean> {
+  async setCurrentVersion(projectId: string, versionId: string, entry?: AuditEntry): Promise<boolean> {
     try {
       await transact(this.db, {
         TransactItems: [
@@ -127,6 +128,7 @@ export class DynamoProjectStore implements ProjectStore {
               ExpressionAttributeValues: { ':v': versionId },
             },
           },
+          ...(entry ? [{ Put: { TableName: this.tableName, Item: auditItem(entry) } }] : []),
         ],
       });
       return true;

@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoAuditStore } from './audit-store';
 import { DashboardStore } from './dashboard-store';
 import { DynamoDeliveryStore } from './delivery-store';
 import { DynamoKeyCheckStore } from './key-check-store';
@@ -16,6 +17,7 @@ export interface Stores {
   dashboard: DashboardStore;
   delivery: DynamoDeliveryStore;
   telemetry: DynamoTelemetryStore;
+  audit: DynamoAuditStore;
 }
 
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
@@ -27,5 +29,6 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     dashboard: new DashboardStore(db, tableName),
     delivery: new DynamoDeliveryStore(db, tableName),
     telemetry: new DynamoTelemetryStore(db, tableName),
+    audit: new DynamoAuditStore(db, tableName),
   };
 }

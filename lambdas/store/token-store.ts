@@ -1,26 +1,156 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, ScanCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { AUDIT_ACTIONS, dashboardEntry } from '#domain/audit';
 import type { TokenStore } from '#domain/ports';
-import { ENTITY, keyOf } from './layout';
+import { scopeOf, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
+import { ifCondition, transact } from './conditions';
+import { auditItem, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems } from './layout';
+import { type Item, queryAll } from './paging';
 
-/** API tokens, stored only as their SHA-256 (spec §5 leaves issuance open; the dashboard issues them). */
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** A token as `token list` shows it: never the value, never its hash. */
+export interface TokenSummary {
+  tokenId: string;
+  scope: TokenScope;
+  createdAt: number;
+}
+
+/** A token found by its id: still working, or revoked (then its hash is gone from the table). */
+export type TokenRecord = TokenSummary & { ownerId: string } & ({ revokedAt: number } | { revokedAt?: undefined; tokenHash: string });
+export type ActiveToken = Extract<TokenRecord, { tokenHash: string }>;
+
+/**
+ * API tokens, stored only as their SHA-256 (spec §5 leaves issuance open; the dashboard issues and revokes them).
+ * Creating and revoking a token each write its items and the owner's audit entry in one transaction.
+ */
 export class DynamoTokenStore implements TokenStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     readonly tableName: string,
   ) {}
 
-  async findTokenOwner(tokenHash: string): Promise<string | undefined> {
-    const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.token(tokenHash) }));
-    return typeof item?.ownerId === 'string' ? item.ownerId : undefined;
+  /** A strongly consistent read, so a token revoked a moment ago is not found again. */
+  async findToken(tokenHash: string): Promise<TokenGrant | undefined> {
+    const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.token(tokenHash), ConsistentRead: true }));
+    if (typeof item?.ownerId !== 'string') return undefined;
+    // Tokens created before ids and scopes existed carry neither: their id is derived, their scope is write.
+    return { ownerId: item.ownerId, tokenId: typeof item.tokenId === 'string' ? item.tokenId : tokenIdOf(tokenHash), scope: scopeOf(item.scope) };
   }
 
-  async saveTokenHash(ownerId: string, tokenHash: string, now: number): Promise<void> {
-    await this.db.send(
-      new PutCommand({
+  /** Store a new token of `ownerId` by its hash; returns its id. */
+  async saveTokenHash(ownerId: string, tokenHash: string, now: number, scope: TokenScope = 'write'): Promise<string> {
+    const tokenId = tokenIdOf(tokenHash);
+    const items = tokenItems({ ownerId, tokenId, tokenHash, scope, createdAt: now });
+    const entry = dashboardEntry({ ownerId, at: now, action: AUDIT_ACTIONS.createToken, target: { scope }, outcome: { token_id: tokenId } });
+    await transact(this.db, {
+      TransactItems: [
+        ...[items.byHash, items.byId, items.ofOwner].map((item): TransactItem => ({ Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+        { Put: { TableName: this.tableName, Item: auditItem(entry) } },
+      ],
+    });
+    return tokenId;
+  }
+
+  /** The owner's working tokens, oldest first. */
+  async tokensOf(ownerId: string): Promise<TokenSummary[]> {
+    const tokens = await queryAll(
+      this.db,
+      {
         TableName: this.tableName,
-        Item: { ...keyOf.token(tokenHash), entity: ENTITY.token, ownerId, createdAt: now },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': keyOf.owner(ownerId).pk, ':prefix': CHILD_PREFIX.token },
+        ConsistentRead: true,
+      },
+      (item): TokenSummary => ({ tokenId: String(item.tokenId), scope: scopeOf(item.scope), createdAt: Number(item.createdAt) }),
+    );
+    return tokens.sort((a, b) => a.createdAt - b.createdAt || a.tokenId.localeCompare(b.tokenId));
+  }
+
+  async tokenById(tokenId: string): Promise<TokenRecord | undefined> {
+    const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.tokenById(tokenId), ConsistentRead: true }));
+    return item ? toTokenRecord(item) : undefined;
+  }
+
+  /**
+   * Revoke a working token: its hash item and its place in the owner's list are deleted, the id item keeps
+   * `revokedAt` (so a second revoke can say so), and the owner's audit entry is written, all in one transaction.
+   * False when the token was revoked meanwhile; then nothing is written.
+   */
+  async revokeToken(token: ActiveToken, now: number): Promise<boolean> {
+    const entry = dashboardEntry({ ownerId: token.ownerId, at: now, action: AUDIT_ACTIONS.revokeToken, target: { token_id: token.tokenId }, outcome: { scope: token.scope } });
+    return ifCondition(
+      transact(this.db, {
+        TransactItems: [
+          { Delete: { TableName: this.tableName, Key: keyOf.token(token.tokenHash) } },
+          { Delete: { TableName: this.tableName, Key: keyOf.ownerToken(token.ownerId, token.tokenId) } },
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: keyOf.tokenById(token.tokenId),
+              UpdateExpression: 'SET revokedAt = :now REMOVE tokenHash',
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revokedAt)',
+              ExpressionAttributeValues: { ':now': now },
+            },
+          },
+          { Put: { TableName: this.tableName, Item: auditItem(entry) } },
+        ],
       }),
     );
   }
+
+  /**
+   * Give every token stored before token ids existed (a hash item without `tokenId`) its id, its explicit `write`
+   * scope and its place in its owner's list, so it can be listed and revoked like any other. One scan of the
+   * table, for the operator to run once after upgrading; running it again finds nothing. Returns how many.
+   */
+  async migrateLegacyTokens(): Promise<number> {
+    let migrated = 0;
+    let startKey: Item | undefined;
+    do {
+      const page = await this.db.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: 'begins_with(pk, :token) AND attribute_not_exists(tokenId)',
+          ExpressionAttributeValues: { ':token': PARTITION.token },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const tokenHash = String(item.pk).slice(PARTITION.token.length);
+        const token: StoredToken = { ownerId: String(item.ownerId), tokenId: tokenIdOf(tokenHash), tokenHash, scope: scopeOf(item.scope), createdAt: Number(item.createdAt) };
+        if (await this.migrateLegacyToken(token)) migrated += 1;
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return migrated;
+  }
+
+  /** False when another run migrated (or a revoke removed) the token meanwhile. */
+  private async migrateLegacyToken(token: StoredToken): Promise<boolean> {
+    const items = tokenItems(token);
+    return ifCondition(
+      transact(this.db, {
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: keyOf.token(token.tokenHash),
+              UpdateExpression: 'SET tokenId = :id, #scope = :scope',
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(tokenId)',
+              ExpressionAttributeNames: { '#scope': 'scope' },
+              ExpressionAttributeValues: { ':id': token.tokenId, ':scope': token.scope },
+            },
+          },
+          ...[items.byId, items.ofOwner].map((item): TransactItem => ({ Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+        ],
+      }),
+    );
+  }
+}
+
+function toTokenRecord(item: Item): TokenRecord {
+  const summary = { tokenId: String(item.tokenId), ownerId: String(item.ownerId), scope: scopeOf(item.scope), createdAt: Number(item.createdAt) };
+  if (typeof item.revokedAt === 'number') return { ...summary, revokedAt: item.revokedAt };
+  return { ...summary, tokenHash: String(item.tokenHash) };
 }

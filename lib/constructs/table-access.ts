@@ -26,6 +26,9 @@ const EVERY_ROUTE = [
   { actions: ['dynamodb:UpdateItem'], partitions: ['rateWindow'], attributes: UPDATED_ATTRIBUTES.rateWindow },
 ] as const satisfies readonly TableGrant[];
 
+/** A change through the API puts its project's audit entry, and no other item. */
+const RECORD_AUDIT = { actions: ['dynamodb:PutItem'], partitions: ['projectAudit'] } as const satisfies TableGrant;
+
 /**
  * What each owner API route's function may do to the table: the calls its store makes (project-store.ts), nothing
  * more. Giving a route a new kind of item is one line here; a new route without a line fails to compile.
@@ -33,15 +36,24 @@ const EVERY_ROUTE = [
 export const ROUTE_TABLE_ACCESS = {
   // The key-order index holds keys only: the page's keys themselves come from one consistent BatchGetItem.
   'list-keys': [...EVERY_ROUTE, { queryIndex: 'byIssueOrder' }, { actions: ['dynamodb:BatchGetItem'], partitions: ['key'] }],
-  'revoke-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'] }],
+  // One transaction: the key's revoke and its audit entry.
+  'revoke-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'] }, RECORD_AUDIT],
   // The watermark index keeps revoked keys, so the keys it lists are read (BatchGetItem) before any is revoked.
-  'revoke-bulk': [...EVERY_ROUTE, { queryIndex: 'byWatermark' }, { actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], partitions: ['key'] }],
+  // The audit entry is put before the revokes and completed with their count after them.
+  'revoke-bulk': [
+    ...EVERY_ROUTE,
+    { queryIndex: 'byWatermark' },
+    { actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], partitions: ['key'] },
+    RECORD_AUDIT,
+    { actions: ['dynamodb:UpdateItem'], partitions: ['projectAudit'], attributes: UPDATED_ATTRIBUTES.auditOutcome },
+  ],
   'list-versions': [...EVERY_ROUTE, { actions: ['dynamodb:Query'], partitions: ['project'] }],
   rollback: [
     ...EVERY_ROUTE,
-    // One transaction: check the version item exists, move the project's pointer, and change nothing else of it.
+    // One transaction: check the version item exists, move the project's pointer (nothing else of it), put the audit entry.
     { actions: ['dynamodb:ConditionCheckItem'], partitions: ['project'] },
     { actions: ['dynamodb:UpdateItem'], partitions: ['project'], attributes: UPDATED_ATTRIBUTES.currentVersion },
+    RECORD_AUDIT,
   ],
   'list-webhooks': [...EVERY_ROUTE, { actions: ['dynamodb:Query'], partitions: ['project'] }],
 } as const satisfies Record<Route['entry'], readonly TableGrant[]>;

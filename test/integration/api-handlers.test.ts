@@ -6,7 +6,7 @@ import { createRouteHandlers } from '#api/endpoints';
 import { ROUTES } from '#api/routes';
 import { unixSeconds } from '#domain/model';
 import type { Caller } from '#domain/model';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import { FIXED_NOW, apiEvent, authorizerEvent, createTestTable, lambdaContext, seedOwner, seedProject, type ApiEventInput, type RouteEntry, type SeededOwner, type SeededProject, type TestTable } from '#test-support/fixtures';
 
@@ -32,7 +32,7 @@ let HANDLERS: ReturnType<typeof createRouteHandlers>;
 async function authorizedCaller(token: string): Promise<Caller> {
   const { context } = await authorize(authorizerEvent(`Bearer ${token}`));
   if (typeof context?.ownerId !== 'string' || typeof context.tokenHash !== 'string') throw new Error('authorizer gave no caller');
-  return { ownerId: context.ownerId, tokenHash: context.tokenHash };
+  return callerOfToken(context.ownerId, context.tokenHash, scopeOf(context.scope));
 }
 
 async function call(entry: RouteEntry, projectId: string, input: ApiEventInput = {}, as: Caller = caller) {
@@ -67,8 +67,8 @@ afterAll(async () => {
 });
 
 describe('authorizer against the table', () => {
-  it('turns the bearer token into the owner and the token hash', () => {
-    expect(caller).toEqual({ ownerId: owner.ownerId, tokenHash: owner.tokenHash });
+  it('turns the bearer token into the owner, the token hash, the token id and its scope', () => {
+    expect(caller).toEqual({ ownerId: owner.ownerId, tokenHash: owner.tokenHash, tokenId: owner.tokenId, scope: 'write' });
   });
 
   it('refuses a token that was never issued', async () => {

@@ -1,31 +1,19 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT, runCli } from '#dashboard/cli';
 import { COMMANDS, keysIssue, ownerCreate, parseCommand, projectCreate, tokenCreate, versionsUpload, webhooksAdd } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext } from '#dashboard/context';
 import { hashToken } from '#domain/tokens';
 import { npmCommand } from '#local/npm-command';
 import { KEY_LIFETIME_SECONDS } from '#store/dashboard-store';
-import { createTestTable, type TestTable } from '#test-support/fixtures';
+import { createTestTable, scanTable, type TestTable } from '#test-support/fixtures';
 
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 const NOW = 1_750_000_000;
 
 let table: TestTable;
 let dashboard: { context: DashboardContext; close(): void };
-
-/** Everything in the table, to show that a refused command wrote nothing. */
-async function scanAll(): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.db.send(new ScanCommand({ TableName: table.tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-}
 
 beforeAll(async () => {
   table = await createTestTable('dashboard-cli');
@@ -84,15 +72,15 @@ describe('dashboard commands against DynamoDB Local', () => {
   it('owner create makes an owner whose token the authorizer will find, storing only its hash', async () => {
     const { ownerId, token } = await ownerCreate.run(dashboard.context, parseCommand(ownerCreate, []));
     expect(await table.stores.dashboard.ownerExists(ownerId)).toBe(true);
-    expect(await table.stores.tokens.findTokenOwner(hashToken(token))).toBe(ownerId);
-    expect(JSON.stringify(await scanAll())).not.toContain(token);
+    expect((await table.stores.tokens.findToken(hashToken(token)))?.ownerId).toBe(ownerId);
+    expect(JSON.stringify(await scanTable(table))).not.toContain(token);
   });
 
   it('token create adds a second working token to an existing owner', async () => {
     const { ownerId, token: first } = await ownerCreate.run(dashboard.context, {});
     const { token } = await tokenCreate.run(dashboard.context, parseCommand(tokenCreate, ['--owner', ownerId]));
     expect(token).not.toBe(first);
-    expect(await table.stores.tokens.findTokenOwner(hashToken(token))).toBe(ownerId);
+    expect((await table.stores.tokens.findToken(hashToken(token)))?.ownerId).toBe(ownerId);
   });
 
   it('project create, keys issue, versions upload and webhooks add write what the API reads', async () => {
@@ -136,19 +124,19 @@ describe('dashboard commands against DynamoDB Local', () => {
     ['versions upload', ['--project', 'prj_00000000000000000000', '--size-bytes', '1'], 'Project prj_00000000000000000000 not found'],
     ['webhooks add', ['--project', 'prj_00000000000000000000', '--url', 'https://discord.com/api/webhooks/1/t', '--events', 'key_abuse'], 'Project prj_00000000000000000000 not found'],
   ])('%s naming an unknown owner or project fails and writes nothing', async (command, argv, message) => {
-    const before = await scanAll();
+    const before = await scanTable(table);
     const run = COMMANDS[command]?.prepare(argv);
     await expect(run?.(dashboard.context)).rejects.toThrow(CommandError);
     await expect(run?.(dashboard.context)).rejects.toThrow(message);
-    expect(await scanAll()).toEqual(before);
+    expect(await scanTable(table)).toEqual(before);
   });
 
   it('a command line with one bad flag among good ones is refused before anything is written', async () => {
     const { ownerId } = await ownerCreate.run(dashboard.context, {});
     const { projectId } = await projectCreate.run(dashboard.context, { ownerId, name: 'Guarded', plan: 'business' });
-    const before = await scanAll();
+    const before = await scanTable(table);
     expect(() => COMMANDS['keys issue']?.prepare(['--project', projectId, '--count', '10', '--watermark', 'WM_abcdef0123456789'])).toThrow(/--watermark/);
-    expect(await scanAll()).toEqual(before);
+    expect(await scanTable(table)).toEqual(before);
   });
 });
 
@@ -173,10 +161,80 @@ describe('dashboard CLI process', () => {
     expect(created).toMatchObject({ code: 0, stderr: '' });
     expect(created.stdout.endsWith('\n')).toBe(true);
     const owner = JSON.parse(created.stdout) as Record<string, string>;
-    expect(Object.keys(owner)).toEqual(['ownerId', 'token']);
-    expect(await table.stores.tokens.findTokenOwner(hashToken(owner.token ?? ''))).toBe(owner.ownerId);
+    expect(Object.keys(owner)).toEqual(['ownerId', 'token', 'tokenId']);
+    expect((await table.stores.tokens.findToken(hashToken(owner.token ?? '')))?.ownerId).toBe(owner.ownerId);
 
     const refused = await cli(['project', 'create', '--owner', owner.ownerId ?? '', '--name', 'X', '--plan', 'gold']);
     expect(refused).toEqual({ code: 2, stdout: '', stderr: '--plan must be one of business, pro, free; got "gold"\n' });
+  });
+});
+
+describe('token and audit commands, as the CLI prints them', () => {
+  /** One CLI run in this process, against this file's table: its exit code, and stdout parsed (it must be one JSON line). */
+  async function cli(...argv: string[]) {
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const code = await runCli({
+      argv,
+      env: { DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: table.tableName },
+      stateFile: '/nonexistent/stack.json',
+      stdout: (text) => stdout.push(text),
+      stderr: (text) => stderr.push(text),
+    });
+    const out = stdout.join('');
+    if (code === EXIT.ok) expect(out).toMatch(/^\{.*\}\n$/);
+    return { code, json: out ? (JSON.parse(out) as Record<string, unknown>) : undefined, stderr: stderr.join('') };
+  }
+
+  it('owner create, token create, token list, token revoke and audit list print exactly the shapes of the contract', async () => {
+    const owner = await cli('owner', 'create');
+    expect(owner.code).toBe(EXIT.ok);
+    expect(Object.keys(owner.json ?? {})).toEqual(['ownerId', 'token', 'tokenId']);
+    const ownerId = String(owner.json?.ownerId);
+
+    const created = await cli('token', 'create', '--owner', ownerId);
+    expect(created.json).toEqual({ token: expect.stringMatching(/^sdt_/), tokenId: expect.stringMatching(/^tok_[0-9a-f]{20}$/), scope: 'write' });
+    expect(Object.keys(created.json ?? {})).toEqual(['token', 'tokenId', 'scope']);
+    const read = await cli('token', 'create', '--owner', ownerId, '--scope', 'read');
+    expect(read.json).toMatchObject({ scope: 'read' });
+
+    const listed = await cli('token', 'list', '--owner', ownerId);
+    expect(Object.keys(listed.json ?? {})).toEqual(['tokens']);
+    const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.tokenId).localeCompare(String(b.tokenId));
+    expect((listed.json?.tokens as Record<string, unknown>[]).toSorted(byId)).toEqual(
+      [
+        { tokenId: owner.json?.tokenId, scope: 'write', createdAt: expect.any(Number) },
+        { tokenId: created.json?.tokenId, scope: 'write', createdAt: expect.any(Number) },
+        { tokenId: read.json?.tokenId, scope: 'read', createdAt: expect.any(Number) },
+      ].toSorted(byId),
+    );
+    for (const token of listed.json?.tokens as Record<string, unknown>[]) expect(Object.keys(token)).toEqual(['tokenId', 'scope', 'createdAt']);
+    const listedText = JSON.stringify(listed.json);
+    for (const token of [owner.json?.token, created.json?.token, read.json?.token]) {
+      expect(listedText).not.toContain(String(token));
+      expect(listedText).not.toContain(hashToken(String(token)));
+    }
+
+    expect((await cli('token', 'revoke', '--token-id', String(created.json?.tokenId))).json).toEqual({ tokenId: created.json?.tokenId, revoked: true });
+    expect((await cli('token', 'list', '--owner', ownerId)).json?.tokens).toHaveLength(2);
+
+    const { projectId } = await projectCreate.run(dashboard.context, { ownerId, name: 'Audited', plan: 'business' });
+    expect(await cli('audit', 'list', '--project', projectId)).toEqual({ code: EXIT.ok, json: { entries: [] }, stderr: '' });
+  });
+
+  it('refuses to revoke an unknown or already revoked token with one line on stderr, exit 1, nothing written', async () => {
+    const owner = await cli('owner', 'create');
+    const tokenId = String(owner.json?.tokenId);
+    expect((await cli('token', 'revoke', '--token-id', tokenId)).code).toBe(EXIT.ok);
+    const before = await scanTable(table);
+    const again = await cli('token', 'revoke', '--token-id', tokenId);
+    expect(again).toEqual({ code: EXIT.failed, json: undefined, stderr: expect.stringMatching(new RegExp(`^Token ${tokenId} is already revoked \\(at [^\\n]+\\)\\n$`)) });
+    expect(await cli('token', 'revoke', '--token-id', 'tok_ffffffffffffffffffff')).toEqual({
+      code: EXIT.failed,
+      json: undefined,
+      stderr: 'Token tok_ffffffffffffffffffff not found: "token list --owner ID" shows an owner\'s tokens\n',
+    });
+    expect(await cli('token', 'revoke', '--token-id', 'sdt_not-an-id')).toMatchObject({ code: EXIT.usage, json: undefined });
+    expect(await scanTable(table)).toEqual(before);
   });
 });

@@ -14,6 +14,8 @@ import { createTestTable, FIXED_NOW, NO_DEADLINE, seedOwner, seedProject, type S
 
 let table: TestTable;
 let owner: SeededOwner;
+/** The audit trail of a request by the owner's token. */
+const trail = () => ({ log: table.stores.audit, actor: { tokenId: owner.tokenId, requestId: 'req-repository' } });
 
 beforeAll(async () => {
   table = await createTestTable('repository');
@@ -301,7 +303,7 @@ describe('revoking one key (spec §4.2)', () => {
     const theirs = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
     const keyId = theirs.keys[0]!.id;
     expect(await table.stores.projects.revokeKey(mine.projectId, keyId, FIXED_NOW)).toBe('not_found');
-    await expect(revokeKey(table.stores.projects, await project(mine.projectId), keyId, FIXED_NOW)).rejects.toEqual(new KeyNotFound(keyId));
+    await expect(revokeKey(table.stores.projects, await project(mine.projectId), keyId, FIXED_NOW, trail())).rejects.toEqual(new KeyNotFound(keyId));
     expect(await storedKey(keyId)).toMatchObject({ revoked: 0, watermarkKey: expect.any(String) });
   });
 
@@ -309,8 +311,8 @@ describe('revoking one key (spec §4.2)', () => {
     const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
     const open = await project(projectId);
     expect(await table.stores.projects.revokeKey(projectId, 'key_does_not_exist', FIXED_NOW)).toBe('not_found');
-    expect(await revokeKey(table.stores.projects, open, keys[0]!.id, FIXED_NOW)).toEqual({ ok: true });
-    expect(await revokeKey(table.stores.projects, open, keys[0]!.id, FIXED_NOW + 5)).toEqual({ ok: true });
+    expect(await revokeKey(table.stores.projects, open, keys[0]!.id, FIXED_NOW, trail())).toEqual({ ok: true });
+    expect(await revokeKey(table.stores.projects, open, keys[0]!.id, FIXED_NOW + 5, trail())).toEqual({ ok: true });
     expect(await table.stores.projects.revokeKey(projectId, keys[0]!.id, FIXED_NOW + 10)).toBe('already_revoked');
     expect(await storedKey(keys[0]!.id)).toMatchObject({ revoked: 1, revokedAt: FIXED_NOW });
   });
@@ -390,9 +392,9 @@ describe('exact rate limit (spec §8)', () => {
 });
 
 describe('tokens', () => {
-  it('finds the owner of a token by its hash only', async () => {
-    expect(await table.stores.tokens.findTokenOwner(owner.tokenHash)).toBe(owner.ownerId);
-    expect(await table.stores.tokens.findTokenOwner(owner.token)).toBeUndefined();
-    expect(await table.stores.tokens.findTokenOwner('0'.repeat(64))).toBeUndefined();
+  it('finds a token by its hash only: its owner, its id and its scope', async () => {
+    expect(await table.stores.tokens.findToken(owner.tokenHash)).toEqual({ ownerId: owner.ownerId, tokenId: owner.tokenId, scope: 'write' });
+    expect(await table.stores.tokens.findToken(owner.token)).toBeUndefined();
+    expect(await table.stores.tokens.findToken('0'.repeat(64))).toBeUndefined();
   });
 });

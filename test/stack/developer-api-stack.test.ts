@@ -6,7 +6,7 @@ import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE, ROUTES } from '#api/routes';
 import { newId } from '#domain/ids';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
-import { parseBearer } from '#domain/tokens';
+import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { LOADER_METHOD_THROTTLE, LOADER_RESERVED_CONCURRENCY, USAGE_PLAN_THROTTLE } from '#lib/capacity';
@@ -45,7 +45,7 @@ describe('the table', () => {
     expect(table.Properties.BillingMode).toBe(local.BillingMode);
   });
 
-  it('indexes watermarks keys-only and the key order with every attribute (the key list reads its page from the index)', () => {
+  it('indexes watermarks and the key order keys-only (key pages and bulk revokes read the keys themselves by id)', () => {
     built.template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       GlobalSecondaryIndexes: Match.arrayWith([
         Match.objectLike({ IndexName: TABLE.indexes.byWatermark.name, Projection: { ProjectionType: 'KEYS_ONLY' } }),
@@ -124,14 +124,20 @@ describe('the REST API', () => {
     expect(open[0]?.[1].Properties.AuthorizerId).toBeUndefined();
   });
 
-  it('checks the Authorization header with a TOKEN authorizer whose answer is cached for 300 seconds', () => {
+  it(`checks the Authorization header with a TOKEN authorizer whose answer is cached for ${AUTHORIZER_CACHE_SECONDS} seconds`, () => {
     const [, authorizer] = only('AWS::ApiGateway::Authorizer');
     expect(authorizer.Properties).toMatchObject({
       Type: 'TOKEN',
       IdentitySource: 'method.request.header.Authorization',
       IdentityValidationExpression: BEARER_VALIDATION_REGEX,
-      AuthorizerResultTtlInSeconds: 300,
+      AuthorizerResultTtlInSeconds: AUTHORIZER_CACHE_SECONDS,
     });
+  });
+
+  it('bounds how long a revoked token can outlive a failed cache flush: the cache keeps an answer 30 s at most, API Gateway would default to 300', () => {
+    const [, authorizer] = only('AWS::ApiGateway::Authorizer');
+    expect(authorizer.Properties.AuthorizerResultTtlInSeconds).toBeGreaterThan(0);
+    expect(authorizer.Properties.AuthorizerResultTtlInSeconds).toBeLessThanOrEqual(30);
   });
 
   it("refuses before the authorizer runs exactly the headers the authorizer's parseBearer refuses", () => {
@@ -224,7 +230,13 @@ describe('the stage', () => {
       expect.arrayContaining([expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false })]),
     );
     const format = JSON.parse((stage.Properties.AccessLogSetting as { Format: string }).Format) as Record<string, string>;
-    expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', ownerId: '$context.authorizer.ownerId' });
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      status: '$context.status',
+      ownerId: '$context.authorizer.ownerId',
+      tokenId: '$context.authorizer.tokenId',
+    });
+    expect(format).not.toHaveProperty('tokenHash');
   });
 
   it('never logs the token: no access log field reads the Authorization header or the API key value', () => {
@@ -300,13 +312,22 @@ describe('least privilege on the table', () => {
 
   const READ_PROJECT = 'dynamodb:GetItem table PROJECT#*';
   const COUNT_REQUEST = 'dynamodb:UpdateItem table RATE#* only requests,ttl,entity';
+  const AUDIT = 'dynamodb:PutItem table AUDIT#PROJECT#*';
   /** Written out rather than derived from ROUTE_TABLE_ACCESS, so a change to a route's grant shows here. */
   const EXPECTED: Record<RouteEntry, string[]> = {
     'list-keys': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query index/byIssueOrderKeys prj_*', 'dynamodb:BatchGetItem table KEY#*'],
-    'revoke-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#*'],
-    'revoke-bulk': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query index/byWatermark prj_*', 'dynamodb:BatchGetItem table KEY#*', 'dynamodb:UpdateItem table KEY#*'],
+    'revoke-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#*', AUDIT],
+    'revoke-bulk': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:Query index/byWatermark prj_*',
+      'dynamodb:BatchGetItem table KEY#*',
+      'dynamodb:UpdateItem table KEY#*',
+      AUDIT,
+      'dynamodb:UpdateItem table AUDIT#PROJECT#* only status,outcome',
+    ],
     'list-versions': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
-    rollback: [READ_PROJECT, COUNT_REQUEST, 'dynamodb:ConditionCheckItem table PROJECT#*', 'dynamodb:UpdateItem table PROJECT#* only currentVersionId'],
+    rollback: [READ_PROJECT, COUNT_REQUEST, 'dynamodb:ConditionCheckItem table PROJECT#*', 'dynamodb:UpdateItem table PROJECT#* only currentVersionId', AUDIT],
     'list-webhooks': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
   };
 
@@ -345,7 +366,7 @@ describe('least privilege on the table', () => {
         const [action, resource = '', leadingKeys = ''] = grant.split(' ');
         expect(action, id).not.toBe('dynamodb:Scan');
         expect(resource, id).not.toBe('index/*');
-        if (resource !== 'stream') expect(leadingKeys, `${id}: ${grant}`).toMatch(/^[A-Za-z_]+#?\*(,[A-Za-z_]+#?\*)*$/);
+        if (resource !== 'stream') expect(leadingKeys, `${id}: ${grant}`).toMatch(/^[A-Za-z_]+(#[A-Za-z_]+)*#?\*(,[A-Za-z_]+(#[A-Za-z_]+)*#?\*)*$/);
       }
     }
   });
@@ -361,9 +382,11 @@ describe('least privilege on the table', () => {
 });
 
 describe('outputs', () => {
-  it('exports the API base URL (the stage URL, to which /v1/... is appended), the table name, the usage plan id and the alarm topic', () => {
+  it('exports the API base URL (the stage URL, to which /v1/... is appended), the table name, the usage plan id, the alarm topic, and the API and stage a token revoke flushes', () => {
     const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).toSorted()).toEqual(['AlarmTopicArn', 'ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'TableName', 'UsagePlanId']);
+    expect(Object.keys(outputs).toSorted()).toEqual(['AlarmTopicArn', 'ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'RestApiId', 'StageName', 'TableName', 'UsagePlanId']);
+    expect(outputs.RestApiId?.Value).toEqual({ Ref: restApiId() });
+    expect(outputs.StageName?.Value).toEqual({ Ref: only('AWS::ApiGateway::Stage')[0] });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toMatch(new RegExp(`"/${STAGE_NAME}"\\]\\]\\}$`));
     expect(outputs.TableName?.Value).toEqual({ Ref: tableId() });
     expect(outputs.UsagePlanId?.Value).toEqual({ Ref: only('AWS::ApiGateway::UsagePlan')[0] });

@@ -39,7 +39,7 @@ export interface MemoryApi {
 export function memoryApi(project: Partial<Project> = {}): MemoryApi {
   const store = new MemoryStores();
   store.addProject({ id: PROJECT_ID, ownerId: CALLER.ownerId, ...project });
-  return { store, handlers: createRouteHandlers({ stores: { projects: store, rateLimits: store }, now: () => NOW, logger: new Logger({ serviceName: 'developer-api' }) }) };
+  return { store, handlers: createRouteHandlers({ stores: { projects: store, rateLimits: store, audit: store }, now: () => NOW, logger: new Logger({ serviceName: 'developer-api' }) }) };
 }
 
 export const memoryAuthorizer = (store: MemoryStores) => createAuthorizer({ tokens: store, logger: new Logger({ serviceName: 'developer-api-authorizer' }) });
@@ -51,7 +51,9 @@ export async function countEarlierRequests(store: MemoryStores, requests: number
 
 const PORT_METHODS = [
   'countRequest',
-  'findTokenOwner',
+  'findToken',
+  'record',
+  'finish',
   'getProject',
   'listKeysAfter',
   'revokeKey',

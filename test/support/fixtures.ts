@@ -1,13 +1,13 @@
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { inject } from 'vitest';
 import { ROUTES, type Route } from '#api/routes';
 import type { Caller, Plan } from '#domain/model';
-import { hashToken, newApiToken } from '#domain/tokens';
-import { buildProxyEvent } from '#local/proxy-event';
+import { callerOfToken, hashToken, newApiToken, type TokenScope } from '#domain/tokens';
+import { authorizerContextFor, buildProxyEvent } from '#local/proxy-event';
 import type { EventName } from '#schemas/resources';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
@@ -45,7 +45,7 @@ export interface ApiEventInput {
   requestId?: string;
 }
 
-export const DEFAULT_CALLER: Caller = { ownerId: 'own_test', tokenHash: hashToken('sdt_test-token') };
+export const DEFAULT_CALLER: Caller = callerOfToken('own_test', hashToken('sdt_test-token'), 'write');
 
 /**
  * An API Gateway REST proxy event for one of the API's routes, as API Gateway builds it after a Lambda
@@ -73,7 +73,7 @@ export function apiEvent(entry: RouteEntry, input: ApiEventInput = {}): APIGatew
     ...(input.multiValueQuery ? { multiValueQueryStringParameters: input.multiValueQuery } : {}),
     body: !hasBody ? null : typeof input.body === 'string' ? input.body : JSON.stringify(input.body),
     isBase64Encoded: input.isBase64Encoded ?? false,
-    authorizer: caller ? { ownerId: caller.ownerId, tokenHash: caller.tokenHash, principalId: caller.ownerId } : null,
+    authorizer: caller ? authorizerContextFor(caller) : null,
     requestId: input.requestId ?? randomUUID(),
     requestTimeEpoch: FIXED_NOW * 1000,
     sourceIp: '203.0.113.7',
@@ -151,17 +151,30 @@ export async function createTestTable(prefix: string): Promise<TestTable> {
   };
 }
 
+/** Every item of the table, all pages read, strongly consistent: what a test compares to show nothing was written. */
+export async function scanTable({ db, tableName }: Pick<TestTable, 'db' | 'tableName'>): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
 export interface SeededOwner extends Caller {
   /** The raw bearer token; only its hash is in the table. */
   token: string;
 }
 
-export async function seedOwner(stores: Pick<Stores, 'dashboard' | 'tokens'>, now: number = FIXED_NOW): Promise<SeededOwner> {
+/** A new owner with one token of `scope` (write unless said). */
+export async function seedOwner(stores: Pick<Stores, 'dashboard' | 'tokens'>, now: number = FIXED_NOW, scope: TokenScope = 'write'): Promise<SeededOwner> {
   const ownerId = await stores.dashboard.createOwner(now);
   const token = newApiToken();
   const tokenHash = hashToken(token);
-  await stores.tokens.saveTokenHash(ownerId, tokenHash, now);
-  return { ownerId, token, tokenHash };
+  await stores.tokens.saveTokenHash(ownerId, tokenHash, now, scope);
+  return { ...callerOfToken(ownerId, tokenHash, scope), token };
 }
 
 export interface ProjectSeed {

@@ -1,6 +1,7 @@
+import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
 import type { Key, Project, Version, Webhook } from '#domain/model';
-import type { ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
-import { hashToken } from '#domain/tokens';
+import type { AuditLog, ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
+import { hashToken, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
 
 /**
  * The API's storage ports in memory, with the semantics of the DynamoDB stores in `lambdas/store/` (which
@@ -29,13 +30,15 @@ const WATERMARK_PAGE_SIZE = 25;
 
 const SEEDED_AT = 1_700_000_000;
 
-export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore {
+export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, AuditLog {
   private readonly projects = new Map<string, Project>();
   /** By key id: keys have a partition each, so ids are unique across projects. */
   private readonly keys = new Map<string, StoredKey>();
   private readonly versions = new Map<string, Map<string, Version>>();
   private readonly webhooks = new Map<string, Map<string, Webhook>>();
-  private readonly tokenOwners = new Map<string, string>();
+  private readonly tokens = new Map<string, TokenGrant>();
+  /** In the order written; an entry written with a change is written only when the change is made, as in one transaction. */
+  private readonly entries: AuditEntry[] = [];
   private readonly windows = new Map<string, RateWindowCount>();
   private keysIssued = 0;
 
@@ -84,8 +87,9 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore {
   }
 
   /** Only the token's SHA-256 is kept, as the dashboard stores it. */
-  addToken(ownerId: string, token: string): void {
-    this.tokenOwners.set(hashToken(token), ownerId);
+  addToken(ownerId: string, token: string, scope: TokenScope = 'write'): void {
+    const tokenHash = hashToken(token);
+    this.tokens.set(tokenHash, { ownerId, tokenId: tokenIdOf(tokenHash), scope });
   }
 
   // ---- Inspection ----
@@ -93,6 +97,10 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore {
   storedKey(keyId: string): StoredKey | undefined {
     const key = this.keys.get(keyId);
     return key && { ...key };
+  }
+
+  auditEntries(): AuditEntry[] {
+    return structuredClone(this.entries);
   }
 
   rateWindows(): RateWindowCount[] {
@@ -114,12 +122,13 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore {
   }
 
   /** Conditional on the key being this project's and active: another project's key is as unknown as a missing one. */
-  async revokeKey(projectId: string, keyId: string, now: number): Promise<RevokeOutcome> {
+  async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome> {
     const key = this.keys.get(keyId);
     if (!key || key.projectId !== projectId) return 'not_found';
     if (key.revoked === 1) return 'already_revoked';
     key.revoked = 1;
     key.revokedAt = now;
+    if (entry) this.entries.push(structuredClone(entry));
     return 'revoked';
   }
 
@@ -146,10 +155,11 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore {
     return sortedById(this.versions.get(projectId));
   }
 
-  async setCurrentVersion(projectId: string, versionId: string): Promise<boolean> {
+  async setCurrentVersion(projectId: string, versionId: string, entry?: AuditEntry): Promise<boolean> {
     const project = this.projects.get(projectId);
     if (!project || !this.versions.get(projectId)?.has(versionId)) return false;
     project.currentVersionId = versionId;
+    if (entry) this.entries.push(structuredClone(entry));
     return true;
   }
 
@@ -159,8 +169,22 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore {
 
   // ---- TokenStore ----
 
-  async findTokenOwner(tokenHash: string): Promise<string | undefined> {
-    return this.tokenOwners.get(tokenHash);
+  async findToken(tokenHash: string): Promise<TokenGrant | undefined> {
+    const grant = this.tokens.get(tokenHash);
+    return grant && { ...grant };
+  }
+
+  // ---- AuditLog ----
+
+  async record(entry: AuditEntry): Promise<void> {
+    this.entries.push(structuredClone(entry));
+  }
+
+  /** Like the conditional update: only an entry that was written. */
+  async finish(entry: AuditEntry, status: Exclude<AuditStatus, 'started'>, outcome: AuditDetails): Promise<void> {
+    const written = this.entries.find((candidate) => candidate.entryId === entry.entryId);
+    if (!written) throw new Error(`finish: no audit entry ${entry.entryId}`);
+    Object.assign(written, { status, outcome: { ...outcome } });
   }
 
   // ---- RateLimitStore ----

@@ -86,6 +86,9 @@ describe('DynamoDB failing under the revoke endpoints, on DynamoDB Local', () =>
       expect(bodyOf(failed)).toEqual({ error: 'Internal error', request_id: `req-cut-${run}` });
       expect(revokedByFailedCall).toBeGreaterThan(0);
       expect(revokedByFailedCall).toBeLessThan(keyCount);
+      // The audit trail tells what the failed call did.
+      const [cut] = await table.stores.audit.list({ projectId }, 1);
+      expect(cut).toMatchObject({ action: 'key.revoke_bulk', status: 'failed', outcome: { revoked_count: revokedByFailedCall } });
 
       fault = () => undefined;
       const retried = await revokeBulkHandler(event(), lambdaContext());
@@ -97,20 +100,23 @@ describe('DynamoDB failing under the revoke endpoints, on DynamoDB Local', () =>
     reportFigure(`bulk revoke cut half-way by InternalServerError: ${runs} runs, failed call + retry = total every run (${summary.join(', ')})`);
   }, timeoutFor(1_000));
 
-  it('answers a single revoke whose write fails with a clean 500, leaves the key active, and the retry revokes it', async () => {
+  it('answers a single revoke whose write fails with a clean 500, leaves the key active and unaudited, and the retry revokes it with its entry', async () => {
     const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
     const keyId = keys[0]?.id ?? '';
-    fault = (operation, body) => (operation === 'UpdateItem' && body.includes(`KEY#${keyId}`) ? 'InternalServerError' : undefined);
+    // The revoke and its audit entry are one transaction.
+    fault = (operation, body) => (operation === 'TransactWriteItems' && body.includes(`KEY#${keyId}`) ? 'InternalServerError' : undefined);
     const event = () => apiEvent('revoke-key', { projectId, caller: owner, body: { key_id: keyId } });
 
     const failed = await revokeKeyHandler(event(), lambdaContext('req-single'));
     expect([failed.statusCode, bodyOf(failed)]).toEqual([500, { error: 'Internal error', request_id: 'req-single' }]);
     expect(await revokedCount(projectId)).toBe(0);
+    expect(await table.stores.audit.list({ projectId }, 10)).toEqual([]);
 
     fault = () => undefined;
     const retried = await revokeKeyHandler(event(), lambdaContext());
     expect([retried.statusCode, bodyOf(retried)]).toEqual([200, { ok: true }]);
     expect(await revokedCount(projectId)).toBe(1);
+    expect(await table.stores.audit.list({ projectId }, 10)).toEqual([expect.objectContaining({ action: 'key.revoke', target: { key_id: keyId }, outcome: { revoked_count: 1 } })]);
   });
 
   it('completes bulk revokes while a fifth of all DynamoDB calls fail with InternalServerError, each call failing at most twice', async () => {

@@ -97,7 +97,9 @@ describe(`races on DynamoDB Local, ${HARDENING_RUNS} repetitions each`, () => {
       const project = await stores.projects.getProject(seeded.projectId);
       if (!project) throw new Error('project vanished');
       const requested = Array.from({ length: randomInt(2, 8) }, () => seeded.versions[randomInt(0, seeded.versions.length - 1)]?.id ?? '');
-      const results = await Promise.all(requested.map((versionId) => rollback(stores.projects, project, versionId)));
+      const results = await Promise.all(
+        requested.map((versionId, i) => rollback(stores.projects, project, versionId, FIXED_NOW, { log: stores.audit, actor: { tokenId: 'tok_race', requestId: `race-${run}-${i}` } })),
+      );
       expect(results.map((result) => result.current_version_id)).toEqual(requested);
 
       const after = await stores.projects.getProject(project.id);

@@ -1,5 +1,6 @@
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { scanTable } from '#test-support/fixtures';
 
 /**
  * Helpers the hardening tests share: how many repetitions to run, a raw HTTP/1.1 client (fetch and node:http
@@ -108,13 +109,7 @@ const SNAPSHOT_ENTITIES = new Set(['OWNER', 'TOKEN', 'PROJECT', 'VERSION', 'WEBH
 
 /** Every owner, token, project, version, webhook and key row of the table, sorted, as one comparable value. */
 export async function snapshotTable(db: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
-    items.push(...(page.Items ?? []).filter((item) => SNAPSHOT_ENTITIES.has(String(item.entity))));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const items = (await scanTable({ db, tableName })).filter((item) => SNAPSHOT_ENTITIES.has(String(item.entity)));
   return items.sort((a, b) => `${a.pk}|${a.sk}`.localeCompare(`${b.pk}|${b.sk}`));
 }
 

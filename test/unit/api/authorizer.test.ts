@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { UNAUTHORIZED, wholeApiArn } from '#api/authorizer';
-import { hashToken } from '#domain/tokens';
+import { hashToken, tokenIdOf } from '#domain/tokens';
 import { captureOutput, memoryAuthorizer } from '#test-support/api-harness';
 import { TEST_API_ID, TEST_STAGE, authorizerEvent, methodArn } from '#test-support/fixtures';
 import { MemoryStores } from '#test-support/memory-stores';
 
 const TOKEN = 'sdt_Zm9vYmFyYmF6cXV4LXRoaXMtaXMtYS10ZXN0LXRva2Vu';
 const OWNER = 'own_4f1c2a';
+const READ_TOKEN = 'sdt_cmVhZC1vbmx5LXRva2VuLWZvci10aGUtc2NvcGUtdGVzdA';
 
 let tokens: MemoryStores;
 let authorizer: ReturnType<typeof memoryAuthorizer>;
@@ -19,7 +20,7 @@ beforeEach(() => {
 afterEach(() => vi.restoreAllMocks());
 
 describe('authorizer (spec §5)', () => {
-  it('allows a known token on the whole API and passes the owner and the token hash on', async () => {
+  it('allows a known token on the whole API and passes the owner, the token hash, the token id and its scope on', async () => {
     const result = await authorizer(authorizerEvent(`Bearer ${TOKEN}`, methodArn('POST', '/v1/projects/prj_1/keys/revoke')));
     expect(result).toEqual({
       principalId: OWNER,
@@ -27,16 +28,23 @@ describe('authorizer (spec §5)', () => {
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: `arn:aws:execute-api:us-east-1:123456789012:${TEST_API_ID}/${TEST_STAGE}/*` }],
       },
-      context: { ownerId: OWNER, tokenHash: hashToken(TOKEN) },
+      context: { ownerId: OWNER, tokenHash: hashToken(TOKEN), tokenId: tokenIdOf(hashToken(TOKEN)), scope: 'write' },
       usageIdentifierKey: hashToken(TOKEN),
     });
   });
 
+  it('allows a read token on the whole API too, with its scope in the context for the handlers to enforce', async () => {
+    tokens.addToken(OWNER, READ_TOKEN, 'read');
+    const result = await authorizer(authorizerEvent(`Bearer ${READ_TOKEN}`, methodArn('POST', '/v1/projects/prj_1/keys/revoke')));
+    expect(result.policyDocument.Statement).toEqual([expect.objectContaining({ Effect: 'Allow', Resource: `arn:aws:execute-api:us-east-1:123456789012:${TEST_API_ID}/${TEST_STAGE}/*` })]);
+    expect(result.context).toMatchObject({ tokenId: tokenIdOf(hashToken(READ_TOKEN)), scope: 'read' });
+  });
+
   it('asks the token store for the SHA-256 of the token only', async () => {
-    const findTokenOwner = vi.spyOn(tokens, 'findTokenOwner');
+    const findToken = vi.spyOn(tokens, 'findToken');
     await authorizer(authorizerEvent(`Bearer ${TOKEN}`));
-    expect(findTokenOwner.mock.calls).toEqual([[hashToken(TOKEN)]]);
-    expect(JSON.stringify(findTokenOwner.mock.calls)).not.toContain(TOKEN);
+    expect(findToken.mock.calls).toEqual([[hashToken(TOKEN)]]);
+    expect(JSON.stringify(findToken.mock.calls)).not.toContain(TOKEN);
   });
 
   it('accepts the Bearer scheme in any case', async () => {
@@ -51,9 +59,9 @@ describe('authorizer (spec §5)', () => {
   it.each(['', 'Bearer', `Basic ${TOKEN}`, TOKEN, `Bearer ${TOKEN} extra`, `Bearer ${'a'.repeat(600)}`, 'Bearer a\u0000b'])(
     'refuses the malformed header %j with Unauthorized without asking the token store',
     async (header) => {
-      const findTokenOwner = vi.spyOn(tokens, 'findTokenOwner');
+      const findToken = vi.spyOn(tokens, 'findToken');
       await expect(authorizer(authorizerEvent(header))).rejects.toThrow(UNAUTHORIZED);
-      expect(findTokenOwner).not.toHaveBeenCalled();
+      expect(findToken).not.toHaveBeenCalled();
     },
   );
 
@@ -70,7 +78,7 @@ describe('authorizer (spec §5)', () => {
   });
 
   it('fails (API Gateway answers 500) rather than allowing when the token cannot be looked up, and the error carries no token', async () => {
-    vi.spyOn(tokens, 'findTokenOwner').mockRejectedValue(new Error('table unavailable'));
+    vi.spyOn(tokens, 'findToken').mockRejectedValue(new Error('table unavailable'));
     const outcome = authorizer(authorizerEvent(`Bearer ${TOKEN}`));
     await expect(outcome).rejects.toThrow('table unavailable');
     await expect(outcome).rejects.not.toThrow(TOKEN);

@@ -7,10 +7,15 @@ import {
   findCommand,
   keysIssue,
   MAX_KEYS_PER_ISSUE,
+  auditList,
   ownerCreate,
   parseCommand,
   projectCreate,
+  tokenAudit,
   tokenCreate,
+  tokenList,
+  tokenMigrate,
+  tokenRevoke,
   versionsUpload,
   webhooksAdd,
 } from '#dashboard/commands';
@@ -51,10 +56,56 @@ describe('owner create and token create', () => {
   it('take no flags, and token create requires a well-formed --owner', () => {
     expect(parseCommand(ownerCreate, [])).toEqual({});
     expect(rejection(ownerCreate, ['--owner', 'own_1'])).toMatch(/Unknown flag --owner for "owner create"/);
-    expect(parseCommand(tokenCreate, ['--owner', 'own_1'])).toEqual({ ownerId: 'own_1' });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1'])).toEqual({ ownerId: 'own_1', scope: 'write' });
     expect(rejection(tokenCreate, [])).toMatch(/"token create" needs --owner/);
     expect(rejection(tokenCreate, ['--owner', 'own 1'])).toMatch(/--owner must be an owner id like own_/);
     expect(rejection(tokenCreate, ['--owner', ''])).toMatch(/--owner must be an owner id/);
+  });
+
+  it('token create takes --scope read or write, write unless given', () => {
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'read'])).toEqual({ ownerId: 'own_1', scope: 'read' });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'write'])).toEqual({ ownerId: 'own_1', scope: 'write' });
+    expect(rejection(tokenCreate, ['--owner', 'own_1', '--scope', 'admin'])).toBe('--scope must be one of read, write; got "admin"');
+    expect(rejection(tokenCreate, ['--owner', 'own_1', '--scope', 'READ'])).toBe('--scope must be one of read, write; got "READ"');
+    expect(rejection(tokenCreate, ['--owner', 'own_1', '--scope'])).toMatch(/--scope needs a value \(read\|write\)/);
+  });
+});
+
+describe('token list, token revoke, token audit and audit list', () => {
+  const TOKEN_ID = 'tok_0123456789abcdef0123';
+
+  it('token list requires a well-formed --owner and takes nothing else', () => {
+    expect(parseCommand(tokenList, ['--owner', 'own_1'])).toEqual({ ownerId: 'own_1' });
+    expect(rejection(tokenList, [])).toMatch(/"token list" needs --owner/);
+    expect(rejection(tokenList, ['--owner', 'own_1', '--scope', 'read'])).toMatch(/Unknown flag --scope for "token list"/);
+  });
+
+  it('token revoke requires a token id of the form the dashboard prints', () => {
+    expect(parseCommand(tokenRevoke, ['--token-id', TOKEN_ID])).toEqual({ tokenId: TOKEN_ID });
+    expect(rejection(tokenRevoke, [])).toMatch(/"token revoke" needs --token-id/);
+    for (const bad of ['sdt_abc', 'tok_0123', 'tok_0123456789ABCDEF0123', `${TOKEN_ID}0`, 'own_0123456789abcdef0123']) {
+      expect(rejection(tokenRevoke, ['--token-id', bad])).toBe(`--token-id must be a token id like tok_0123456789abcdef0123 (see "token list --owner ID"); got "${bad}"`);
+    }
+  });
+
+  it('audit list requires --project and takes --limit from 1 to 1000, 50 unless given', () => {
+    expect(parseCommand(auditList, PROJECT)).toEqual({ projectId: PROJECT[1], limit: 50 });
+    expect(parseCommand(auditList, [...PROJECT, '--limit', '1000'])).toEqual({ projectId: PROJECT[1], limit: 1000 });
+    expect(rejection(auditList, [])).toMatch(/"audit list" needs --project/);
+    expect(rejection(auditList, [...PROJECT, '--limit', '0'])).toBe('--limit must be a whole number from 1 to 1000; got "0"');
+    expect(rejection(auditList, [...PROJECT, '--limit', '1001'])).toBe('--limit must be a whole number from 1 to 1000; got "1001"');
+    expect(rejection(auditList, ['--project', 'prj 1'])).toMatch(/--project must be a project id/);
+  });
+
+  it('token migrate takes no flags', () => {
+    expect(parseCommand(tokenMigrate, [])).toEqual({});
+    expect(rejection(tokenMigrate, ['--owner', 'own_1'])).toMatch(/Unknown flag --owner for "token migrate"/);
+  });
+
+  it('token audit requires --owner and takes the same --limit', () => {
+    expect(parseCommand(tokenAudit, ['--owner', 'own_1', '--limit', '3'])).toEqual({ ownerId: 'own_1', limit: 3 });
+    expect(rejection(tokenAudit, ['--limit', '3'])).toMatch(/"token audit" needs --owner/);
+    expect(rejection(tokenAudit, ['--owner', 'own_1', '--limit', 'ten'])).toMatch(/--limit must be a whole number/);
   });
 });
 

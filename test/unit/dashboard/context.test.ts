@@ -58,19 +58,26 @@ describe('locateTable', () => {
     });
   });
 
-  it("falls back to the deployed stack's outputs, matching output keys that contain TableName and UsagePlanId", async () => {
+  it("falls back to the deployed stack's outputs, matching output keys that contain TableName, UsagePlanId, RestApiId and StageName", async () => {
     const readStackOutputs = vi.fn<StackOutputsReader>(async () => ({
       ApiUrl: 'https://x',
       DataTableNameA1B2: 'table-in-aws',
       ApiUsagePlanIdC3D4: 'plan-1',
+      RestApiId: 'a1b2c3d4e5',
+      StageName: 'prod',
     }));
     expect(await locateTable({ env: {}, stateFile: missingFile(), readStackOutputs })).toEqual({
       kind: 'aws',
       tableName: 'table-in-aws',
       stackName: DEFAULT_STACK_NAME,
-      usagePlanId: 'plan-1',
+      gateway: { usagePlanId: 'plan-1', restApiId: 'a1b2c3d4e5', stageName: 'prod' },
     });
     expect(readStackOutputs).toHaveBeenCalledWith('ScriptDistributionDeveloperApi');
+  });
+
+  it('leaves the gateway unknown for a stack deployed before it had every output, so a token command says what is missing', async () => {
+    const readStackOutputs: StackOutputsReader = async () => ({ TableName: 'table-in-aws', UsagePlanId: 'plan-1' });
+    expect(await locateTable({ env: {}, stateFile: missingFile(), readStackOutputs })).toEqual({ kind: 'aws', tableName: 'table-in-aws', stackName: DEFAULT_STACK_NAME });
   });
 
   it('explains in one line what to do when there is neither a local stack nor a readable AWS stack', async () => {

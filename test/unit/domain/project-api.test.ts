@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { AuditTrail } from '#domain/audit';
 import { DomainError, KeyNotFound, PlanNotAllowed, ProjectNotFound, VersionNotFound } from '#domain/errors';
 import type { Caller, Project, Version, Webhook } from '#domain/model';
 import {
@@ -9,16 +10,23 @@ import {
   listWebhooks,
   openProject,
   revokeBulk,
+  revokeBulkAudited,
   revokeKey,
   rollback,
 } from '#domain/project-api';
 import type { RevokeBulkResponse } from '#schemas/responses';
 import { NO_DEADLINE } from '#test-support/fixtures';
+import { callerOfToken } from '#domain/tokens';
 import { MemoryStores } from '#test-support/memory-stores';
 
 const NOW = 1_700_000_000;
 
-const owner: Caller = { ownerId: 'own_a', tokenHash: 'h'.repeat(64) };
+const owner: Caller = callerOfToken('own_a', 'h'.repeat(64), 'write');
+const ACTOR = { tokenId: owner.tokenId, requestId: 'req-1' };
+/** Where the rules enter their changes: the test's store, as the caller's request. */
+const trailOf = (store: MemoryStores): AuditTrail => ({ log: store, actor: ACTOR });
+/** The fields every audit entry of a change through the API carries. */
+const byTheCaller = { projectId: 'prj_1', at: NOW, source: 'api', tokenId: owner.tokenId, requestId: 'req-1' } as const;
 
 /** A store holding the owner's Business plan project prj_1 (`project` overrides its fields). */
 function storeWithProject(project: Partial<Project> = {}) {
@@ -79,24 +87,35 @@ describe('revokeKey (spec §4.2)', () => {
   it('revokes a key of the project and answers { ok: true }', async () => {
     const { store, project } = storeWithProject();
     const [key] = keysWith(store, ['0'.repeat(16)]);
-    expect(await revokeKey(store, project, key!.id, NOW)).toEqual({ ok: true });
+    expect(await revokeKey(store, project, key!.id, NOW, trailOf(store))).toEqual({ ok: true });
     expect(store.storedKey(key!.id)).toMatchObject({ revoked: 1, revokedAt: NOW });
+  });
+
+  it('enters the revoke with the change: who, which request, which key, one key revoked', async () => {
+    const { store, project } = storeWithProject();
+    const [key] = keysWith(store, ['0'.repeat(16)]);
+    await revokeKey(store, project, key!.id, NOW, trailOf(store));
+    expect(store.auditEntries()).toEqual([
+      { ...byTheCaller, entryId: expect.stringMatching(/^aud_[0-9a-f]{20}$/), action: 'key.revoke', status: 'completed', target: { key_id: key!.id }, outcome: { revoked_count: 1 } },
+    ]);
   });
 
   it('is idempotent: revoking an already revoked key answers { ok: true } again', async () => {
     const { store, project } = storeWithProject();
     const [key] = keysWith(store, ['0'.repeat(16)]);
-    await revokeKey(store, project, key!.id, NOW);
-    expect(await revokeKey(store, project, key!.id, NOW)).toEqual({ ok: true });
+    await revokeKey(store, project, key!.id, NOW, trailOf(store));
+    expect(await revokeKey(store, project, key!.id, NOW, trailOf(store))).toEqual({ ok: true });
+    expect(store.auditEntries().map((entry) => entry.outcome)).toEqual([{ revoked_count: 1 }, { revoked_count: 0 }]);
   });
 
   it('refuses an unknown key and a key of another project alike, as KeyNotFound', async () => {
     const { store, project } = storeWithProject();
     store.addProject({ id: 'prj_2', ownerId: owner.ownerId });
     const [other] = keysWith(store, ['0'.repeat(16)], 'prj_2');
-    expect(await domainError(revokeKey(store, project, 'key_nope', NOW))).toEqual(new KeyNotFound('key_nope'));
-    expect(await domainError(revokeKey(store, project, other!.id, NOW))).toEqual(new KeyNotFound(other!.id));
+    expect(await domainError(revokeKey(store, project, 'key_nope', NOW, trailOf(store)))).toEqual(new KeyNotFound('key_nope'));
+    expect(await domainError(revokeKey(store, project, other!.id, NOW, trailOf(store)))).toEqual(new KeyNotFound(other!.id));
     expect(store.storedKey(other!.id)?.revoked).toBe(0);
+    expect(store.auditEntries()).toEqual([]);
   });
 });
 
@@ -185,6 +204,48 @@ describe('revokeBulk (spec §4.3)', () => {
   });
 });
 
+describe('revokeBulkAudited', () => {
+  const wm = 'aaaaaaaaaaaaaaaa';
+
+  it('enters the bulk revoke as completed with its revoked_count', async () => {
+    const { store, project } = storeWithProject();
+    keysWith(store, Array(30).fill(wm));
+    expect(await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, trailOf(store))).toEqual({ ok: true, revoked_count: 30, complete: true });
+    expect(store.auditEntries()).toEqual([
+      { ...byTheCaller, entryId: expect.any(String), action: 'key.revoke_bulk', status: 'completed', target: { watermark: wm }, outcome: { revoked_count: 30, complete: true } },
+    ]);
+  });
+
+  it('enters the bulk revoke as started before its first key is revoked', async () => {
+    const { store, project } = storeWithProject();
+    keysWith(store, [wm]);
+    const revokeIfActive = store.revokeIfActive.bind(store);
+    let entriesAtFirstWrite: unknown;
+    store.revokeIfActive = async (projectId, keyId, now) => {
+      entriesAtFirstWrite ??= store.auditEntries();
+      return revokeIfActive(projectId, keyId, now);
+    };
+    await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, trailOf(store));
+    expect(entriesAtFirstWrite).toEqual([expect.objectContaining({ action: 'key.revoke_bulk', status: 'started', outcome: { revoked_count: 0 } })]);
+  });
+
+  it('marks a bulk revoke that fails part-way as failed with the number of keys it had revoked, and rethrows', async () => {
+    const { store, project } = storeWithProject();
+    const keys = keysWith(store, Array(60).fill(wm));
+    // The 41st write fails: every write before it has landed (the domain waits for writes in flight before it throws).
+    const revokeIfActive = store.revokeIfActive.bind(store);
+    let writes = 0;
+    store.revokeIfActive = async (projectId, keyId, now) => {
+      if (++writes === 41) throw new Error('throttled');
+      return revokeIfActive(projectId, keyId, now);
+    };
+    await expect(revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, trailOf(store))).rejects.toThrow('throttled');
+    const revoked = keys.filter((key) => store.storedKey(key.id)?.revoked === 1).length;
+    expect(revoked).toBeGreaterThanOrEqual(40);
+    expect(store.auditEntries()).toEqual([expect.objectContaining({ action: 'key.revoke_bulk', status: 'failed', outcome: { revoked_count: revoked } })]);
+  });
+});
+
 describe('listVersions (spec §4.4)', () => {
   it('lists versions with the highest version_number first, with the current version id', async () => {
     const { store, project } = storeWithProject({ currentVersionId: 'ver_2' });
@@ -199,8 +260,24 @@ describe('rollback (spec §4.5)', () => {
   it('points the project at the requested version and answers with it', async () => {
     const { store, project } = storeWithProject({ currentVersionId: 'ver_2' });
     store.addVersions('prj_1', version('ver_1', 1), version('ver_2', 2));
-    expect(await rollback(store, project, 'ver_1')).toEqual({ ok: true, current_version_id: 'ver_1' });
+    expect(await rollback(store, project, 'ver_1', NOW, trailOf(store))).toEqual({ ok: true, current_version_id: 'ver_1' });
     expect((await store.getProject('prj_1'))?.currentVersionId).toBe('ver_1');
+  });
+
+  it('enters the rollback with the change: the version asked for, the previous and the new current version', async () => {
+    const { store, project } = storeWithProject({ currentVersionId: 'ver_2' });
+    store.addVersions('prj_1', version('ver_1', 1), version('ver_2', 2));
+    await rollback(store, project, 'ver_1', NOW, trailOf(store));
+    expect(store.auditEntries()).toEqual([
+      {
+        ...byTheCaller,
+        entryId: expect.any(String),
+        action: 'version.rollback',
+        status: 'completed',
+        target: { version_id: 'ver_1' },
+        outcome: { previous_version_id: 'ver_2', current_version_id: 'ver_1' },
+      },
+    ]);
   });
 
   it('refuses an unknown version as VersionNotFound and leaves the pointer alone', async () => {
@@ -208,10 +285,11 @@ describe('rollback (spec §4.5)', () => {
     store.addProject({ id: 'prj_2', ownerId: owner.ownerId });
     store.addVersions('prj_1', version('ver_2', 2));
     store.addVersions('prj_2', version('ver_x', 1));
-    const error = await domainError(rollback(store, project, 'ver_x'));
+    const error = await domainError(rollback(store, project, 'ver_x', NOW, trailOf(store)));
     expect(error).toBeInstanceOf(VersionNotFound);
     expect(error.message).toBe('Version ver_x not found in this project');
     expect((await store.getProject('prj_1'))?.currentVersionId).toBe('ver_2');
+    expect(store.auditEntries()).toEqual([]);
   });
 });
 

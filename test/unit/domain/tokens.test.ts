@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hashToken, newApiToken, parseBearer } from '#domain/tokens';
+import { ScopeMissing } from '#domain/errors';
+import { hashToken, newApiToken, parseBearer, requireScope, scopeOf, TOKEN_ID_PATTERN, tokenIdOf } from '#domain/tokens';
 
 describe('parseBearer (spec §5: Authorization: Bearer <API_TOKEN>)', () => {
   it('returns the token of a well-formed header', () => {
@@ -66,5 +67,46 @@ describe('token hashing (tokens are stored and logged only as SHA-256)', () => {
     const tokens = new Set(Array.from({ length: 100 }, () => newApiToken()));
     expect(tokens.size).toBe(100);
     for (const token of tokens) expect(token).toMatch(/^sdt_[A-Za-z0-9_-]{43}$/);
+  });
+});
+
+describe('token ids', () => {
+  it('are tok_ and 20 hex characters, the same for the same hash and different for different hashes', () => {
+    const hash = hashToken(newApiToken());
+    expect(tokenIdOf(hash)).toMatch(TOKEN_ID_PATTERN);
+    expect(tokenIdOf(hash)).toBe(tokenIdOf(hash));
+    expect(tokenIdOf(hashToken(newApiToken()))).not.toBe(tokenIdOf(hash));
+  });
+
+  it('show no part of the hash they are derived from', () => {
+    const hash = hashToken('sdt_fixed');
+    const id = tokenIdOf(hash).slice('tok_'.length);
+    for (let start = 0; start + 8 <= id.length; start++) expect(hash).not.toContain(id.slice(start, start + 8));
+  });
+});
+
+describe('token scopes', () => {
+  it('reads a stored scope, and a token stored before scopes existed (no scope) as write', () => {
+    expect(scopeOf('read')).toBe('read');
+    expect(scopeOf('write')).toBe('write');
+    expect(scopeOf(undefined)).toBe('write');
+    expect(scopeOf(null)).toBe('write');
+  });
+
+  it('reads a scope it does not know as the least, read', () => {
+    for (const unknown of ['admin', 'WRITE', '', 1, true, {}]) expect(scopeOf(unknown)).toBe('read');
+  });
+
+  it('lets a write token do what needs read or write, and a read token only what needs read', () => {
+    expect(() => requireScope('write', { scope: 'write', doing: 'revoking a key' })).not.toThrow();
+    expect(() => requireScope('write', { scope: 'read', doing: 'listing keys' })).not.toThrow();
+    expect(() => requireScope('read', { scope: 'read', doing: 'listing keys' })).not.toThrow();
+    expect(() => requireScope('read', { scope: 'write', doing: 'revoking a key' })).toThrow(ScopeMissing);
+  });
+
+  it('names the scope the token has and the one the route needs', () => {
+    expect(() => requireScope('read', { scope: 'write', doing: 'revoking a key' })).toThrow(
+      'This token has the read scope; revoking a key needs the write scope. Use a token created with --scope write.',
+    );
   });
 });

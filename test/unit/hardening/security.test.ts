@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { ROUTES } from '#api/routes';
 import type { ClaimResult, DeliveryStore } from '#domain/ports';
-import { hashToken } from '#domain/tokens';
+import { callerOfToken, hashToken } from '#domain/tokens';
 import { createDeliveryHandler } from '#events/delivery';
 import type { DeliveryMessage } from '#events/delivery-message';
 import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl } from '#events/discord-webhook-url';
@@ -286,7 +286,7 @@ describe('no raw token, usage-plan key value or webhook token in any log line', 
       for (const token of BAD_TOKENS) {
         for (const header of [`Bearer ${token}`, token, `Basic ${token}`, `bearer  ${token}`]) await authorizer(authorizerEvent(header)).catch(() => undefined);
       }
-      const caller = { ownerId: DEFAULT_CALLER.ownerId, tokenHash: hashToken(GOOD_TOKEN) };
+      const caller = callerOfToken(DEFAULT_CALLER.ownerId, hashToken(GOOD_TOKEN), 'write');
       const statuses: number[] = [];
       const call = async (entry: RouteEntry, input: ApiEventInput = {}) =>
         statuses.push((await handlers[entry](apiEvent(entry, { projectId: PROJECT_ID, caller, ...input }), lambdaContext())).statusCode);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInput, KeyNotFound, PlanNotAllowed, ProjectNotFound, RateLimited, Unauthenticated, VersionNotFound } from '#domain/errors';
+import { InvalidInput, KeyNotFound, PlanNotAllowed, ProjectNotFound, RateLimited, ScopeMissing, Unauthenticated, VersionNotFound } from '#domain/errors';
 import { ERROR_STATUSES, errorHeadersOf, statusOf } from '#http/error-statuses';
 import { rateLimitHeaders } from '#http/rate-limit-headers';
 
@@ -7,6 +7,7 @@ describe('the status of each domain error (spec §7)', () => {
   it.each([
     [new InvalidInput('key_id is required'), 400],
     [new Unauthenticated(), 401],
+    [new ScopeMissing('read', { scope: 'write', doing: 'revoking a key' }), 403],
     [new PlanNotAllowed('prj_1', 'pro'), 403],
     [new ProjectNotFound(), 404],
     [new KeyNotFound('key_1'), 404],

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import type { AuditLog, ProjectStore } from './ports';
+
+/**
+ * The audit trail: an entry for every change made through the API (a key revoked, keys revoked by watermark, a
+ * version rolled back), kept per project, and for every token the dashboard creates or revokes, kept per owner.
+ * An entry names who did it (the token id, never the token), the request, what the request named and what came
+ * of it. Entries hold ids and the API's own field values only: no raw token, key value or webhook URL.
+ */
+
+export const AUDIT_ACTIONS = {
+  revokeKey: 'key.revoke',
+  revokeBulk: 'key.revoke_bulk',
+  rollback: 'version.rollback',
+  createToken: 'token.create',
+  revokeToken: 'token.revoke',
+} as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
+
+/**
+ * `completed` for a change written together with its entry. A change of many writes (a bulk revoke) is entered as
+ * `started` before its first write and then `completed`, or `failed` with what it had done by then.
+ */
+export type AuditStatus = 'started' | 'completed' | 'failed';
+
+export type AuditValue = string | number | boolean | null;
+/** In the API's own words: `target` what the request named (`key_id`, `watermark`, `version_id`), `outcome` what came of it. */
+export type AuditDetails = Record<string, AuditValue>;
+
+/** What an entry is about: a project (changes through the API) or an owner (its tokens). */
+export type AuditSubject = { projectId: string; ownerId?: never } | { ownerId: string; projectId?: never };
+
+export type AuditEntry = AuditSubject & {
+  /** `aud_…`; ids sort in the order entries were made. */
+  entryId: string;
+  /** Unix seconds. */
+  at: number;
+  action: AuditAction;
+  status: AuditStatus;
+  source: 'api' | 'dashboard';
+  /** The token that made the request; null for the dashboard. */
+  tokenId: string | null;
+  /** API Gateway's request id (the `x-amzn-RequestId` the caller got, and the access log's); null for the dashboard. */
+  requestId: string | null;
+  target: AuditDetails;
+  outcome: AuditDetails;
+};
+
+/** Who made an API request: what its audit entries name. */
+export interface ApiActor {
+  tokenId: string;
+  requestId: string;
+}
+
+/** Where an endpoint's change is entered, and by whom it was asked. */
+export interface AuditTrail {
+  log: AuditLog;
+  actor: ApiActor;
+}
+
+let lastMillis = 0;
+
+/** Milliseconds (never twice the same in one process), then random bits: entries of the same second still list in order. */
+export function newAuditEntryId(): string {
+  lastMillis = Math.max(Date.now(), lastMillis + 1);
+  return `aud_${lastMillis.toString(16).padStart(12, '0')}${randomBytes(4).toString('hex')}`;
+}
+
+export function apiEntry(
+  { actor }: Pick<AuditTrail, 'actor'>,
+  change: { projectId: string; at: number; action: AuditAction; target: AuditDetails; outcome: AuditDetails; status?: AuditStatus },
+): AuditEntry {
+  const { projectId, at, action, target, outcome, status = 'completed' } = change;
+  return { entryId: newAuditEntryId(), at, projectId, action, status, source: 'api', tokenId: actor.tokenId, requestId: actor.requestId, target, outcome };
+}
+
+export function dashboardEntry(change: { ownerId: string; at: number; action: AuditAction; target: AuditDetails; outcome: AuditDetails }): AuditEntry {
+  const { ownerId, at, action, target, outcome } = change;
+  return { entryId: newAuditEntryId(), at, ownerId, action, status: 'completed', source: 'dashboard', tokenId: null, requestId: null, target, outcome };
+}
+
+/**
+ * The store with every conditional revoke that changed a key counted as it returns, so a bulk revoke cut short by
+ * a failure still knows how many keys it revoked. Everything else goes to the store itself.
+ */
+export function withCountedRevokes(store: ProjectStore): { store: ProjectStore; revoked: () => number } {
+  let revoked = 0;
+  const revokeIfActive: ProjectStore['revokeIfActive'] = async (...args) => {
+    const changed = await store.revokeIfActive(...args);
+    if (changed) revoked += 1;
+    return changed;
+  };
+  const counted = new Proxy(store, {
+    get: (target, property) => {
+      if (property === 'revokeIfActive') return revokeIfActive;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store: counted, revoked: () => revoked };
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '#api/endpoints';
+import { ROUTES } from '#api/routes';
+import { callerOfToken, hashToken, type TokenScope } from '#domain/tokens';
+import { CALLER, expectError, invoke, memoryApi, PROJECT_ID, watchStoreCalls } from '#test-support/api-harness';
+import { apiEvent, type RouteEntry } from '#test-support/fixtures';
+
+/** A valid request of each route on the harness's project: one key, two versions. */
+function apiWithData() {
+  const api = memoryApi({ currentVersionId: 'ver_2' });
+  const [key] = api.store.addKeys(PROJECT_ID, [{ watermark: 'aaaaaaaaaaaaaaaa' }]);
+  api.store.addVersions(PROJECT_ID, { id: 'ver_1', version_number: 1, uploaded_at: 1, size_bytes: 1, notes: '' }, { id: 'ver_2', version_number: 2, uploaded_at: 2, size_bytes: 2, notes: '' });
+  const bodies: Partial<Record<RouteEntry, unknown>> = { 'revoke-key': { key_id: key!.id }, 'revoke-bulk': { watermark: 'aaaaaaaaaaaaaaaa' }, rollback: { version_id: 'ver_1' } };
+  return { ...api, keyId: key!.id, bodies };
+}
+
+const callerWith = (scope: TokenScope) => callerOfToken(CALLER.ownerId, hashToken(`sdt_${scope}-token`), scope);
+
+const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
+  read: { 'list-keys': 200, 'revoke-key': 403, 'revoke-bulk': 403, 'list-versions': 200, rollback: 403, 'list-webhooks': 200 },
+  write: { 'list-keys': 200, 'revoke-key': 200, 'revoke-bulk': 200, 'list-versions': 200, rollback: 200, 'list-webhooks': 200 },
+};
+
+describe('token scopes × routes', () => {
+  const cases = (['read', 'write'] as const).flatMap((scope) => ROUTES.map((route) => [route.entry, scope, EXPECTED[scope][route.entry]] as const));
+
+  it.each(cases)('%s with a %s token answers %i', async (entry, scope, status) => {
+    const api = apiWithData();
+    const reply = await invoke(api.handlers[entry], apiEvent(entry, { projectId: PROJECT_ID, caller: callerWith(scope), body: api.bodies[entry] }));
+    expect(reply.status, reply.raw).toBe(status);
+  });
+
+  it('each route needs the scope of its access: read for the three GETs, write for the three POSTs', () => {
+    for (const route of ROUTES) {
+      expect(ENDPOINTS[route.entry].scope.scope, route.entry).toBe(route.access);
+      expect(route.access).toBe(route.method === 'GET' ? 'read' : 'write');
+    }
+  });
+
+  it.each([
+    ['revoke-key', 'revoking a key'],
+    ['revoke-bulk', 'revoking keys by watermark'],
+    ['rollback', 'rolling back a version'],
+  ] as const)('refuses %s to a read token with a 403 naming the write scope, before reading the body or the project, and changes nothing', async (entry, doing) => {
+    const api = apiWithData();
+    const called = watchStoreCalls(api.store);
+    // A malformed body and an unknown project: the scope is what decides.
+    const reply = await invoke(api.handlers[entry], apiEvent(entry, { projectId: 'prj_ffffffffffffffffffff', caller: callerWith('read'), body: '{not json' }));
+    expectError(reply, 403, `This token has the read scope; ${doing} needs the write scope. Use a token created with --scope write.`);
+    expect(called()).toEqual(['countRequest']);
+    expect(api.store.storedKey(api.keyId)?.revoked).toBe(0);
+    expect((await api.store.getProject(PROJECT_ID))?.currentVersionId).toBe('ver_2');
+    expect(api.store.auditEntries()).toEqual([]);
+  });
+
+  it('takes an authorizer answer without a scope (cached from before scopes existed) as a write token, like the tokens of then', async () => {
+    const api = apiWithData();
+    const event = apiEvent('revoke-key', { projectId: PROJECT_ID, body: api.bodies['revoke-key'] });
+    delete event.requestContext.authorizer?.scope;
+    delete event.requestContext.authorizer?.tokenId;
+    expect((await invoke(api.handlers['revoke-key'], event)).status).toBe(200);
+    expect(api.store.auditEntries()).toEqual([expect.objectContaining({ tokenId: CALLER.tokenId })]);
+  });
+});
