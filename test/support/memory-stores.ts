@@ -1,6 +1,9 @@
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
+import { type CountedCheck, type KeyState, refusalOf } from '#domain/key-check';
+import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Key, Project, Version, Webhook } from '#domain/model';
-import type { AuditLog, ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
+import type { AuditLog, KeyCheckStore, ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
+import { rateWindowAt } from '#domain/rate-limit';
 import { hashToken, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
 
 /**
@@ -217,4 +220,55 @@ function childrenOf<T>(byProject: Map<string, Map<string, T>>, projectId: string
 
 function sortedById<T extends { id: string }>(children: Map<string, T> | undefined): T[] {
   return [...(children?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((child) => ({ ...child }));
+}
+
+// ---- The loader key check ----
+
+/** A key as the loader check reads it, with the key's current one-minute window of checks kept beside it. */
+export interface CheckedKey extends KeyState {
+  checkWindow?: number;
+  checkCount: number;
+}
+
+/**
+ * The loader check's store in memory, with the semantics of DynamoKeyCheckStore (which
+ * test/integration/loader-check.test.ts pins on DynamoDB Local): the key judged on its latest state, one use
+ * counted only when it may run, and at most `perKeyPerMinute` checks counted in one window of the key's own.
+ */
+export class MemoryKeyCheckStore implements KeyCheckStore {
+  private readonly keys = new Map<string, CheckedKey>();
+
+  /** A key as the dashboard issues one: its raw value, shown once; the store keeps its hash under the id derived from it. */
+  issue(projectId: string, fields: Partial<Omit<KeyState, 'projectId' | 'keyHash'>> = {}): { id: string; key: string } {
+    const key = newKeyValue();
+    const keyHash = hashKeyValue(key);
+    const id = keyIdOf(keyHash);
+    this.keys.set(id, { projectId, keyHash, revoked: false, expiresAt: SEEDED_AT + 30 * 86_400, maxUses: null, currentUses: 0, checkCount: 0, ...fields });
+    return { id, key };
+  }
+
+  /** As a revoke through the owner API leaves the key item. */
+  revoke(keyId: string): void {
+    const key = this.keys.get(keyId);
+    if (key) key.revoked = true;
+  }
+
+  storedKey(keyId: string): CheckedKey | undefined {
+    const key = this.keys.get(keyId);
+    return key && { ...key };
+  }
+
+  async checkAndCount(check: { projectId: string; keyId: string; keyHash: string; now: number; perKeyPerMinute: number }): Promise<CountedCheck> {
+    const key = this.keys.get(check.keyId);
+    const code = refusalOf(key, check.projectId, check.keyHash, check.now);
+    if (code || !key) return { outcome: 'refused', code: code ?? 'KEY_INVALID', keyId: check.keyId };
+    const window = rateWindowAt(check.now);
+    // A window opened by a clock a little ahead counts as this one, as in the table.
+    if (key.checkWindow === undefined || key.checkWindow < window.start) Object.assign(key, { checkWindow: window.start, checkCount: 0 });
+    if (key.checkCount >= check.perKeyPerMinute) return { outcome: 'key_rate_limited', retryAfterSeconds: window.resetSeconds };
+    key.checkCount += 1;
+    key.currentUses += 1;
+    const { checkWindow: _window, checkCount: _count, ...state } = key;
+    return { outcome: 'counted', keyId: check.keyId, key: state };
+  }
 }

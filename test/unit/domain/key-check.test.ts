@@ -1,0 +1,300 @@
+import { describe, expect, it } from 'vitest';
+import { RateLimited } from '#domain/errors';
+import { checkKey, clientAddressBucket, type KeyCheckDeps, type KeyState, LOADER_LIMITS, refusalOf, usesLeft } from '#domain/key-check';
+import { hashKeyValue, newKeyValue } from '#domain/key-values';
+import type { TelemetrySink } from '#domain/ports';
+import type { LoaderCheckRequest } from '#schemas/loader';
+import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
+import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
+
+/** 45 s into the minute that opened at 1_700_000_040. */
+const NOW = 1_700_000_085;
+const SECONDS_TO_NEXT_WINDOW = 15;
+const PROJECT = 'prj_loader';
+const OTHER_PROJECT = 'prj_other';
+const ADDRESS = '203.0.113.7';
+const FINGERPRINT = 'f'.repeat(64);
+
+// ---- The rule alone ----
+
+const HASH = hashKeyValue('sdk_rule');
+const state = (fields: Partial<KeyState> = {}): KeyState => ({
+  projectId: PROJECT,
+  keyHash: HASH,
+  revoked: false,
+  expiresAt: NOW + 3_600,
+  maxUses: 10,
+  currentUses: 3,
+  ...fields,
+});
+const REVOKED = { revoked: true };
+const EXPIRED = { expiresAt: NOW };
+const SPENT = { maxUses: 5, currentUses: 5 };
+
+describe('refusalOf: which code a check answers (DESIGN.md, Loader key check)', () => {
+  it('lets an active key of the project with uses left run', () => {
+    expect(refusalOf(state(), PROJECT, HASH, NOW)).toBeUndefined();
+  });
+
+  it.each([
+    ['revoked', REVOKED, 'KEY_REVOKED'],
+    ['expired', EXPIRED, 'KEY_EXPIRED'],
+    ['over its cap', SPENT, 'KEY_OVER_LIMIT'],
+    ['revoked, expired and over its cap', { ...REVOKED, ...EXPIRED, ...SPENT }, 'KEY_REVOKED'],
+    ['revoked and expired', { ...REVOKED, ...EXPIRED }, 'KEY_REVOKED'],
+    ['revoked and over its cap', { ...REVOKED, ...SPENT }, 'KEY_REVOKED'],
+    ['expired and over its cap', { ...EXPIRED, ...SPENT }, 'KEY_EXPIRED'],
+  ] as const)('refuses a key %s with %s: revoked wins over expired, which wins over over limit', (_case, fields, code) => {
+    expect(refusalOf(state(fields), PROJECT, HASH, NOW)).toBe(code);
+  });
+
+  it('counts a key expired from the second of expires_at on (now >= expires_at), not before', () => {
+    expect(refusalOf(state({ expiresAt: NOW + 1 }), PROJECT, HASH, NOW)).toBeUndefined();
+    expect(refusalOf(state({ expiresAt: NOW }), PROJECT, HASH, NOW)).toBe('KEY_EXPIRED');
+    expect(refusalOf(state({ expiresAt: NOW - 1 }), PROJECT, HASH, NOW)).toBe('KEY_EXPIRED');
+  });
+
+  it('counts a key over its limit once current_uses reaches max_uses, and never a key without a cap', () => {
+    expect(refusalOf(state({ maxUses: 5, currentUses: 4 }), PROJECT, HASH, NOW)).toBeUndefined();
+    expect(refusalOf(state({ maxUses: 5, currentUses: 5 }), PROJECT, HASH, NOW)).toBe('KEY_OVER_LIMIT');
+    expect(refusalOf(state({ maxUses: 5, currentUses: 9 }), PROJECT, HASH, NOW)).toBe('KEY_OVER_LIMIT');
+    expect(refusalOf(state({ maxUses: 0, currentUses: 0 }), PROJECT, HASH, NOW)).toBe('KEY_OVER_LIMIT');
+    expect(refusalOf(state({ maxUses: null, currentUses: 1_000_000 }), PROJECT, HASH, NOW)).toBeUndefined();
+  });
+
+  it.each([
+    ['no key at all', undefined, PROJECT, HASH],
+    ["another project's key", state(), OTHER_PROJECT, HASH],
+    ["another project's revoked, expired and spent key", state({ ...REVOKED, ...EXPIRED, ...SPENT }), OTHER_PROJECT, HASH],
+    ['a key whose stored hash is not the value\'s', state(), PROJECT, hashKeyValue('sdk_other')],
+    ['a revoked key whose stored hash is not the value\'s', state(REVOKED), PROJECT, hashKeyValue('sdk_other')],
+  ])('answers KEY_INVALID for %s, before any state of the key shows', (_case, key, projectId, keyHash) => {
+    expect(refusalOf(key, projectId, keyHash, NOW)).toBe('KEY_INVALID');
+  });
+});
+
+describe('usesLeft: max_uses - current_uses after the counted use', () => {
+  it('is what the cap leaves, 0 at the last use, and null without a cap', () => {
+    expect(usesLeft({ maxUses: 10, currentUses: 4 })).toBe(6);
+    expect(usesLeft({ maxUses: 10, currentUses: 10 })).toBe(0);
+    expect(usesLeft({ maxUses: null, currentUses: 4 })).toBeNull();
+  });
+
+  it('never goes below 0 for a key whose count passed its cap (a cap lowered by the dashboard)', () => {
+    expect(usesLeft({ maxUses: 3, currentUses: 7 })).toBe(0);
+  });
+});
+
+describe('clientAddressBucket: what the per-address limit counts', () => {
+  it.each(['203.0.113.7', '10.0.0.1', '255.255.255.255'])('keeps an IPv4 address as it is (%s)', (address) => {
+    expect(clientAddressBucket(address)).toBe(address);
+  });
+
+  it('counts an IPv4 client seen through an IPv4-mapped IPv6 address as that IPv4 address', () => {
+    expect(clientAddressBucket('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(clientAddressBucket('::FFFF:203.0.113.7')).toBe('203.0.113.7');
+  });
+
+  it('groups an IPv6 address by its /64, whatever way the address is written', () => {
+    const bucket = '2001:0db8:0001:0002::/64';
+    expect(clientAddressBucket('2001:db8:1:2:3:4:5:6')).toBe(bucket);
+    expect(clientAddressBucket('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe(bucket);
+    expect(clientAddressBucket('2001:DB8:1:2::1')).toBe(bucket);
+    expect(clientAddressBucket('2001:db8:1:2::')).toBe(bucket);
+    expect(clientAddressBucket('2001:db8:1:2:a:b:1.2.3.4')).toBe(bucket);
+  });
+
+  it('expands :: wherever it stands, so two /64s never share a bucket', () => {
+    expect(clientAddressBucket('2001:db8::1')).toBe('2001:0db8:0000:0000::/64');
+    expect(clientAddressBucket('2001:db8:0:1::1')).toBe('2001:0db8:0000:0001::/64');
+    expect(clientAddressBucket('::1')).toBe('0000:0000:0000:0000::/64');
+    expect(clientAddressBucket('fe80::1:2:3:4')).toBe('fe80:0000:0000:0000::/64');
+    expect(clientAddressBucket('2001:db8:1::')).toBe('2001:0db8:0001:0000::/64');
+  });
+});
+
+// ---- One check, against in-memory stores ----
+
+/** What the check reported, in order: one list of records per check. */
+class RecordingSink implements TelemetrySink {
+  readonly reports: (ValidationRecord | ExecutionRecord)[][] = [];
+  async report(records: readonly (ValidationRecord | ExecutionRecord)[]): Promise<void> {
+    this.reports.push([...records]);
+  }
+}
+
+function loaderCheck() {
+  const keys = new MemoryKeyCheckStore();
+  const rateLimits = new MemoryStores();
+  const telemetry = new RecordingSink();
+  const deps: KeyCheckDeps = { keys, rateLimits, telemetry };
+  const request = (key: string, fields: Partial<LoaderCheckRequest> = {}): LoaderCheckRequest => ({ project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave', ...fields });
+  const check = (key: string, fields: Partial<LoaderCheckRequest> = {}, at: { now?: number; address?: string } = {}) =>
+    checkKey(deps, request(key, fields), at.address ?? ADDRESS, at.now ?? NOW);
+  return { keys, rateLimits, telemetry, check };
+}
+
+/** The error a check threw, or a failure naming the answer it gave instead. */
+async function refusedBy(check: Promise<unknown>): Promise<unknown> {
+  return check.then((answer) => expect.fail(`answered ${JSON.stringify(answer)} instead of throwing`), (error: unknown) => error);
+}
+
+describe('checkKey: one check of a key', () => {
+  it('answers KEY_VALID with the key id, its expiry and the uses its cap leaves, and counts one use', async () => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT, { maxUses: 5, currentUses: 2, expiresAt: NOW + 600 });
+    expect(await check(key)).toEqual({ valid: true, code: 'KEY_VALID', key_id: id, expires_at: NOW + 600, uses_left: 2 });
+    expect(keys.storedKey(id)?.currentUses).toBe(3);
+  });
+
+  it('answers uses_left null for a key without a cap, and still counts the use', async () => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT, { maxUses: null, currentUses: 41 });
+    expect(await check(key)).toMatchObject({ valid: true, code: 'KEY_VALID', uses_left: null });
+    expect(keys.storedKey(id)?.currentUses).toBe(42);
+  });
+
+  it('admits the last use with uses_left 0, then answers KEY_OVER_LIMIT without counting another', async () => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT, { maxUses: 3, currentUses: 1 });
+    expect(await check(key)).toMatchObject({ code: 'KEY_VALID', uses_left: 1 });
+    expect(await check(key)).toMatchObject({ code: 'KEY_VALID', uses_left: 0 });
+    expect(await check(key)).toEqual({ valid: false, code: 'KEY_OVER_LIMIT' });
+    expect(await check(key)).toEqual({ valid: false, code: 'KEY_OVER_LIMIT' });
+    expect(keys.storedKey(id)?.currentUses).toBe(3);
+  });
+
+  it.each([
+    ['KEY_REVOKED', { revoked: true }],
+    ['KEY_EXPIRED', { expiresAt: NOW }],
+    ['KEY_OVER_LIMIT', { maxUses: 2, currentUses: 2 }],
+    ['KEY_REVOKED', { revoked: true, expiresAt: NOW, maxUses: 2, currentUses: 2 }],
+    ['KEY_EXPIRED', { expiresAt: NOW - 1, maxUses: 2, currentUses: 2 }],
+  ] as const)('answers exactly {valid: false, code: %s} and counts no use', async (code, fields) => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT, fields);
+    const before = keys.storedKey(id)?.currentUses;
+    expect(await check(key)).toEqual({ valid: false, code });
+    expect(keys.storedKey(id)?.currentUses).toBe(before);
+  });
+
+  it('answers a revoked key KEY_REVOKED on the very next check after the revoke', async () => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT);
+    expect(await check(key)).toMatchObject({ code: 'KEY_VALID' });
+    keys.revoke(id);
+    expect(await check(key)).toEqual({ valid: false, code: 'KEY_REVOKED' });
+  });
+
+  it("answers an unknown key, another project's key and an unknown project alike: nothing to enumerate", async () => {
+    const { keys, check } = loaderCheck();
+    const theirs = keys.issue(OTHER_PROJECT, { revoked: true });
+    const ours = keys.issue(PROJECT);
+    const answers = [
+      await check(newKeyValue()),
+      await check(theirs.key),
+      await check(ours.key, { project_id: 'prj_nobody' }),
+      await check(ours.key.toUpperCase()),
+    ];
+    expect(answers.map((answer) => JSON.stringify(answer))).toEqual(Array(4).fill('{"valid":false,"code":"KEY_INVALID"}'));
+    expect(keys.storedKey(theirs.id)?.currentUses).toBe(0);
+    expect(keys.storedKey(ours.id)?.currentUses).toBe(0);
+  });
+});
+
+describe('checkKey: limits on a public endpoint', () => {
+  it('keeps within the floors DESIGN.md sets: 60 a minute per key, 1,000 a minute per address', () => {
+    expect(LOADER_LIMITS.windowSeconds).toBe(60);
+    expect(LOADER_LIMITS.perKeyPerMinute).toBeGreaterThanOrEqual(60);
+    expect(LOADER_LIMITS.perAddressPerMinute).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('answers every check of a key up to its per-minute limit, refuses the next until the next minute, and counts no use for it', async () => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT);
+    for (let i = 0; i < LOADER_LIMITS.perKeyPerMinute; i++) expect(await check(key)).toMatchObject({ code: 'KEY_VALID' });
+    const error = await refusedBy(check(key));
+    expect(error).toBeInstanceOf(RateLimited);
+    expect(error).toMatchObject({ retryAfterSeconds: SECONDS_TO_NEXT_WINDOW, message: `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute` });
+    expect(keys.storedKey(id)?.currentUses).toBe(LOADER_LIMITS.perKeyPerMinute);
+    expect(await check(key, {}, { now: NOW + SECONDS_TO_NEXT_WINDOW })).toMatchObject({ code: 'KEY_VALID' });
+  });
+
+  it("limits a key, not its buyer's other keys", async () => {
+    const { keys, check } = loaderCheck();
+    const busy = keys.issue(PROJECT);
+    const quiet = keys.issue(PROJECT);
+    for (let i = 0; i < LOADER_LIMITS.perKeyPerMinute; i++) await check(busy.key);
+    await expect(check(busy.key)).rejects.toBeInstanceOf(RateLimited);
+    expect(await check(quiet.key)).toMatchObject({ code: 'KEY_VALID' });
+  });
+
+  it('answers up to the per-address limit from one address, refuses the next until the next minute, and lets other addresses through', async () => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT);
+    // Unknown keys, so the key's own limit never comes first: an address guessing keys is what this limit stops.
+    for (let i = 0; i < LOADER_LIMITS.perAddressPerMinute; i++) await check(`sdk_guess${i}`);
+    const error = await refusedBy(check(key));
+    expect(error).toBeInstanceOf(RateLimited);
+    expect(error).toMatchObject({ retryAfterSeconds: SECONDS_TO_NEXT_WINDOW, message: `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute` });
+    expect(keys.storedKey(id)?.currentUses).toBe(0);
+    expect(await check(key, {}, { address: '203.0.113.8' })).toMatchObject({ code: 'KEY_VALID' });
+    expect(await check(key, {}, { now: NOW + SECONDS_TO_NEXT_WINDOW })).toMatchObject({ code: 'KEY_VALID' });
+  });
+
+  it('counts the addresses of one IPv6 /64 together, and another /64 apart', async () => {
+    const { keys, check } = loaderCheck();
+    const { key } = keys.issue(PROJECT);
+    for (let i = 0; i < LOADER_LIMITS.perAddressPerMinute; i++) await check(`sdk_guess${i}`, {}, { address: `2001:db8:1:2::${(i % 0xffff).toString(16)}` });
+    await expect(check(key, {}, { address: '2001:db8:1:2:dead:beef:0:1' })).rejects.toBeInstanceOf(RateLimited);
+    expect(await check(key, {}, { address: '2001:db8:1:3::1' })).toMatchObject({ code: 'KEY_VALID' });
+  });
+});
+
+describe('checkKey: telemetry for the analytics detectors', () => {
+  it('reports a valid check as a key validation and an execution, with the executor, fingerprint, script hash and version', async () => {
+    const { keys, telemetry, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT);
+    await check(key, { executor: 'Synapse Z', script_hash: 'a'.repeat(64), version_id: 'ver_3' });
+    expect(telemetry.reports).toEqual([
+      [
+        { kind: 'validation', projectId: PROJECT, keyId: id, result: 'ok', executor: 'Synapse Z', fingerprint: FINGERPRINT, at: NOW },
+        { kind: 'execution', projectId: PROJECT, keyId: id, executor: 'Synapse Z', scriptHash: 'a'.repeat(64), versionId: 'ver_3', at: NOW },
+      ],
+    ]);
+  });
+
+  it('reports an execution without script hash or version when the loader sent none', async () => {
+    const { keys, telemetry, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT);
+    await check(key);
+    expect(telemetry.reports[0]?.[1]).toEqual({ kind: 'execution', projectId: PROJECT, keyId: id, executor: 'Wave', at: NOW });
+  });
+
+  it.each([
+    ['revoked', { revoked: true }],
+    ['expired', { expiresAt: NOW }],
+    ['over_limit', { maxUses: 1, currentUses: 1 }],
+  ] as const)('reports a refused check as a key validation with result %s, and no execution', async (result, fields) => {
+    const { keys, telemetry, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT, fields);
+    await check(key);
+    expect(telemetry.reports).toEqual([[{ kind: 'validation', projectId: PROJECT, keyId: id, result, executor: 'Wave', fingerprint: FINGERPRINT, at: NOW }]]);
+  });
+
+  it('reports an unknown key as a validation with result unknown under the id its value would have', async () => {
+    const { telemetry, check } = loaderCheck();
+    const value = newKeyValue();
+    await check(value);
+    expect(telemetry.reports).toEqual([[expect.objectContaining({ kind: 'validation', result: 'unknown', keyId: `key_${hashKeyValue(value).slice(0, 20)}` })]]);
+  });
+
+  it('reports nothing for a check refused by a limit: it was never judged', async () => {
+    const { keys, telemetry, check } = loaderCheck();
+    const { key } = keys.issue(PROJECT);
+    for (let i = 0; i < LOADER_LIMITS.perKeyPerMinute; i++) await check(key);
+    const reported = telemetry.reports.length;
+    await expect(check(key)).rejects.toBeInstanceOf(RateLimited);
+    expect(telemetry.reports).toHaveLength(reported);
+  });
+});
