@@ -4,12 +4,13 @@ import type { TelemetryStore } from '#domain/ports';
 import { hourStart, utcDate } from '#domain/time';
 import type { AnalyticsEventName } from '#schemas/events';
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
-import { detectClones, detectKeyAbuse, detectNewExecutor } from './detectors';
+import { detectClones, detectKeyAbuse, detectNewExecutor, originalCandidate } from './detectors';
 import { type Indexed, type ParsedBatch, parseTelemetryBatch, type Rejection } from './telemetry';
 
 /**
  * Requests each ingest step keeps in flight. A batch is first folded in memory (one counter update per project
- * and day, one window update per key and hour, one last-seen per executor, one upsert per script hash), so
+ * and day, one window update per key and hour, one last-seen per executor, one upsert per script hash and one
+ * tally per script), so
  * 1,000 records cost requests per distinct aggregate, not per record, and those go out this many at a time
  * instead of one after another.
  */
@@ -127,17 +128,25 @@ async function judgeScriptHashes(store: TelemetryStore, executions: readonly Exe
     firstSeenAt: group.reduce((min, s) => Math.min(min, s.at), group[0].at),
     lastSeenAt: group.reduce((max, s) => Math.max(max, s.at), group[0].at),
   }));
-  const known = await mapBounded(sightings, async (sighting) => ({ sighting, known: await store.recordScriptHash(sighting) }));
-  // Only a script with a hash not yet judged needs its hash list read; the steady state reads nothing.
-  const unjudged = [...groupBy(known.filter(({ known: hash }) => !hash.classified), ({ sighting: s }) => [s.projectId, s.scriptId, s.versionId]).values()];
-  const judged = await mapBounded(unjudged, async ([{ sighting }]) => {
-    const script: ScriptRef = { projectId: sighting.projectId, scriptId: sighting.scriptId, versionId: sighting.versionId };
-    return { script, ...detectClones({ ...script, hashes: await store.scriptHashes(script) }) };
+  const noted = await mapBounded(sightings, async (sighting) => ({ sighting, ...(await store.recordScriptHash(sighting)) }));
+  // One tally write per script: it counts the new hashes and names the original, so no judgement reads a hash list.
+  const scripts = [...groupBy(noted, ({ sighting: s }) => [s.projectId, s.scriptId, s.versionId]).values()];
+  const judged = await mapBounded(scripts, async (group) => {
+    const { projectId, scriptId, versionId } = group[0].sighting;
+    const script: ScriptRef = { projectId, scriptId, versionId };
+    const tally = await store.tallyScript({
+      ...script,
+      newHashes: group.filter(({ isNew }) => isNew).length,
+      candidate: originalCandidate(group.map(({ sighting }) => sighting)) ?? group[0].sighting.hash,
+      seenAt: Math.max(now, ...group.map(({ sighting }) => sighting.lastSeenAt)),
+    });
+    const unjudged = group.filter(({ judged: done }) => !done).map(({ sighting }) => ({ hash: sighting.hash, firstSeenAt: sighting.firstSeenAt }));
+    return { script, ...detectClones({ ...script, tally, unjudged }) };
   });
   const fired = await fireEvents(store, judged.flatMap(({ events }) => events), now);
   await mapBounded(
-    judged.filter(({ classified }) => classified.length > 0),
-    ({ script, classified }) => store.markHashesClassified(script, classified),
+    judged.filter(({ judged: hashes }) => hashes.length > 0),
+    ({ script, judged: hashes }) => store.markHashesJudged(script, hashes),
   );
   return fired;
 }

@@ -237,9 +237,14 @@ export const EMBED_BUILDERS: Builders = {
     fields: [
       fieldOf('Script', escapeMarkdown(data.scriptId, SHORT_VALUE), true),
       fieldOf('Version', data.versionId === null ? 'unknown' : escapeMarkdown(data.versionId, SHORT_VALUE), true),
-      fieldOf('Distinct hashes', formatCount(data.hashes.length), true),
+      fieldOf('Distinct hashes', formatCount(data.distinctHashes), true),
       fieldOf('New hash', escapeMarkdown(data.newHash, SHORT_VALUE), false),
-      fieldOf('All hashes', listWithin(data.hashes.map((hash) => escapeMarkdown(hash, SHORT_VALUE)), EMBED_LIMITS.fieldValue), false),
+      fieldOf('Original hash', escapeMarkdown(data.originalHash, SHORT_VALUE), false),
+      fieldOf(
+        data.distinctHashes > data.sampleHashes.length ? `Sample (${formatCount(data.sampleHashes.length)} of ${formatCount(data.distinctHashes)})` : 'Hashes',
+        listWithin(data.sampleHashes.map((hash) => escapeMarkdown(hash, SHORT_VALUE)), EMBED_LIMITS.fieldValue),
+        false,
+      ),
       fieldOf(
         'What to do',
         'A modified copy of the script is running under the same script id. Compare the hashes with your builds; if a copy leaked, revoke its keys by watermark.',

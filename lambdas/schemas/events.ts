@@ -39,12 +39,18 @@ export const KeyAbuseData = z.object({
   windowSeconds: z.int(),
 });
 
+/** Hashes a clone_detected event lists at most: its size stays the same however many hashes a script has. */
+export const CLONE_SAMPLE_LIMIT = 5;
 export const CloneDetectedData = z.object({
   scriptId: z.string(),
   versionId: z.nullable(z.string()),
   newHash: z.string(),
-  /** Every distinct hash reported for the script, the new one included. */
-  hashes: z.array(z.string()),
+  /** The first hash reported for the script: the one that is not a clone. */
+  originalHash: z.string(),
+  /** Distinct hashes reported for the script so far, the original and the new one included. */
+  distinctHashes: z.int(),
+  /** The original, the new hash and others new at the same time: at most CLONE_SAMPLE_LIMIT. */
+  sampleHashes: z.array(z.string()).check(z.maxLength(CLONE_SAMPLE_LIMIT)),
 });
 
 export const EVENT_DATA = {

@@ -15,19 +15,22 @@ import { TABLE } from './table-definition';
  * | project            | PROJECT#<id>                | PROJECT                                     | always                   |
  * | script version     | PROJECT#<id>                | VERSION#<versionId>                         | always                   |
  * | webhook config     | PROJECT#<id>                | WEBHOOK#<webhookId>                         | always                   |
- * | analytics event    | PROJECT#<id>                | EVENT#<name>#<dedupKey>                     | 30 days                  |
- * | executor last seen | PROJECT#<id>                | EXECUTOR#<executor>                         | 30 days after last seen  |
- * | script hash        | PROJECT#<id>                | SCRIPT_HASH#<scriptId>#<versionId>#<hash>   | 90 days after last seen  |
  * | key                | KEY#<keyId>                 | KEY                                         | always (never deleted)   |
- * | validation window  | KEY#<keyId>                 | VALIDATIONS#<projectId>#<hourStart>         | 2 days after the hour    |
  * | rate window        | RATE#<bucket>               | WINDOW#<start>                              | 2 windows                |
  * | delivery claim     | DELIVERY#<deliveryId>       | DELIVERY                                    | 7 days                   |
  * | daily executions   | EXECUTIONS#<date>#<shard>   | PROJECT#<projectId>                         | 35 days after the day    |
+ * | executor last seen | TELEMETRY#<projectId>       | EXECUTOR#<executor>                         | 30 days after last seen  |
+ * | script hash        | TELEMETRY#<projectId>       | SCRIPT_HASH#<scriptId>#<versionId>#<hash>   | 90 days after last seen  |
+ * | script tally       | TELEMETRY#<projectId>       | SCRIPT#<scriptId>#<versionId>               | 90 days after last seen  |
+ * | validation window  | VALIDATIONS#<keyId>         | HOUR#<projectId>#<hourStart>                | 2 days after the hour    |
+ * | analytics event    | EVENTS#<projectId>          | EVENT#<name>#<dedupKey>                     | 30 days                  |
  *
  * Keys get a partition each, so a bulk revoke's writes spread over the table instead of heating one partition.
  * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
  * reads every active project with a few queries and no scan. `versionId` is empty in a script hash's key when
  * the report named no version.
+ * Telemetry (the last six rows) lives in partitions of its own, never in a PROJECT# or KEY# partition, so the
+ * ingest functions are granted writes on telemetry partitions only and cannot change a key or a project.
  */
 
 export type ItemKey = { pk: string; sk: string };
@@ -44,8 +47,11 @@ export const ENTITY = {
   event: 'EVENT',
   deliveryClaim: 'DELIVERY',
   dailyExecutions: 'EXECUTIONS',
+  /** A condition an event summary stood for: the dedup memory of an event that was not posted by itself. */
+  coalescedEvent: 'EVENT_COALESCED',
   executor: 'EXECUTOR',
   scriptHash: 'SCRIPT_HASH',
+  scriptTally: 'SCRIPT_TALLY',
   validationWindow: 'VALIDATIONS',
 } as const;
 
@@ -58,6 +64,9 @@ export const PARTITION = {
   rateWindow: 'RATE#',
   deliveryClaim: 'DELIVERY#',
   dailyExecutions: 'EXECUTIONS#',
+  telemetry: 'TELEMETRY#',
+  validations: 'VALIDATIONS#',
+  events: 'EVENTS#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 
@@ -79,16 +88,16 @@ export const keyOf = {
   key: (keyId: string): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: ENTITY.key }),
   rateWindow: (bucket: string, windowStart: number): ItemKey => ({ pk: `${PARTITION.rateWindow}${bucket}`, sk: `WINDOW#${windowStart}` }),
   deliveryClaim: (deliveryId: string): ItemKey => ({ pk: `${PARTITION.deliveryClaim}${deliveryId}`, sk: ENTITY.deliveryClaim }),
-  event: (projectId: string, name: AnalyticsEventName, dedupKey: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `EVENT#${name}#${dedupKey}` }),
+  event: (projectId: string, name: AnalyticsEventName, dedupKey: string): ItemKey => ({ pk: `${PARTITION.events}${projectId}`, sk: `EVENT#${name}#${dedupKey}` }),
   dailyExecutionsShard: (date: string, shard: number): string => `${PARTITION.dailyExecutions}${date}#${shard}`,
   dailyExecutions: (date: string, projectId: string): ItemKey => ({ pk: keyOf.dailyExecutionsShard(date, shardOf(projectId)), sk: `${PARTITION.project}${projectId}` }),
-  executor: (projectId: string, executor: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `EXECUTOR#${executor}` }),
-  scriptHashPrefix: (script: ScriptKeyParts) => ({ pk: `${PARTITION.project}${script.projectId}`, skPrefix: `SCRIPT_HASH#${script.scriptId}#${script.versionId ?? ''}#` }),
-  scriptHash: (script: ScriptKeyParts, hash: string): ItemKey => {
-    const { pk, skPrefix } = keyOf.scriptHashPrefix(script);
-    return { pk, sk: `${skPrefix}${hash}` };
-  },
-  validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: `VALIDATIONS#${projectId}#${hourStart}` }),
+  executor: (projectId: string, executor: string): ItemKey => ({ pk: `${PARTITION.telemetry}${projectId}`, sk: `EXECUTOR#${executor}` }),
+  scriptHash: (script: ScriptKeyParts, hash: string): ItemKey => ({
+    pk: `${PARTITION.telemetry}${script.projectId}`,
+    sk: `SCRIPT_HASH#${script.scriptId}#${script.versionId ?? ''}#${hash}`,
+  }),
+  scriptTally: (script: ScriptKeyParts): ItemKey => ({ pk: `${PARTITION.telemetry}${script.projectId}`, sk: `SCRIPT#${script.scriptId}#${script.versionId ?? ''}` }),
+  validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({ pk: `${PARTITION.validations}${keyId}`, sk: `HOUR#${projectId}#${hourStart}` }),
 };
 
 /** Sort-key prefixes of a project's children, for the queries that list them. */

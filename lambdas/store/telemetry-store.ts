@@ -7,7 +7,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { AnalyticsEvent, ExecutorRef, KeyAbusePattern, KeyUsage, KnownHash, ScriptRef, ValidationDelta, ValidationWindow } from '#domain/analytics';
+import type { AnalyticsEvent, ExecutorRef, HashSighting, KeyAbusePattern, KeyUsage, ScriptRef, ScriptTally, ValidationDelta, ValidationWindow } from '#domain/analytics';
 import type { TelemetryStore } from '#domain/ports';
 import { DAY_SECONDS, dayStart } from '#domain/time';
 import { KEY_ABUSE_PATTERNS } from '#schemas/events';
@@ -21,8 +21,9 @@ import { TABLE } from './table-definition';
  * Every read and write of telemetry and analytics events (layout.ts lays the items out). What is kept is what
  * the detectors read, not raw records, and everything carries a TTL past which no detector needs it. A
  * validation window counts the hour's validations by result, keeps the distinct fingerprints as a string set (at
- * most FINGERPRINTS_KEPT_PER_WINDOW) and the key_abuse patterns already reported; it sits in its key's partition
- * beside the key record, which is read for the key's use cap.
+ * most FINGERPRINTS_KEPT_PER_WINDOW) and the key_abuse patterns already reported. A script's hashes are an item
+ * each, beside the script's tally (its original and its count of distinct hashes), so no judgement reads them all.
+ * Every item written here sits in a telemetry partition (layout.ts); project and key records are only read.
  */
 
 /** BatchGetItem takes at most 100 keys per request. */
@@ -47,7 +48,7 @@ export class DynamoTelemetryStore implements TelemetryStore {
   async executionsOn(date: string): Promise<Map<string, number>> {
     const shards = await Promise.all(
       Array.from({ length: EXECUTION_DAY_SHARDS }, (_, shard) =>
-        this.partition({ pk: keyOf.dailyExecutionsShard(date, shard) }, '#projectId, #executions', { '#projectId': 'projectId', '#executions': 'executions' }),
+        this.partition(keyOf.dailyExecutionsShard(date, shard), '#projectId, #executions', { '#projectId': 'projectId', '#executions': 'executions' }),
       ),
     );
     return new Map(shards.flat().map((item) => [String(item.projectId), Number(item.executions)]));
@@ -72,30 +73,40 @@ export class DynamoTelemetryStore implements TelemetryStore {
     );
   }
 
-  async recordScriptHash(sighting: ScriptRef & { hash: string; firstSeenAt: number; lastSeenAt: number }): Promise<KnownHash> {
+  async recordScriptHash(sighting: ScriptRef & { hash: string; firstSeenAt: number; lastSeenAt: number }): Promise<HashSighting> {
     const { projectId, scriptId, versionId, hash, firstSeenAt, lastSeenAt } = sighting;
-    const item = await this.update(
+    // The item as it was before this write: none means this write created it, and exactly one writer sees that.
+    const before = await this.update(
       keyOf.scriptHash(sighting, hash),
       {
         set: { entity: ENTITY.scriptHash, projectId, scriptId, versionId, hash, lastSeenAt, [TABLE.ttlAttribute]: lastSeenAt + RETENTION_SECONDS.scriptHash },
         setIfNotExists: { firstSeenAt },
       },
+      'ALL_OLD',
+    );
+    return { isNew: before === undefined, judged: before?.judged === 1 };
+  }
+
+  async tallyScript(script: ScriptRef & { newHashes: number; candidate: string; seenAt: number }): Promise<ScriptTally> {
+    const { projectId, scriptId, versionId } = script;
+    const item = await this.update(
+      keyOf.scriptTally(script),
+      {
+        // Touched by every batch that sees the script, so it outlives each of the script's hash records.
+        set: { entity: ENTITY.scriptTally, projectId, scriptId, versionId, [TABLE.ttlAttribute]: script.seenAt + RETENTION_SECONDS.scriptHash },
+        setIfNotExists: { original: script.candidate },
+        add: { distinctHashes: script.newHashes },
+      },
       'ALL_NEW',
     );
-    return toKnownHash(item ?? {});
+    return { original: String(item?.original), distinctHashes: Number(item?.distinctHashes ?? 0) };
   }
 
-  async scriptHashes(script: ScriptRef): Promise<KnownHash[]> {
-    const { pk, skPrefix } = keyOf.scriptHashPrefix(script);
-    const items = await this.partition({ pk, skPrefix }, '#hash, firstSeenAt, classified', { '#hash': 'hash' });
-    return items.map(toKnownHash);
-  }
-
-  async markHashesClassified(script: ScriptRef, hashes: readonly string[]): Promise<void> {
+  async markHashesJudged(script: ScriptRef, hashes: readonly string[]): Promise<void> {
     await Promise.all(
       hashes.map((hash) =>
         // A hash whose record expired meanwhile stays gone rather than coming back as a bare flag.
-        ifCondition(this.update(keyOf.scriptHash(script, hash), { set: { classified: 1 }, condition: 'attribute_exists(pk)' })),
+        ifCondition(this.update(keyOf.scriptHash(script, hash), { set: { judged: 1 }, condition: 'attribute_exists(pk)' })),
       ),
     );
   }
@@ -179,7 +190,7 @@ export class DynamoTelemetryStore implements TelemetryStore {
   private async update(
     key: ItemKey,
     parts: { set?: Item; setIfNotExists?: Item; add?: Item; condition?: string; values?: Item },
-    returnValues?: 'ALL_NEW',
+    returnValues?: 'ALL_NEW' | 'ALL_OLD',
   ): Promise<Item | undefined> {
     const names: Record<string, string> = {};
     const values: Item = { ...parts.values };
@@ -234,17 +245,14 @@ export class DynamoTelemetryStore implements TelemetryStore {
     return found;
   }
 
-  /**
-   * Every item of a partition (or of a sort-key prefix), read consistently: two ingests judging new hashes of one
-   * script at once must each see the other's hash, and a detector run right after an ingest must count it.
-   */
-  private partition(key: { pk: string; skPrefix?: string }, projection: string, names: Record<string, string>): Promise<Item[]> {
+  /** Every item of a partition, read consistently: a detector run right after an ingest must count it. */
+  private partition(pk: string, projection: string, names: Record<string, string>): Promise<Item[]> {
     return queryAll(
       this.db,
       {
         TableName: this.tableName,
-        KeyConditionExpression: key.skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: key.skPrefix === undefined ? { ':pk': key.pk } : { ':pk': key.pk, ':prefix': key.skPrefix },
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
         ProjectionExpression: projection,
         ExpressionAttributeNames: names,
         ConsistentRead: true,
@@ -255,11 +263,6 @@ export class DynamoTelemetryStore implements TelemetryStore {
 }
 
 const keyId = (key: ItemKey) => JSON.stringify([key.pk, key.sk]);
-
-
-function toKnownHash(item: Item): KnownHash {
-  return { hash: String(item.hash), firstSeenAt: Number(item.firstSeenAt), classified: item.classified === 1 };
-}
 
 function toValidationWindow(item: Item): ValidationWindow {
   const count = (result: ValidationResult) => Number(item[result] ?? 0);

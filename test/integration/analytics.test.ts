@@ -1,4 +1,4 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
 import { NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
@@ -6,9 +6,8 @@ import { ingestTelemetry } from '#analytics/ingest';
 import { parseFlags } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { dayStart } from '#domain/time';
-import { EVENT_DATA } from '#schemas/events';
-import { type EventItem } from '#store/layout';
-import { keyOf } from '#store/layout';
+import { EVENT_DATA, type EventData } from '#schemas/events';
+import { type EventItem, keyOf } from '#store/layout';
 import { DynamoTelemetryStore } from '#store/telemetry-store';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 
@@ -39,18 +38,20 @@ afterAll(async () => {
   await table?.drop();
 });
 
+const eventsPartition = (projectId: string) => keyOf.event(projectId, 'new_executor', '').pk;
+
 /** Every event item of a project, each checked against the contract the delivery path reads it by. */
 async function eventItems(projectId: string): Promise<EventItem[]> {
   const { Items = [] } = await table.db.send(
     new QueryCommand({
       TableName: table.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :events)',
-      ExpressionAttributeValues: { ':pk': `PROJECT#${projectId}`, ':events': 'EVENT#' },
+      ExpressionAttributeValues: { ':pk': eventsPartition(projectId), ':events': 'EVENT#' },
       ConsistentRead: true,
     }),
   );
   return Items.map((item) => {
-    expect(item).toMatchObject({ pk: `PROJECT#${projectId}`, entity: 'EVENT', projectId, ttl: expect.any(Number), occurredAt: expect.any(Number) });
+    expect(item).toMatchObject({ pk: eventsPartition(projectId), entity: 'EVENT', projectId, ttl: expect.any(Number), occurredAt: expect.any(Number) });
     const name = item.name as EventItem['name'];
     expect(EVENT_DATA[name].safeParse(item.data)).toEqual({ success: true, data: item.data });
     return item as EventItem;
@@ -216,7 +217,7 @@ describe('key_abuse (at ingest)', () => {
 
 describe('clone_detected (at ingest)', () => {
   const hashes = async (projectId: string) =>
-    (await eventItems(projectId)).filter((item) => item.name === 'clone_detected').map((item) => item.data);
+    (await eventItems(projectId)).filter((item) => item.name === 'clone_detected').map((item) => item.data as EventData<'clone_detected'>);
 
   it('fires once for each new hash after the first of a script version', async () => {
     const projectId = await newProject();
@@ -230,8 +231,8 @@ describe('clone_detected (at ingest)', () => {
     // Another version has hashes of its own: its first hash is its original.
     expect((await run('dddd4444', { versionId: 'ver_2' })).events).toEqual([]);
     expect(await hashes(projectId)).toEqual([
-      { scriptId: projectId, versionId: 'ver_1', newHash: 'bbbb2222', hashes: ['aaaa1111', 'bbbb2222'] },
-      { scriptId: projectId, versionId: 'ver_1', newHash: 'cccc3333', hashes: ['aaaa1111', 'bbbb2222', 'cccc3333'] },
+      { scriptId: projectId, versionId: 'ver_1', newHash: 'bbbb2222', originalHash: 'aaaa1111', distinctHashes: 2, sampleHashes: ['aaaa1111', 'bbbb2222'] },
+      { scriptId: projectId, versionId: 'ver_1', newHash: 'cccc3333', originalHash: 'aaaa1111', distinctHashes: 3, sampleHashes: ['aaaa1111', 'cccc3333'] },
     ]);
   });
 
@@ -239,10 +240,29 @@ describe('clone_detected (at ingest)', () => {
     const projectId = await newProject();
     const record = (hash: string) => execution(projectId, { scriptId: 'scr_1', scriptHash: hash });
     await Promise.all([ingestTelemetry(store, [record('eeee5555')], NOW), ingestTelemetry(store, [record('ffff6666')], NOW)]);
-    // Which of the two counts as the original depends on which ingest judged first; either way one event.
+    // Which of the two counts as the original depends on which ingest tallied first; either way one event.
     const events = await hashes(projectId);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ scriptId: 'scr_1', versionId: null, hashes: ['eeee5555', 'ffff6666'] });
+    expect(events[0]).toMatchObject({ scriptId: 'scr_1', versionId: null, distinctHashes: 2 });
+    expect(new Set([events[0]?.newHash, events[0]?.originalHash])).toEqual(new Set(['eeee5555', 'ffff6666']));
+  });
+
+  it('fires one event per new hash when many ingests report the same new hashes at once, and counts each hash once', async () => {
+    const projectId = await newProject();
+    const script = { projectId, scriptId: 'scr_2', versionId: null };
+    const reported = times(6, (i) => (0xa0000000 + i).toString(16));
+    const record = (hash: string) => execution(projectId, { scriptId: script.scriptId, scriptHash: hash });
+    // Six ingests, each reporting all six hashes in its own order: one original, five clones, each fired once.
+    const results = await Promise.all(times(6, (i) => ingestTelemetry(store, [...reported.slice(i), ...reported.slice(0, i)].map(record), NOW)));
+    const events = await hashes(projectId);
+    expect(results.flatMap((result) => result.events).filter((event) => event.name === 'clone_detected')).toHaveLength(5);
+    expect(events).toHaveLength(5);
+    const original = events[0]?.originalHash;
+    expect(events.every((data) => data.originalHash === original)).toBe(true);
+    expect(new Set(events.map((data) => data.newHash))).toEqual(new Set(reported.filter((hash) => hash !== original)));
+    // Counted once each, by the one write that created the hash's record.
+    const { Item: tally } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.scriptTally(script), ConsistentRead: true }));
+    expect(tally).toMatchObject({ original, distinctHashes: 6 });
   });
 
   it('fires exactly one event when a batch brings the first two hashes of a script', async () => {

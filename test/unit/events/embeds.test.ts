@@ -43,7 +43,7 @@ const EXAMPLES: ProjectEvent[] = [
     name: 'clone_detected',
     projectId: PROJECT_ID,
     occurredAt: OCCURRED_AT,
-    data: { scriptId: PROJECT_ID, versionId: 'ver_1', newHash: 'b'.repeat(64), hashes: ['a'.repeat(64), 'b'.repeat(64)] },
+    data: { scriptId: PROJECT_ID, versionId: 'ver_1', newHash: 'b'.repeat(64), originalHash: 'a'.repeat(64), distinctHashes: 2, sampleHashes: ['a'.repeat(64), 'b'.repeat(64)] },
   },
 ];
 
@@ -122,12 +122,13 @@ describe('the other four embeds', () => {
     }
   });
 
-  it('lists at most what fits of many hashes and counts the rest', () => {
-    const hashes = Array.from({ length: 100 }, (_, i) => i.toString(16).padStart(64, '0'));
-    const embed = buildEmbed({ name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { scriptId: PROJECT_ID, versionId: null, newHash: hashes[0] ?? '', hashes } }, 'S');
-    const all = embed.fields.find((field) => field.name === 'All hashes')?.value ?? '';
-    expect(codePointLength(all)).toBeLessThanOrEqual(EMBED_LIMITS.fieldValue);
-    expect(all).toMatch(/… and \d+ more$/);
+  it('shows the count of distinct hashes and at most the sample, however many hashes the script has', () => {
+    const sample = Array.from({ length: 5 }, (_, i) => i.toString(16).padStart(64, '0'));
+    const data = { scriptId: PROJECT_ID, versionId: null, newHash: sample[1] ?? '', originalHash: sample[0] ?? '', distinctHashes: 3_300, sampleHashes: sample };
+    const embed = buildEmbed({ name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data }, 'S');
+    expect(embed.fields.find((field) => field.name === 'Distinct hashes')?.value).toBe('3,300');
+    expect(embed.fields.find((field) => field.name === 'Original hash')?.value).toBe(sample[0]);
+    expect(embed.fields.find((field) => field.name === 'Sample (5 of 3,300)')?.value.split('\n')).toEqual(sample);
     expect(embedProblems(embed)).toEqual([]);
   });
 });
@@ -179,7 +180,7 @@ describe('Discord limits', () => {
       deployed({ notes: huge }),
       { name: 'new_executor', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { executor: huge, firstSeenAt: OCCURRED_AT, previouslySeenAt: OCCURRED_AT - 86_400 * 9 } },
       { name: 'key_abuse', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { keyId: huge, pattern: 'over_max_uses', count: 101, threshold: 100, windowSeconds: 86_400 } },
-      { name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { scriptId: huge, versionId: huge, newHash: huge, hashes: [huge, huge, huge] } },
+      { name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { scriptId: huge, versionId: huge, newHash: huge, originalHash: huge, distinctHashes: 3, sampleHashes: [huge, huge, huge] } },
     ];
     for (const event of events) expect(embedProblems(buildEmbed(event, huge))).toEqual([]);
   });
