@@ -36,8 +36,10 @@ class RetryLater extends Error {
  * once, whatever the queue or the stream redelivers:
  * - the delivery id is claimed in the table before the post (a 'sent' claim turns a copy into a no-op);
  * - what follows Discord's answer (mark sent, retry, disable the config, DLQ) is `decideDelivery`'s rule;
- * - a URL that is not a Discord webhook URL is never called: logged as a rejected config and dropped.
- * Logs name a webhook by its redacted URL; the token never appears in them.
+ * - the webhook's URL is read from its config at delivery time (the message carries only its id): a disabled or
+ *   removed config is not called, and a URL that is not a Discord webhook URL is never called (logged as a
+ *   rejected config and dropped).
+ * Logs name a webhook by its id and redacted URL; the token never appears in them, nor in any queue message.
  */
 export function createDeliveryHandler(deps: DeliveryDeps) {
   const now = deps.now ?? (() => unixSeconds());
@@ -57,21 +59,22 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
       await inFlight.deadLetter(record.body, 'malformed delivery message');
       return;
     }
-    const context = {
+    const named = {
       deliveryId: message.deliveryId,
       event: message.event.name,
       projectId: message.project.id,
       webhookId: message.webhook.id,
-      url: redactWebhookUrl(message.webhook.url),
     };
-    const discordWebhook = parseDiscordWebhookUrl(message.webhook.url);
-    if (!discordWebhook) {
-      logger.warn('Rejected webhook config: the URL is not a Discord webhook URL; not called', context);
-      return;
-    }
+    // The URL is read here, not carried by the message: a config disabled, removed or changed since is honoured.
     const webhook = await store.webhookState(message.project.id, message.webhook.id);
     if (webhook?.enabled !== 1) {
-      logger.info('Webhook disabled or removed since the event was queued; not called', context);
+      logger.info('Webhook disabled or removed since the event was queued; not called', named);
+      return;
+    }
+    const context = { ...named, url: redactWebhookUrl(webhook.url) };
+    const discordWebhook = parseDiscordWebhookUrl(webhook.url);
+    if (!discordWebhook) {
+      logger.warn('Rejected webhook config: the URL is not a Discord webhook URL; not called', context);
       return;
     }
 
@@ -109,7 +112,7 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
         log();
         return retryLater(record, decision.afterSeconds, decision.reason);
       case 'disable_webhook': {
-        const disabled = await store.disableWebhook(message.project.id, message.webhook.id, message.webhook.url, now());
+        const disabled = await store.disableWebhook(message.project.id, message.webhook.id, webhook.url, now());
         log({ disabled });
         return;
       }

@@ -142,7 +142,7 @@ function message(): DeliveryMessage {
   const name = `delivery-${Date.now()}-${sequence}`;
   return {
     deliveryId: `evt-${name}:${webhookId}`,
-    webhook: { id: webhookId, url: discordUrl(HOOK_ID) },
+    webhook: { id: webhookId },
     project: { id: projectId, name: 'Faulty Discord' },
     event: { name: 'version_deployed', projectId, occurredAt: FIXED_NOW, data: { versionId: 'ver_1', versionNumber: 1, sizeBytes: 2048, notes: name } },
   };
