@@ -5,7 +5,8 @@ import type { InFlightMessages, MessageSender, OutgoingMessage } from '#events/p
 /**
  * An in-process stand-in for an SQS standard queue with a redrive policy, for the local stack (no SQS emulator
  * here speaks the SDK's current protocol). It keeps what the delivery handler relies on: Lambda's SQSRecord
- * shape, a visibility timeout per receive, ChangeMessageVisibility by receipt handle, ApproximateReceiveCount,
+ * shape, a visibility timeout per receive, ChangeMessageVisibility by receipt handle, DelaySeconds per message,
+ * ApproximateReceiveCount,
  * partial batch responses (only the messages not reported failed are deleted), and a dead-letter list that a
  * message joins once it has been received maxReceiveCount times without being deleted.
  */
@@ -34,6 +35,7 @@ export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>
 interface StoredMessage {
   messageId: string;
   body: string;
+  groupId?: string;
   sentAt: number;
   visibleAt: number;
   receiveCount: number;
@@ -56,12 +58,13 @@ export class InProcessQueue implements MessageSender, InFlightMessages {
 
   async sendBatch(messages: OutgoingMessage[]): Promise<string[]> {
     if (messages.length > 10) throw new Error('A batch holds at most 10 messages');
-    for (const message of messages) {
-      const messageId = randomUUID();
-      this.messages.set(messageId, { messageId, body: message.body, sentAt: this.now(), visibleAt: this.now(), receiveCount: 0 });
-    }
-    this.wake?.();
+    for (const message of messages) this.add(message, 0);
     return [];
+  }
+
+  async sendDelayed(message: Omit<OutgoingMessage, 'id'>, delaySeconds: number): Promise<void> {
+    if (!Number.isInteger(delaySeconds) || delaySeconds < 0 || delaySeconds > 900) throw new Error('InvalidParameterValue: DelaySeconds must be 0 to 900');
+    this.add(message, delaySeconds);
   }
 
   async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
@@ -120,6 +123,13 @@ export class InProcessQueue implements MessageSender, InFlightMessages {
     this.wake?.();
     await this.consumer;
     this.consumer = undefined;
+  }
+
+  private add(message: Omit<OutgoingMessage, 'id'>, delaySeconds: number): void {
+    const messageId = randomUUID();
+    const sentAt = this.now();
+    this.messages.set(messageId, { messageId, body: message.body, groupId: message.groupId, sentAt, visibleAt: sentAt + delaySeconds * 1000, receiveCount: 0 });
+    this.wake?.();
   }
 
   private receive(): SQSRecord[] {

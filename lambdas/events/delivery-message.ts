@@ -13,6 +13,8 @@ export const DeliveryMessageSchema = z.object({
   webhook: z.object({ id: z.string() }),
   project: z.object({ id: z.string(), name: z.string() }),
   event: ProjectEventSchema,
+  /** The 429s this delivery met before this copy was sent (see decideDelivery); absent on the first copy. */
+  rateLimited: z.optional(z.object({ times: z.int().check(z.positive()), since: z.int() })),
 });
 export type DeliveryMessage = z.infer<typeof DeliveryMessageSchema> & { event: ProjectEvent };
 

@@ -27,6 +27,10 @@ export class SqsInFlightMessages implements InFlightMessages {
     await this.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
   }
 
+  async sendDelayed(message: Omit<OutgoingMessage, 'id'>, delaySeconds: number): Promise<void> {
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: message.body, MessageGroupId: message.groupId, DelaySeconds: delaySeconds }));
+  }
+
   async deadLetter(body: string, reason: string): Promise<void> {
     await this.sqs.send(
       new SendMessageCommand({

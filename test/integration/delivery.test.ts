@@ -161,13 +161,17 @@ describe('delivery to Discord', () => {
     expect(await claimOf(sent.deliveryId)).toMatchObject({ state: 'sent', ttl: FIXED_NOW + 7 * 86_400 });
   });
 
-  it('honours 429 retry_after (fractional seconds, JSON body) with ChangeMessageVisibility, then posts', async () => {
+  it('answers a 429 with a copy delayed by retry_after (fractional seconds, JSON body), deletes the original, then posts', async () => {
+    const sendDelayed = vi.spyOn(queue, 'sendDelayed');
     const changeVisibility = vi.spyOn(queue, 'changeVisibility');
     discord.replies.push({ status: 429, json: { message: 'You are being rate limited.', retry_after: 1.2, global: false } });
-    await enqueue(message());
+    const sent = message();
+    await enqueue(sent);
 
     await pump();
-    expect(changeVisibility.mock.calls.map(([, seconds]) => seconds)).toEqual([2]);
+    expect(sendDelayed.mock.calls).toEqual([[{ body: JSON.stringify({ ...sent, rateLimited: { times: 1, since: Math.floor(clock.now / 1000) } }), groupId: projectId }, 2]]);
+    expect(changeVisibility).not.toHaveBeenCalled();
+    // Only the copy is left, and it is a new message: the 429 spent none of the receives that lead to the DLQ.
     expect(queue.depth).toBe(1);
     advance(1);
     expect(await pump()).toBe(0);
@@ -176,14 +180,15 @@ describe('delivery to Discord', () => {
 
     expect(discord.requests).toHaveLength(2);
     expect(queue.depth).toBe(0);
+    expect(await claimOf(sent.deliveryId)).toMatchObject({ state: 'sent' });
   });
 
   it('falls back to the Retry-After header when a 429 has no JSON body', async () => {
-    const changeVisibility = vi.spyOn(queue, 'changeVisibility');
+    const sendDelayed = vi.spyOn(queue, 'sendDelayed');
     discord.replies.push({ status: 429, headers: { 'Retry-After': '7' } });
     await enqueue(message());
     await pump();
-    expect(changeVisibility.mock.calls.map(([, seconds]) => seconds)).toEqual([7]);
+    expect(sendDelayed.mock.calls.map(([, seconds]) => seconds)).toEqual([7]);
   });
 
   it('disables the webhook config on 404 (updated_at now) and does not retry', async () => {

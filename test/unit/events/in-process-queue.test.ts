@@ -74,6 +74,23 @@ describe('InProcessQueue', () => {
     expect(await queue.pump(handler)).toBe(1);
   });
 
+  it('keeps a message sent with DelaySeconds invisible until the delay has passed, as a new message', async () => {
+    const { queue, advance } = queueWithClock();
+    await queue.sendDelayed({ body: 'later' }, 5);
+    const { batches, handler } = recorder();
+    advance(4);
+    expect(await queue.pump(handler)).toBe(0);
+    advance(1);
+    expect(await queue.pump(handler)).toBe(1);
+    expect(batches[0]?.[0]).toMatchObject({ body: 'later', attributes: { ApproximateReceiveCount: '1' } });
+  });
+
+  it('refuses a delay SQS would refuse', async () => {
+    const { queue } = queueWithClock();
+    await expect(queue.sendDelayed({ body: 'x' }, 901)).rejects.toThrow(/DelaySeconds/);
+    await expect(queue.sendDelayed({ body: 'x' }, 1.5)).rejects.toThrow(/DelaySeconds/);
+  });
+
   it('refuses ChangeMessageVisibility with a receipt handle that names no message in flight', async () => {
     const { queue } = queueWithClock();
     await expect(queue.changeVisibility('nope', 1)).rejects.toThrow(/ReceiptHandleIsInvalid/);

@@ -70,7 +70,7 @@ class MemoryDeliveryStore implements DeliveryStore {
   }
 }
 
-const inFlight: InFlightMessages = { changeVisibility: async () => undefined, deadLetter: async () => undefined };
+const inFlight: InFlightMessages = { changeVisibility: async () => undefined, sendDelayed: async () => undefined, deadLetter: async () => undefined };
 
 const deliveryStore = new MemoryDeliveryStore();
 
