@@ -6,7 +6,7 @@ import type { InFlightMessages, MessageSender, OutgoingMessage } from '#events/p
  * An in-process stand-in for an SQS standard queue with a redrive policy, for the local stack (no SQS emulator
  * here speaks the SDK's current protocol). It keeps what the delivery handler relies on: Lambda's SQSRecord
  * shape, a visibility timeout per receive, ChangeMessageVisibility by receipt handle, DelaySeconds per message,
- * ApproximateReceiveCount,
+ * message groups served in turn (as a fair queue serves its tenants), ApproximateReceiveCount,
  * partial batch responses (only the messages not reported failed are deleted), and a dead-letter list that a
  * message joins once it has been received maxReceiveCount times without being deleted.
  */
@@ -132,24 +132,34 @@ export class InProcessQueue implements MessageSender, InFlightMessages {
     this.wake?.();
   }
 
+  /**
+   * Visible messages, taken round-robin by message group (a message without one is a group of its own): the first
+   * of each group in the order the groups' oldest messages arrived, then the second of each... So, as on an SQS fair
+   * queue, a group with a backlog cannot hold back a message of another group by more than a batch.
+   */
   private receive(): SQSRecord[] {
     const now = this.now();
-    const records: SQSRecord[] = [];
+    const groups = new Map<string, StoredMessage[]>();
     for (const message of this.messages.values()) {
-      if (records.length >= (this.options.batchSize ?? 10)) break;
       if (message.visibleAt > now) continue;
       if (message.receiveCount >= this.options.maxReceiveCount) {
         this.messages.delete(message.messageId);
         this.dead.push({ messageId: message.messageId, body: message.body, receiveCount: message.receiveCount, reason: `received ${message.receiveCount} times` });
         continue;
       }
+      const group = message.groupId ?? message.messageId;
+      const members = groups.get(group);
+      if (members) members.push(message);
+      else groups.set(group, [message]);
+    }
+    const taken = roundRobin([...groups.values()], this.options.batchSize ?? 10);
+    return taken.map((message) => {
       message.receiveCount += 1;
       message.firstReceivedAt ??= now;
       message.receiptHandle = randomUUID();
       message.visibleAt = now + this.options.visibilityTimeoutSeconds * 1000;
-      records.push(this.recordOf(message));
-    }
-    return records;
+      return this.recordOf(message);
+    });
   }
 
   private recordOf(message: StoredMessage): SQSRecord {
@@ -185,4 +195,15 @@ export class InProcessQueue implements MessageSender, InFlightMessages {
       this.wake = done;
     });
   }
+}
+
+/** Up to `limit` items, one from each list in turn: the firsts of every list, then the seconds... */
+export function roundRobin<T>(lists: readonly (readonly T[])[], limit: number): T[] {
+  const taken: T[] = [];
+  for (let index = 0; taken.length < limit; index++) {
+    const round = lists.flatMap((list) => (index < list.length ? [list[index] as T] : []));
+    if (round.length === 0) break;
+    taken.push(...round.slice(0, limit - taken.length));
+  }
+  return taken;
 }

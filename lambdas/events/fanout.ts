@@ -28,7 +28,8 @@ export interface FanoutDeps {
  * of that project subscribed to the event. Records are handled one by one and reported failed one by one, so a
  * bad record is retried (and bisected, then set aside) by the event-source mapping without holding up the rest.
  * A retried record queues its messages again; the delivery id makes the copies post once. A message names its
- * webhook by id, never by URL (the URL holds the webhook's token).
+ * webhook by id, never by URL (the URL holds the webhook's token), and is sent in its project's message group:
+ * on SQS's fair queues a project flooding the queue is served after the others, never ahead of them.
  */
 export function createFanoutHandler(deps: FanoutDeps) {
   const fanOut = async (record: DynamoDBRecord): Promise<void> => {
@@ -54,7 +55,7 @@ export function createFanoutHandler(deps: FanoutDeps) {
         project: { id: event.projectId, name: projectName },
         event,
       };
-      return { id: `m${i}`, body: JSON.stringify(body) };
+      return { id: `m${i}`, body: JSON.stringify(body), groupId: event.projectId };
     });
     await sendAll(deps, messages);
     deps.logger.info('Event queued for webhooks', { event: event.name, projectId: event.projectId, eventID: streamEventId, webhooks: targets.length });

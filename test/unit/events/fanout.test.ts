@@ -78,6 +78,8 @@ describe('fan-out of a version upload', () => {
       expect.objectContaining({ deliveryId: 'e-1:whk_4', webhook: { id: 'whk_4' } }),
     ]);
     expect(sentEntries().map((entry) => entry.MessageBody).join('\n')).not.toContain(WEBHOOK_TOKEN);
+    // The project is the message group: on a fair queue another project's flood does not hold this one back.
+    expect(sentEntries().map((entry) => entry.MessageGroupId)).toEqual(['prj_a', 'prj_a']);
     expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.QueueUrl).toBe(QUEUE);
   });
 

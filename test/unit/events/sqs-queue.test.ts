@@ -25,6 +25,18 @@ describe('SqsMessageSender', () => {
       ],
     });
   });
+
+  it("sends each message in its tenant's group (MessageGroupId): a fair queue on a standard queue", async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+    await new SqsMessageSender(new SQSClient({}), QUEUE).sendBatch([
+      { id: 'm0', body: 'a', groupId: 'prj_a' },
+      { id: 'm1', body: 'b', groupId: 'prj_b' },
+    ]);
+    expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries).toEqual([
+      { Id: 'm0', MessageBody: 'a', MessageGroupId: 'prj_a' },
+      { Id: 'm1', MessageBody: 'b', MessageGroupId: 'prj_b' },
+    ]);
+  });
 });
 
 describe('SqsInFlightMessages', () => {
