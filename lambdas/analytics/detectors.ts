@@ -1,6 +1,6 @@
 import type { AnalyticsEvent, KeyAbusePattern, KeyUsage, ScriptTally, ValidationWindow } from '#domain/analytics';
 import { DAY_SECONDS, HOUR_SECONDS, utcDate, utcHour } from '#domain/time';
-import { type AnalyticsEventName, CLONE_SAMPLE_LIMIT, type EventData } from '#schemas/events';
+import { type AnalyticsEventName, CLONE_SAMPLE_LIMIT, type EventData, type SingleEventData } from '#schemas/events';
 
 /**
  * The four analytics detectors (spec §6.1), as pure functions from what the store keeps to the events to fire.
@@ -105,7 +105,7 @@ export const KEY_ABUSE_THRESHOLDS = {
  */
 export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undefined): { events: AnalyticsEvent[]; patterns: KeyAbusePattern[] } {
   const { windowSeconds } = KEY_ABUSE_THRESHOLDS;
-  const hits: EventData<'key_abuse'>[] = [];
+  const hits: SingleEventData<'key_abuse'>[] = [];
   const { counts } = window;
   if (window.distinctFingerprints > KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan) {
     hits.push({ keyId: window.keyId, pattern: 'many_fingerprints', count: window.distinctFingerprints, threshold: KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan, windowSeconds });

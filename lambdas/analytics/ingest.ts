@@ -4,6 +4,7 @@ import type { TelemetryStore } from '#domain/ports';
 import { hourStart, utcDate } from '#domain/time';
 import type { AnalyticsEventName } from '#schemas/events';
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
+import { COALESCE_ABOVE, groupStorms, summarize } from './coalesce';
 import { detectClones, detectKeyAbuse, detectNewExecutor, originalCandidate } from './detectors';
 import { type Indexed, type ParsedBatch, parseTelemetryBatch, type Rejection } from './telemetry';
 
@@ -20,13 +21,15 @@ export interface FiredEvent {
   name: AnalyticsEventName;
   projectId: string;
   dedupKey: string;
+  /** A summary's count of the conditions it stands for (each remembered as fired, none posted by itself). */
+  summarizes?: number;
 }
 
 export interface IngestResult {
   accepted: number;
   rejected: number;
   rejections: Rejection[];
-  /** Events this batch fired; a condition that had already fired is not listed again. */
+  /** Events this batch fired (a summary stands for many); a condition that had already fired is not listed again. */
   events: FiredEvent[];
 }
 
@@ -85,11 +88,29 @@ async function keepKnown(store: TelemetryStore, parsed: ParsedBatch): Promise<{ 
   };
 }
 
-/** Write events with bounded parallelism; returns those this call wrote (a condition that already fired is not). */
+/**
+ * Write events with bounded parallelism; returns those this call wrote (a condition that already fired is not).
+ * More than COALESCE_ABOVE not yet fired of one name for one project become one summary event (see coalesce.ts):
+ * the summary is written first, then each condition as dedup memory only, so a batch retried after a failure in
+ * between makes the same summary again (written once) and then remembers the rest.
+ */
 export async function fireEvents(store: TelemetryStore, events: readonly AnalyticsEvent[], now: number): Promise<FiredEvent[]> {
-  const written = await mapBounded(events, async (event) => ((await store.putEvent(event, now)) ? event : undefined));
-  return written.filter((event) => event !== undefined).map(({ name, projectId, dedupKey }) => ({ name, projectId, dedupKey }));
+  const { singles, storms } = groupStorms(events);
+  // Only a storm pays for this read: which of its conditions are new decides whether it is still a storm.
+  const unfired = await mapBounded(storms, (storm) => store.notYetFired(storm));
+  const calm = unfired.filter((fresh) => fresh.length <= COALESCE_ABOVE).flat();
+  const written = await mapBounded([...singles, ...calm], async (event) => ((await store.putEvent(event, now)) ? firedOf(event) : undefined));
+  const summaries: FiredEvent[] = [];
+  for (const storm of unfired.filter((fresh) => fresh.length > COALESCE_ABOVE)) {
+    const summary = summarize(storm);
+    const wrote = await store.putEvent(summary, now);
+    await mapBounded(storm, (event) => store.putEvent(event, now, summary.dedupKey));
+    if (wrote) summaries.push({ ...firedOf(summary), summarizes: storm.length });
+  }
+  return [...written.filter((event) => event !== undefined), ...summaries];
 }
+
+const firedOf = ({ name, projectId, dedupKey }: AnalyticsEvent): FiredEvent => ({ name, projectId, dedupKey });
 
 async function countExecutions(store: TelemetryStore, executions: readonly ExecutionRecord[]): Promise<void> {
   const perDay = groupBy(executions, (record) => [record.projectId, utcDate(record.at)]);

@@ -86,8 +86,14 @@ export interface TelemetryStore {
   /** Use cap of each key as its record holds it, undefined for a key that is not the project's; in input order. */
   keyUsage(keys: readonly { projectId: string; keyId: string }[]): Promise<(KeyUsage | undefined)[]>;
 
-  /** Write the event unless its dedup key already fired (it is kept as the dedup memory past `now`); true when this call wrote it. */
-  putEvent(event: AnalyticsEvent, now: number): Promise<boolean>;
+  /**
+   * Write the event unless its dedup key already fired (it is kept as the dedup memory past `now`); true when this
+   * call wrote it. With `summarizedBy` (a summary event's dedup key) it is written as dedup memory only: the
+   * summary is what gets posted, not this event.
+   */
+  putEvent(event: AnalyticsEvent, now: number, summarizedBy?: string): Promise<boolean>;
+  /** The events whose dedup key has not fired yet (by themselves or in a summary), in input order. */
+  notYetFired(events: readonly AnalyticsEvent[]): Promise<AnalyticsEvent[]>;
   projectExists(projectId: string): Promise<boolean>;
 }
 

@@ -53,13 +53,45 @@ export const CloneDetectedData = z.object({
   sampleHashes: z.array(z.string()).check(z.maxLength(CLONE_SAMPLE_LIMIT)),
 });
 
+/** Conditions a summary event lists besides their count. */
+export const SUMMARY_SAMPLE_LIMIT = 5;
+
+/**
+ * One event standing for many conditions of one kind, fired in one ingest batch for one project (see
+ * lambdas/analytics/coalesce.ts): how many, when the first and the last happened, and a few of them in full.
+ */
+const summaryOf = <T extends z.ZodMiniType>(single: T) =>
+  z.object({
+    count: z.int().check(z.positive()),
+    firstAt: z.int(),
+    lastAt: z.int(),
+    sample: z.array(single).check(z.minLength(1), z.maxLength(SUMMARY_SAMPLE_LIMIT)),
+  });
+
 export const EVENT_DATA = {
   version_deployed: VersionDeployedData,
   execution_drop: ExecutionDropData,
-  new_executor: NewExecutorData,
-  key_abuse: KeyAbuseData,
-  clone_detected: CloneDetectedData,
+  new_executor: z.union([NewExecutorData, summaryOf(NewExecutorData)]),
+  key_abuse: z.union([KeyAbuseData, summaryOf(KeyAbuseData)]),
+  clone_detected: z.union([CloneDetectedData, summaryOf(CloneDetectedData)]),
 } as const satisfies Record<EventName, z.ZodMiniType>;
+
+/** The events whose storms are summarized: those one batch can fire many of for one project. */
+export const SUMMARIZED_EVENTS = ['new_executor', 'key_abuse', 'clone_detected'] as const;
+export type SummarizedEventName = (typeof SUMMARIZED_EVENTS)[number];
+
+/** The single occurrence a summary of `E` lists in its sample. */
+export type SingleEventData<E extends SummarizedEventName> = {
+  new_executor: z.infer<typeof NewExecutorData>;
+  key_abuse: z.infer<typeof KeyAbuseData>;
+  clone_detected: z.infer<typeof CloneDetectedData>;
+}[E];
+
+/** A summary of many `E` events. */
+export type EventSummary<E extends SummarizedEventName> = { count: number; firstAt: number; lastAt: number; sample: SingleEventData<E>[] };
+
+/** Whether event data is a summary (it has a sample) rather than one occurrence. */
+export const isSummary = <D extends object>(data: D): data is Extract<D, { sample: unknown }> => 'sample' in data;
 
 export type EventData<E extends EventName> = z.infer<(typeof EVENT_DATA)[E]>;
 

@@ -25,6 +25,8 @@ import { TABLE } from './table-definition';
  * | validation window  | VALIDATIONS#<keyId>         | HOUR#<projectId>#<hourStart>                | 2 days after the hour    |
  * | analytics event    | EVENTS#<projectId>          | EVENT#<name>#<dedupKey>                     | 30 days                  |
  *
+ * An analytics event that a summary stood for is kept under its own event key with entity EVENT_COALESCED: the
+ * dedup memory of its condition, which the stream filter does not post.
  * Keys get a partition each, so a bulk revoke's writes spread over the table instead of heating one partition.
  * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
  * reads every active project with a few queries and no scan. `versionId` is empty in a script hash's key when
@@ -139,4 +141,13 @@ export interface EventItem extends ItemKey {
   occurredAt: number;
   data: EventData<AnalyticsEventName>;
   ttl: number;
+}
+
+/**
+ * A condition a summary event stood for: under the key its own event would have had (so it fires once, like any
+ * event), but an entity the stream filter leaves out, so only the summary is posted. `summarizedBy` names it.
+ */
+export interface CoalescedEventItem extends Omit<EventItem, 'entity'> {
+  entity: typeof ENTITY.coalescedEvent;
+  summarizedBy: string;
 }

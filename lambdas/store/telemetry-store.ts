@@ -13,7 +13,7 @@ import { DAY_SECONDS, dayStart } from '#domain/time';
 import { KEY_ABUSE_PATTERNS } from '#schemas/events';
 import { VALIDATION_RESULTS, type ValidationResult } from '#schemas/telemetry';
 import { backoff, ifCondition } from './conditions';
-import { ENTITY, type EventItem, EXECUTION_DAY_SHARDS, FINGERPRINTS_KEPT_PER_WINDOW, type ItemKey, keyOf, RETENTION_SECONDS } from './layout';
+import { type CoalescedEventItem, ENTITY, type EventItem, EXECUTION_DAY_SHARDS, FINGERPRINTS_KEPT_PER_WINDOW, type ItemKey, keyOf, RETENTION_SECONDS } from './layout';
 import { type Item, queryAll } from './paging';
 import { TABLE } from './table-definition';
 
@@ -161,17 +161,18 @@ export class DynamoTelemetryStore implements TelemetryStore {
     });
   }
 
-  async putEvent(event: AnalyticsEvent, now: number): Promise<boolean> {
-    const item: EventItem = {
-      ...keyOf.event(event.projectId, event.name, event.dedupKey),
-      entity: ENTITY.event,
-      projectId: event.projectId,
-      name: event.name,
-      occurredAt: event.occurredAt,
-      data: event.data,
-      ttl: now + RETENTION_SECONDS.event,
-    };
+  async putEvent(event: AnalyticsEvent, now: number, summarizedBy?: string): Promise<boolean> {
+    const fields = { projectId: event.projectId, name: event.name, occurredAt: event.occurredAt, data: event.data, ttl: now + RETENTION_SECONDS.event };
+    const key = keyOf.event(event.projectId, event.name, event.dedupKey);
+    const item: EventItem | CoalescedEventItem =
+      summarizedBy === undefined ? { ...key, entity: ENTITY.event, ...fields } : { ...key, entity: ENTITY.coalescedEvent, summarizedBy, ...fields };
     return ifCondition(this.db.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
+  }
+
+  async notYetFired(events: readonly AnalyticsEvent[]): Promise<AnalyticsEvent[]> {
+    const keys = events.map((event) => keyOf.event(event.projectId, event.name, event.dedupKey));
+    const found = await this.batchGet(keys, 'entity');
+    return events.filter((_, i) => !found.has(keyId(keys[i] as ItemKey)));
   }
 
   async projectExists(projectId: string): Promise<boolean> {

@@ -1,12 +1,13 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
-import { NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
-import { ingestTelemetry } from '#analytics/ingest';
+import { summarize } from '#analytics/coalesce';
+import { detectNewExecutor, NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
+import { fireEvents, ingestTelemetry } from '#analytics/ingest';
 import { parseFlags } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { dayStart } from '#domain/time';
-import { EVENT_DATA, type EventData } from '#schemas/events';
+import { EVENT_DATA, type SingleEventData } from '#schemas/events';
 import { type EventItem, keyOf } from '#store/layout';
 import { DynamoTelemetryStore } from '#store/telemetry-store';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
@@ -50,7 +51,8 @@ async function eventItems(projectId: string): Promise<EventItem[]> {
       ConsistentRead: true,
     }),
   );
-  return Items.map((item) => {
+  // Conditions a summary stood for are kept beside them as dedup memory (entity EVENT_COALESCED), not posted.
+  return Items.filter((item) => item.entity !== 'EVENT_COALESCED').map((item) => {
     expect(item).toMatchObject({ pk: eventsPartition(projectId), entity: 'EVENT', projectId, ttl: expect.any(Number), occurredAt: expect.any(Number) });
     const name = item.name as EventItem['name'];
     expect(EVENT_DATA[name].safeParse(item.data)).toEqual({ success: true, data: item.data });
@@ -217,7 +219,7 @@ describe('key_abuse (at ingest)', () => {
 
 describe('clone_detected (at ingest)', () => {
   const hashes = async (projectId: string) =>
-    (await eventItems(projectId)).filter((item) => item.name === 'clone_detected').map((item) => item.data as EventData<'clone_detected'>);
+    (await eventItems(projectId)).filter((item) => item.name === 'clone_detected').map((item) => item.data as SingleEventData<'clone_detected'>);
 
   it('fires once for each new hash after the first of a script version', async () => {
     const projectId = await newProject();
@@ -269,6 +271,71 @@ describe('clone_detected (at ingest)', () => {
     const projectId = await newProject();
     const result = await ingestTelemetry(store, [execution(projectId, { scriptHash: '12345678', at: NOW - 5 }), execution(projectId, { scriptHash: '87654321' })], NOW);
     expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([{ name: 'clone_detected', projectId, dedupKey: `${projectId}##87654321` }]);
+  });
+});
+
+describe('alert storms (more than 5 of one event for one project in one batch)', () => {
+  /** Items of a project's conditions a summary stood for: dedup memory, never posted. */
+  async function coalescedItems(projectId: string) {
+    const { Items = [] } = await table.db.send(
+      new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': eventsPartition(projectId) }, ConsistentRead: true }),
+    );
+    return Items.filter((item) => item.entity === 'EVENT_COALESCED');
+  }
+
+  it('makes 500 new executors in one batch one summary event with the count and a sample, and remembers each', async () => {
+    const projectId = await newProject();
+    const result = await ingestTelemetry(store, times(500, (i) => execution(projectId, { executor: `storm-${i}`, at: NOW - 500 + i })), NOW);
+    expect(result.events).toEqual([{ name: 'new_executor', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 500 }]);
+    const [summary, ...others] = await eventItems(projectId);
+    expect(others).toEqual([]);
+    expect(summary?.data).toMatchObject({ count: 500, firstAt: NOW - 500, lastAt: NOW - 1, sample: times(5, (i) => ({ executor: `storm-${i}`, firstSeenAt: NOW - 500 + i, previouslySeenAt: null })) });
+    const remembered = await coalescedItems(projectId);
+    expect(remembered).toHaveLength(500);
+    expect(new Set(remembered.map((item) => item.summarizedBy))).toEqual(new Set([result.events[0]?.dedupKey]));
+  });
+
+  it('fires 5 alone and summarizes 6', async () => {
+    const [five, six] = await Promise.all([newProject(), newProject()]);
+    const batch = (projectId: string, n: number) => times(n, (i) => execution(projectId, { executor: `n-${i}` }));
+    expect((await ingestTelemetry(store, batch(five, 5), NOW)).events.map((event) => event.summarizes)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect((await ingestTelemetry(store, batch(six, 6), NOW)).events.map((event) => event.summarizes)).toEqual([6]);
+  });
+
+  it('fires neither the conditions nor the summary again when the batch is retried, even after failing between the two', async () => {
+    const projectId = await newProject();
+    const events = times(8, (i) => detectNewExecutor({ projectId, executor: `retry-${i}`, lastSeenAt: null, sightings: [NOW] }).events).flat();
+    // The first attempt wrote its summary and died before remembering any condition.
+    expect(await store.putEvent(summarize(events), NOW)).toBe(true);
+    expect(await fireEvents(store, events, NOW)).toEqual([]);
+    expect(await coalescedItems(projectId)).toHaveLength(8);
+    expect(await fireEvents(store, events, NOW)).toEqual([]);
+    expect(await eventItems(projectId)).toHaveLength(1);
+  });
+
+  it('lets a later condition fire by itself, and a later storm make a summary of its own', async () => {
+    const projectId = await newProject();
+    await ingestTelemetry(store, times(10, (i) => execution(projectId, { executor: `first-${i}` })), NOW);
+    const single = await ingestTelemetry(store, [execution(projectId, { executor: 'later' })], NOW);
+    expect(single.events).toEqual([{ name: 'new_executor', projectId, dedupKey: 'later#2023-11-14' }]);
+    const storm = await ingestTelemetry(store, times(10, (i) => execution(projectId, { executor: `second-${i}` })), NOW);
+    expect(storm.events.map((event) => event.summarizes)).toEqual([10]);
+    expect((await eventItems(projectId)).filter((item) => item.name === 'new_executor')).toHaveLength(3);
+  });
+
+  it('summarizes key_abuse across many keys of one project', async () => {
+    const projectId = await newProject();
+    const keys = await Promise.all(times(7, () => newKey(projectId)));
+    const result = await ingestTelemetry(store, keys.flatMap((keyId) => times(10, () => validation(projectId, keyId, { result: 'revoked' }))), NOW);
+    expect(result.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 7 }]);
+    const [summary] = await eventItems(projectId);
+    expect(summary?.data).toMatchObject({ count: 7, sample: expect.arrayContaining([expect.objectContaining({ pattern: 'revoked_key_burst' })]) });
+  });
+
+  it('summarizes clone_detected when a batch brings many new hashes of one project', async () => {
+    const projectId = await newProject();
+    const result = await ingestTelemetry(store, times(9, (i) => execution(projectId, { scriptHash: (0xc0000000 + i).toString(16), at: NOW - 9 + i })), NOW);
+    expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([{ name: 'clone_detected', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 8 }]);
   });
 });
 

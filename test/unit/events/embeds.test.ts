@@ -10,6 +10,7 @@ import {
   escapeMarkdown,
   FOOTER_TEXT,
   formatKilobytes,
+  formatUtc,
   truncate,
 } from '#events/embeds';
 import type { ProjectEvent } from '#schemas/events';
@@ -130,6 +131,40 @@ describe('the other four embeds', () => {
     expect(embed.fields.find((field) => field.name === 'Original hash')?.value).toBe(sample[0]);
     expect(embed.fields.find((field) => field.name === 'Sample (5 of 3,300)')?.value.split('\n')).toEqual(sample);
     expect(embedProblems(embed)).toEqual([]);
+  });
+});
+
+describe('summary embeds (an alert storm in one embed)', () => {
+  const executors = Array.from({ length: 5 }, (_, i) => ({ executor: `Exec_${i}`, firstSeenAt: OCCURRED_AT + i, previouslySeenAt: null }));
+  const summary = { count: 500, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT + 59, sample: executors };
+
+  it('says how many, when the first and the last were, a sample, and what to do', () => {
+    const embed = buildEmbed({ name: 'new_executor', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: summary }, 'My Script');
+    expect(embed.title).toBe('500 new executors seen');
+    expect(embed.color).toBe(3447003);
+    expect(embed.fields.map((field) => field.name)).toEqual(['Count', 'First', 'Last', 'Sample (5 of 500)', 'What to do']);
+    expect(embed.fields[0]?.value).toBe('500');
+    expect(embed.fields[3]?.value.split('\n')).toEqual(executors.map((data) => `Exec\\_${data.executor.slice(5)} (first seen ${formatUtc(data.firstSeenAt)})`));
+    expect(embedProblems(embed)).toEqual([]);
+  });
+
+  it('titles key_abuse and clone_detected summaries by their count, and lists each sampled key or hash', () => {
+    const keys = { count: 40, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample: [{ keyId: 'key_1', pattern: 'many_fingerprints' as const, count: 9, threshold: 5, windowSeconds: 3600 }] };
+    const abuse = buildEmbed({ name: 'key_abuse', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: keys }, 'S');
+    expect(abuse.title).toBe('Suspicious use of 40 keys');
+    expect(abuse.fields[3]?.value).toBe('key\\_1: Key used from many devices (9 distinct devices)');
+    const clone = { scriptId: PROJECT_ID, versionId: 'ver_1', newHash: 'b'.repeat(16), originalHash: 'a'.repeat(16), distinctHashes: 30, sampleHashes: ['a'.repeat(16)] };
+    const clones = buildEmbed({ name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { count: 29, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample: [clone] } }, 'S');
+    expect(clones.title).toBe('29 possible clones detected');
+    expect(clones.fields[3]).toEqual({ name: 'Sample (1 of 29)', value: `${'b'.repeat(16)} (script ${PROJECT_ID.replace('_', '\\_')}, ver\\_1)`, inline: false });
+  });
+
+  it('stays within every Discord limit when every sampled text is huge', () => {
+    const huge = '😀_'.repeat(5000);
+    const sample = Array.from({ length: 5 }, () => ({ executor: huge, firstSeenAt: OCCURRED_AT, previouslySeenAt: null }));
+    const embed = buildEmbed({ name: 'new_executor', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { count: 1_000_000, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample } }, huge);
+    expect(embedProblems(embed)).toEqual([]);
+    expect(embed.title).toBe('1,000,000 new executors seen');
   });
 });
 
