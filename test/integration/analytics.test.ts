@@ -6,8 +6,9 @@ import { detectNewExecutor, NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/dete
 import { fireEvents, ingestTelemetry } from '#analytics/ingest';
 import { parseFlags } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
-import { dayStart } from '#domain/time';
+import { dayStart, utcDate } from '#domain/time';
 import { EVENT_DATA, type SingleEventData } from '#schemas/events';
+import { MAX_CLOCK_SKEW_SECONDS, MAX_RECORD_AGE_SECONDS } from '#schemas/telemetry';
 import { type EventItem, keyOf } from '#store/layout';
 import { DynamoTelemetryStore } from '#store/telemetry-store';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
@@ -72,6 +73,44 @@ const validation = (projectId: string, keyId: string, fields: Record<string, unk
   ...fields,
 });
 const times = <T>(n: number, make: (i: number) => T) => Array.from({ length: n }, (_, i) => make(i));
+
+describe('what ingest refuses before writing anything', () => {
+  const itemsIn = async (pk: string) =>
+    (await table.db.send(new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }))).Items ?? [];
+
+  it("refuses records of a project that does not exist and validations of a key that is not the project's, writing nothing for them", async () => {
+    const projectId = await newProject();
+    const keyId = await newKey(projectId);
+    const othersKey = await newKey(await newProject());
+    const ghost = 'prj_neverexisted';
+    const result = await ingestTelemetry(
+      store,
+      [execution(ghost, { scriptHash: 'abcdef01' }), validation(ghost, keyId), validation(projectId, othersKey), validation(projectId, 'key_forged'), execution(projectId)],
+      NOW,
+    );
+    expect(result).toMatchObject({ accepted: 1, rejected: 4 });
+    expect(result.rejections).toEqual([
+      { index: 0, reason: `project ${ghost} does not exist` },
+      { index: 1, reason: `project ${ghost} does not exist` },
+      { index: 2, reason: `key ${othersKey} is not a key of project ${projectId}` },
+      { index: 3, reason: `key key_forged is not a key of project ${projectId}` },
+    ]);
+    expect(result.events.every((event) => event.projectId === projectId)).toBe(true);
+    for (const pk of [keyOf.executor(ghost, 'x').pk, keyOf.event(ghost, 'new_executor', 'x').pk, ...[keyId, othersKey, 'key_forged'].map((id) => keyOf.validationWindow(id, projectId, 0).pk)]) {
+      expect(await itemsIn(pk)).toEqual([]);
+    }
+    expect((await store.executionsOn('2023-11-14')).has(ghost)).toBe(false);
+  });
+
+  it(`refuses records dated more than ${MAX_RECORD_AGE_SECONDS / DAY} days back or more than ${MAX_CLOCK_SKEW_SECONDS} s ahead, and keeps the rest`, async () => {
+    const projectId = await newProject();
+    const edges = [NOW - MAX_RECORD_AGE_SECONDS - 1, NOW - MAX_RECORD_AGE_SECONDS, NOW + MAX_CLOCK_SKEW_SECONDS, NOW + MAX_CLOCK_SKEW_SECONDS + 1];
+    const result = await ingestTelemetry(store, edges.map((at, i) => execution(projectId, { executor: `edge-${i}`, at })), NOW);
+    expect(result).toMatchObject({ accepted: 2, rejected: 2 });
+    expect(result.rejections.map((rejection) => rejection.index)).toEqual([0, 3]);
+    expect(result.events.map((event) => event.dedupKey).sort()).toEqual([`edge-1#${utcDate(edges[1] ?? 0)}`, `edge-2#${utcDate(edges[2] ?? 0)}`]);
+  });
+});
 
 describe('execution_drop (daily detector)', () => {
   // Days of their own: the daily detector reads every project's counter of a day.
