@@ -374,7 +374,7 @@ async function serviceFunctions(
   const deliveryMessage = (run: number): SQSEvent => {
     const body = JSON.stringify({
       deliveryId: `bench-${run}-${randomBytes(8).toString('hex')}:${webhookId}`,
-      webhook: { id: webhookId, url: webhookUrl },
+      webhook: { id: webhookId },
       project: { id: projectId, name: 'bench cold-start' },
       event: {
         name: 'version_deployed',

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchApiPath } from './api-path';
 import { benchBulkRevoke } from './bulk-revoke';
+import { benchCloneDetection } from './clone-detection';
 import { benchColdStart } from './cold-start';
 import { benchDelivery } from './delivery';
 import { benchListKeys } from './list-keys';
@@ -19,7 +20,8 @@ import { round } from './support/stats';
  * for the run, a table on stdout and the figures in bench/results/latest.json.
  */
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
-  --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke, loader-check
+  --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
+                 loader-check, clone-detection
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -39,6 +41,7 @@ const BENCHMARKS = {
   'list-keys': ({ table, log, flags }) => benchListKeys(table, log, flags.seed),
   'bulk-revoke': ({ table, log }) => benchBulkRevoke(table, log),
   'loader-check': async ({ table, stack, log }) => benchLoaderCheck(table, await stack(), log),
+  'clone-detection': ({ table, log }) => benchCloneDetection(table, log),
 } satisfies Record<string, (context: BenchContext) => Promise<BenchResult>>;
 type BenchName = keyof typeof BENCHMARKS;
 const USES_STACK = new Set<BenchName>(['delivery', 'api-path', 'loader-check']);

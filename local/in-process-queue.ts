@@ -5,7 +5,8 @@ import type { InFlightMessages, MessageSender, OutgoingMessage } from '#events/p
 /**
  * An in-process stand-in for an SQS standard queue with a redrive policy, for the local stack (no SQS emulator
  * here speaks the SDK's current protocol). It keeps what the delivery handler relies on: Lambda's SQSRecord
- * shape, a visibility timeout per receive, ChangeMessageVisibility by receipt handle, ApproximateReceiveCount,
+ * shape, a visibility timeout per receive, ChangeMessageVisibility by receipt handle, DelaySeconds per message,
+ * message groups served in turn (as a fair queue serves its tenants), ApproximateReceiveCount,
  * partial batch responses (only the messages not reported failed are deleted), and a dead-letter list that a
  * message joins once it has been received maxReceiveCount times without being deleted.
  */
@@ -34,6 +35,7 @@ export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>
 interface StoredMessage {
   messageId: string;
   body: string;
+  groupId?: string;
   sentAt: number;
   visibleAt: number;
   receiveCount: number;
@@ -56,12 +58,13 @@ export class InProcessQueue implements MessageSender, InFlightMessages {
 
   async sendBatch(messages: OutgoingMessage[]): Promise<string[]> {
     if (messages.length > 10) throw new Error('A batch holds at most 10 messages');
-    for (const message of messages) {
-      const messageId = randomUUID();
-      this.messages.set(messageId, { messageId, body: message.body, sentAt: this.now(), visibleAt: this.now(), receiveCount: 0 });
-    }
-    this.wake?.();
+    for (const message of messages) this.add(message, 0);
     return [];
+  }
+
+  async sendDelayed(message: Omit<OutgoingMessage, 'id'>, delaySeconds: number): Promise<void> {
+    if (!Number.isInteger(delaySeconds) || delaySeconds < 0 || delaySeconds > 900) throw new Error('InvalidParameterValue: DelaySeconds must be 0 to 900');
+    this.add(message, delaySeconds);
   }
 
   async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
@@ -122,24 +125,41 @@ export class InProcessQueue implements MessageSender, InFlightMessages {
     this.consumer = undefined;
   }
 
+  private add(message: Omit<OutgoingMessage, 'id'>, delaySeconds: number): void {
+    const messageId = randomUUID();
+    const sentAt = this.now();
+    this.messages.set(messageId, { messageId, body: message.body, groupId: message.groupId, sentAt, visibleAt: sentAt + delaySeconds * 1000, receiveCount: 0 });
+    this.wake?.();
+  }
+
+  /**
+   * Visible messages, taken round-robin by message group (a message without one is a group of its own): the first
+   * of each group in the order the groups' oldest messages arrived, then the second of each... So, as on an SQS fair
+   * queue, a group with a backlog cannot hold back a message of another group by more than a batch.
+   */
   private receive(): SQSRecord[] {
     const now = this.now();
-    const records: SQSRecord[] = [];
+    const groups = new Map<string, StoredMessage[]>();
     for (const message of this.messages.values()) {
-      if (records.length >= (this.options.batchSize ?? 10)) break;
       if (message.visibleAt > now) continue;
       if (message.receiveCount >= this.options.maxReceiveCount) {
         this.messages.delete(message.messageId);
         this.dead.push({ messageId: message.messageId, body: message.body, receiveCount: message.receiveCount, reason: `received ${message.receiveCount} times` });
         continue;
       }
+      const group = message.groupId ?? message.messageId;
+      const members = groups.get(group);
+      if (members) members.push(message);
+      else groups.set(group, [message]);
+    }
+    const taken = roundRobin([...groups.values()], this.options.batchSize ?? 10);
+    return taken.map((message) => {
       message.receiveCount += 1;
       message.firstReceivedAt ??= now;
       message.receiptHandle = randomUUID();
       message.visibleAt = now + this.options.visibilityTimeoutSeconds * 1000;
-      records.push(this.recordOf(message));
-    }
-    return records;
+      return this.recordOf(message);
+    });
   }
 
   private recordOf(message: StoredMessage): SQSRecord {
@@ -175,4 +195,15 @@ export class InProcessQueue implements MessageSender, InFlightMessages {
       this.wake = done;
     });
   }
+}
+
+/** Up to `limit` items, one from each list in turn: the firsts of every list, then the seconds... */
+export function roundRobin<T>(lists: readonly (readonly T[])[], limit: number): T[] {
+  const taken: T[] = [];
+  for (let index = 0; taken.length < limit; index++) {
+    const round = lists.flatMap((list) => (index < list.length ? [list[index] as T] : []));
+    if (round.length === 0) break;
+    taken.push(...round.slice(0, limit - taken.length));
+  }
+  return taken;
 }

@@ -16,7 +16,8 @@ import { ExecutionRecordSchema, MAX_BATCH_RECORDS, type ExecutionRecord, VALIDAT
  *
  * Results (one JSON object):
  * - telemetry commands: `{"accepted": N, "events": [{"name", "projectId", "dedupKey"}, ...]}`, the events this
- *   call fired (a condition that had already fired is not listed again);
+ *   call fired (a condition that had already fired is not listed again; a summary of more than 5 of one kind
+ *   also says how many it `summarizes`);
  * - detect daily: `{"date": "<day judged>", "projectsJudged": N, "events": [...]}`.
  */
 

@@ -1,6 +1,6 @@
-import type { AnalyticsEvent, KeyAbusePattern, KeyUsage, KnownHash, ValidationWindow } from '#domain/analytics';
+import type { AnalyticsEvent, KeyAbusePattern, KeyUsage, ScriptTally, ValidationWindow } from '#domain/analytics';
 import { DAY_SECONDS, HOUR_SECONDS, utcDate, utcHour } from '#domain/time';
-import type { AnalyticsEventName, EventData } from '#schemas/events';
+import { type AnalyticsEventName, CLONE_SAMPLE_LIMIT, type EventData, type SingleEventData } from '#schemas/events';
 
 /**
  * The four analytics detectors (spec §6.1), as pure functions from what the store keeps to the events to fire.
@@ -105,7 +105,7 @@ export const KEY_ABUSE_THRESHOLDS = {
  */
 export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undefined): { events: AnalyticsEvent[]; patterns: KeyAbusePattern[] } {
   const { windowSeconds } = KEY_ABUSE_THRESHOLDS;
-  const hits: EventData<'key_abuse'>[] = [];
+  const hits: SingleEventData<'key_abuse'>[] = [];
   const { counts } = window;
   if (window.distinctFingerprints > KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan) {
     hits.push({ keyId: window.keyId, pattern: 'many_fingerprints', count: window.distinctFingerprints, threshold: KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan, windowSeconds });
@@ -134,38 +134,47 @@ export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undef
 
 // ---- clone_detected ----
 
-export interface ScriptHashes {
+export interface ScriptSightings {
   projectId: string;
   scriptId: string;
   versionId: string | null;
-  /** Every hash the store holds for the script (and version). */
-  hashes: readonly KnownHash[];
+  /** The script's tally after the batch's new hashes were added (see TelemetryStore.tallyScript). */
+  tally: ScriptTally;
+  /** The batch's hashes of the script not judged yet, with when the batch first saw each. */
+  unjudged: readonly { hash: string; firstSeenAt: number }[];
+}
+
+const byFirstSighting = (a: { hash: string; firstSeenAt: number }, b: { hash: string; firstSeenAt: number }) =>
+  a.firstSeenAt - b.firstSeenAt || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0);
+
+/** The hash a batch offers as the script's original, should the script have none yet: its earliest sighting (ties by hash). */
+export function originalCandidate(sightings: readonly { hash: string; firstSeenAt: number }[]): string | undefined {
+  return [...sightings].sort(byFirstSighting)[0]?.hash;
 }
 
 /**
- * clone_detected: every distinct hash reported for a script id (and version) after the first is a clone and
- * fires once. While no hash is classified the earliest (by first sighting, then by hash) is the original and
- * fires nothing; once one is classified, every unclassified hash is new and fires. Dedup key:
- * `<scriptId>#<versionId, empty when none>#<hash>`.
- * Returns the events and the hashes to mark classified once they are written.
+ * clone_detected: the first hash reported for a script id (and version) is its original, kept in the script's tally
+ * (set once, atomically, so concurrent ingests agree); every other distinct hash is a clone and fires once. Only
+ * hashes not judged yet are looked at, and nothing reads the script's other hashes: an event carries the count of
+ * distinct hashes and a sample of at most CLONE_SAMPLE_LIMIT, so its size and cost do not grow with the script.
+ * Dedup key: `<scriptId>#<versionId, empty when none>#<hash>`.
+ * Returns the events and the hashes to mark judged once they are written.
  */
-export function detectClones(script: ScriptHashes): { events: AnalyticsEvent[]; classified: string[] } {
-  const ordered = [...script.hashes].sort((a, b) => a.firstSeenAt - b.firstSeenAt || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
-  const original = ordered[0];
-  if (!original) return { events: [], classified: [] };
-  const anyClassified = ordered.some((known) => known.classified);
-  const clones = ordered.filter((known) => !known.classified && (anyClassified || known !== original));
-  const hashes = ordered.map((known) => known.hash);
-  const events = clones.map((clone) =>
-    analyticsEvent(
-      'clone_detected',
-      script.projectId,
-      `${script.scriptId}#${script.versionId ?? ''}#${clone.hash}`,
-      clone.firstSeenAt,
-      { scriptId: script.scriptId, versionId: script.versionId, newHash: clone.hash, hashes },
-    ),
-  );
-  const classified = clones.map((clone) => clone.hash);
-  if (!anyClassified) classified.unshift(original.hash);
-  return { events, classified };
+export function detectClones(script: ScriptSightings): { events: AnalyticsEvent[]; judged: string[] } {
+  const { original, distinctHashes } = script.tally;
+  const ordered = [...script.unjudged].sort(byFirstSighting);
+  const clones = ordered.filter((sighting) => sighting.hash !== original);
+  const events = clones.map((clone) => {
+    const sampleHashes = [...new Set([original, clone.hash, ...clones.map((other) => other.hash)])].slice(0, CLONE_SAMPLE_LIMIT);
+    return analyticsEvent('clone_detected', script.projectId, `${script.scriptId}#${script.versionId ?? ''}#${clone.hash}`, clone.firstSeenAt, {
+      scriptId: script.scriptId,
+      versionId: script.versionId,
+      newHash: clone.hash,
+      originalHash: original,
+      // A batch that failed between noting a hash and counting it leaves the count short; never show fewer than listed.
+      distinctHashes: Math.max(distinctHashes, clones.length + 1),
+      sampleHashes,
+    });
+  });
+  return { events, judged: ordered.map((sighting) => sighting.hash) };
 }

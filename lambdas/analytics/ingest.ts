@@ -4,12 +4,14 @@ import type { TelemetryStore } from '#domain/ports';
 import { hourStart, utcDate } from '#domain/time';
 import type { AnalyticsEventName } from '#schemas/events';
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
-import { detectClones, detectKeyAbuse, detectNewExecutor } from './detectors';
+import { COALESCE_ABOVE, groupStorms, summarize } from './coalesce';
+import { detectClones, detectKeyAbuse, detectNewExecutor, originalCandidate } from './detectors';
 import { type Indexed, type ParsedBatch, parseTelemetryBatch, type Rejection } from './telemetry';
 
 /**
  * Requests each ingest step keeps in flight. A batch is first folded in memory (one counter update per project
- * and day, one window update per key and hour, one last-seen per executor, one upsert per script hash), so
+ * and day, one window update per key and hour, one last-seen per executor, one upsert per script hash and one
+ * tally per script), so
  * 1,000 records cost requests per distinct aggregate, not per record, and those go out this many at a time
  * instead of one after another.
  */
@@ -19,13 +21,15 @@ export interface FiredEvent {
   name: AnalyticsEventName;
   projectId: string;
   dedupKey: string;
+  /** A summary's count of the conditions it stands for (each remembered as fired, none posted by itself). */
+  summarizes?: number;
 }
 
 export interface IngestResult {
   accepted: number;
   rejected: number;
   rejections: Rejection[];
-  /** Events this batch fired; a condition that had already fired is not listed again. */
+  /** Events this batch fired (a summary stands for many); a condition that had already fired is not listed again. */
   events: FiredEvent[];
 }
 
@@ -84,11 +88,29 @@ async function keepKnown(store: TelemetryStore, parsed: ParsedBatch): Promise<{ 
   };
 }
 
-/** Write events with bounded parallelism; returns those this call wrote (a condition that already fired is not). */
+/**
+ * Write events with bounded parallelism; returns those this call wrote (a condition that already fired is not).
+ * More than COALESCE_ABOVE not yet fired of one name for one project become one summary event (see coalesce.ts):
+ * the summary is written first, then each condition as dedup memory only, so a batch retried after a failure in
+ * between makes the same summary again (written once) and then remembers the rest.
+ */
 export async function fireEvents(store: TelemetryStore, events: readonly AnalyticsEvent[], now: number): Promise<FiredEvent[]> {
-  const written = await mapBounded(events, async (event) => ((await store.putEvent(event, now)) ? event : undefined));
-  return written.filter((event) => event !== undefined).map(({ name, projectId, dedupKey }) => ({ name, projectId, dedupKey }));
+  const { singles, storms } = groupStorms(events);
+  // Only a storm pays for this read: which of its conditions are new decides whether it is still a storm.
+  const unfired = await mapBounded(storms, (storm) => store.notYetFired(storm));
+  const calm = unfired.filter((fresh) => fresh.length <= COALESCE_ABOVE).flat();
+  const written = await mapBounded([...singles, ...calm], async (event) => ((await store.putEvent(event, now)) ? firedOf(event) : undefined));
+  const summaries: FiredEvent[] = [];
+  for (const storm of unfired.filter((fresh) => fresh.length > COALESCE_ABOVE)) {
+    const summary = summarize(storm);
+    const wrote = await store.putEvent(summary, now);
+    await mapBounded(storm, (event) => store.putEvent(event, now, summary.dedupKey));
+    if (wrote) summaries.push({ ...firedOf(summary), summarizes: storm.length });
+  }
+  return [...written.filter((event) => event !== undefined), ...summaries];
 }
+
+const firedOf = ({ name, projectId, dedupKey }: AnalyticsEvent): FiredEvent => ({ name, projectId, dedupKey });
 
 async function countExecutions(store: TelemetryStore, executions: readonly ExecutionRecord[]): Promise<void> {
   const perDay = groupBy(executions, (record) => [record.projectId, utcDate(record.at)]);
@@ -127,17 +149,25 @@ async function judgeScriptHashes(store: TelemetryStore, executions: readonly Exe
     firstSeenAt: group.reduce((min, s) => Math.min(min, s.at), group[0].at),
     lastSeenAt: group.reduce((max, s) => Math.max(max, s.at), group[0].at),
   }));
-  const known = await mapBounded(sightings, async (sighting) => ({ sighting, known: await store.recordScriptHash(sighting) }));
-  // Only a script with a hash not yet judged needs its hash list read; the steady state reads nothing.
-  const unjudged = [...groupBy(known.filter(({ known: hash }) => !hash.classified), ({ sighting: s }) => [s.projectId, s.scriptId, s.versionId]).values()];
-  const judged = await mapBounded(unjudged, async ([{ sighting }]) => {
-    const script: ScriptRef = { projectId: sighting.projectId, scriptId: sighting.scriptId, versionId: sighting.versionId };
-    return { script, ...detectClones({ ...script, hashes: await store.scriptHashes(script) }) };
+  const noted = await mapBounded(sightings, async (sighting) => ({ sighting, ...(await store.recordScriptHash(sighting)) }));
+  // One tally write per script: it counts the new hashes and names the original, so no judgement reads a hash list.
+  const scripts = [...groupBy(noted, ({ sighting: s }) => [s.projectId, s.scriptId, s.versionId]).values()];
+  const judged = await mapBounded(scripts, async (group) => {
+    const { projectId, scriptId, versionId } = group[0].sighting;
+    const script: ScriptRef = { projectId, scriptId, versionId };
+    const tally = await store.tallyScript({
+      ...script,
+      newHashes: group.filter(({ isNew }) => isNew).length,
+      candidate: originalCandidate(group.map(({ sighting }) => sighting)) ?? group[0].sighting.hash,
+      seenAt: Math.max(now, ...group.map(({ sighting }) => sighting.lastSeenAt)),
+    });
+    const unjudged = group.filter(({ judged: done }) => !done).map(({ sighting }) => ({ hash: sighting.hash, firstSeenAt: sighting.firstSeenAt }));
+    return { script, ...detectClones({ ...script, tally, unjudged }) };
   });
   const fired = await fireEvents(store, judged.flatMap(({ events }) => events), now);
   await mapBounded(
-    judged.filter(({ classified }) => classified.length > 0),
-    ({ script, classified }) => store.markHashesClassified(script, classified),
+    judged.filter(({ judged: hashes }) => hashes.length > 0),
+    ({ script, judged: hashes }) => store.markHashesJudged(script, hashes),
   );
   return fired;
 }

@@ -33,7 +33,8 @@ export class QueueTelemetrySink implements TelemetrySink {
   ) {}
 
   async report(records: readonly (ValidationRecord | ExecutionRecord)[]): Promise<void> {
-    const message = { id: 'check', body: JSON.stringify({ records }) };
+    // The project is the tenant: on a fair queue one project's flood of checks does not hold up another's telemetry.
+    const message = { id: 'check', body: JSON.stringify({ records }), groupId: records[0]?.projectId };
     try {
       const refused = await this.queue.sendBatch([message]);
       if (refused.length === 0) return;

@@ -52,11 +52,20 @@ export interface KeyUsage {
   currentUses: number;
 }
 
-export interface KnownHash {
-  hash: string;
-  firstSeenAt: number;
-  /** Already judged: the script's original hash, or a clone whose event was written. */
-  classified: boolean;
+/** One write's answer about a script hash it noted. */
+export interface HashSighting {
+  /** This write created the hash's record: the first time the hash was reported (or since its record expired). */
+  isNew: boolean;
+  /** Its clone_detected judgement is done: it is the script's original, or its event is written. */
+  judged: boolean;
+}
+
+/** What the store keeps per script (and version) so that no judgement reads the script's hashes. */
+export interface ScriptTally {
+  /** The first hash reported for the script: the one that is not a clone. */
+  original: string;
+  /** Distinct hashes reported for the script, the original included. */
+  distinctHashes: number;
 }
 
 export interface ExecutorRef {

@@ -1,5 +1,5 @@
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
-import type { AnalyticsEvent, ExecutorRef, KeyAbusePattern, KeyUsage, KnownHash, ScriptRef, ValidationDelta, ValidationWindow } from './analytics';
+import type { AnalyticsEvent, ExecutorRef, HashSighting, KeyAbusePattern, KeyUsage, ScriptRef, ScriptTally, ValidationDelta, ValidationWindow } from './analytics';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
 import type { CountedCheck } from './key-check';
 import type { Key, Project, Version, Webhook } from './model';
@@ -85,11 +85,15 @@ export interface TelemetryStore {
   /** Move the executor's last-seen time forward to `lastSeenAt` (never back). */
   recordExecutorSeen(executor: ExecutorRef & { lastSeenAt: number }): Promise<void>;
 
-  /** Note a sighting of a script hash; returns the hash as the store now knows it. */
-  recordScriptHash(sighting: ScriptRef & { hash: string; firstSeenAt: number; lastSeenAt: number }): Promise<KnownHash>;
-  /** Every hash known for the script (and version). */
-  scriptHashes(script: ScriptRef): Promise<KnownHash[]>;
-  markHashesClassified(script: ScriptRef, hashes: readonly string[]): Promise<void>;
+  /** Note a sighting of a script hash (one write); says whether the write created its record and whether it is judged. */
+  recordScriptHash(sighting: ScriptRef & { hash: string; firstSeenAt: number; lastSeenAt: number }): Promise<HashSighting>;
+  /**
+   * Add `newHashes` to the script's count of distinct hashes and keep it alive until `seenAt` + its retention, in one
+   * atomic write; the script's original becomes `candidate` only if it has none yet. Returns the tally after the write.
+   */
+  tallyScript(script: ScriptRef & { newHashes: number; candidate: string; seenAt: number }): Promise<ScriptTally>;
+  /** Note that these hashes' clone_detected judgement is done (the original, or clones whose event is written). */
+  markHashesJudged(script: ScriptRef, hashes: readonly string[]): Promise<void>;
 
   /** Add a batch's validations to the key's hourly window; returns the window's totals after the addition. */
   addValidations(delta: ValidationDelta): Promise<ValidationWindow>;
@@ -98,8 +102,14 @@ export interface TelemetryStore {
   /** Use cap of each key as its record holds it, undefined for a key that is not the project's; in input order. */
   keyUsage(keys: readonly { projectId: string; keyId: string }[]): Promise<(KeyUsage | undefined)[]>;
 
-  /** Write the event unless its dedup key already fired (it is kept as the dedup memory past `now`); true when this call wrote it. */
-  putEvent(event: AnalyticsEvent, now: number): Promise<boolean>;
+  /**
+   * Write the event unless its dedup key already fired (it is kept as the dedup memory past `now`); true when this
+   * call wrote it. With `summarizedBy` (a summary event's dedup key) it is written as dedup memory only: the
+   * summary is what gets posted, not this event.
+   */
+  putEvent(event: AnalyticsEvent, now: number, summarizedBy?: string): Promise<boolean>;
+  /** The events whose dedup key has not fired yet (by themselves or in a summary), in input order. */
+  notYetFired(events: readonly AnalyticsEvent[]): Promise<AnalyticsEvent[]>;
   projectExists(projectId: string): Promise<boolean>;
 }
 

@@ -10,7 +10,7 @@ export const DELIVERY_QUEUE = {
   visibilityTimeoutSeconds: 6 * DELIVERY_TIMEOUT_SECONDS,
   /**
    * Receives before SQS moves a message to the DLQ. With the 10 s doubling backoff, 8 receives cover about
-   * 20 minutes of Discord failing, and leave room for 429s, which also count.
+   * 20 minutes of Discord failing. A 429 spends none: the delivery sends a delayed copy and deletes the message.
    */
   maxReceiveCount: 8,
   batchSize: 10,

@@ -35,9 +35,12 @@ class RetryLater extends Error {
  * The queue consumer: one message is one event for one webhook. It builds the embed and posts it to Discord
  * once, whatever the queue or the stream redelivers:
  * - the delivery id is claimed in the table before the post (a 'sent' claim turns a copy into a no-op);
- * - what follows Discord's answer (mark sent, retry, disable the config, DLQ) is `decideDelivery`'s rule;
- * - a URL that is not a Discord webhook URL is never called: logged as a rejected config and dropped.
- * Logs name a webhook by its redacted URL; the token never appears in them.
+ * - what follows Discord's answer (mark sent, retry, resend delayed after a 429, disable the config, DLQ) is
+ *   `decideDelivery`'s rule;
+ * - the webhook's URL is read from its config at delivery time (the message carries only its id): a disabled or
+ *   removed config is not called, and a URL that is not a Discord webhook URL is never called (logged as a
+ *   rejected config and dropped).
+ * Logs name a webhook by its id and redacted URL; the token never appears in them, nor in any queue message.
  */
 export function createDeliveryHandler(deps: DeliveryDeps) {
   const now = deps.now ?? (() => unixSeconds());
@@ -57,21 +60,22 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
       await inFlight.deadLetter(record.body, 'malformed delivery message');
       return;
     }
-    const context = {
+    const named = {
       deliveryId: message.deliveryId,
       event: message.event.name,
       projectId: message.project.id,
       webhookId: message.webhook.id,
-      url: redactWebhookUrl(message.webhook.url),
     };
-    const discordWebhook = parseDiscordWebhookUrl(message.webhook.url);
-    if (!discordWebhook) {
-      logger.warn('Rejected webhook config: the URL is not a Discord webhook URL; not called', context);
-      return;
-    }
+    // The URL is read here, not carried by the message: a config disabled, removed or changed since is honoured.
     const webhook = await store.webhookState(message.project.id, message.webhook.id);
     if (webhook?.enabled !== 1) {
-      logger.info('Webhook disabled or removed since the event was queued; not called', context);
+      logger.info('Webhook disabled or removed since the event was queued; not called', named);
+      return;
+    }
+    const context = { ...named, url: redactWebhookUrl(webhook.url) };
+    const discordWebhook = parseDiscordWebhookUrl(webhook.url);
+    if (!discordWebhook) {
+      logger.warn('Rejected webhook config: the URL is not a Discord webhook URL; not called', context);
       return;
     }
 
@@ -91,6 +95,8 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
       receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
       retryBaseSeconds: deps.retryBaseSeconds ?? RETRY_BASE_SECONDS,
       random: random(),
+      now: now(),
+      rateLimited: message.rateLimited,
     });
     const log = (extra?: Record<string, unknown>) => logger[decision.log.level](decision.log.message, { ...context, ...decision.log.fields, ...extra });
     if (decision.action === 'mark_sent') {
@@ -108,8 +114,13 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
       case 'retry':
         log();
         return retryLater(record, decision.afterSeconds, decision.reason);
+      case 'resend':
+        // The copy goes out before this message is deleted: if the send fails, this one comes back instead.
+        await inFlight.sendDelayed({ body: JSON.stringify({ ...message, rateLimited: decision.rateLimited }), groupId: message.project.id }, decision.delaySeconds);
+        log({ delaySeconds: decision.delaySeconds });
+        return;
       case 'disable_webhook': {
-        const disabled = await store.disableWebhook(message.project.id, message.webhook.id, message.webhook.url, now());
+        const disabled = await store.disableWebhook(message.project.id, message.webhook.id, webhook.url, now());
         log({ disabled });
         return;
       }

@@ -1,4 +1,4 @@
-import type { EventData, ProjectEvent } from '#schemas/events';
+import { type EventData, type EventSummary, isSummary, type ProjectEvent, type SingleEventData, type SummarizedEventName } from '#schemas/events';
 import type { EventName } from '#schemas/resources';
 
 /**
@@ -155,7 +155,8 @@ interface EmbedBody {
   fields: EmbedField[];
 }
 
-type Builders = { [E in EventName]: (data: EventData<E>) => EmbedBody };
+/** Builders of one occurrence of each event; a summary of many is built from SUMMARY_TEXT instead. */
+type Builders = { [E in EventName]: (data: E extends SummarizedEventName ? SingleEventData<E> : EventData<E>) => EmbedBody };
 
 const KEY_ABUSE_TEXT = {
   many_fingerprints: {
@@ -237,9 +238,14 @@ export const EMBED_BUILDERS: Builders = {
     fields: [
       fieldOf('Script', escapeMarkdown(data.scriptId, SHORT_VALUE), true),
       fieldOf('Version', data.versionId === null ? 'unknown' : escapeMarkdown(data.versionId, SHORT_VALUE), true),
-      fieldOf('Distinct hashes', formatCount(data.hashes.length), true),
+      fieldOf('Distinct hashes', formatCount(data.distinctHashes), true),
       fieldOf('New hash', escapeMarkdown(data.newHash, SHORT_VALUE), false),
-      fieldOf('All hashes', listWithin(data.hashes.map((hash) => escapeMarkdown(hash, SHORT_VALUE)), EMBED_LIMITS.fieldValue), false),
+      fieldOf('Original hash', escapeMarkdown(data.originalHash, SHORT_VALUE), false),
+      fieldOf(
+        data.distinctHashes > data.sampleHashes.length ? `Sample (${formatCount(data.sampleHashes.length)} of ${formatCount(data.distinctHashes)})` : 'Hashes',
+        listWithin(data.sampleHashes.map((hash) => escapeMarkdown(hash, SHORT_VALUE)), EMBED_LIMITS.fieldValue),
+        false,
+      ),
       fieldOf(
         'What to do',
         'A modified copy of the script is running under the same script id. Compare the hashes with your builds; if a copy leaked, revoke its keys by watermark.',
@@ -249,12 +255,56 @@ export const EMBED_BUILDERS: Builders = {
   }),
 };
 
+/** How a summary of many events of one kind reads: its title, one line per sampled event, and what to do. */
+const SUMMARY_TEXT: { [E in SummarizedEventName]: { title: (count: string) => string; line: (data: SingleEventData<E>) => string; advice: string } } = {
+  new_executor: {
+    title: (count) => `${count} new executors seen`,
+    line: (data) => `${escapeMarkdown(data.executor, SHORT_VALUE)} (first seen ${formatUtc(data.firstSeenAt)})`,
+    advice:
+      'The script ran on this many executors it had not seen in the prior 7 days, all reported at once. A jump like this usually means the script or a key leaked: look at the keys these runs validated with and revoke what is not yours.',
+  },
+  key_abuse: {
+    title: (count) => `Suspicious use of ${count} keys`,
+    line: (data) => `${escapeMarkdown(data.keyId, SHORT_VALUE)}: ${KEY_ABUSE_TEXT[data.pattern].label} (${formatCount(data.count)} ${KEY_ABUSE_TEXT[data.pattern].unit})`,
+    advice:
+      'Many keys tripped the abuse checks at once, as a leaked dump or a cracked loader makes them do. Revoke the keys listed (keys/revoke), or every key of a leaked watermark (keys/revoke-bulk).',
+  },
+  clone_detected: {
+    title: (count) => `${count} possible clones detected`,
+    line: (data) => `${escapeMarkdown(data.newHash, SHORT_VALUE)} (script ${escapeMarkdown(data.scriptId, SHORT_VALUE)}${data.versionId === null ? '' : `, ${escapeMarkdown(data.versionId, SHORT_VALUE)}`})`,
+    advice: 'Many modified copies of the script started running at once. Compare the hashes with your builds; if a copy leaked, revoke its keys by watermark.',
+  },
+};
+
+function summaryBody<E extends SummarizedEventName>(name: E, summary: EventSummary<E>): EmbedBody {
+  const text = SUMMARY_TEXT[name];
+  const shown = summary.sample.length < summary.count ? `Sample (${formatCount(summary.sample.length)} of ${formatCount(summary.count)})` : 'All';
+  return {
+    title: text.title(formatCount(summary.count)),
+    fields: [
+      fieldOf('Count', formatCount(summary.count), true),
+      fieldOf('First', formatUtc(summary.firstAt), true),
+      fieldOf('Last', formatUtc(summary.lastAt), true),
+      fieldOf(shown, listWithin(summary.sample.map(text.line), EMBED_LIMITS.fieldValue), false),
+      fieldOf('What to do', text.advice, false),
+    ],
+  };
+}
+
+/** What the embed of `event` says, one occurrence or a summary of many. */
+function bodyOf(event: ProjectEvent): EmbedBody {
+  if (event.name !== 'version_deployed' && event.name !== 'execution_drop' && isSummary(event.data)) {
+    return summaryBody(event.name, event.data as EventSummary<typeof event.name>);
+  }
+  const build = EMBED_BUILDERS[event.name] as (data: ProjectEvent['data']) => EmbedBody;
+  return build(event.data);
+}
+
 const fieldsLength = (fields: EmbedField[]) => fields.reduce((sum, field) => sum + codePointLength(field.name) + codePointLength(field.value), 0);
 
 /** The embed for one event of the project named `projectName`, within every Discord limit. */
 export function buildEmbed(event: ProjectEvent, projectName: string): Embed {
-  const build = EMBED_BUILDERS[event.name] as (data: ProjectEvent['data']) => EmbedBody;
-  const body = build(event.data);
+  const body = bodyOf(event);
   const title = truncate(body.title, EMBED_LIMITS.title);
   const fields = body.fields.slice(0, EMBED_LIMITS.fields);
   const footer = { text: truncate(FOOTER_TEXT, EMBED_LIMITS.footerText) };

@@ -27,7 +27,9 @@ export interface FanoutDeps {
  * The stream consumer: each stream record that makes an event becomes one queue message per enabled webhook
  * of that project subscribed to the event. Records are handled one by one and reported failed one by one, so a
  * bad record is retried (and bisected, then set aside) by the event-source mapping without holding up the rest.
- * A retried record queues its messages again; the delivery id makes the copies post once.
+ * A retried record queues its messages again; the delivery id makes the copies post once. A message names its
+ * webhook by id, never by URL (the URL holds the webhook's token), and is sent in its project's message group:
+ * on SQS's fair queues a project flooding the queue is served after the others, never ahead of them.
  */
 export function createFanoutHandler(deps: FanoutDeps) {
   const fanOut = async (record: DynamoDBRecord): Promise<void> => {
@@ -49,11 +51,11 @@ export function createFanoutHandler(deps: FanoutDeps) {
     const messages = targets.map((webhook, i): OutgoingMessage => {
       const body: DeliveryMessage = {
         deliveryId: deliveryIdOf(streamEventId, webhook.id),
-        webhook: { id: webhook.id, url: webhook.url },
+        webhook: { id: webhook.id },
         project: { id: event.projectId, name: projectName },
         event,
       };
-      return { id: `m${i}`, body: JSON.stringify(body) };
+      return { id: `m${i}`, body: JSON.stringify(body), groupId: event.projectId };
     });
     await sendAll(deps, messages);
     deps.logger.info('Event queued for webhooks', { event: event.name, projectId: event.projectId, eventID: streamEventId, webhooks: targets.length });

@@ -8,6 +8,8 @@
 export interface OutgoingMessage {
   id: string;
   body: string;
+  /** The tenant the message belongs to (SQS fair queues' MessageGroupId): one tenant's backlog does not hold up another's. */
+  groupId?: string;
 }
 
 export interface MessageSender {
@@ -19,6 +21,8 @@ export interface MessageSender {
 export interface InFlightMessages {
   /** Make the message visible again `seconds` from now (SQS ChangeMessageVisibility). */
   changeVisibility(receiptHandle: string, seconds: number): Promise<void>;
+  /** Send a new message to the same queue, visible after `delaySeconds` (0 to 900: SQS DelaySeconds). */
+  sendDelayed(message: Omit<OutgoingMessage, 'id'>, delaySeconds: number): Promise<void>;
   /** Set a message aside in the dead-letter queue at once, with the reason, instead of retrying it. */
   deadLetter(body: string, reason: string): Promise<void>;
 }

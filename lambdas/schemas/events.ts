@@ -39,21 +39,59 @@ export const KeyAbuseData = z.object({
   windowSeconds: z.int(),
 });
 
+/** Hashes a clone_detected event lists at most: its size stays the same however many hashes a script has. */
+export const CLONE_SAMPLE_LIMIT = 5;
 export const CloneDetectedData = z.object({
   scriptId: z.string(),
   versionId: z.nullable(z.string()),
   newHash: z.string(),
-  /** Every distinct hash reported for the script, the new one included. */
-  hashes: z.array(z.string()),
+  /** The first hash reported for the script: the one that is not a clone. */
+  originalHash: z.string(),
+  /** Distinct hashes reported for the script so far, the original and the new one included. */
+  distinctHashes: z.int(),
+  /** The original, the new hash and others new at the same time: at most CLONE_SAMPLE_LIMIT. */
+  sampleHashes: z.array(z.string()).check(z.maxLength(CLONE_SAMPLE_LIMIT)),
 });
+
+/** Conditions a summary event lists besides their count. */
+export const SUMMARY_SAMPLE_LIMIT = 5;
+
+/**
+ * One event standing for many conditions of one kind, fired in one ingest batch for one project (see
+ * lambdas/analytics/coalesce.ts): how many, when the first and the last happened, and a few of them in full.
+ */
+const summaryOf = <T extends z.ZodMiniType>(single: T) =>
+  z.object({
+    count: z.int().check(z.positive()),
+    firstAt: z.int(),
+    lastAt: z.int(),
+    sample: z.array(single).check(z.minLength(1), z.maxLength(SUMMARY_SAMPLE_LIMIT)),
+  });
 
 export const EVENT_DATA = {
   version_deployed: VersionDeployedData,
   execution_drop: ExecutionDropData,
-  new_executor: NewExecutorData,
-  key_abuse: KeyAbuseData,
-  clone_detected: CloneDetectedData,
+  new_executor: z.union([NewExecutorData, summaryOf(NewExecutorData)]),
+  key_abuse: z.union([KeyAbuseData, summaryOf(KeyAbuseData)]),
+  clone_detected: z.union([CloneDetectedData, summaryOf(CloneDetectedData)]),
 } as const satisfies Record<EventName, z.ZodMiniType>;
+
+/** The events whose storms are summarized: those one batch can fire many of for one project. */
+export const SUMMARIZED_EVENTS = ['new_executor', 'key_abuse', 'clone_detected'] as const;
+export type SummarizedEventName = (typeof SUMMARIZED_EVENTS)[number];
+
+/** The single occurrence a summary of `E` lists in its sample. */
+export type SingleEventData<E extends SummarizedEventName> = {
+  new_executor: z.infer<typeof NewExecutorData>;
+  key_abuse: z.infer<typeof KeyAbuseData>;
+  clone_detected: z.infer<typeof CloneDetectedData>;
+}[E];
+
+/** A summary of many `E` events. */
+export type EventSummary<E extends SummarizedEventName> = { count: number; firstAt: number; lastAt: number; sample: SingleEventData<E>[] };
+
+/** Whether event data is a summary (it has a sample) rather than one occurrence. */
+export const isSummary = <D extends object>(data: D): data is Extract<D, { sample: unknown }> => 'sample' in data;
 
 export type EventData<E extends EventName> = z.infer<(typeof EVENT_DATA)[E]>;
 

@@ -22,25 +22,31 @@ import { TABLE } from './table-definition';
  * | project            | PROJECT#<id>                | PROJECT                                     | always                   |
  * | script version     | PROJECT#<id>                | VERSION#<versionId>                         | always                   |
  * | webhook config     | PROJECT#<id>                | WEBHOOK#<webhookId>                         | always                   |
- * | analytics event    | PROJECT#<id>                | EVENT#<name>#<dedupKey>                     | 30 days                  |
- * | executor last seen | PROJECT#<id>                | EXECUTOR#<executor>                         | 30 days after last seen  |
  * | sequence lease     | PROJECT#<id>                | SEQUENCE_LEASE                              | while a writer numbers   |
- * | script hash        | PROJECT#<id>                | SCRIPT_HASH#<scriptId>#<versionId>#<hash>   | 90 days after last seen  |
  * | key                | KEY#<keyId>                 | KEY                                         | always (never deleted)   |
- * | validation window  | KEY#<keyId>                 | VALIDATIONS#<projectId>#<hourStart>         | 2 days after the hour    |
  * | rate window        | RATE#<bucket>               | WINDOW#<start>                              | 2 windows                |
  * | delivery claim     | DELIVERY#<deliveryId>       | DELIVERY                                    | 7 days                   |
  * | daily executions   | EXECUTIONS#<date>#<shard>   | PROJECT#<projectId>                         | 35 days after the day    |
+ * | executor last seen | TELEMETRY#<projectId>       | EXECUTOR#<executor>                         | 30 days after last seen  |
+ * | script hash        | TELEMETRY#<projectId>       | SCRIPT_HASH#<scriptId>#<versionId>#<hash>   | 90 days after last seen  |
+ * | script tally       | TELEMETRY#<projectId>       | SCRIPT#<scriptId>#<versionId>               | 90 days after last seen  |
+ * | validation window  | VALIDATIONS#<keyId>         | HOUR#<projectId>#<hourStart>                | 2 days after the hour    |
+ * | analytics event    | EVENTS#<projectId>          | EVENT#<name>#<dedupKey>                     | 30 days                  |
  *
  * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
  * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
  * Audit entries have partitions of their own, so the API's functions may be granted puts there and nowhere else;
  * entry ids sort by time, so a partition read backwards lists the newest first.
  *
+ * An analytics event that a summary stood for is kept under its own event key with entity EVENT_COALESCED: the
+ * dedup memory of its condition, which the stream filter does not post.
+ *
  * Keys get a partition each, so a bulk revoke's writes spread over the table instead of heating one partition.
  * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
  * reads every active project with a few queries and no scan. `versionId` is empty in a script hash's key when
  * the report named no version.
+ * Telemetry (the last six rows) lives in partitions of its own, never in a PROJECT# or KEY# partition, so the
+ * ingest functions are granted writes on telemetry partitions only and cannot change a key or a project.
  */
 
 export type ItemKey = { pk: string; sk: string };
@@ -60,8 +66,11 @@ export const ENTITY = {
   event: 'EVENT',
   deliveryClaim: 'DELIVERY',
   dailyExecutions: 'EXECUTIONS',
+  /** A condition an event summary stood for: the dedup memory of an event that was not posted by itself. */
+  coalescedEvent: 'EVENT_COALESCED',
   executor: 'EXECUTOR',
   scriptHash: 'SCRIPT_HASH',
+  scriptTally: 'SCRIPT_TALLY',
   validationWindow: 'VALIDATIONS',
   sequenceLease: 'SEQUENCE_LEASE',
 } as const;
@@ -78,6 +87,9 @@ export const PARTITION = {
   rateWindow: 'RATE#',
   deliveryClaim: 'DELIVERY#',
   dailyExecutions: 'EXECUTIONS#',
+  telemetry: 'TELEMETRY#',
+  validations: 'VALIDATIONS#',
+  events: 'EVENTS#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 
@@ -105,16 +117,16 @@ export const keyOf = {
   key: (keyId: string): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: ENTITY.key }),
   rateWindow: (bucket: string, windowStart: number): ItemKey => ({ pk: `${PARTITION.rateWindow}${bucket}`, sk: `WINDOW#${windowStart}` }),
   deliveryClaim: (deliveryId: string): ItemKey => ({ pk: `${PARTITION.deliveryClaim}${deliveryId}`, sk: ENTITY.deliveryClaim }),
-  event: (projectId: string, name: AnalyticsEventName, dedupKey: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `EVENT#${name}#${dedupKey}` }),
+  event: (projectId: string, name: AnalyticsEventName, dedupKey: string): ItemKey => ({ pk: `${PARTITION.events}${projectId}`, sk: `EVENT#${name}#${dedupKey}` }),
   dailyExecutionsShard: (date: string, shard: number): string => `${PARTITION.dailyExecutions}${date}#${shard}`,
   dailyExecutions: (date: string, projectId: string): ItemKey => ({ pk: keyOf.dailyExecutionsShard(date, shardOf(projectId)), sk: `${PARTITION.project}${projectId}` }),
-  executor: (projectId: string, executor: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `EXECUTOR#${executor}` }),
-  scriptHashPrefix: (script: ScriptKeyParts) => ({ pk: `${PARTITION.project}${script.projectId}`, skPrefix: `SCRIPT_HASH#${script.scriptId}#${script.versionId ?? ''}#` }),
-  scriptHash: (script: ScriptKeyParts, hash: string): ItemKey => {
-    const { pk, skPrefix } = keyOf.scriptHashPrefix(script);
-    return { pk, sk: `${skPrefix}${hash}` };
-  },
-  validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: `VALIDATIONS#${projectId}#${hourStart}` }),
+  executor: (projectId: string, executor: string): ItemKey => ({ pk: `${PARTITION.telemetry}${projectId}`, sk: `EXECUTOR#${executor}` }),
+  scriptHash: (script: ScriptKeyParts, hash: string): ItemKey => ({
+    pk: `${PARTITION.telemetry}${script.projectId}`,
+    sk: `SCRIPT_HASH#${script.scriptId}#${script.versionId ?? ''}#${hash}`,
+  }),
+  scriptTally: (script: ScriptKeyParts): ItemKey => ({ pk: `${PARTITION.telemetry}${script.projectId}`, sk: `SCRIPT#${script.scriptId}#${script.versionId ?? ''}` }),
+  validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({ pk: `${PARTITION.validations}${keyId}`, sk: `HOUR#${projectId}#${hourStart}` }),
 };
 
 /** Sort-key prefixes of a project's (and an owner's) children, for the queries that list them. */
@@ -203,4 +215,13 @@ export function tokenItems(token: StoredToken) {
 /** An audit entry as the table keeps it: the entry's own fields, plus its key and its expiry. */
 export function auditItem(entry: AuditEntry) {
   return { ...keyOf.auditEntry(entry), entity: ENTITY.audit, ...entry, [TABLE.ttlAttribute]: entry.at + RETENTION_SECONDS.audit };
+}
+
+/**
+ * A condition a summary event stood for: under the key its own event would have had (so it fires once, like any
+ * event), but an entity the stream filter leaves out, so only the summary is posted. `summarizedBy` names it.
+ */
+export interface CoalescedEventItem extends Omit<EventItem, 'entity'> {
+  entity: typeof ENTITY.coalescedEvent;
+  summarizedBy: string;
 }

@@ -45,6 +45,19 @@ export function readStreamRecord(record: DynamoDBRecord): RecordReading {
         }
       : { name: item.name, projectId: item.projectId, occurredAt: item.occurredAt, data: item.data };
   const parsed = ProjectEventSchema.safeParse(candidate);
-  if (!parsed.success) return { kind: 'invalid', problem: parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ') };
+  if (!parsed.success) return { kind: 'invalid', problem: parsed.error.issues.flatMap((issue) => describeIssue(issue, [])).join('; ') };
   return { kind: 'event', event: parsed.data as ProjectEvent };
+}
+
+type Issue = { path: PropertyKey[]; message: string; code?: string; errors?: Issue[][] };
+
+/**
+ * What is wrong, field by field. Analytics event data is one occurrence or a summary (a union), whose own message
+ * is only "Invalid input": the problems of its first shape, one occurrence, are what names the field.
+ */
+function describeIssue(issue: Issue, at: PropertyKey[]): string[] {
+  const path = [...at, ...issue.path];
+  const [firstShape] = issue.code === 'invalid_union' ? (issue.errors ?? []) : [];
+  if (firstShape && firstShape.length > 0) return firstShape.flatMap((inner) => describeIssue(inner, path));
+  return [`${path.map(String).join('.')}: ${issue.message}`];
 }

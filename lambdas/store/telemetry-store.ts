@@ -6,14 +6,14 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { AnalyticsEvent, ExecutorRef, KeyAbusePattern, KeyUsage, KnownHash, ScriptRef, ValidationDelta, ValidationWindow } from '#domain/analytics';
+import type { AnalyticsEvent, ExecutorRef, HashSighting, KeyAbusePattern, KeyUsage, ScriptRef, ScriptTally, ValidationDelta, ValidationWindow } from '#domain/analytics';
 import type { TelemetryStore } from '#domain/ports';
 import { DAY_SECONDS, dayStart } from '#domain/time';
 import { KEY_ABUSE_PATTERNS } from '#schemas/events';
 import { VALIDATION_RESULTS, type ValidationResult } from '#schemas/telemetry';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { ifCondition } from './conditions';
-import { ENTITY, type EventItem, EXECUTION_DAY_SHARDS, FINGERPRINTS_KEPT_PER_WINDOW, type ItemKey, keyOf, RETENTION_SECONDS } from './layout';
+import { type CoalescedEventItem, ENTITY, type EventItem, EXECUTION_DAY_SHARDS, FINGERPRINTS_KEPT_PER_WINDOW, type ItemKey, keyOf, RETENTION_SECONDS } from './layout';
 import { type Item, queryAll } from './paging';
 import { TABLE } from './table-definition';
 
@@ -21,8 +21,9 @@ import { TABLE } from './table-definition';
  * Every read and write of telemetry and analytics events (layout.ts lays the items out). What is kept is what
  * the detectors read, not raw records, and everything carries a TTL past which no detector needs it. A
  * validation window counts the hour's validations by result, keeps the distinct fingerprints as a string set (at
- * most FINGERPRINTS_KEPT_PER_WINDOW) and the key_abuse patterns already reported; it sits in its key's partition
- * beside the key record, which is read for the key's use cap.
+ * most FINGERPRINTS_KEPT_PER_WINDOW) and the key_abuse patterns already reported. A script's hashes are an item
+ * each, beside the script's tally (its original and its count of distinct hashes), so no judgement reads them all.
+ * Every item written here sits in a telemetry partition (layout.ts); project and key records are only read.
  */
 
 export class DynamoTelemetryStore implements TelemetryStore {
@@ -43,7 +44,7 @@ export class DynamoTelemetryStore implements TelemetryStore {
   async executionsOn(date: string): Promise<Map<string, number>> {
     const shards = await Promise.all(
       Array.from({ length: EXECUTION_DAY_SHARDS }, (_, shard) =>
-        this.partition({ pk: keyOf.dailyExecutionsShard(date, shard) }, '#projectId, #executions', { '#projectId': 'projectId', '#executions': 'executions' }),
+        this.partition(keyOf.dailyExecutionsShard(date, shard), '#projectId, #executions', { '#projectId': 'projectId', '#executions': 'executions' }),
       ),
     );
     return new Map(shards.flat().map((item) => [String(item.projectId), Number(item.executions)]));
@@ -68,30 +69,40 @@ export class DynamoTelemetryStore implements TelemetryStore {
     );
   }
 
-  async recordScriptHash(sighting: ScriptRef & { hash: string; firstSeenAt: number; lastSeenAt: number }): Promise<KnownHash> {
+  async recordScriptHash(sighting: ScriptRef & { hash: string; firstSeenAt: number; lastSeenAt: number }): Promise<HashSighting> {
     const { projectId, scriptId, versionId, hash, firstSeenAt, lastSeenAt } = sighting;
-    const item = await this.update(
+    // The item as it was before this write: none means this write created it, and exactly one writer sees that.
+    const before = await this.update(
       keyOf.scriptHash(sighting, hash),
       {
         set: { entity: ENTITY.scriptHash, projectId, scriptId, versionId, hash, lastSeenAt, [TABLE.ttlAttribute]: lastSeenAt + RETENTION_SECONDS.scriptHash },
         setIfNotExists: { firstSeenAt },
       },
+      'ALL_OLD',
+    );
+    return { isNew: before === undefined, judged: before?.judged === 1 };
+  }
+
+  async tallyScript(script: ScriptRef & { newHashes: number; candidate: string; seenAt: number }): Promise<ScriptTally> {
+    const { projectId, scriptId, versionId } = script;
+    const item = await this.update(
+      keyOf.scriptTally(script),
+      {
+        // Touched by every batch that sees the script, so it outlives each of the script's hash records.
+        set: { entity: ENTITY.scriptTally, projectId, scriptId, versionId, [TABLE.ttlAttribute]: script.seenAt + RETENTION_SECONDS.scriptHash },
+        setIfNotExists: { original: script.candidate },
+        add: { distinctHashes: script.newHashes },
+      },
       'ALL_NEW',
     );
-    return toKnownHash(item ?? {});
+    return { original: String(item?.original), distinctHashes: Number(item?.distinctHashes ?? 0) };
   }
 
-  async scriptHashes(script: ScriptRef): Promise<KnownHash[]> {
-    const { pk, skPrefix } = keyOf.scriptHashPrefix(script);
-    const items = await this.partition({ pk, skPrefix }, '#hash, firstSeenAt, classified', { '#hash': 'hash' });
-    return items.map(toKnownHash);
-  }
-
-  async markHashesClassified(script: ScriptRef, hashes: readonly string[]): Promise<void> {
+  async markHashesJudged(script: ScriptRef, hashes: readonly string[]): Promise<void> {
     await Promise.all(
       hashes.map((hash) =>
         // A hash whose record expired meanwhile stays gone rather than coming back as a bare flag.
-        ifCondition(this.update(keyOf.scriptHash(script, hash), { set: { classified: 1 }, condition: 'attribute_exists(pk)' })),
+        ifCondition(this.update(keyOf.scriptHash(script, hash), { set: { judged: 1 }, condition: 'attribute_exists(pk)' })),
       ),
     );
   }
@@ -148,17 +159,18 @@ export class DynamoTelemetryStore implements TelemetryStore {
     });
   }
 
-  async putEvent(event: AnalyticsEvent, now: number): Promise<boolean> {
-    const item: EventItem = {
-      ...keyOf.event(event.projectId, event.name, event.dedupKey),
-      entity: ENTITY.event,
-      projectId: event.projectId,
-      name: event.name,
-      occurredAt: event.occurredAt,
-      data: event.data,
-      ttl: now + RETENTION_SECONDS.event,
-    };
+  async putEvent(event: AnalyticsEvent, now: number, summarizedBy?: string): Promise<boolean> {
+    const fields = { projectId: event.projectId, name: event.name, occurredAt: event.occurredAt, data: event.data, ttl: now + RETENTION_SECONDS.event };
+    const key = keyOf.event(event.projectId, event.name, event.dedupKey);
+    const item: EventItem | CoalescedEventItem =
+      summarizedBy === undefined ? { ...key, entity: ENTITY.event, ...fields } : { ...key, entity: ENTITY.coalescedEvent, summarizedBy, ...fields };
     return ifCondition(this.db.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
+  }
+
+  async notYetFired(events: readonly AnalyticsEvent[]): Promise<AnalyticsEvent[]> {
+    const keys = events.map((event) => keyOf.event(event.projectId, event.name, event.dedupKey));
+    const found = await batchGetConsistent(this.db, this.tableName, keys, { expression: 'entity' });
+    return events.filter((_, i) => !found.has(itemKeyId(keys[i] as ItemKey)));
   }
 
   async projectExists(projectId: string): Promise<boolean> {
@@ -177,7 +189,7 @@ export class DynamoTelemetryStore implements TelemetryStore {
   private async update(
     key: ItemKey,
     parts: { set?: Item; setIfNotExists?: Item; add?: Item; condition?: string; values?: Item },
-    returnValues?: 'ALL_NEW',
+    returnValues?: 'ALL_NEW' | 'ALL_OLD',
   ): Promise<Item | undefined> {
     const names: Record<string, string> = {};
     const values: Item = { ...parts.values };
@@ -205,17 +217,14 @@ export class DynamoTelemetryStore implements TelemetryStore {
     return Attributes;
   }
 
-  /**
-   * Every item of a partition (or of a sort-key prefix), read consistently: two ingests judging new hashes of one
-   * script at once must each see the other's hash, and a detector run right after an ingest must count it.
-   */
-  private partition(key: { pk: string; skPrefix?: string }, projection: string, names: Record<string, string>): Promise<Item[]> {
+  /** Every item of a partition, read consistently: a detector run right after an ingest must count it. */
+  private partition(pk: string, projection: string, names: Record<string, string>): Promise<Item[]> {
     return queryAll(
       this.db,
       {
         TableName: this.tableName,
-        KeyConditionExpression: key.skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: key.skPrefix === undefined ? { ':pk': key.pk } : { ':pk': key.pk, ':prefix': key.skPrefix },
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
         ProjectionExpression: projection,
         ExpressionAttributeNames: names,
         ConsistentRead: true,
@@ -225,11 +234,6 @@ export class DynamoTelemetryStore implements TelemetryStore {
   }
 }
 
-
-
-function toKnownHash(item: Item): KnownHash {
-  return { hash: String(item.hash), firstSeenAt: Number(item.firstSeenAt), classified: item.classified === 1 };
-}
 
 function toValidationWindow(item: Item): ValidationWindow {
   const count = (result: ValidationResult) => Number(item[result] ?? 0);

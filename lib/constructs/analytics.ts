@@ -24,10 +24,13 @@ export const DAILY_DETECTOR_CRON = { minute: '5', hour: '0' } as const;
  * batches, the ingest Lambda the loader side may also invoke directly with `{ "records": [...] }` (no HTTP; grant
  * callers `ingestFunction.grantInvoke`), and the daily detector on an EventBridge schedule. Each function may use
  * only the DynamoDB actions its code sends, on the table only (no index), and only on items whose partition key
- * begins as the telemetry store's do:
- * - ingest: `GetItem` (does the project exist), `BatchGetItem` (last-seen, key use caps), `UpdateItem`
- *   (counters, last-seen, hashes, validation windows), `Query` (a script's hashes) and `PutItem` (event items);
- * - daily detector: `Query` of the daily counters and `PutItem` of execution_drop events.
+ * begins as the telemetry store's do. Telemetry has partitions of its own (layout.ts), so no analytics function can
+ * write a project or a key record:
+ * - ingest: `UpdateItem` of daily counters (EXECUTIONS#), executors, hashes and script tallies (TELEMETRY#) and
+ *   validation windows (VALIDATIONS#); `PutItem` of event items (EVENTS#); `BatchGetItem` of executors' last-seen
+ *   times and of fired events; `GetItem`/`BatchGetItem` of project and key records (PROJECT#, KEY#) to refuse records
+ *   of unknown projects and keys and to read a key's use cap. No Query, no write outside those partitions;
+ * - daily detector: `Query` of the daily counters and `PutItem` of execution_drop event items.
  */
 export class Analytics extends Construct {
   readonly ingestFunction: ServiceFunction;
@@ -65,7 +68,7 @@ export class Analytics extends Construct {
       environment: { TABLE_NAME: table.tableName },
     });
     grantItems(this.dailyDetectorFunction, table, ['dynamodb:Query'], ['dailyExecutions']);
-    grantItems(this.dailyDetectorFunction, table, ['dynamodb:PutItem'], ['project']);
+    grantItems(this.dailyDetectorFunction, table, ['dynamodb:PutItem'], ['events']);
 
     this.dailySchedule = new events.Rule(this, 'DailyDetectorSchedule', {
       description: 'Runs the analytics daily detector shortly after 00:00 UTC',
@@ -85,9 +88,11 @@ export class Analytics extends Construct {
       timeout: Duration.seconds(INGEST_TIMEOUT_SECONDS),
       environment: { TABLE_NAME: table.tableName },
     });
-    grantItems(fn, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'project', 'key']);
+    grantItems(fn, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'telemetry', 'validations']);
+    grantItems(fn, table, ['dynamodb:PutItem'], ['events']);
+    grantItems(fn, table, ['dynamodb:BatchGetItem'], ['telemetry', 'events']);
+    // Read only: does the project exist, is the key the project's, what is its use cap.
     grantItems(fn, table, ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], ['project', 'key']);
-    grantItems(fn, table, ['dynamodb:Query', 'dynamodb:PutItem'], ['project']);
     return fn;
   }
 }

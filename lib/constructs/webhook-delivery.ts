@@ -23,7 +23,8 @@ export interface WebhookDeliveryProps {
  * Webhook notifications: the table's stream → fan-out Lambda → SQS (one message per event and webhook) →
  * delivery Lambda → Discord. Delivery is at least once and posts once: the delivery id is claimed in the table
  * before each post. What never gets through lands in a dead-letter queue with an alarm on its depth:
- * - `deadLetterQueue`: deliveries that ran out of receives or that Discord refused (4xx other than 404/429);
+ * - `deadLetterQueue`: deliveries that ran out of receives (failures; a 429 sends a delayed copy and spends
+ *   none), that Discord refused (4xx other than 404/429) or kept rate limiting for a day;
  * - `fanoutFailureQueue`: stream batches the fan-out could not process after its retries (the on-failure
  *   destination receives the batch's shard and sequence numbers, not the records).
  * The stack's Monitoring points these alarms, like every alarm of the stack, at its alarm topic.
@@ -88,7 +89,9 @@ export class WebhookDelivery extends Construct {
     grantItems(this.deliveryFunction, table, ['dynamodb:PutItem', 'dynamodb:UpdateItem'], ['deliveryClaim']);
     // Deliveries Discord refuses go to the DLQ at once instead of through the receive count.
     this.deadLetterQueue.grantSendMessages(this.deliveryFunction);
-    // The event source grants receive, delete and ChangeMessageVisibility (used to honour 429 retry_after).
+    // A 429 is answered with a delayed copy on the same queue, so Discord's rate limits spend no receive.
+    this.queue.grantSendMessages(this.deliveryFunction);
+    // The event source grants receive, delete and ChangeMessageVisibility (the backoff of failed posts).
     this.deliveryFunction.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: DELIVERY_QUEUE.batchSize,

@@ -89,27 +89,31 @@ describe(`ingest of ${RECORDS} records`, () => {
     console.info(`first ingest: ${firstTrips} requests, at most ${traffic.maxInFlight} in flight`, Object.fromEntries(traffic.byCommand));
 
     expect(first).toMatchObject({ accepted: RECORDS, rejected: 0 });
-    // 5 new_executor × 10 executors, 1 clone per project, many_fingerprints on each of the 40 keys.
-    expect(first.events.filter((event) => event.name === 'new_executor')).toHaveLength(50);
-    expect(first.events.filter((event) => event.name === 'clone_detected')).toHaveLength(5);
-    expect(first.events.filter((event) => event.name === 'key_abuse')).toHaveLength(40);
+    // 10 new executors and 8 abused keys per project: more than 5 of a kind for a project, so each project gets one
+    // summary of each (standing for 10 and 8); 1 clone per project, fired alone.
+    const fired = (name: string) => first.events.filter((event) => event.name === name);
+    expect(fired('new_executor').map((event) => event.summarizes)).toEqual([10, 10, 10, 10, 10]);
+    expect(fired('clone_detected')).toHaveLength(5);
+    expect(fired('key_abuse').map((event) => event.summarizes)).toEqual([8, 8, 8, 8, 8]);
     // Per distinct aggregate, not per record: 5 project reads and 1 batch read of key records (only known
-    // projects and keys are ingested); 5 day counters; 1 batch read, 50 events and 50 last-seen for the
-    // executors; 10 hash upserts, 5 hash-list queries, 5 events and 10 classified marks; 40 windows, 40 events
-    // and 40 reported marks.
-    expect(firstTrips).toBeLessThanOrEqual(5 + 1 + 5 + (1 + 50 + 50) + (10 + 5 + 5 + 10) + (40 + 40 + 40));
+    // projects and keys are ingested); 5 day counters; 1 batch read and 50 last-seen for the executors, whose 50
+    // conditions cost 5 batch reads, 5 summaries and 50 remembered conditions; 10 hash upserts, 5 script tallies,
+    // 5 events and 10 judged marks; 40 windows and 40 reported marks, the 40 conditions 5 batch reads, 5 summaries
+    // and 40 remembered conditions.
+    expect(firstTrips).toBeLessThanOrEqual(5 + 1 + 5 + (1 + 50 + (5 + 5 + 50)) + (10 + 5 + 5 + 10) + (40 + 40 + (5 + 5 + 40)));
     expect(traffic.maxInFlight).toBeGreaterThan(INGEST_CONCURRENCY / 2);
     expect(traffic.maxInFlight).toBeLessThanOrEqual(4 * INGEST_CONCURRENCY + 2);
 
-    // The steady state: everything already known, nothing fires, and no hash list is read again.
+    // The steady state: everything already known, nothing fires, and no hash list is ever read.
     resetTraffic();
     const again = await ingestTelemetry(store, busyBatch(projects), NOW);
     console.info(`repeat ingest: ${roundTrips()} requests`, Object.fromEntries(traffic.byCommand));
     expect(again.events).toEqual([]);
     expect(traffic.byCommand.get('QueryCommand') ?? 0).toBe(0);
     expect(traffic.byCommand.get('PutItemCommand') ?? 0).toBe(0);
-    // 5 project reads and 1 key batch read, 5 day counters, 1 batch read and 50 last-seen, 10 hash upserts, 40 windows.
-    expect(roundTrips()).toBeLessThanOrEqual(5 + 1 + 5 + (1 + 50) + 10 + 40);
+    // 5 project reads and 1 key batch read, 5 day counters, 1 batch read and 50 last-seen, 10 hash upserts and 5
+    // script tallies, 40 windows.
+    expect(roundTrips()).toBeLessThanOrEqual(5 + 1 + 5 + (1 + 50) + (10 + 5) + 40);
   });
 
   it('keeps even a batch of 1,000 distinct executors to bounded parallel requests', async () => {
@@ -118,9 +122,10 @@ describe(`ingest of ${RECORDS} records`, () => {
     resetTraffic();
     const result = await ingestTelemetry(store, batch, NOW);
     console.info(`distinct executors: ${roundTrips()} requests, at most ${traffic.maxInFlight} in flight`, Object.fromEntries(traffic.byCommand));
-    expect(result.events).toHaveLength(RECORDS);
-    // One event and one last-seen per executor cannot be folded; they go INGEST_CONCURRENCY at a time.
-    expect(traffic.byCommand.get('BatchGetItemCommand')).toBe(RECORDS / 100);
+    // One summary stands for them all; each condition and last-seen is still one write, INGEST_CONCURRENCY at a time.
+    expect(result.events).toEqual([{ name: 'new_executor', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: RECORDS }]);
+    // Last-seen times, then which conditions already fired: 100 keys per batch read each.
+    expect(traffic.byCommand.get('BatchGetItemCommand')).toBe(2 * (RECORDS / 100));
     expect(traffic.maxInFlight).toBeLessThanOrEqual(INGEST_CONCURRENCY + 10);
   });
 });

@@ -1,14 +1,15 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
-import { NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
-import { ingestTelemetry } from '#analytics/ingest';
+import { summarize } from '#analytics/coalesce';
+import { detectNewExecutor, NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
+import { fireEvents, ingestTelemetry } from '#analytics/ingest';
 import { parseFlags } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
-import { dayStart } from '#domain/time';
-import { EVENT_DATA } from '#schemas/events';
-import { type EventItem } from '#store/layout';
-import { keyOf } from '#store/layout';
+import { dayStart, utcDate } from '#domain/time';
+import { EVENT_DATA, type SingleEventData } from '#schemas/events';
+import { MAX_CLOCK_SKEW_SECONDS, MAX_RECORD_AGE_SECONDS } from '#schemas/telemetry';
+import { type EventItem, keyOf } from '#store/layout';
 import { DynamoTelemetryStore } from '#store/telemetry-store';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 
@@ -39,18 +40,21 @@ afterAll(async () => {
   await table?.drop();
 });
 
+const eventsPartition = (projectId: string) => keyOf.event(projectId, 'new_executor', '').pk;
+
 /** Every event item of a project, each checked against the contract the delivery path reads it by. */
 async function eventItems(projectId: string): Promise<EventItem[]> {
   const { Items = [] } = await table.db.send(
     new QueryCommand({
       TableName: table.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :events)',
-      ExpressionAttributeValues: { ':pk': `PROJECT#${projectId}`, ':events': 'EVENT#' },
+      ExpressionAttributeValues: { ':pk': eventsPartition(projectId), ':events': 'EVENT#' },
       ConsistentRead: true,
     }),
   );
-  return Items.map((item) => {
-    expect(item).toMatchObject({ pk: `PROJECT#${projectId}`, entity: 'EVENT', projectId, ttl: expect.any(Number), occurredAt: expect.any(Number) });
+  // Conditions a summary stood for are kept beside them as dedup memory (entity EVENT_COALESCED), not posted.
+  return Items.filter((item) => item.entity !== 'EVENT_COALESCED').map((item) => {
+    expect(item).toMatchObject({ pk: eventsPartition(projectId), entity: 'EVENT', projectId, ttl: expect.any(Number), occurredAt: expect.any(Number) });
     const name = item.name as EventItem['name'];
     expect(EVENT_DATA[name].safeParse(item.data)).toEqual({ success: true, data: item.data });
     return item as EventItem;
@@ -69,6 +73,44 @@ const validation = (projectId: string, keyId: string, fields: Record<string, unk
   ...fields,
 });
 const times = <T>(n: number, make: (i: number) => T) => Array.from({ length: n }, (_, i) => make(i));
+
+describe('what ingest refuses before writing anything', () => {
+  const itemsIn = async (pk: string) =>
+    (await table.db.send(new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }))).Items ?? [];
+
+  it("refuses records of a project that does not exist and validations of a key that is not the project's, writing nothing for them", async () => {
+    const projectId = await newProject();
+    const keyId = await newKey(projectId);
+    const othersKey = await newKey(await newProject());
+    const ghost = 'prj_neverexisted';
+    const result = await ingestTelemetry(
+      store,
+      [execution(ghost, { scriptHash: 'abcdef01' }), validation(ghost, keyId), validation(projectId, othersKey), validation(projectId, 'key_forged'), execution(projectId)],
+      NOW,
+    );
+    expect(result).toMatchObject({ accepted: 1, rejected: 4 });
+    expect(result.rejections).toEqual([
+      { index: 0, reason: `project ${ghost} does not exist` },
+      { index: 1, reason: `project ${ghost} does not exist` },
+      { index: 2, reason: `key ${othersKey} is not a key of project ${projectId}` },
+      { index: 3, reason: `key key_forged is not a key of project ${projectId}` },
+    ]);
+    expect(result.events.every((event) => event.projectId === projectId)).toBe(true);
+    for (const pk of [keyOf.executor(ghost, 'x').pk, keyOf.event(ghost, 'new_executor', 'x').pk, ...[keyId, othersKey, 'key_forged'].map((id) => keyOf.validationWindow(id, projectId, 0).pk)]) {
+      expect(await itemsIn(pk)).toEqual([]);
+    }
+    expect((await store.executionsOn('2023-11-14')).has(ghost)).toBe(false);
+  });
+
+  it(`refuses records dated more than ${MAX_RECORD_AGE_SECONDS / DAY} days back or more than ${MAX_CLOCK_SKEW_SECONDS} s ahead, and keeps the rest`, async () => {
+    const projectId = await newProject();
+    const edges = [NOW - MAX_RECORD_AGE_SECONDS - 1, NOW - MAX_RECORD_AGE_SECONDS, NOW + MAX_CLOCK_SKEW_SECONDS, NOW + MAX_CLOCK_SKEW_SECONDS + 1];
+    const result = await ingestTelemetry(store, edges.map((at, i) => execution(projectId, { executor: `edge-${i}`, at })), NOW);
+    expect(result).toMatchObject({ accepted: 2, rejected: 2 });
+    expect(result.rejections.map((rejection) => rejection.index)).toEqual([0, 3]);
+    expect(result.events.map((event) => event.dedupKey).sort()).toEqual([`edge-1#${utcDate(edges[1] ?? 0)}`, `edge-2#${utcDate(edges[2] ?? 0)}`]);
+  });
+});
 
 describe('execution_drop (daily detector)', () => {
   // Days of their own: the daily detector reads every project's counter of a day.
@@ -216,7 +258,7 @@ describe('key_abuse (at ingest)', () => {
 
 describe('clone_detected (at ingest)', () => {
   const hashes = async (projectId: string) =>
-    (await eventItems(projectId)).filter((item) => item.name === 'clone_detected').map((item) => item.data);
+    (await eventItems(projectId)).filter((item) => item.name === 'clone_detected').map((item) => item.data as SingleEventData<'clone_detected'>);
 
   it('fires once for each new hash after the first of a script version', async () => {
     const projectId = await newProject();
@@ -230,8 +272,8 @@ describe('clone_detected (at ingest)', () => {
     // Another version has hashes of its own: its first hash is its original.
     expect((await run('dddd4444', { versionId: 'ver_2' })).events).toEqual([]);
     expect(await hashes(projectId)).toEqual([
-      { scriptId: projectId, versionId: 'ver_1', newHash: 'bbbb2222', hashes: ['aaaa1111', 'bbbb2222'] },
-      { scriptId: projectId, versionId: 'ver_1', newHash: 'cccc3333', hashes: ['aaaa1111', 'bbbb2222', 'cccc3333'] },
+      { scriptId: projectId, versionId: 'ver_1', newHash: 'bbbb2222', originalHash: 'aaaa1111', distinctHashes: 2, sampleHashes: ['aaaa1111', 'bbbb2222'] },
+      { scriptId: projectId, versionId: 'ver_1', newHash: 'cccc3333', originalHash: 'aaaa1111', distinctHashes: 3, sampleHashes: ['aaaa1111', 'cccc3333'] },
     ]);
   });
 
@@ -239,16 +281,100 @@ describe('clone_detected (at ingest)', () => {
     const projectId = await newProject();
     const record = (hash: string) => execution(projectId, { scriptId: 'scr_1', scriptHash: hash });
     await Promise.all([ingestTelemetry(store, [record('eeee5555')], NOW), ingestTelemetry(store, [record('ffff6666')], NOW)]);
-    // Which of the two counts as the original depends on which ingest judged first; either way one event.
+    // Which of the two counts as the original depends on which ingest tallied first; either way one event.
     const events = await hashes(projectId);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ scriptId: 'scr_1', versionId: null, hashes: ['eeee5555', 'ffff6666'] });
+    expect(events[0]).toMatchObject({ scriptId: 'scr_1', versionId: null, distinctHashes: 2 });
+    expect(new Set([events[0]?.newHash, events[0]?.originalHash])).toEqual(new Set(['eeee5555', 'ffff6666']));
+  });
+
+  it('fires one event per new hash when many ingests report the same new hashes at once, and counts each hash once', async () => {
+    const projectId = await newProject();
+    const script = { projectId, scriptId: 'scr_2', versionId: null };
+    const reported = times(6, (i) => (0xa0000000 + i).toString(16));
+    const record = (hash: string) => execution(projectId, { scriptId: script.scriptId, scriptHash: hash });
+    // Six ingests, each reporting all six hashes in its own order: one original, five clones, each fired once.
+    const results = await Promise.all(times(6, (i) => ingestTelemetry(store, [...reported.slice(i), ...reported.slice(0, i)].map(record), NOW)));
+    const events = await hashes(projectId);
+    expect(results.flatMap((result) => result.events).filter((event) => event.name === 'clone_detected')).toHaveLength(5);
+    expect(events).toHaveLength(5);
+    const original = events[0]?.originalHash;
+    expect(events.every((data) => data.originalHash === original)).toBe(true);
+    expect(new Set(events.map((data) => data.newHash))).toEqual(new Set(reported.filter((hash) => hash !== original)));
+    // Counted once each, by the one write that created the hash's record.
+    const { Item: tally } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.scriptTally(script), ConsistentRead: true }));
+    expect(tally).toMatchObject({ original, distinctHashes: 6 });
   });
 
   it('fires exactly one event when a batch brings the first two hashes of a script', async () => {
     const projectId = await newProject();
     const result = await ingestTelemetry(store, [execution(projectId, { scriptHash: '12345678', at: NOW - 5 }), execution(projectId, { scriptHash: '87654321' })], NOW);
     expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([{ name: 'clone_detected', projectId, dedupKey: `${projectId}##87654321` }]);
+  });
+});
+
+describe('alert storms (more than 5 of one event for one project in one batch)', () => {
+  /** Items of a project's conditions a summary stood for: dedup memory, never posted. */
+  async function coalescedItems(projectId: string) {
+    const { Items = [] } = await table.db.send(
+      new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': eventsPartition(projectId) }, ConsistentRead: true }),
+    );
+    return Items.filter((item) => item.entity === 'EVENT_COALESCED');
+  }
+
+  it('makes 500 new executors in one batch one summary event with the count and a sample, and remembers each', async () => {
+    const projectId = await newProject();
+    const result = await ingestTelemetry(store, times(500, (i) => execution(projectId, { executor: `storm-${i}`, at: NOW - 500 + i })), NOW);
+    expect(result.events).toEqual([{ name: 'new_executor', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 500 }]);
+    const [summary, ...others] = await eventItems(projectId);
+    expect(others).toEqual([]);
+    expect(summary?.data).toMatchObject({ count: 500, firstAt: NOW - 500, lastAt: NOW - 1, sample: times(5, (i) => ({ executor: `storm-${i}`, firstSeenAt: NOW - 500 + i, previouslySeenAt: null })) });
+    const remembered = await coalescedItems(projectId);
+    expect(remembered).toHaveLength(500);
+    expect(new Set(remembered.map((item) => item.summarizedBy))).toEqual(new Set([result.events[0]?.dedupKey]));
+  });
+
+  it('fires 5 alone and summarizes 6', async () => {
+    const [five, six] = await Promise.all([newProject(), newProject()]);
+    const batch = (projectId: string, n: number) => times(n, (i) => execution(projectId, { executor: `n-${i}` }));
+    expect((await ingestTelemetry(store, batch(five, 5), NOW)).events.map((event) => event.summarizes)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect((await ingestTelemetry(store, batch(six, 6), NOW)).events.map((event) => event.summarizes)).toEqual([6]);
+  });
+
+  it('fires neither the conditions nor the summary again when the batch is retried, even after failing between the two', async () => {
+    const projectId = await newProject();
+    const events = times(8, (i) => detectNewExecutor({ projectId, executor: `retry-${i}`, lastSeenAt: null, sightings: [NOW] }).events).flat();
+    // The first attempt wrote its summary and died before remembering any condition.
+    expect(await store.putEvent(summarize(events), NOW)).toBe(true);
+    expect(await fireEvents(store, events, NOW)).toEqual([]);
+    expect(await coalescedItems(projectId)).toHaveLength(8);
+    expect(await fireEvents(store, events, NOW)).toEqual([]);
+    expect(await eventItems(projectId)).toHaveLength(1);
+  });
+
+  it('lets a later condition fire by itself, and a later storm make a summary of its own', async () => {
+    const projectId = await newProject();
+    await ingestTelemetry(store, times(10, (i) => execution(projectId, { executor: `first-${i}` })), NOW);
+    const single = await ingestTelemetry(store, [execution(projectId, { executor: 'later' })], NOW);
+    expect(single.events).toEqual([{ name: 'new_executor', projectId, dedupKey: 'later#2023-11-14' }]);
+    const storm = await ingestTelemetry(store, times(10, (i) => execution(projectId, { executor: `second-${i}` })), NOW);
+    expect(storm.events.map((event) => event.summarizes)).toEqual([10]);
+    expect((await eventItems(projectId)).filter((item) => item.name === 'new_executor')).toHaveLength(3);
+  });
+
+  it('summarizes key_abuse across many keys of one project', async () => {
+    const projectId = await newProject();
+    const keys = await Promise.all(times(7, () => newKey(projectId)));
+    const result = await ingestTelemetry(store, keys.flatMap((keyId) => times(10, () => validation(projectId, keyId, { result: 'revoked' }))), NOW);
+    expect(result.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 7 }]);
+    const [summary] = await eventItems(projectId);
+    expect(summary?.data).toMatchObject({ count: 7, sample: expect.arrayContaining([expect.objectContaining({ pattern: 'revoked_key_burst' })]) });
+  });
+
+  it('summarizes clone_detected when a batch brings many new hashes of one project', async () => {
+    const projectId = await newProject();
+    const result = await ingestTelemetry(store, times(9, (i) => execution(projectId, { scriptHash: (0xc0000000 + i).toString(16), at: NOW - 9 + i })), NOW);
+    expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([{ name: 'clone_detected', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 8 }]);
   });
 });
 

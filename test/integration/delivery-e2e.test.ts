@@ -1,15 +1,16 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMBED_COLORS } from '#events/embeds';
-import { type DeliveryPipeline, startDeliveryPipeline } from '#local/delivery-pipeline';
+import type { DeliveryPipeline } from '#local/delivery-pipeline';
 import { EVENT_NAMES } from '#schemas/resources';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { discordUrl, FIXED_NOW, keyAbuseItem } from '../unit/events/fixtures';
-import { type ServedStandIn, serveStandIn } from './delivery-helpers';
+import { type PipelineToStandIn, pipelineToStandIn, type ServedStandIn } from './delivery-helpers';
 
 /** The local stack's promise: an upload shows in the inbox within 2 s. */
 
 let table: TestTable;
+let delivery: PipelineToStandIn;
 let served: ServedStandIn;
 let pipeline: DeliveryPipeline;
 let projectId: string;
@@ -26,13 +27,12 @@ beforeAll(async () => {
       { url: discordUrl('323456789012345678'), events: [...EVENT_NAMES], enabled: false },
     ],
   }));
-  served = await serveStandIn();
-  pipeline = await startDeliveryPipeline({ endpoint: table.endpoint, tableName: table.tableName, discordApiBase: `${served.url}/_local/discord` });
+  delivery = await pipelineToStandIn(table);
+  ({ served, pipeline } = delivery);
 });
 
 afterAll(async () => {
-  await pipeline?.stop();
-  await served?.close();
+  await delivery?.stop();
   await table?.drop();
 });
 

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type DeliveryPipeline, startDeliveryPipeline } from '#local/delivery-pipeline';
 import { createDiscordStandIn, type DiscordStandIn } from '#local/discord-stand-in';
 
 export interface ServedStandIn {
@@ -27,6 +28,27 @@ export async function serveStandIn(): Promise<ServedStandIn> {
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+export interface PipelineToStandIn {
+  served: ServedStandIn;
+  pipeline: DeliveryPipeline;
+  /** Stops the pipeline, then the stand-in. */
+  stop(): Promise<void>;
+}
+
+/** The local stack's delivery pipeline on a table, posting to a Discord stand-in of its own. */
+export async function pipelineToStandIn(table: { endpoint: string; tableName: string }): Promise<PipelineToStandIn> {
+  const served = await serveStandIn();
+  const pipeline = await startDeliveryPipeline({ endpoint: table.endpoint, tableName: table.tableName, discordApiBase: `${served.url}/_local/discord` });
+  return {
+    served,
+    pipeline,
+    stop: async () => {
+      await pipeline.stop();
+      await served.close();
     },
   };
 }

@@ -128,7 +128,7 @@ function message(overrides: Partial<DeliveryMessage> = {}): DeliveryMessage {
   deliveryCount += 1;
   return {
     deliveryId: `evt-${Date.now()}-${deliveryCount}:${webhookId}`,
-    webhook: { id: webhookId, url: discordUrl(HOOK_ID) },
+    webhook: { id: webhookId },
     project: { id: projectId, name: 'Aimbot Deluxe' },
     event: event(),
     ...overrides,
@@ -161,13 +161,17 @@ describe('delivery to Discord', () => {
     expect(await claimOf(sent.deliveryId)).toMatchObject({ state: 'sent', ttl: FIXED_NOW + 7 * 86_400 });
   });
 
-  it('honours 429 retry_after (fractional seconds, JSON body) with ChangeMessageVisibility, then posts', async () => {
+  it('answers a 429 with a copy delayed by retry_after (fractional seconds, JSON body), deletes the original, then posts', async () => {
+    const sendDelayed = vi.spyOn(queue, 'sendDelayed');
     const changeVisibility = vi.spyOn(queue, 'changeVisibility');
     discord.replies.push({ status: 429, json: { message: 'You are being rate limited.', retry_after: 1.2, global: false } });
-    await enqueue(message());
+    const sent = message();
+    await enqueue(sent);
 
     await pump();
-    expect(changeVisibility.mock.calls.map(([, seconds]) => seconds)).toEqual([2]);
+    expect(sendDelayed.mock.calls).toEqual([[{ body: JSON.stringify({ ...sent, rateLimited: { times: 1, since: Math.floor(clock.now / 1000) } }), groupId: projectId }, 2]]);
+    expect(changeVisibility).not.toHaveBeenCalled();
+    // Only the copy is left, and it is a new message: the 429 spent none of the receives that lead to the DLQ.
     expect(queue.depth).toBe(1);
     advance(1);
     expect(await pump()).toBe(0);
@@ -176,14 +180,15 @@ describe('delivery to Discord', () => {
 
     expect(discord.requests).toHaveLength(2);
     expect(queue.depth).toBe(0);
+    expect(await claimOf(sent.deliveryId)).toMatchObject({ state: 'sent' });
   });
 
   it('falls back to the Retry-After header when a 429 has no JSON body', async () => {
-    const changeVisibility = vi.spyOn(queue, 'changeVisibility');
+    const sendDelayed = vi.spyOn(queue, 'sendDelayed');
     discord.replies.push({ status: 429, headers: { 'Retry-After': '7' } });
     await enqueue(message());
     await pump();
-    expect(changeVisibility.mock.calls.map(([, seconds]) => seconds)).toEqual([7]);
+    expect(sendDelayed.mock.calls.map(([, seconds]) => seconds)).toEqual([7]);
   });
 
   it('disables the webhook config on 404 (updated_at now) and does not retry', async () => {
@@ -205,11 +210,19 @@ describe('delivery to Discord', () => {
     expect(await storedWebhook()).toMatchObject({ enabled: 0 });
   });
 
-  it('does not disable a config whose URL was replaced after the message was queued', async () => {
+  it('judges the URL the config holds at delivery: a 404 from a URL replaced since queueing disables the config', async () => {
     discord.replies.push({ status: 404, json: { message: 'Unknown Webhook', code: 10015 } });
-    await enableWebhook(discordUrl('998877665544332211', 'new-token'));
     await enqueue(message());
+    await enableWebhook(discordUrl('998877665544332211', 'new-token'));
     await pump();
+    expect(discord.requests.map((request) => request.path)).toEqual(['/api/v10/webhooks/998877665544332211/new-token?wait=true']);
+    expect(await storedWebhook()).toMatchObject({ enabled: 0 });
+  });
+
+  it('does not disable a config whose URL was replaced while the refused post was in flight', async () => {
+    const posted = discordUrl(HOOK_ID);
+    await enableWebhook(discordUrl('998877665544332211', 'new-token'));
+    expect(await store.disableWebhook(projectId, webhookId, posted, FIXED_NOW)).toBe(false);
     expect(await storedWebhook()).toMatchObject({ enabled: 1 });
   });
 
@@ -262,13 +275,23 @@ describe('delivery to Discord', () => {
 
   it('never calls a URL that is not a Discord webhook URL, and logs it as a rejected config without retry', async () => {
     const local = `${apiBase}/webhooks/${HOOK_ID}/${WEBHOOK_TOKEN}`;
-    await enqueue(message({ webhook: { id: webhookId, url: 'https://evil.example/api/webhooks/1/tok' } }), message({ webhook: { id: webhookId, url: local } }));
-    await pump();
+    for (const url of ['https://evil.example/api/webhooks/1/tok', local]) {
+      await enableWebhook(url);
+      await enqueue(message());
+      await pump();
+    }
 
     expect(discord.requests).toEqual([]);
     expect(queue.depth).toBe(0);
     const rejected = logs.entries().filter((entry) => String(entry.message).startsWith('Rejected webhook config'));
     expect(rejected.map((entry) => entry.url)).toEqual(['https://evil.example/[redacted]', `${new URL(apiBase).protocol}//${new URL(apiBase).host}/[redacted]`]);
+  });
+
+  it('posts to the URL the config holds when it is delivered, not when it was queued', async () => {
+    await enqueue(message());
+    await enableWebhook(discordUrl(HOOK_ID, 'rotated-token'));
+    await pump();
+    expect(discord.requests.map((request) => request.path)).toEqual([`/api/v10/webhooks/${HOOK_ID}/rotated-token?wait=true`]);
   });
 
   it('does not call a webhook that was disabled after the event was queued', async () => {
@@ -356,8 +379,14 @@ describe('logs', () => {
       { status: 400, json: { message: 'bad' } },
       { status: 404, json: { code: 10015 } },
     );
-    const bad = message({ webhook: { id: webhookId, url: `https://example.com/api/webhooks/${HOOK_ID}/${WEBHOOK_TOKEN}` } });
-    await enqueue(message(), message(), message(), message(), message(), bad);
+    const badId = await table.stores.dashboard.addWebhook({
+      projectId,
+      url: `https://example.com/api/webhooks/${HOOK_ID}/${WEBHOOK_TOKEN}`,
+      events: ['version_deployed'],
+      enabled: true,
+      now: FIXED_NOW,
+    });
+    await enqueue(message(), message(), message(), message(), message(), message({ webhook: { id: badId } }));
     for (let round = 0; round < 4 && queue.depth > 0; round++) {
       await pump();
       advance(60);

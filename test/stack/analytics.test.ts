@@ -87,10 +87,24 @@ describe('Analytics construct', () => {
 
   it.each(['ingestFunction', 'queueIngestFunction'] as const)('grants %s only the item actions ingest sends, on the table only, by partition prefix', (fn) => {
     expect(dynamoStatements(fn)).toEqual([
-      { actions: ['dynamodb:UpdateItem'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*', 'PROJECT#*', 'KEY#*'] },
+      { actions: ['dynamodb:UpdateItem'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*'] },
+      { actions: ['dynamodb:PutItem'], resource: tableArn(), leadingKeys: ['EVENTS#*'] },
+      { actions: ['dynamodb:BatchGetItem'], resource: tableArn(), leadingKeys: ['TELEMETRY#*', 'EVENTS#*'] },
       { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'], resource: tableArn(), leadingKeys: ['PROJECT#*', 'KEY#*'] },
-      { actions: ['dynamodb:PutItem', 'dynamodb:Query'], resource: tableArn(), leadingKeys: ['PROJECT#*'] },
     ]);
+  });
+
+  it('lets no analytics function write a project or a key record, nor read a partition outside its grants', () => {
+    const writes = /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)$/;
+    for (const fn of ['ingestFunction', 'queueIngestFunction', 'dailyDetectorFunction'] as const) {
+      const statements = dynamoStatements(fn);
+      const written = statements.filter((statement) => statement.actions.some((action) => writes.test(action))).flatMap((statement) => statement.leadingKeys ?? ['(any)']);
+      expect(written).not.toContain('PROJECT#*');
+      expect(written).not.toContain('KEY#*');
+      expect(written.every((prefix) => ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*', 'EVENTS#*'].includes(prefix))).toBe(true);
+      // Every statement is scoped by partition: none without a LeadingKeys condition.
+      expect(statements.every((statement) => (statement.leadingKeys?.length ?? 0) > 0)).toBe(true);
+    }
   });
 
   it("ingests the loader check's telemetry queue in batches, and sets aside what keeps failing in a DLQ with an alarm", () => {
@@ -117,7 +131,7 @@ describe('Analytics construct', () => {
   it('grants the daily detector only queries of the daily counters and puts of event items', () => {
     expect(dynamoStatements('dailyDetectorFunction')).toEqual([
       { actions: ['dynamodb:Query'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*'] },
-      { actions: ['dynamodb:PutItem'], resource: tableArn(), leadingKeys: ['PROJECT#*'] },
+      { actions: ['dynamodb:PutItem'], resource: tableArn(), leadingKeys: ['EVENTS#*'] },
     ]);
   });
 

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDeliveryHandler } from '#events/delivery';
-import { RETRY_MAX_SECONDS } from '#events/delivery-decision';
+import { MAX_DELAY_SECONDS, RATE_LIMITED_GIVE_UP_SECONDS, RETRY_MAX_SECONDS } from '#events/delivery-decision';
 import type { DeliveryMessage } from '#events/delivery-message';
 import { DELIVERY_QUEUE } from '#events/delivery-settings';
 import { InProcessQueue } from '#local/in-process-queue';
@@ -142,7 +142,7 @@ function message(): DeliveryMessage {
   const name = `delivery-${Date.now()}-${sequence}`;
   return {
     deliveryId: `evt-${name}:${webhookId}`,
-    webhook: { id: webhookId, url: discordUrl(HOOK_ID) },
+    webhook: { id: webhookId },
     project: { id: projectId, name: 'Faulty Discord' },
     event: { name: 'version_deployed', projectId, occurredAt: FIXED_NOW, data: { versionId: 'ver_1', versionNumber: 1, sizeBytes: 2048, notes: name } },
   };
@@ -240,8 +240,8 @@ describe('delivery to a Discord that fails', () => {
     expect(logs.entries().filter((entry) => String(entry.reason).startsWith('network error'))).toHaveLength(9);
   });
 
-  it('waits out each 429 for exactly Discord\'s retry_after and posts once the storm passes', async () => {
-    const changeVisibility = vi.spyOn(queue, 'changeVisibility');
+  it("waits out each 429 for Discord's retry_after (at least 1 s, plus up to 25 % jitter) and posts once the storm passes", async () => {
+    const sendDelayed = vi.spyOn(queue, 'sendDelayed');
     const retryAfter = [0.4, 2.5, 7, 1];
     discord.script = (_, attempt) =>
       attempt < retryAfter.length ? { status: 429, json: { message: 'You are being rate limited.', retry_after: retryAfter[attempt], global: false } } : undefined;
@@ -249,17 +249,38 @@ describe('delivery to a Discord that fails', () => {
     await enqueue(sent);
     await drain();
     expect(outcomeOf(sent)).toEqual({ posted: 1, deadLettered: 0, duplicates: 0, lost: 0 });
-    // Whole seconds, at least 1: SQS visibility has no finer unit.
-    expect(changeVisibility.mock.calls.map(([, seconds]) => seconds)).toEqual([1, 3, 7, 1]);
+    // Whole seconds, at least 1 (SQS delays have no finer unit), spread by up to a quarter so a burst does not return at once.
+    const delays = sendDelayed.mock.calls.map(([, seconds]) => seconds);
+    expect(delays).toHaveLength(retryAfter.length);
+    delays.forEach((delay, i) => {
+      const wait = Math.max(1, retryAfter[i] ?? 0);
+      expect(delay).toBeGreaterThanOrEqual(Math.ceil(wait));
+      expect(delay).toBeLessThanOrEqual(Math.ceil(wait * 1.25));
+    });
   });
 
-  it('moves a delivery to the DLQ after a 429 storm that outlasts maxReceiveCount, posting nothing', async () => {
-    discord.script = () => ({ status: 429, json: { message: 'You are being rate limited.', retry_after: 30, global: true }, headers: { 'Retry-After': '30' } });
-    const sent = [message()];
+  it(`delivers after 20 consecutive 429s, far more than maxReceiveCount (${DELIVERY_QUEUE.maxReceiveCount}): a 429 spends no receive`, async () => {
+    const changeVisibility = vi.spyOn(queue, 'changeVisibility');
+    discord.script = (_, attempt) => (attempt < 20 ? { status: 429, json: { message: 'You are being rate limited.', retry_after: 30, global: true }, headers: { 'Retry-After': '30' } } : undefined);
+    const sent = [message(), message()];
     await enqueue(sent);
     await drain();
+    expect(outcomeOf(sent)).toEqual({ posted: 2, deadLettered: 0, duplicates: 0, lost: 0 });
+    expect(discord.seen).toHaveLength(2 * 21);
+    expect(changeVisibility).not.toHaveBeenCalled();
+    expect(queue.deadLetters()).toEqual([]);
+  });
+
+  it('moves a delivery to the DLQ once Discord has answered 429 for a day, posting nothing', async () => {
+    discord.script = () => ({ status: 429, json: { message: 'You are being rate limited.', retry_after: 900, global: true } });
+    const sent = [message()];
+    await enqueue(sent);
+    await drain(200);
     expect(outcomeOf(sent)).toEqual({ posted: 0, deadLettered: 1, duplicates: 0, lost: 0 });
-    expect(discord.seen).toHaveLength(DELIVERY_QUEUE.maxReceiveCount);
+    // A post at least every 15 min (the longest SQS delay, which Discord asked for) for a day: far past maxReceiveCount.
+    expect(discord.seen.length).toBeGreaterThan(DELIVERY_QUEUE.maxReceiveCount);
+    expect(discord.seen.length).toBeLessThanOrEqual(RATE_LIMITED_GIVE_UP_SECONDS / MAX_DELAY_SECONDS + 1);
+    expect(queue.deadLetters().map((letter) => letter.reason)).toEqual([expect.stringMatching(/^Rate limited by Discord \d+ times over 24 h$/)]);
   });
 
   it(`delivers every message once or dead-letters it under random faults, each queued twice, and a DLQ redrive posts nothing twice (${HARDENING_RUNS} runs)`, async () => {

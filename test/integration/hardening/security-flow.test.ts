@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from
 import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
 import { hashToken, newApiToken } from '#domain/tokens';
+import type { OutgoingMessage } from '#events/ports';
+import { InProcessQueue } from '#local/in-process-queue';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { dynamodbEndpoint } from '#test-support/fixtures';
@@ -14,15 +16,17 @@ import { freePort, rawRequest, type RawRequestInput, reportFigure } from './supp
 /**
  * One full flow through the local stack with everything it prints captured: tokens made with the dashboard,
  * the authorizer with good and bad tokens, every endpoint, an upload fanned out to six webhook configs (three
- * Discord ones that answer 500-then-200, 404 and 429-then-200, three that are not Discord), delivered through
+ * Discord ones that answer 500-then-200, 404, 429-then-200 and 400, four that are not Discord), delivered through
  * the pipeline. Not one line may hold a raw token, a usage-plan key value (the token's SHA-256) or a webhook
- * token; the table holds no raw token; only the Discord API base is ever fetched.
+ * token, nor may any queue message or dead letter hold a webhook token; the table holds no raw token; only the
+ * Discord API base is ever fetched.
  */
 
 const HOOKS = {
   flaky: { id: '100000000000000001', token: 'flakyHookToken-must-never-be-logged-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
   gone: { id: '100000000000000002', token: 'goneHookToken-must-never-be-logged-BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' },
   limited: { id: '100000000000000003', token: 'limitedHookToken-must-never-be-logged-CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC' },
+  refused: { id: '100000000000000008', token: 'refusedHookToken-must-never-be-logged-EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE' },
 };
 const FOREIGN_TOKEN = 'foreignHookToken-must-never-be-logged-DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD';
 const NOT_DISCORD = [
@@ -47,6 +51,7 @@ function scriptedDiscord() {
     if (hook === 'flaky' && attempt === 1) return reply(500, { message: 'upstream error' });
     if (hook === 'gone') return reply(404, { message: 'Unknown Webhook', code: 10015 });
     if (hook === 'limited' && attempt === 1) return reply(429, { message: 'You are being rate limited.', retry_after: 0.2, global: false });
+    if (hook === 'refused') return reply(400, { message: 'Cannot send an empty message', code: 50006 });
     return reply(200, { id: '1', channel_id: '2', embeds: [] });
   });
   return {
@@ -67,6 +72,10 @@ let dashboard: { context: DashboardContext; close(): void };
 let discord: ReturnType<typeof scriptedDiscord>;
 let discordBase: string;
 let fetchSpy: MockInstance<typeof fetch>;
+/** Every message body the local stack's queues were given: sent, sent again later, or set aside as a dead letter. */
+let queueSpies: MockInstance[];
+const queuedBodies = () =>
+  queueSpies.flatMap((spy) => spy.mock.calls.flatMap(([first]) => (Array.isArray(first) ? first.map((message: OutgoingMessage) => message.body) : [String(first)])));
 
 async function dashboardRun<T>(command: string, ...argv: string[]): Promise<T> {
   const run = COMMANDS[command]?.prepare(argv);
@@ -87,10 +96,12 @@ beforeAll(async () => {
   });
   dashboard = openContext({ kind: 'local', endpoint: stack.dynamodbEndpoint, tableName: stack.tableName });
   fetchSpy = vi.spyOn(globalThis, 'fetch');
+  queueSpies = [vi.spyOn(InProcessQueue.prototype, 'sendBatch'), vi.spyOn(InProcessQueue.prototype, 'deadLetter')];
 }, 120_000);
 
 afterAll(async () => {
   fetchSpy?.mockRestore();
+  for (const spy of queueSpies ?? []) spy.mockRestore();
   dashboard?.close();
   await stack?.stop();
   await discord?.close();
@@ -125,7 +136,7 @@ describe('secrets across a full flow through the local stack', () => {
     const output = captureAllOutput();
     let requests = 0;
     try {
-      // One upload, fanned out to all seven configs: three reach the scripted Discord, four are refused unsent.
+      // One upload, fanned out to all eight configs: four reach the scripted Discord, four are refused unsent.
       const { id: versionId } = await dashboardRun<{ id: string }>('versions upload', '--project', projectId, '--size-bytes', '2048', '--notes', 'security flow');
 
       const send = async (input: RawRequestInput) => {
@@ -150,10 +161,10 @@ describe('secrets across a full flow through the local stack', () => {
 
       const postsTo = (hook: keyof typeof HOOKS) => discord.paths.filter((path) => path.includes(`/webhooks/${HOOKS[hook].id}/`)).length;
       const rejected = () => output.text().split('Rejected webhook config').length - 1;
-      await waitFor(() => postsTo('flaky') >= 2 && postsTo('limited') >= 2 && postsTo('gone') >= 1 && rejected() >= NOT_DISCORD.length, 120_000);
+      await waitFor(() => postsTo('flaky') >= 2 && postsTo('limited') >= 2 && postsTo('gone') >= 1 && postsTo('refused') >= 1 && rejected() >= NOT_DISCORD.length, 120_000);
       // A little longer, so a duplicate post would have time to show.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
-      expect([postsTo('flaky'), postsTo('limited'), postsTo('gone'), rejected()]).toEqual([2, 2, 1, NOT_DISCORD.length]);
+      expect([postsTo('flaky'), postsTo('limited'), postsTo('gone'), postsTo('refused'), rejected()]).toEqual([2, 2, 1, 1, NOT_DISCORD.length]);
     } finally {
       output.restore();
     }
@@ -162,13 +173,19 @@ describe('secrets across a full flow through the local stack', () => {
     const webhookTokens = [...Object.values(HOOKS).map((hook) => hook.token), FOREIGN_TOKEN, ...demoHooks.map((hook) => hook.url.split('/').at(-1) ?? '')];
     const secrets = [token, hashToken(token), stack.token, hashToken(stack.token), ...badTokens, ...badTokens.map(hashToken), ...webhookTokens];
     const text = output.text();
+    const bodies = queuedBodies();
 
     expect(leakedSecrets(text, secrets)).toEqual([]);
+    // The queue and its dead letters name a webhook by id only: no body carries a URL with its token.
+    expect(bodies.length).toBeGreaterThanOrEqual(Object.keys(HOOKS).length + NOT_DISCORD.length + 1);
+    expect(queueSpies[1]?.mock.calls.length).toBeGreaterThanOrEqual(1);
+    expect(leakedSecrets(bodies.join('\n'), webhookTokens)).toEqual([]);
     const fetched = fetchSpy.mock.calls.map(([input]) => String(input instanceof Request ? input.url : input));
     expect(fetched.length).toBeGreaterThanOrEqual(5);
     expect(fetched.filter((url) => !url.startsWith(`${discordBase}/webhooks/`))).toEqual([]);
     reportFigure(
       `log scan (local stack flow): ${requests} HTTP requests, ${fetched.length} Discord posts, ${output.lines().length} log lines, ${secrets.length} secrets searched, 0 found; ` +
+        `${bodies.length} queue and dead-letter bodies, 0 webhook tokens; ` +
         `${NOT_DISCORD.length} non-Discord configs never fetched`,
     );
   });

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { detectClones, detectExecutionDrop, detectKeyAbuse, detectNewExecutor, KEY_ABUSE_THRESHOLDS, NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
-import type { AnalyticsEvent, KnownHash, ValidationWindow } from '#domain/analytics';
-import { EVENT_DATA } from '#schemas/events';
+import { detectClones, detectExecutionDrop, detectKeyAbuse, detectNewExecutor, KEY_ABUSE_THRESHOLDS, NEW_EXECUTOR_ABSENCE_SECONDS, originalCandidate } from '#analytics/detectors';
+import type { AnalyticsEvent, ValidationWindow } from '#domain/analytics';
+import { CLONE_SAMPLE_LIMIT, EVENT_DATA } from '#schemas/events';
 
 const NOW = 1_700_000_000; // Tue, 14 Nov 2023 22:13:20 UTC
 const HOUR = 1_699_999_200; // 22:00 UTC that day
@@ -205,44 +205,56 @@ describe('key_abuse', () => {
 });
 
 describe('clone_detected', () => {
-  const script = (hashes: KnownHash[], versionId: string | null = 'ver_1') => detectClones({ projectId: 'prj_a', scriptId: 'prj_a', versionId, hashes });
-  const hash = (value: string, firstSeenAt: number, classified = false): KnownHash => ({ hash: value, firstSeenAt, classified });
+  type Sighting = { hash: string; firstSeenAt: number };
+  const judge = (original: string, distinctHashes: number, unjudged: Sighting[], versionId: string | null = 'ver_1') =>
+    detectClones({ projectId: 'prj_a', scriptId: 'prj_a', versionId, tally: { original, distinctHashes }, unjudged });
+  const seen = (hash: string, firstSeenAt: number): Sighting => ({ hash, firstSeenAt });
+  const newHashes = (events: AnalyticsEvent[]) => events.map((event) => (event.data as { newHash: string }).newHash);
 
-  it('fires nothing for the first hash of a script and classifies it as the original', () => {
-    expect(script([hash('aaaa1111', 10)])).toEqual({ events: [], classified: ['aaaa1111'] });
+  it('fires nothing for the original and marks it judged', () => {
+    expect(judge('aaaa1111', 1, [seen('aaaa1111', 10)])).toEqual({ events: [], judged: ['aaaa1111'] });
   });
 
-  it('fires for a second distinct hash, listing every hash', () => {
-    const { events, classified } = script([hash('bbbb2222', 20), hash('aaaa1111', 10, true)]);
+  it('fires for a hash other than the original, with the count and a sample, not the list of every hash', () => {
+    const { events, judged } = judge('aaaa1111', 600, [seen('bbbb2222', 20)]);
     expect(events.map((event) => event.data)).toEqual([
-      { scriptId: 'prj_a', versionId: 'ver_1', newHash: 'bbbb2222', hashes: ['aaaa1111', 'bbbb2222'] },
+      { scriptId: 'prj_a', versionId: 'ver_1', newHash: 'bbbb2222', originalHash: 'aaaa1111', distinctHashes: 600, sampleHashes: ['aaaa1111', 'bbbb2222'] },
     ]);
-    expect(classified).toEqual(['bbbb2222']);
+    expect(events[0]?.occurredAt).toBe(20);
+    expect(judged).toEqual(['bbbb2222']);
   });
 
-  it('fires for every hash after the earliest when none is classified yet', () => {
-    const { events, classified } = script([hash('cccc3333', 30), hash('aaaa1111', 10), hash('bbbb2222', 20)]);
-    expect(events.map((event) => (event.data as { newHash: string }).newHash)).toEqual(['bbbb2222', 'cccc3333']);
-    expect(classified).toEqual(['aaaa1111', 'bbbb2222', 'cccc3333']);
+  it('fires for every unjudged hash but the original, in order of first sighting, each listing itself in its sample', () => {
+    const { events, judged } = judge('aaaa1111', 3, [seen('cccc3333', 30), seen('aaaa1111', 10), seen('bbbb2222', 20)]);
+    expect(newHashes(events)).toEqual(['bbbb2222', 'cccc3333']);
+    expect(events.map((event) => (event.data as { sampleHashes: string[] }).sampleHashes)).toEqual([
+      ['aaaa1111', 'bbbb2222', 'cccc3333'],
+      ['aaaa1111', 'cccc3333', 'bbbb2222'],
+    ]);
+    expect(judged).toEqual(['aaaa1111', 'bbbb2222', 'cccc3333']);
   });
 
-  it('breaks a tie in first sighting by the hash, so concurrent judges agree on the original', () => {
-    const { events } = script([hash('ffff0000', 10), hash('0000ffff', 10)]);
-    expect(events.map((event) => (event.data as { newHash: string }).newHash)).toEqual(['ffff0000']);
+  it(`keeps the sample to ${CLONE_SAMPLE_LIMIT} hashes however many are new at once`, () => {
+    const { events } = judge('00000000', 51, Array.from({ length: 50 }, (_, i) => seen((i + 1).toString(16).padStart(8, '0'), i)));
+    expect(events).toHaveLength(50);
+    for (const event of events) {
+      expectWellFormed(event);
+      expect((event.data as { sampleHashes: string[] }).sampleHashes).toHaveLength(CLONE_SAMPLE_LIMIT);
+    }
   });
 
-  it('fires a hash newer than a classified one even when it was sighted earlier', () => {
-    const { events } = script([hash('aaaa1111', 50, true), hash('bbbb2222', 10)]);
-    expect(events.map((event) => (event.data as { newHash: string }).newHash)).toEqual(['bbbb2222']);
+  it('never shows fewer distinct hashes than it lists, should the count have fallen short', () => {
+    const [event] = judge('aaaa1111', 1, [seen('bbbb2222', 20)]).events;
+    expect(event?.data).toMatchObject({ distinctHashes: 2 });
   });
 
-  it('fires nothing once every hash is classified', () => {
-    expect(script([hash('aaaa1111', 10, true), hash('bbbb2222', 20, true)])).toEqual({ events: [], classified: [] });
+  it('fires nothing when nothing is unjudged', () => {
+    expect(judge('aaaa1111', 2, [])).toEqual({ events: [], judged: [] });
   });
 
   it('deduplicates by script, version and hash, with an empty version when the report named none', () => {
-    const [versioned] = script([hash('aaaa1111', 10, true), hash('bbbb2222', 20)]).events;
-    const [unversioned] = script([hash('aaaa1111', 10, true), hash('bbbb2222', 20)], null).events;
+    const [versioned] = judge('aaaa1111', 2, [seen('bbbb2222', 20)]).events;
+    const [unversioned] = judge('aaaa1111', 2, [seen('bbbb2222', 20)], null).events;
     if (!versioned || !unversioned) throw new Error('expected events');
     expectWellFormed(versioned);
     expectWellFormed(unversioned);
@@ -251,13 +263,22 @@ describe('clone_detected', () => {
     expect(unversioned.data).toMatchObject({ versionId: null });
   });
 
-  it('fires one event per hash beyond the first, for any set of new hashes', () => {
+  it('offers the earliest sighting as the original, ties broken by the hash, so a batch of first hashes agrees', () => {
+    expect(originalCandidate([seen('cccc3333', 30), seen('bbbb2222', 10), seen('aaaa1111', 20)])).toBe('bbbb2222');
+    expect(originalCandidate([seen('ffff0000', 10), seen('0000ffff', 10)])).toBe('0000ffff');
+    expect(originalCandidate([])).toBeUndefined();
+  });
+
+  it('fires one event per distinct hash other than the original, for any batch', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.stringMatching(/^[0-9a-f]{8}$/), { minLength: 1, maxLength: 20 }), fc.array(fc.nat(1000), { minLength: 20, maxLength: 20 }), (hashes, times) => {
-        const { events, classified } = script(hashes.map((value, i) => hash(value, times[i] ?? 0)));
-        expect(events).toHaveLength(hashes.length - 1);
-        expect(new Set(classified)).toEqual(new Set(hashes));
+        const sightings = hashes.map((value, i) => seen(value, times[i] ?? 0));
+        const original = originalCandidate(sightings) ?? '';
+        const { events, judged } = judge(original, hashes.length, sightings);
+        expect(new Set(newHashes(events))).toEqual(new Set(hashes.filter((hash) => hash !== original)));
+        expect(new Set(judged)).toEqual(new Set(hashes));
       }),
+      { numRuns: 200 },
     );
   });
 });

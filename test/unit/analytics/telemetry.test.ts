@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseTelemetryBatch } from '#analytics/telemetry';
 import { addDays, dayStart, hourStart, utcDate, utcHour } from '#domain/time';
-import { IngestRequestSchema, MAX_BATCH_RECORDS, MAX_CLOCK_SKEW_SECONDS } from '#schemas/telemetry';
+import { IngestRequestSchema, MAX_BATCH_RECORDS, MAX_CLOCK_SKEW_SECONDS, MAX_RECORD_AGE_SECONDS } from '#schemas/telemetry';
 
 const NOW = 1_700_000_000;
 const FINGERPRINT = 'a'.repeat(64);
@@ -64,6 +64,19 @@ describe('parseTelemetryBatch', () => {
     const batch = parseTelemetryBatch([execution({ at: NOW + MAX_CLOCK_SKEW_SECONDS }), execution({ at: NOW + MAX_CLOCK_SKEW_SECONDS + 1 })], NOW);
     expect(batch.executions).toHaveLength(1);
     expect(batch.rejections).toEqual([{ index: 1, reason: `at (${NOW + 301}) is more than 300 s in the future` }]);
+  });
+});
+
+describe('the accepted time window', () => {
+  it(`accepts a record dated up to ${MAX_RECORD_AGE_SECONDS / 86_400} days back and rejects one a second older`, () => {
+    const batch = parseTelemetryBatch([validation({ at: NOW - MAX_RECORD_AGE_SECONDS }), validation({ at: NOW - MAX_RECORD_AGE_SECONDS - 1 })], NOW);
+    expect(batch.validations).toHaveLength(1);
+    expect(batch.rejections).toEqual([{ index: 1, reason: `at (${NOW - MAX_RECORD_AGE_SECONDS - 1}) is more than 8 days in the past` }]);
+  });
+
+  it("covers every detector's window: new_executor's 7-day absence and execution_drop's two days", () => {
+    expect(MAX_RECORD_AGE_SECONDS).toBeGreaterThan(7 * 86_400);
+    expect(MAX_CLOCK_SKEW_SECONDS).toBeLessThanOrEqual(300);
   });
 });
 

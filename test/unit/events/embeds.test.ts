@@ -10,6 +10,7 @@ import {
   escapeMarkdown,
   FOOTER_TEXT,
   formatKilobytes,
+  formatUtc,
   truncate,
 } from '#events/embeds';
 import type { ProjectEvent } from '#schemas/events';
@@ -43,7 +44,7 @@ const EXAMPLES: ProjectEvent[] = [
     name: 'clone_detected',
     projectId: PROJECT_ID,
     occurredAt: OCCURRED_AT,
-    data: { scriptId: PROJECT_ID, versionId: 'ver_1', newHash: 'b'.repeat(64), hashes: ['a'.repeat(64), 'b'.repeat(64)] },
+    data: { scriptId: PROJECT_ID, versionId: 'ver_1', newHash: 'b'.repeat(64), originalHash: 'a'.repeat(64), distinctHashes: 2, sampleHashes: ['a'.repeat(64), 'b'.repeat(64)] },
   },
 ];
 
@@ -122,13 +123,48 @@ describe('the other four embeds', () => {
     }
   });
 
-  it('lists at most what fits of many hashes and counts the rest', () => {
-    const hashes = Array.from({ length: 100 }, (_, i) => i.toString(16).padStart(64, '0'));
-    const embed = buildEmbed({ name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { scriptId: PROJECT_ID, versionId: null, newHash: hashes[0] ?? '', hashes } }, 'S');
-    const all = embed.fields.find((field) => field.name === 'All hashes')?.value ?? '';
-    expect(codePointLength(all)).toBeLessThanOrEqual(EMBED_LIMITS.fieldValue);
-    expect(all).toMatch(/… and \d+ more$/);
+  it('shows the count of distinct hashes and at most the sample, however many hashes the script has', () => {
+    const sample = Array.from({ length: 5 }, (_, i) => i.toString(16).padStart(64, '0'));
+    const data = { scriptId: PROJECT_ID, versionId: null, newHash: sample[1] ?? '', originalHash: sample[0] ?? '', distinctHashes: 3_300, sampleHashes: sample };
+    const embed = buildEmbed({ name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data }, 'S');
+    expect(embed.fields.find((field) => field.name === 'Distinct hashes')?.value).toBe('3,300');
+    expect(embed.fields.find((field) => field.name === 'Original hash')?.value).toBe(sample[0]);
+    expect(embed.fields.find((field) => field.name === 'Sample (5 of 3,300)')?.value.split('\n')).toEqual(sample);
     expect(embedProblems(embed)).toEqual([]);
+  });
+});
+
+describe('summary embeds (an alert storm in one embed)', () => {
+  const executors = Array.from({ length: 5 }, (_, i) => ({ executor: `Exec_${i}`, firstSeenAt: OCCURRED_AT + i, previouslySeenAt: null }));
+  const summary = { count: 500, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT + 59, sample: executors };
+
+  it('says how many, when the first and the last were, a sample, and what to do', () => {
+    const embed = buildEmbed({ name: 'new_executor', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: summary }, 'My Script');
+    expect(embed.title).toBe('500 new executors seen');
+    expect(embed.color).toBe(3447003);
+    expect(embed.fields.map((field) => field.name)).toEqual(['Count', 'First', 'Last', 'Sample (5 of 500)', 'What to do']);
+    expect(embed.fields[0]?.value).toBe('500');
+    expect(embed.fields[3]?.value.split('\n')).toEqual(executors.map((data) => `Exec\\_${data.executor.slice(5)} (first seen ${formatUtc(data.firstSeenAt)})`));
+    expect(embedProblems(embed)).toEqual([]);
+  });
+
+  it('titles key_abuse and clone_detected summaries by their count, and lists each sampled key or hash', () => {
+    const keys = { count: 40, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample: [{ keyId: 'key_1', pattern: 'many_fingerprints' as const, count: 9, threshold: 5, windowSeconds: 3600 }] };
+    const abuse = buildEmbed({ name: 'key_abuse', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: keys }, 'S');
+    expect(abuse.title).toBe('Suspicious use of 40 keys');
+    expect(abuse.fields[3]?.value).toBe('key\\_1: Key used from many devices (9 distinct devices)');
+    const clone = { scriptId: PROJECT_ID, versionId: 'ver_1', newHash: 'b'.repeat(16), originalHash: 'a'.repeat(16), distinctHashes: 30, sampleHashes: ['a'.repeat(16)] };
+    const clones = buildEmbed({ name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { count: 29, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample: [clone] } }, 'S');
+    expect(clones.title).toBe('29 possible clones detected');
+    expect(clones.fields[3]).toEqual({ name: 'Sample (1 of 29)', value: `${'b'.repeat(16)} (script ${PROJECT_ID.replace('_', '\\_')}, ver\\_1)`, inline: false });
+  });
+
+  it('stays within every Discord limit when every sampled text is huge', () => {
+    const huge = '😀_'.repeat(5000);
+    const sample = Array.from({ length: 5 }, () => ({ executor: huge, firstSeenAt: OCCURRED_AT, previouslySeenAt: null }));
+    const embed = buildEmbed({ name: 'new_executor', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { count: 1_000_000, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample } }, huge);
+    expect(embedProblems(embed)).toEqual([]);
+    expect(embed.title).toBe('1,000,000 new executors seen');
   });
 });
 
@@ -179,7 +215,7 @@ describe('Discord limits', () => {
       deployed({ notes: huge }),
       { name: 'new_executor', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { executor: huge, firstSeenAt: OCCURRED_AT, previouslySeenAt: OCCURRED_AT - 86_400 * 9 } },
       { name: 'key_abuse', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { keyId: huge, pattern: 'over_max_uses', count: 101, threshold: 100, windowSeconds: 86_400 } },
-      { name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { scriptId: huge, versionId: huge, newHash: huge, hashes: [huge, huge, huge] } },
+      { name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { scriptId: huge, versionId: huge, newHash: huge, originalHash: huge, distinctHashes: 3, sampleHashes: [huge, huge, huge] } },
     ];
     for (const event of events) expect(embedProblems(buildEmbed(event, huge))).toEqual([]);
   });

@@ -52,7 +52,7 @@ beforeEach(() => {
 afterEach(() => logs.restore());
 
 describe('fan-out of a version upload', () => {
-  it('queues one message per enabled webhook subscribed to version_deployed, with everything the embed needs', async () => {
+  it('queues one message per enabled webhook subscribed to version_deployed, with everything the embed needs and no webhook URL', async () => {
     givenProject('prj_a', 'Aimbot', [
       { id: 'whk_1', events: '["version_deployed","key_abuse"]' },
       { id: 'whk_2', events: '["version_deployed"]', enabled: 0 },
@@ -66,7 +66,7 @@ describe('fan-out of a version upload', () => {
     expect(sentMessages()).toEqual([
       {
         deliveryId: 'e-1:whk_1',
-        webhook: { id: 'whk_1', url: discordUrl('1') },
+        webhook: { id: 'whk_1' },
         project: { id: 'prj_a', name: 'Aimbot' },
         event: {
           name: 'version_deployed',
@@ -75,8 +75,11 @@ describe('fan-out of a version upload', () => {
           data: { versionId: 'ver_prj_a_3', versionNumber: 3, sizeBytes: 12_595, notes: 'Fixes the loader' },
         },
       },
-      expect.objectContaining({ deliveryId: 'e-1:whk_4', webhook: { id: 'whk_4', url: discordUrl('4') } }),
+      expect.objectContaining({ deliveryId: 'e-1:whk_4', webhook: { id: 'whk_4' } }),
     ]);
+    expect(sentEntries().map((entry) => entry.MessageBody).join('\n')).not.toContain(WEBHOOK_TOKEN);
+    // The project is the message group: on a fair queue another project's flood does not hold this one back.
+    expect(sentEntries().map((entry) => entry.MessageGroupId)).toEqual(['prj_a', 'prj_a']);
     expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.QueueUrl).toBe(QUEUE);
   });
 

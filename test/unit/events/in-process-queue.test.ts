@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { InProcessQueue } from '#local/in-process-queue';
+import { InProcessQueue, roundRobin } from '#local/in-process-queue';
 
 function queueWithClock(options: { visibilityTimeoutSeconds?: number; maxReceiveCount?: number; batchSize?: number } = {}) {
   const clock = { now: 1_000_000 };
@@ -74,6 +74,23 @@ describe('InProcessQueue', () => {
     expect(await queue.pump(handler)).toBe(1);
   });
 
+  it('keeps a message sent with DelaySeconds invisible until the delay has passed, as a new message', async () => {
+    const { queue, advance } = queueWithClock();
+    await queue.sendDelayed({ body: 'later' }, 5);
+    const { batches, handler } = recorder();
+    advance(4);
+    expect(await queue.pump(handler)).toBe(0);
+    advance(1);
+    expect(await queue.pump(handler)).toBe(1);
+    expect(batches[0]?.[0]).toMatchObject({ body: 'later', attributes: { ApproximateReceiveCount: '1' } });
+  });
+
+  it('refuses a delay SQS would refuse', async () => {
+    const { queue } = queueWithClock();
+    await expect(queue.sendDelayed({ body: 'x' }, 901)).rejects.toThrow(/DelaySeconds/);
+    await expect(queue.sendDelayed({ body: 'x' }, 1.5)).rejects.toThrow(/DelaySeconds/);
+  });
+
   it('refuses ChangeMessageVisibility with a receipt handle that names no message in flight', async () => {
     const { queue } = queueWithClock();
     await expect(queue.changeVisibility('nope', 1)).rejects.toThrow(/ReceiptHandleIsInvalid/);
@@ -117,6 +134,32 @@ describe('InProcessQueue', () => {
     await queue.pump(handler);
     await queue.pump(handler);
     expect(batches.map((batch) => batch.map((record) => record.body))).toEqual([['1', '2'], ['3']]);
+  });
+
+  it("serves message groups in turn, so one group's backlog holds another's message back by less than a batch", async () => {
+    const { queue } = queueWithClock({ batchSize: 10 });
+    for (let start = 0; start < 1_000; start += 10) {
+      await queue.sendBatch(Array.from({ length: 10 }, (_, i) => ({ id: `a${i}`, body: `A${start + i}`, groupId: 'prj_a' })));
+    }
+    await queue.sendBatch([{ id: 'b', body: 'B0', groupId: 'prj_b' }]);
+    const { batches, handler } = recorder();
+    await queue.pump(handler);
+    expect(batches[0]?.map((record) => record.body)).toEqual(['A0', 'B0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6', 'A7', 'A8']);
+    expect(queue.depth).toBe(991);
+  });
+
+  it('takes messages without a group as groups of their own, in the order they were sent', async () => {
+    const { queue } = queueWithClock({ batchSize: 3 });
+    await queue.sendBatch([1, 2, 3, 4].map((n) => ({ id: `m${n}`, body: String(n) })));
+    const { batches, handler } = recorder();
+    await queue.pump(handler);
+    expect(batches[0]?.map((record) => record.body)).toEqual(['1', '2', '3']);
+  });
+
+  it('round-robin takes the firsts of every list, then the seconds, up to the limit', () => {
+    expect(roundRobin([['a1', 'a2', 'a3'], ['b1'], ['c1', 'c2']], 5)).toEqual(['a1', 'b1', 'c1', 'a2', 'c2']);
+    expect(roundRobin([['a1', 'a2', 'a3'], ['b1']], 10)).toEqual(['a1', 'b1', 'a2', 'a3']);
+    expect(roundRobin([], 10)).toEqual([]);
   });
 
   it('runs a consumer until stopped, delivering messages sent while it runs', async () => {

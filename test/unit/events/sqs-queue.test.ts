@@ -25,6 +25,18 @@ describe('SqsMessageSender', () => {
       ],
     });
   });
+
+  it("sends each message in its tenant's group (MessageGroupId): a fair queue on a standard queue", async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+    await new SqsMessageSender(new SQSClient({}), QUEUE).sendBatch([
+      { id: 'm0', body: 'a', groupId: 'prj_a' },
+      { id: 'm1', body: 'b', groupId: 'prj_b' },
+    ]);
+    expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries).toEqual([
+      { Id: 'm0', MessageBody: 'a', MessageGroupId: 'prj_a' },
+      { Id: 'm1', MessageBody: 'b', MessageGroupId: 'prj_b' },
+    ]);
+  });
 });
 
 describe('SqsInFlightMessages', () => {
@@ -32,6 +44,12 @@ describe('SqsInFlightMessages', () => {
     sqs.on(ChangeMessageVisibilityCommand).resolves({});
     await new SqsInFlightMessages(new SQSClient({}), QUEUE, DLQ).changeVisibility('rh-1', 3);
     expect(sqs.commandCalls(ChangeMessageVisibilityCommand)[0]?.args[0].input).toEqual({ QueueUrl: QUEUE, ReceiptHandle: 'rh-1', VisibilityTimeout: 3 });
+  });
+
+  it('sends a delayed copy to the delivery queue itself, in its tenant group', async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'x' });
+    await new SqsInFlightMessages(new SQSClient({}), QUEUE, DLQ).sendDelayed({ body: '{"a":1}', groupId: 'prj_1' }, 30);
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({ QueueUrl: QUEUE, MessageBody: '{"a":1}', MessageGroupId: 'prj_1', DelaySeconds: 30 });
   });
 
   it('dead-letters a message by sending it to the DLQ with its reason', async () => {

@@ -52,10 +52,11 @@ const NEVER_CALLED = [
   'not a url at all',
 ];
 
-/** The delivery store's answers for a webhook that is enabled and a delivery never tried before, in memory. */
+/** The delivery store's answers for enabled webhooks (their configured URLs by id) and deliveries never tried before, in memory. */
 class MemoryDeliveryStore implements DeliveryStore {
-  async webhookState() {
-    return { enabled: 1, url: '' };
+  readonly urls = new Map<string, string>();
+  async webhookState(_projectId: string, webhookId: string) {
+    return { enabled: 1, url: this.urls.get(webhookId) ?? '' };
   }
   async claimDelivery(): Promise<ClaimResult> {
     return { outcome: 'claimed', token: 'claim-1' };
@@ -69,12 +70,17 @@ class MemoryDeliveryStore implements DeliveryStore {
   }
 }
 
-const inFlight: InFlightMessages = { changeVisibility: async () => undefined, deadLetter: async () => undefined };
+const inFlight: InFlightMessages = { changeVisibility: async () => undefined, sendDelayed: async () => undefined, deadLetter: async () => undefined };
 
+const deliveryStore = new MemoryDeliveryStore();
+
+/** A delivery message for a webhook configured with `url`; the message names the webhook, the store holds its URL. */
 function sqsRecord(url: string, index: number): SQSRecord {
+  const webhookId = `whk_${index}`;
+  deliveryStore.urls.set(webhookId, url);
   const message: DeliveryMessage = {
-    deliveryId: `evt-${index}:whk_1`,
-    webhook: { id: 'whk_1', url },
+    deliveryId: `evt-${index}:${webhookId}`,
+    webhook: { id: webhookId },
     project: { id: 'prj_1', name: 'Script' },
     event: { name: 'version_deployed', projectId: 'prj_1', occurredAt: 1_700_000_000, data: { versionId: 'ver_1', versionNumber: 1, sizeBytes: 10, notes: '' } },
   };
@@ -98,7 +104,7 @@ describe('only Discord webhook hosts are ever called', () => {
   });
 
   const deliver = () =>
-    createDeliveryHandler({ store: new MemoryDeliveryStore(), inFlight, logger: new Logger({ serviceName: 'security-test' }), discordApiBase: DEFAULT_DISCORD_API_BASE, claimStaleAfterSeconds: 180 });
+    createDeliveryHandler({ store: deliveryStore, inFlight, logger: new Logger({ serviceName: 'security-test' }), discordApiBase: DEFAULT_DISCORD_API_BASE, claimStaleAfterSeconds: 180 });
 
   it(`never fetches any of ${NEVER_CALLED.length} non-Discord, http, look-alike, userinfo or port URLs, and logs each without its token`, async () => {
     const output = captureAllOutput();
