@@ -238,8 +238,8 @@ export function lambdaContext(functionName: string, requestId: string, timeoutMs
 }
 
 /**
- * A Lambda proxy result as API Gateway turns it into HTTP, or undefined when it is malformed (API Gateway
- * answers those with 502): statusCode a valid integer, body a string if present, header values scalars.
+ * A Lambda proxy result as API Gateway turns it into HTTP, or undefined when it is malformed (API Gateway answers
+ * those with its integration failure): statusCode a valid integer, body a string if present, header values scalars.
  */
 export function fromProxyResult(result: unknown): HttpResponse | undefined {
   if (typeof result !== 'object' || result === null) return undefined;

@@ -359,14 +359,12 @@ function sharedResponses(): Record<string, ResponseObject> {
       content: errorContent(errorExamples(EVERY_OPERATION_FAILS_WITH.filter(({ error }) => error instanceof RateLimited))),
     },
     InternalError: {
-      description: 'Failure on the service side; `request_id` identifies it in the logs.',
+      description: 'Failure on the service side, or an endpoint that did not answer in time (safe to retry); `request_id` identifies it in the logs.',
       content: errorContent({
         handler: { summary: 'Unexpected failure', value: { error: INTERNAL_ERROR, request_id: 'c7a1f0d2-5b3e-4e8a-9d61-2f4b8c0e7a13' } },
         ...gatewayExamples(500),
       }),
     },
-    BadGateway: { description: 'The endpoint failed before it answered.', content: errorContent(gatewayExamples(502)) },
-    GatewayTimeout: { description: 'The endpoint did not answer in time; the request is safe to retry.', content: errorContent(gatewayExamples(504)) },
   };
 }
 
@@ -506,7 +504,7 @@ function errorResponses(spec: OperationSpec): Record<string, ResponseObject | Re
     responses[status] = { description: descriptions.join(' '), content: errorContent({ ...errorExamples(examples), ...fromGateway }) };
   }
   if (spec.body) responses[413] = responseRef('PayloadTooLarge');
-  return { ...responses, 429: responseRef('TooManyRequests'), 500: responseRef('InternalError'), 502: responseRef('BadGateway'), 504: responseRef('GatewayTimeout') };
+  return { ...responses, 429: responseRef('TooManyRequests'), 500: responseRef('InternalError') };
 }
 
 function operation(spec: OperationSpec): Operation {
@@ -589,8 +587,6 @@ function loaderOperation(): Operation {
       413: responseRef('PayloadTooLarge'),
       429: { description: 'Past a limit; wait `Retry-After` seconds.', headers: { 'Retry-After': headerRef('Retry-After') }, content: errorContent(errorExamples(tooMany)) },
       500: responseRef('InternalError'),
-      502: responseRef('BadGateway'),
-      504: responseRef('GatewayTimeout'),
     },
   };
 }

@@ -22,8 +22,9 @@ export const GATEWAY_RESPONSES = {
   UNSUPPORTED_MEDIA_TYPE: { status: 400, error: JSON_BODY_REQUIRED },
   AUTHORIZER_FAILURE: { status: 500, error: 'Internal error' },
   AUTHORIZER_CONFIGURATION_ERROR: { status: 500, error: 'Internal error' },
-  INTEGRATION_FAILURE: { status: 502, error: 'Internal error' },
-  INTEGRATION_TIMEOUT: { status: 504, error: 'The request timed out; it is safe to retry' },
+  /** API Gateway's own 502 and 504, answered 500 because the spec's error table (§7) has no other 5xx. */
+  INTEGRATION_FAILURE: { status: 500, error: 'Internal error' },
+  INTEGRATION_TIMEOUT: { status: 500, error: 'The request timed out; it is safe to retry' },
   DEFAULT_4XX: { status: undefined, error: 'Bad request' },
   DEFAULT_5XX: { status: undefined, error: 'Internal error' },
 } as const satisfies Record<string, { status: number | undefined; error: string }>;

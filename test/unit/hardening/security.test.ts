@@ -258,9 +258,9 @@ describe('every API response carries Cache-Control: no-store and X-Content-Type-
       [404, request({ target: '/v1/nothing' }), { authorizer: allow, handlers: handlers(hang) }],
       [413, request({ method: 'POST', target: '/v1/projects/prj_1/keys/revoke', body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1) }), { authorizer: allow, handlers: handlers(hang) }],
       [500, request(), { authorizer: async () => Promise.reject(new Error('table down')), handlers: handlers(hang) }],
-      [502, request(), { authorizer: allow, handlers: handlers(async () => Promise.reject(new Error('crash'))) }],
-      [502, request(), { authorizer: allow, handlers: handlers(async () => ({ statusCode: 'two hundred' })) }],
-      [502, request(), { authorizer: allow, handlers: handlers(hang), handlerTimeoutMs: 20 }],
+      [500, request(), { authorizer: allow, handlers: handlers(async () => Promise.reject(new Error('crash'))) }],
+      [500, request(), { authorizer: allow, handlers: handlers(async () => ({ statusCode: 'two hundred' })) }],
+      [500, request(), { authorizer: allow, handlers: handlers(hang), handlerTimeoutMs: 20 }],
     ];
     for (const [status, raw, deps] of flows) {
       const { response } = await handleGatewayRequest(raw, deps);

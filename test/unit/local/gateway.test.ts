@@ -235,14 +235,14 @@ describe('handleGatewayRequest', () => {
     expect(context?.awsRequestId).toBe('req-1');
   });
 
-  it('answers 502 when the handler throws or returns a malformed result', async () => {
+  it('answers the integration failure (500, as every 5xx of the spec) when the handler throws or returns a malformed result', async () => {
     const throwing = await handleGatewayRequest(request(), deps({}, async () => Promise.reject(new Error('boom'))));
     expectGatewayResponse(throwing.response, 'INTEGRATION_FAILURE');
     const garbage = await handleGatewayRequest(request(), deps({}, async () => ({ status: 200 })));
     expectGatewayResponse(garbage.response, 'INTEGRATION_FAILURE');
   });
 
-  it('answers 502 when the handler runs past the function timeout', async () => {
+  it('answers the integration failure (500) when the handler runs past the function timeout', async () => {
     const hanging: ProxyHandler = () => new Promise(() => undefined);
     const { response, failure } = await handleGatewayRequest(request(), deps({ handlerTimeoutMs: 20 }, hanging));
     expectGatewayResponse(response, 'INTEGRATION_FAILURE');
