@@ -81,3 +81,5 @@ export const TELEMETRY_MAX_CONCURRENCY = RESERVED_CONCURRENCY.queueIngest;
  * handlers would refuse anyway, at the edge, before any authorizer or function runs.
  */
 export const WAF_DEFAULT_REQUESTS_PER_MINUTE = 3_000;
+/** The least `-c wafRateLimit` may be: DESIGN.md promises at least 1,000 key checks a minute per address. */
+export const WAF_MIN_REQUESTS_PER_MINUTE = 1_000;

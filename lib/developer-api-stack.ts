@@ -6,7 +6,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { LOADER_ROUTE, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
 import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
-import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
 import { booleanContext, emailContext, integerContext } from '#lib/context';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
@@ -152,7 +152,7 @@ export class DeveloperApiStack extends Stack {
     if (booleanContext(this.node, 'waf', false)) {
       this.firewall = new PerAddressFirewall(this, 'Firewall', {
         stage: this.api.deploymentStage,
-        requestsPerMinute: integerContext(this.node, 'wafRateLimit', WAF_DEFAULT_REQUESTS_PER_MINUTE, { min: 10, max: 2_000_000_000 }),
+        requestsPerMinute: integerContext(this.node, 'wafRateLimit', WAF_DEFAULT_REQUESTS_PER_MINUTE, { min: WAF_MIN_REQUESTS_PER_MINUTE, max: 2_000_000_000 }),
       });
     }
     new CfnOutput(this, 'IngestFunctionName', {

@@ -2,7 +2,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LOADER_ROUTE, ROUTES } from '#api/routes';
 import { SECURITY_HEADERS } from '#http/responses';
-import { ACCOUNT_CONCURRENCY, LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import { ACCOUNT_CONCURRENCY, LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
 import type { CfnResource } from '#test-support/cdk';
 import { synthesizeApiStack, templateLookups } from '#test-support/stack-template';
 
@@ -104,6 +104,10 @@ describe('reserved concurrency per function group', () => {
 
   it('refuses a context value that is neither true nor false, instead of guessing', () => {
     expect(() => synthesizeApiStack({ reservedConcurrency: 'no' })).toThrow('-c reservedConcurrency=no: give true or false');
+  });
+
+  it(`refuses -c wafRateLimit below ${WAF_MIN_REQUESTS_PER_MINUTE}, which would break the key check's promise to one address`, () => {
+    expect(() => synthesizeApiStack({ waf: 'true', wafRateLimit: '999' })).toThrow(`-c wafRateLimit=999: give a whole number from ${WAF_MIN_REQUESTS_PER_MINUTE} to`);
   });
 });
 
