@@ -3,6 +3,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { listKeysEndpoint } from '#api/list-keys';
 import { unixSeconds } from '#domain/model';
 import { createApiHandler } from '#http/api-handler';
+import { keyIdOfPartition } from '#store/layout';
 import { TABLE } from '#store/table-definition';
 import type { BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, batchWriteKeys, CallerPool, createBusinessProject, expectStatus, issueKeys, lambdaContext, type SeedReport } from './support/fixtures';
@@ -143,7 +144,8 @@ export async function naiveListKeys(table: BenchTable, projectId: string, offset
       }),
     );
     for (const item of result.Items ?? []) {
-      if (seen++ >= offset && page.length < limit) page.push({ id: String(item.id) });
+      // The index is keys-only: a key's id is in its partition key. (The page's items themselves are not read here.)
+      if (seen++ >= offset && page.length < limit) page.push({ id: keyIdOfPartition(String(item.pk)) });
     }
     startKey = result.LastEvaluatedKey;
   } while (startKey && page.length < limit);
