@@ -13,6 +13,7 @@ import { utcDate } from '#domain/time';
 import { createValidateHandler } from '#loader/validate';
 import { InProcessQueue } from '#local/in-process-queue';
 import { buildProxyEvent } from '#local/proxy-event';
+import type { LoaderCheckRequest } from '#schemas/loader';
 import { type EventItem, keyOf } from '#store/layout';
 import { createStores } from '#store/stores';
 import { invoke, type Reply } from '#test-support/api-harness';
@@ -60,14 +61,8 @@ async function storedKey(keyId: string) {
   return Item;
 }
 
-interface CheckBody {
-  project_id: string;
-  key: string;
-  fingerprint?: string;
-  executor?: string;
-  script_hash?: string;
-  version_id?: string;
-}
+/** A check's body: the fields a test leaves out get a default fingerprint and executor. */
+type CheckBody = Pick<LoaderCheckRequest, 'project_id' | 'key'> & Partial<LoaderCheckRequest>;
 
 /**
  * A loader check handler as one Lambda container runs it: its own store instances (so its memory of open
