@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
+import { KEY_ABUSE_THRESHOLDS } from '#analytics/detectors';
 import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
 import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE } from '#api/routes';
@@ -386,16 +387,57 @@ describe('telemetry from checks reaches each detector', () => {
     expect(events.map((event) => event.data)).toEqual([expect.objectContaining({ keyId: id, pattern: 'many_fingerprints', count: 6 })]);
   });
 
-  it('key_abuse: ten checks of a revoked key within an hour write one revoked_key_burst event', async () => {
+  const refusalBursts = [
+    {
+      pattern: 'revoked_key_burst',
+      code: 'KEY_REVOKED',
+      checks: KEY_ABUSE_THRESHOLDS.revokedValidationsAtLeast,
+      key: async (projectId: string) => {
+        const key = await issueKey(projectId);
+        await table.stores.projects.revokeKey(projectId, key.id, FIXED_NOW);
+        return key;
+      },
+    },
+    { pattern: 'expired_key_burst', code: 'KEY_EXPIRED', checks: KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast, key: (projectId: string) => issueKey(projectId, { expiresAt: FIXED_NOW }) },
+  ] as const;
+
+  it.each(refusalBursts)('key_abuse: $checks checks answered $code within an hour (the threshold) write one $pattern event', async ({ pattern, code, checks, key: make }) => {
     const projectId = await newProject();
-    const { id, key } = await issueKey(projectId);
-    await table.stores.projects.revokeKey(projectId, id, FIXED_NOW);
+    const { id, key } = await make(projectId);
     const path = telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
-    for (let i = 0; i < 10; i++) expect((await container.check({ project_id: projectId, key })).body.code).toBe('KEY_REVOKED');
+    for (let i = 0; i < checks; i++) expect((await container.check({ project_id: projectId, key })).body.code).toBe(code);
     await path.ingest(FIXED_NOW + 5);
     const events = await eventItems(projectId, 'key_abuse');
-    expect(events.map((event) => event.data)).toEqual([expect.objectContaining({ keyId: id, pattern: 'revoked_key_burst', count: 10 })]);
+    expect(events.map((event) => event.data)).toEqual([expect.objectContaining({ keyId: id, pattern, count: checks })]);
+  });
+
+  it('key_abuse: a check of a key whose uses are spent (KEY_OVER_LIMIT) writes one over_max_uses event', async () => {
+    const projectId = await newProject();
+    const { id, key } = await issueKey(projectId, { maxUses: 2 });
+    const path = telemetryPath();
+    const container = loaderContainer({ telemetry: path.sink });
+    const codes = [];
+    for (let i = 0; i < 4; i++) codes.push((await container.check({ project_id: projectId, key })).body.code);
+    expect(codes).toEqual(['KEY_VALID', 'KEY_VALID', 'KEY_OVER_LIMIT', 'KEY_OVER_LIMIT']);
+    await path.ingest(FIXED_NOW + 5);
+    const events = await eventItems(projectId, 'key_abuse');
+    expect(events.map((event) => event.data)).toEqual([expect.objectContaining({ keyId: id, pattern: 'over_max_uses', count: 2, threshold: 2 })]);
+  });
+
+  it("checks naming another project's key or an unknown project feed no detector: ingest refuses their records and neither project gets an event", async () => {
+    const projectId = await newProject();
+    const keysProject = await newProject();
+    const { key } = await issueKey(keysProject);
+    const path = telemetryPath();
+    const container = loaderContainer({ telemetry: path.sink });
+    for (let n = 1; n <= 6; n++) {
+      expect((await container.check({ project_id: projectId, key, fingerprint: FP(n) })).body.code).toBe('KEY_INVALID');
+      expect((await container.check({ project_id: 'prj_nosuchproject', key, fingerprint: FP(n) })).body.code).toBe('KEY_INVALID');
+    }
+    const [result] = await path.ingest(FIXED_NOW + 5);
+    expect(result).toMatchObject({ accepted: 0, rejected: 12, events: [] });
+    for (const project of [projectId, keysProject]) expect(await eventItems(project, 'key_abuse')).toEqual([]);
   });
 
   it('clone_detected: valid checks reporting a second script hash for the same version write one clone_detected event naming both hashes', async () => {
