@@ -26,10 +26,13 @@ export const LoaderCheckRequest = z.object(
       z.maxLength(MAX_KEY_VALUE_LENGTH, `key must be at most ${MAX_KEY_VALUE_LENGTH} characters`),
     ),
     fingerprint: sha256Hex('fingerprint', "the SHA-256 of the machine's id, never the id itself"),
+    // Trimmed as the ingest path trims it: a name of only spaces would be answered yet its telemetry refused by
+    // ingest, so such checks (a leaked key's included) would reach no detector.
     executor: z.string({ error: required('executor', 'a string') }).check(
+      z.refine((name) => !CONTROL_CHARACTERS.test(name), 'executor must not contain control characters'),
+      z.trim(),
       z.minLength(1, 'executor must not be empty'),
       z.maxLength(MAX_EXECUTOR_LENGTH, `executor must be at most ${MAX_EXECUTOR_LENGTH} characters`),
-      z.refine((name) => !CONTROL_CHARACTERS.test(name), 'executor must not contain control characters'),
     ),
     script_hash: z.optional(sha256Hex('script_hash', 'the SHA-256 of the script text')),
     version_id: z.optional(z.string({ error: required('version_id', 'a string') }).check(z.regex(PATH_ID_PATTERN, 'version_id must be a version id, 1-64 characters of A-Z, a-z, 0-9, _ or -'))),

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
-import type { ReceivedMessage } from '#local/discord-stand-in';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
+import { expectEmbeds as expectEmbedsAt } from './local-stack-inbox';
 
 // Each of the five events, made to fire in the running local stack by dashboard commands alone, arrives as
 // exactly one embed at the stack's Discord stand-in (the page at inboxUrl shows the same messages).
@@ -14,7 +14,6 @@ const DAY = 86_400;
 let stack: LocalStack;
 let dashboard: { context: DashboardContext; close(): void };
 
-
 /** `npm run -s dashboard -- <words...>`, in-process: the CLI's own command table and argument checks. */
 async function dashboardCommand(...argv: string[]): Promise<object> {
   const words = argv.filter((arg, i) => !arg.startsWith('--') && (i === 0 || !argv[i - 1]?.startsWith('--')));
@@ -23,21 +22,8 @@ async function dashboardCommand(...argv: string[]): Promise<object> {
   return COMMANDS[name]!.prepare(argv.slice(name.split(' ').length))(dashboard.context);
 }
 
-const embedsOfColor = (color: number) =>
-  stack.discord.received().flatMap((message: ReceivedMessage) => message.embeds.filter((embed) => embed.color === color));
-
-/**
- * Waits until `count` embeds of the color arrived (the deadline only guards a hang; how soon is the benchmark's),
- * then a little longer to catch a duplicate.
- */
-async function expectEmbeds(color: number, count: number) {
-  const deadline = Date.now() + 60_000;
-  while (embedsOfColor(color).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  await new Promise((resolve) => setTimeout(resolve, 600));
-  const embeds = embedsOfColor(color);
-  expect(embeds).toHaveLength(count);
-  return embeds;
-}
+/** Exactly `count` embeds of the color at this stack's inbox, once they arrived. */
+const expectEmbeds = (color: number, count: number) => expectEmbedsAt(stack.discord, color, count);
 
 beforeAll(async () => {
   stack = await startLocalStack({

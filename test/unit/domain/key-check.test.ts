@@ -1,10 +1,11 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RateLimited } from '#domain/errors';
-import { checkKey, clientAddressBucket, type KeyCheckDeps, type KeyState, LOADER_LIMITS, refusalOf, usesLeft } from '#domain/key-check';
+import { checkKey, checkTelemetry, clientAddressBucket, type KeyCheckDeps, type KeyState, LOADER_LIMITS, refusalOf, usesLeft } from '#domain/key-check';
 import { hashKeyValue, newKeyValue } from '#domain/key-values';
 import type { TelemetrySink } from '#domain/ports';
-import type { LoaderCheckRequest } from '#schemas/loader';
-import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
+import { LoaderCheckRequest, REFUSAL_CODES } from '#schemas/loader';
+import { type ExecutionRecord, RECORD_SCHEMAS, type ValidationRecord } from '#schemas/telemetry';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
 
 /** 45 s into the minute that opened at 1_700_000_040. */
@@ -287,6 +288,25 @@ describe('checkKey: telemetry for the analytics detectors', () => {
     const value = newKeyValue();
     await check(value);
     expect(telemetry.reports).toEqual([[expect.objectContaining({ kind: 'validation', result: 'unknown', keyId: `key_${hashKeyValue(value).slice(0, 20)}` })]]);
+  });
+
+  it('every request the check accepts makes records the ingest path accepts unchanged: no answered check loses its telemetry there', () => {
+    // Whitespace of every kind, around names and alone: ingest trims an executor and refuses an empty one.
+    const executor = fc.oneof(fc.string({ minLength: 1, maxLength: 100 }), fc.constantFrom(' ', '   ', ' Wave ', '\u00a0', '\u3000', 'Wave\u2028', '\ufeff'));
+    const body = fc.record(
+      { project_id: fc.constantFrom(PROJECT, 'a', 'x'.repeat(64)), key: fc.string({ minLength: 1 }), fingerprint: fc.constant(FINGERPRINT), executor, script_hash: fc.constant('0'.repeat(64)), version_id: fc.constantFrom('ver_1', 'v') },
+      { requiredKeys: ['project_id', 'key', 'fingerprint', 'executor'] },
+    );
+    fc.assert(
+      fc.property(body, fc.constantFrom('KEY_VALID', ...REFUSAL_CODES), (raw, code) => {
+        const parsed = LoaderCheckRequest.safeParse(raw);
+        if (!parsed.success) return;
+        for (const record of checkTelemetry(parsed.data, 'key_0123456789abcdef0123', code, NOW)) {
+          expect(RECORD_SCHEMAS[record.kind].safeParse(record)).toEqual({ success: true, data: record });
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('reports nothing for a check refused by a limit: it was never judged', async () => {

@@ -334,10 +334,12 @@ describe('examples/roblox-loader.luau: where the key, the machine id and the exe
     expect(bodyOf(outcome).fingerprint).toBe(sha256(machineId));
   });
 
-  it('executor is the name identifyexecutor() gives, or "Roblox" without it', () => {
+  it('executor is the name identifyexecutor() gives without spaces or line breaks around it, or "Roblox" without one', () => {
     expect(bodyOf(runLoader({ executor: 'Wave' })).executor).toBe('Wave');
+    expect(bodyOf(runLoader({ executor: ' Wave \n' })).executor).toBe('Wave');
     expect(bodyOf(runLoader({ executor: undefined })).executor).toBe('Roblox');
     expect(bodyOf(runLoader({ executor: '' })).executor).toBe('Roblox');
+    expect(bodyOf(runLoader({ executor: '   ' })).executor).toBe('Roblox');
   });
 
   it('cuts an executor name longer than 100 characters to at most 100, without splitting a character', () => {

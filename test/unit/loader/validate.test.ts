@@ -123,6 +123,7 @@ describe('POST /v1/loader/validate refuses malformed input with 400 naming the f
     ['a script_hash that is not hex', { ...good, script_hash: 'z'.repeat(64) }, 'script_hash must be 64 lowercase hex characters: the SHA-256 of the script text'],
     ['a script_hash of 65 characters', { ...good, script_hash: 'a'.repeat(65) }, 'script_hash must be 64 lowercase hex characters: the SHA-256 of the script text'],
     ['an empty executor', { ...good, executor: '' }, 'executor must not be empty'],
+    ['an executor of only spaces', { ...good, executor: '   ' }, 'executor must not be empty'],
     ['an executor of 101 characters', { ...good, executor: 'x'.repeat(101) }, 'executor must be at most 100 characters'],
     ['an executor with a control character', { ...good, executor: 'Wave\n' }, 'executor must not contain control characters'],
     ['a version_id that is no id', { ...good, version_id: 'v 1' }, 'version_id must be a version id, 1-64 characters of A-Z, a-z, 0-9, _ or -'],
