@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
 import { KEY_ABUSE_THRESHOLDS } from '#analytics/detectors';
@@ -90,7 +91,7 @@ function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sou
           queryStringParameters: null,
           body: JSON.stringify({ fingerprint: FP(1), executor: 'Wave', ...body }),
           authorizer: null,
-          requestId: `req-${Math.random().toString(36).slice(2)}`,
+          requestId: randomUUID(),
           requestTimeEpoch: now * 1000,
           sourceIp,
           stage: 'v1',
