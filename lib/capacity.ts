@@ -51,8 +51,8 @@ export const RESERVED_CONCURRENCY = {
   /** Each owner API route's function: STAGE_METHOD_THROTTLE's 500 a second at 120 ms a request. */
   route: 60,
   /**
-   * Token checks the 5-minute cache does not answer. A flood of made-up tokens stops here (as 500s for uncached
-   * tokens only: a token checked in the last 5 minutes is answered from the cache and never reaches the function).
+   * Token checks the 30-second cache does not answer. A flood of made-up tokens stops here (as 500s for uncached
+   * tokens only: a token checked in the last 30 s is answered from the cache and never reaches the function).
    */
   authorizer: 100,
   loaderCheck: LOADER_RESERVED_CONCURRENCY,
