@@ -16,7 +16,7 @@ let delivery: PipelineToStandIn;
 let projectId: string;
 
 beforeAll(async () => {
-  table = await createTestTable('alert-storms');
+  table = await createTestTable('alert-storms', { stream: true });
   const { ownerId } = await seedOwner(table.stores);
   ({ projectId } = await seedProject(table.stores, { ownerId, name: 'Stormy', webhooks: [{ url: discordUrl('424242424242424242'), events: ['new_executor'] }] }));
   delivery = await pipelineToStandIn(table);

@@ -16,7 +16,7 @@ let pipeline: DeliveryPipeline;
 let projectId: string;
 
 beforeAll(async () => {
-  table = await createTestTable('delivery-e2e');
+  table = await createTestTable('delivery-e2e', { stream: true });
   const owner = await seedOwner(table.stores);
   ({ projectId } = await seedProject(table.stores, {
     ownerId: owner.ownerId,
