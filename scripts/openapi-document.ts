@@ -9,7 +9,7 @@ import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { rateLimitHeaders } from '#http/rate-limit-headers';
-import { INTERNAL_ERROR, JSON_BODY_REQUIRED } from '#http/responses';
+import { INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { WATERMARK_PATTERN } from '#schemas/formats';
 import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid } from '#schemas/loader';
@@ -337,7 +337,7 @@ const EVERY_OPERATION_FAILS_WITH: readonly ErrorExample[] = [
 
 /** Body failures every operation with a JSON body can meet. */
 const BODY_FAILS_WITH: readonly ErrorExample[] = [
-  { summary: 'Malformed JSON', error: new InvalidInput('Malformed JSON in request body') },
+  { summary: 'Malformed JSON', error: new InvalidInput(MALFORMED_JSON) },
   { summary: 'Not sent as JSON', error: new InvalidInput(`${JSON_BODY_REQUIRED}; got Content-Type text/plain`) },
   { summary: `Body over ${MAX_BODY_BYTES / 1024} KB`, error: new InvalidInput(bodySizeMessage) },
 ];

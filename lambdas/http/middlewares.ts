@@ -5,7 +5,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type * as z from 'zod/mini';
 import { DomainError, InvalidInput } from '#domain/errors';
 import { errorHeadersOf, statusOf } from './error-statuses';
-import { errorResponse, INTERNAL_ERROR, JSON_BODY_REQUIRED } from './responses';
+import { errorResponse, INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from './responses';
 
 /**
  * The HTTP contract every handler keeps, as middy middlewares: headers read in any case, JSON bodies read by the
@@ -103,7 +103,7 @@ function jsonBodyContract(): HttpMiddleware {
 /** What middy's JSON body parser throws, said so a person knows what to fix. */
 function parserError(message: string): InvalidInput {
   if (message === 'Forbidden key in JSON body') return new InvalidInput('Request body contains a forbidden key (__proto__ or constructor)');
-  return new InvalidInput('Malformed JSON in request body');
+  return new InvalidInput(MALFORMED_JSON);
 }
 
 export function jsonErrors(logger: Logger): HttpMiddleware {

@@ -13,6 +13,9 @@ export const INTERNAL_ERROR = 'Internal error';
 /** What a client is told when its body cannot be read as JSON: what to send instead. */
 export const JSON_BODY_REQUIRED = 'Request body must be a JSON object sent with Content-Type: application/json';
 
+/** What a client is told when its JSON body does not parse: that it is not JSON, and what to send. */
+export const MALFORMED_JSON = 'Request body is not valid JSON: send a JSON object with Content-Type: application/json';
+
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
   return { statusCode, headers: { ...SECURITY_HEADERS, ...headers }, body: JSON.stringify(body) };
 }

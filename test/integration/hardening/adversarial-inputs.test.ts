@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type Route } from '#api/routes';
 import { hashToken, newApiToken } from '#domain/tokens';
-import { JSON_BODY_REQUIRED } from '#http/responses';
+import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
@@ -113,7 +113,7 @@ function withAuth(request: RawRequestInput, value: string): RawRequestInput {
 const LIMIT = 'limit must be a whole number between 1 and 100';
 const OFFSET = 'offset must be a whole number between 0 and 999999999999999';
 const NOT_OBJECT = 'Request body must be a JSON object';
-const MALFORMED = 'Malformed JSON in request body';
+const MALFORMED = MALFORMED_JSON;
 const TOO_LARGE = 'Request body too large: at most 64 KB';
 const CONTENT_TYPE = JSON_BODY_REQUIRED;
 const NO_QUERY = 'This endpoint takes no query parameters';

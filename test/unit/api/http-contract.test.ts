@@ -141,7 +141,7 @@ describe.each(ENDPOINTS)('$entry: the HTTP contract every endpoint keeps', (endp
 describe.each(ENDPOINTS.filter((endpoint) => endpoint.body !== undefined))('$entry: JSON body handling', (endpoint) => {
   it('answers malformed JSON with 400', async () => {
     const reply = await handle(endpoint, request(endpoint, { body: '{"key_id": ' }));
-    expectError(reply, 400, 'Malformed JSON in request body');
+    expectError(reply, 400, 'Request body is not valid JSON: send a JSON object with Content-Type: application/json');
   });
 
   // Spec §4.2: a revoke with an empty body is a 400 saying key_id is required, exactly as for `{}`.

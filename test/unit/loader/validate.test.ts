@@ -7,7 +7,7 @@ import { LOADER_ROUTE } from '#api/routes';
 import { LOADER_LIMITS } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import type { MessageSender } from '#events/ports';
-import { JSON_BODY_REQUIRED } from '#http/responses';
+import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
 import { createValidateHandler } from '#loader/validate';
 import { buildProxyEvent } from '#local/proxy-event';
 import { invoke, NOW, SECONDS_TO_NEXT_WINDOW, SECURITY_HEADERS } from '#test-support/api-harness';
@@ -129,7 +129,7 @@ describe('POST /v1/loader/validate refuses malformed input with 400 naming the f
     ['a version_id that is no id', { ...good, version_id: 'v 1' }, 'version_id must be a version id, 1-64 characters of A-Z, a-z, 0-9, _ or -'],
     ['a JSON array', [good], 'Request body must be a JSON object'],
     ['JSON null', 'null', 'Request body must be a JSON object'],
-    ['malformed JSON', '{"project_id": "prj_loader",', 'Malformed JSON in request body'],
+    ['malformed JSON', '{"project_id": "prj_loader",', MALFORMED_JSON],
   ])('%s', async (_case, payload, message) => {
     const { send, keys, id } = loaderApi();
     const reply = await send(payload);
