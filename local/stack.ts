@@ -49,7 +49,7 @@ export interface LocalStack extends StackInfo {
   stop(): Promise<void>;
 }
 
-type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark' | 'demoKey'>;
+type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark' | 'demoKey' | 'demoKeyId'>;
 
 /**
  * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), webhook
@@ -60,11 +60,11 @@ type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWate
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stateFile = options.stateFile ?? DEFAULT_STATE_FILE;
   const tableName = options.tableName ?? DEFAULT_TABLE_NAME;
+  const port = options.port ?? DEFAULT_PORT;
+  // Checked before the file is touched: on a taken port it most likely describes the stack that holds the port.
+  await assertPortFree(port);
   // A file left by an earlier run would point waiting tools at a stack that is not up yet.
   await rm(stateFile, { force: true });
-
-  const port = options.port ?? DEFAULT_PORT;
-  await assertPortFree(port);
 
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
@@ -126,6 +126,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tableName,
       inboxUrl: `${server.url}${INBOX_PATH}`,
       demoKey: demo.demoKey,
+      demoKeyId: demo.demoKeyId,
     };
     await writeStateFile(stateFile, info);
     stops.push(() => removeStateFileIfOurs(stateFile, info));
@@ -141,10 +142,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 async function readDemo(persistDir: string): Promise<DemoRecord | undefined> {
   try {
     const record = JSON.parse(await readFile(join(persistDir, DEMO_FILE), 'utf8')) as Partial<DemoRecord>;
-    const { ownerId, token, projectId, sharedWatermark, demoKey } = record;
+    const { ownerId, token, projectId, sharedWatermark, demoKey, demoKeyId } = record;
     const strings = typeof ownerId === 'string' && typeof token === 'string' && typeof projectId === 'string';
-    // A record written before demo keys existed has none: seed a new demo then.
-    if (strings && typeof sharedWatermark === 'string' && typeof demoKey === 'string') return { ownerId, token, projectId, sharedWatermark, demoKey };
+    // A record written before demo keys (or their ids) were kept has none: seed a new demo then.
+    const demoKeyKnown = typeof demoKey === 'string' && typeof demoKeyId === 'string';
+    if (strings && typeof sharedWatermark === 'string' && demoKeyKnown) return { ownerId, token, projectId, sharedWatermark, demoKey, demoKeyId };
   } catch {
     // No record from an earlier run: seed a new demo beside the old data.
   }
@@ -152,6 +154,7 @@ async function readDemo(persistDir: string): Promise<DemoRecord | undefined> {
 }
 
 async function writeDemo(persistDir: string, demo: DemoRecord): Promise<void> {
-  const { ownerId, token, projectId, sharedWatermark, demoKey } = demo;
-  await writeFile(join(persistDir, DEMO_FILE), `${JSON.stringify({ ownerId, token, projectId, sharedWatermark, demoKey }, null, 2)}\n`, { mode: 0o600 });
+  const { ownerId, token, projectId, sharedWatermark, demoKey, demoKeyId } = demo;
+  const record = { ownerId, token, projectId, sharedWatermark, demoKey, demoKeyId };
+  await writeFile(join(persistDir, DEMO_FILE), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
 }

@@ -174,7 +174,7 @@ describe('sdapi failures', () => {
   it('exits 2 naming the missing setting when nothing configures the API', async () => {
     const result = await runCli(['versions', 'list'], { api, env: { SDAPI_BASE_URL: BASE_URL, SDAPI_PROJECT: PROJECT_ID } });
     expect(result.code).toBe(EXIT.usage);
-    expect(result.stderr).toBe('sdapi: No API token: set SDAPI_TOKEN or pass --token TOKEN\n');
+    expect(result.stderr).toBe('sdapi: No API token: set SDAPI_TOKEN or pass --token TOKEN, or run npm start (the local stack writes .local/stack.json)\n');
   });
 
   it('takes flags over environment variables', async () => {
