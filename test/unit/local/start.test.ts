@@ -38,7 +38,7 @@ describe('parseStartArgs', () => {
 });
 
 describe('banner', () => {
-  it('prints the base URL, the token, the project and ready curl lines for keys, versions, a bulk revoke and a key check', () => {
+  it('prints the base URL, the token, the project and ready curl lines for keys, versions, a bulk revoke, a key check and the demo key\'s revoke', () => {
     const stack: LocalStack = {
       baseUrl: 'http://127.0.0.1:3000',
       token: 'sdt_abc',
@@ -49,6 +49,7 @@ describe('banner', () => {
       inboxUrl: 'http://127.0.0.1:3000/_local/inbox',
       sharedWatermark: '0123456789abcdef',
       demoKey: 'sdk_demo',
+      demoKeyId: 'key_demo',
       discord: createDiscordStandIn(),
       stateFile: resolve('.local/stack.json'),
       reusedDemo: false,
@@ -65,6 +66,10 @@ describe('banner', () => {
     const fingerprint = createHash('sha256').update('demo-machine').digest('hex');
     expect(text).toContain(
       `curl -s -X POST -H 'Content-Type: application/json' -d '{"project_id":"prj_1","key":"sdk_demo","fingerprint":"${fingerprint}","executor":"curl"}' 'http://127.0.0.1:3000/v1/loader/validate'`,
+    );
+    expect(text).toContain('checks the demo key key_demo');
+    expect(text).toContain(
+      `curl -s -X POST -H 'Authorization: Bearer sdt_abc' -H 'Content-Type: application/json' -d '{"key_id":"key_demo"}' 'http://127.0.0.1:3000/v1/projects/prj_1/keys/revoke'`,
     );
   });
 });
