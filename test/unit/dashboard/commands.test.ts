@@ -199,8 +199,10 @@ describe('webhooks add', () => {
   it.each([
     [[...PROJECT, '--events', 'key_abuse'], /needs --url/],
     [[...PROJECT, ...url], /needs --events/],
-    [[...PROJECT, '--url', 'discord.com/api/webhooks/1/a', '--events', 'key_abuse'], /--url must be an absolute http\(s\) URL/],
-    [[...PROJECT, '--url', 'ftp://example.com/x', '--events', 'key_abuse'], /--url must be an http\(s\) URL; got "ftp:"/],
+    [[...PROJECT, '--url', 'discord.com/api/webhooks/1/a', '--events', 'key_abuse'], /--url must be a Discord webhook URL, https:\/\/discord\.com\/api\/webhooks\/ID\/TOKEN/],
+    [[...PROJECT, '--url', 'ftp://example.com/x', '--events', 'key_abuse'], /--url must be a Discord webhook URL/],
+    [[...PROJECT, '--url', 'http://discord.com/api/webhooks/1/a', '--events', 'key_abuse'], /--url must be a Discord webhook URL/],
+    [[...PROJECT, '--url', 'http://127.0.0.1:3000/_local/discord/webhooks/1/secret', '--events', 'key_abuse'], /inbox of npm start\); got http:\/\/127\.0\.0\.1:3000\/\[redacted\]$/],
     [[...PROJECT, '--url', `https://example.com/${'a'.repeat(2048)}`, '--events', 'key_abuse'], /--url must be at most 2048 characters/],
     [[...PROJECT, ...url, '--events', 'key_abuse,deploy'], /Unknown event "deploy" in --events; events: execution_drop, new_executor/],
     [[...PROJECT, ...url, '--events', 'key_abuse,,new_executor'], /--events must be a comma-separated list/],
@@ -231,5 +233,6 @@ describe('runCli on bad input', () => {
     const code = await runCli({ argv: ['help'], env: {}, stdout: (text) => stdout.push(text), stderr: () => undefined });
     expect(code).toBe(0);
     for (const command of Object.values(COMMANDS)) expect(stdout.join('')).toContain(command.usage);
+    expect(stdout.join('')).toContain('webhooks add --project ID --url https://discord.com/api/webhooks/ID/TOKEN --events e1,e2');
   });
 });
