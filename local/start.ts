@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOADER_ROUTE } from '#api/routes';
+import { oldNodeProblem } from './node-version';
 import type { RequestLogEntry } from './server';
 import { DEFAULT_PORT, type LocalStack, startLocalStack } from './stack';
 
@@ -104,9 +105,9 @@ function logRequest(entry: RequestLogEntry): void {
 }
 
 async function main(): Promise<void> {
-  const nodeMajor = Number(process.versions.node.split('.')[0]);
-  if (nodeMajor < 22) {
-    console.error(`The local stack needs Node 22 or newer (the Lambda runtime's version); this is Node ${process.versions.node}: install Node 22 from https://nodejs.org.`);
+  const oldNode = oldNodeProblem('The local stack', process.versions.node);
+  if (oldNode) {
+    console.error(oldNode);
     process.exit(1);
   }
   let args: StartArgs;

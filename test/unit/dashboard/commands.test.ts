@@ -235,4 +235,15 @@ describe('runCli on bad input', () => {
     for (const command of Object.values(COMMANDS)) expect(stdout.join('')).toContain(command.usage);
     expect(stdout.join('')).toContain('webhooks add --project ID --url https://discord.com/api/webhooks/ID/TOKEN --events e1,e2');
   });
+
+  it('on a Node older than 22 exits 1 saying what to do, before running the command', async () => {
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const code = await runCli({ argv: ['owner', 'create'], env: {}, nodeVersion: '20.20.2', stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text) });
+    expect(code).toBe(1);
+    expect(stdout).toEqual([]);
+    expect(stderr.join('')).toBe(
+      "The dashboard CLI needs Node 22 or newer (the Lambda runtime's version); this is Node 20.20.2: run nvm use (or fnm use; .nvmrc names the version), or install Node 22 from https://nodejs.org.\n",
+    );
+  });
 });
