@@ -195,7 +195,7 @@ function describeFields(docs: z.core.$ZodRegistry<SchemaDoc>) {
   docs.add(webhook.created_at, { description: timestamp });
   docs.add(webhook.updated_at, { description: timestamp });
 
-  docs.add(ListKeysResponseSchema.shape.total, { description: 'Number of keys ever issued in the project (revoked ones included).' });
+  docs.add(ListKeysResponseSchema.shape.total, { description: 'Number of keys ever issued in the project (revoked ones included); with the `watermark` filter, the number carrying that watermark.' });
   docs.add(ListVersionsResponseSchema.shape.current_version_id, { description: 'The current version; null only before the first upload.' });
   docs.add(RevokeBulkResponseSchema.shape.revoked_count, { description: 'Keys this call revoked; 0 when no active key carries the watermark.' });
   docs.add(RevokeBulkResponseSchema.shape.complete, {
@@ -280,6 +280,8 @@ function buildSchemas(): Record<string, JsonSchema> {
 const QUERY_DESCRIPTIONS: Record<string, string> = {
   limit: `Keys per page (default ${KEYS_PAGE.defaultLimit}, at most ${KEYS_PAGE.maxLimit}).`,
   offset: 'How many keys to skip, in issue order (default 0). Pages cost the same at any offset.',
+  watermark:
+    'Only the keys carrying this watermark (16 lowercase hex, the characters after `WM_` in a leaked dump), revoked ones included; `offset` and `total` then count those keys. Not in the spec: an addition that finds a leak\'s keys without listing the project.',
 };
 
 function queryParameters(query: z.core.$ZodType): Parameter[] {
@@ -414,10 +416,14 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       operationId: 'listKeys',
       tag: 'Keys',
       summary: 'List key metadata',
-      description: `Keys in issue order, \`limit\` per page from \`offset\`. Raw key values are never returned. \`total\` counts every key issued, so a client pages until \`offset\` reaches it.`,
+      description: `Keys in issue order, \`limit\` per page from \`offset\`. Raw key values are never returned. \`total\` counts every key issued, so a client pages until \`offset\` reaches it. With \`watermark\`, only the keys carrying it, read from the watermark index at a cost that grows with the matching keys, not the project.`,
       query: ListKeysQuery,
       ok: { schema: 'ListKeysResponse', description: 'A page of keys.', example: listKeysExample },
-      errors: [invalid('limit out of range', ListKeysQuery, { limit: '500' }), invalid('offset not a whole number', ListKeysQuery, { offset: '-1' })],
+      errors: [
+        invalid('limit out of range', ListKeysQuery, { limit: '500' }),
+        invalid('offset not a whole number', ListKeysQuery, { offset: '-1' }),
+        invalid('watermark with its WM_ prefix', ListKeysQuery, { watermark: 'WM_3f9a1c2e7b4d8a6f' }),
+      ],
     },
     'revoke-key': {
       operationId: 'revokeKey',
