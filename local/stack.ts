@@ -7,7 +7,7 @@ import { createStores } from '#store/stores';
 import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
-import { docsExtension } from './docs';
+import { createDocsExtension } from './docs';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local';
 import { type DemoSeed, seedDemo } from './seed';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
@@ -112,7 +112,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       host: '127.0.0.1',
       stores,
       telemetry: telemetry.sink,
-      extensions: [discord, docsExtension, ...(options.extensions ?? [])],
+      extensions: [discord, createDocsExtension({ exampleProjectId: demo.projectId }), ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });
     stops.push(() => server.close());

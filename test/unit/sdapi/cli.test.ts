@@ -163,6 +163,13 @@ describe('sdapi failures', () => {
     }
   });
 
+  it('prints the same help for `sdapi help`, as the dashboard CLI has it', async () => {
+    const [help, flag] = [await runCli(['help'], { api }), await runCli(['--help'], { api })];
+    expect(help).toMatchObject({ code: EXIT.ok, stderr: '' });
+    expect(help.stdout).toBe(flag.stdout);
+    expect(api.requests).toEqual([]);
+  });
+
   it('exits 2 for an unknown command, a missing argument, or an option of another command', async () => {
     expect(await runCli(['keys', 'delete'], { api })).toMatchObject({ code: EXIT.usage, stderr: 'sdapi: Unknown command "keys delete"; run sdapi --help for the list\n' });
     expect(await runCli(['keys', 'revoke'], { api })).toMatchObject({ code: EXIT.usage, stderr: 'sdapi: "keys revoke" takes KEY_ID: sdapi keys revoke KEY_ID\n' });
