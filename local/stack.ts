@@ -8,7 +8,7 @@ import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
 import { createDocsExtension } from './docs';
-import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local';
+import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dynamodb-local';
 import { type DemoSeed, seedDemo } from './seed';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
@@ -35,6 +35,8 @@ export interface LocalStackOptions {
   /** Where deliveries are posted; the stack's own Discord stand-in when absent (env DISCORD_API_BASE in start.ts). */
   discordApiBase?: string;
   onRequest?: (entry: RequestLogEntry) => void;
+  /** Told about the first start's download of DynamoDB Local. */
+  onFetch?: FetchReporter;
 }
 
 export interface LocalStack extends StackInfo {
@@ -73,7 +75,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   try {
     const dynamodb: Pick<DynamoDbLocal, 'endpoint'> = options.dynamodbEndpoint
       ? { endpoint: options.dynamodbEndpoint }
-      : await startDynamoDbLocal({ dataDir: options.persistDir }).then((started) => {
+      : await startDynamoDbLocal({ dataDir: options.persistDir, onFetch: options.onFetch }).then((started) => {
           stops.push(() => started.stop());
           return started;
         });
