@@ -6,11 +6,14 @@ const REPO_ROOT = new URL('../../../', import.meta.url);
 const repoFile = (name: string) => readFile(new URL(name, REPO_ROOT), 'utf8');
 
 describe('the Node version a newcomer needs', () => {
-  it('is named where nvm, fnm, nodenv and asdf look (.nvmrc, .node-version) and in package.json engines, all the same major', async () => {
+  it('is named where nvm, fnm, nodenv, asdf and volta look, and in package.json engines, all the same major', async () => {
     expect((await repoFile('.nvmrc')).trim()).toBe(String(REQUIRED_NODE_MAJOR));
     expect((await repoFile('.node-version')).trim()).toBe(String(REQUIRED_NODE_MAJOR));
-    const engines = (JSON.parse(await repoFile('package.json')) as { engines: { node: string } }).engines;
-    expect(engines.node).toBe(`>=${REQUIRED_NODE_MAJOR}`);
+    const manifest = JSON.parse(await repoFile('package.json')) as { engines: { node: string }; volta: { node: string } };
+    expect(manifest.engines.node).toBe(`>=${REQUIRED_NODE_MAJOR}`);
+    // Volta wants an exact version: the one CI runs.
+    expect(manifest.volta.node).toBe(/NODE_22='([\d.]+)'/.exec(await repoFile('.ci/run'))?.[1]);
+    expect(manifest.volta.node.split('.')[0]).toBe(String(REQUIRED_NODE_MAJOR));
   });
 
   it('refuses an older Node with a sentence naming the tool and the fix, and accepts 22 and newer', () => {
