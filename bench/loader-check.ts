@@ -34,8 +34,8 @@ export const LOADER_CHECK_SETTINGS = {
 } as const;
 
 /**
- * List prices, us-east-1, as of November 2026 (sources in the README): what a check costs is computed from these
- * and the bench's own measurements, so the README's figure can be redone with `npm run bench`.
+ * List prices, us-east-1, as of November 2026 (sources in docs/performance.md): what a check costs is computed from these
+ * and the bench's own measurements, so the figure of docs/performance.md can be redone with `npm run bench`.
  */
 const PRICES = {
   /** REST API requests, by monthly tier: first 333 M, next 667 M, next 19 B. */
@@ -110,7 +110,7 @@ async function benchHandler(table: BenchTable, log: (line: string) => void) {
   const handler = createValidateHandler({
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
-    // The queue answers at once: the handler's figure is DynamoDB and our code, SendMessage is added in the README.
+    // The queue answers at once: the handler's figure is DynamoDB and our code, SendMessage is added in docs/performance.md.
     telemetry: new QueueTelemetrySink(
       {
         sendBatch: async (messages) => {

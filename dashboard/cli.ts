@@ -1,6 +1,7 @@
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { oldNodeProblem } from '#local/node-version';
 import { DEFAULT_STATE_FILE } from '#local/state-file';
 import { UsageError } from './args';
 import { COMMANDS, findCommand } from './commands';
@@ -16,6 +17,8 @@ export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   stateFile?: string;
+  /** process.versions.node unless a test passes another. */
+  nodeVersion?: string;
 }
 
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -23,6 +26,12 @@ export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 const HELP_FLAGS = new Set(['help', '--help', '-h']);
 
 export async function runCli(io: CliIo): Promise<number> {
+  // Before anything else: on an older Node the AWS SDK warns and the Lambda code is not what runs in AWS.
+  const oldNode = oldNodeProblem('The dashboard CLI', io.nodeVersion ?? process.versions.node);
+  if (oldNode) {
+    io.stderr(`${oldNode}\n`);
+    return EXIT.failed;
+  }
   if (io.argv.length === 0 || HELP_FLAGS.has(io.argv[0] ?? '')) {
     const usage = Object.values(COMMANDS).map((command) => `  ${command.usage}`);
     (io.argv.length === 0 ? io.stderr : io.stdout)(['usage: npm run -s dashboard -- <command> [flags]', ...usage].join('\n') + '\n');

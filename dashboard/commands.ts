@@ -2,6 +2,7 @@ import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard
 import type { AuditEntry } from '#domain/audit';
 import { type Plan, PLANS } from '#domain/model';
 import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, tokenIdOf, type TokenScope } from '#domain/tokens';
+import { parseDiscordWebhookUrl, redactWebhookUrl } from '#events/discord-webhook-url';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { watermarkProblem } from '#schemas/formats';
 import { type EventName } from '#schemas/resources';
@@ -74,15 +75,17 @@ function watermark(text: string): string {
   return text;
 }
 
+/** The form Discord gives under Server Settings > Integrations > Webhooks > Copy Webhook URL. */
+export const DISCORD_WEBHOOK_URL_FORM = 'https://discord.com/api/webhooks/ID/TOKEN';
+
+/** Only a Discord webhook URL is ever posted to, so anything else would be a config that silently never fires. */
 function webhookUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new UsageError(`--url must be an absolute http(s) URL such as https://discord.com/api/webhooks/ID/TOKEN; got "${text}"`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--url must be an http(s) URL; got "${url.protocol}"`);
   if (text.length > MAX_URL_LENGTH) throw new UsageError(`--url must be at most ${MAX_URL_LENGTH} characters`);
+  if (!parseDiscordWebhookUrl(text)) {
+    throw new UsageError(
+      `--url must be a Discord webhook URL, ${DISCORD_WEBHOOK_URL_FORM} (locally the deliveries still go to the inbox of npm start); got ${redactWebhookUrl(text)}`,
+    );
+  }
   return text;
 }
 
@@ -274,7 +277,7 @@ export const webhooksAdd: Command<{ projectId: string; url: string; events: Even
   name: 'webhooks add',
   flags: {
     project: { required: true, placeholder: 'ID' },
-    url: { required: true, placeholder: 'URL' },
+    url: { required: true, placeholder: DISCORD_WEBHOOK_URL_FORM },
     events: { required: true, placeholder: 'e1,e2' },
     disabled: { kind: 'switch' },
   },

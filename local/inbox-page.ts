@@ -29,7 +29,7 @@ export const INBOX_HTML = `<!doctype html>
   .meta { display: flex; align-items: center; gap: 6px; }
   .author { color: #f2f3f5; font-weight: 500; }
   .tag { background: #5865f2; color: #fff; font-size: 10px; font-weight: 600; padding: 0 4px; border-radius: 3px; line-height: 15px; }
-  .received { color: #949ba4; font-size: 12px; }
+  .received, .webhook { color: #949ba4; font-size: 12px; }
   .embed { max-width: 520px; margin-top: 4px; background: #2b2d31; border-left: 4px solid #1e1f22; border-radius: 4px; padding: 8px 16px 16px 12px; display: grid; gap: 8px; }
   .embed-title { color: #f2f3f5; font-weight: 600; margin-top: 8px; }
   .embed-description { font-size: 14px; white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -43,7 +43,7 @@ export const INBOX_HTML = `<!doctype html>
 </head>
 <body>
 <header><h1>webhook-inbox</h1><span class="status" id="status">connecting…</span></header>
-<main id="messages"><p class="empty">No messages yet. Upload a version (<code>npm run -s dashboard -- versions upload --project ID --size-bytes 12595</code>) and its embed shows here.</p></main>
+<main id="messages"><p class="empty">No messages yet. Upload a version (<code>npm run -s dashboard -- versions upload --project ID --file PATH</code>) and its embed shows here.</p></main>
 <script src="/_local/inbox.js"></script>
 </body>
 </html>
@@ -146,7 +146,7 @@ export const INBOX_SCRIPT = `'use strict';
     return el('section', 'message',
       el('div', 'avatar', document.createTextNode(author.slice(0, 1).toUpperCase())),
       el('div', 'body',
-        el('div', 'meta', el('span', 'author', document.createTextNode(author)), el('span', 'tag', document.createTextNode('APP')), el('span', 'received', document.createTextNode(when(text(message.timestamp))))),
+        el('div', 'meta', el('span', 'author', document.createTextNode(author)), el('span', 'tag', document.createTextNode('APP')), el('span', 'received', document.createTextNode(when(text(message.timestamp)))), el('span', 'webhook', document.createTextNode('via webhook ' + text(message.webhook_id)))),
         ...(text(message.content) ? [el('div', 'content', markdown(message.content))] : []),
         ...(Array.isArray(message.embeds) ? message.embeds : []).map(embedNode)));
   };

@@ -25,6 +25,8 @@ export interface DemoSeed {
   sharedWatermark: string;
   /** The raw value of an active demo key (no use cap), for the loader key check; the table holds its hash only. */
   demoKey: string;
+  /** The demo key's id, for revoking it over the API. */
+  demoKeyId: string;
   keyCount: number;
   versionIds: string[];
   webhookId: string;
@@ -64,5 +66,5 @@ export async function seedDemo({ dashboard, tokens }: Pick<Stores, 'dashboard' |
     const uploadedAt = now - (DEMO_VERSIONS.length - 1 - i) * 86_400;
     versionIds.push((await dashboard.uploadVersion({ projectId, ...version, now: uploadedAt })).id);
   }
-  return { ownerId, token, projectId, sharedWatermark, demoKey: first.key, keyCount: DEMO_KEY_COUNT, versionIds, webhookId, webhookUrl };
+  return { ownerId, token, projectId, sharedWatermark, demoKey: first.key, demoKeyId: first.id, keyCount: DEMO_KEY_COUNT, versionIds, webhookId, webhookUrl };
 }

@@ -133,7 +133,8 @@ async function serve(
   extensions: readonly LocalExtension[],
 ): Promise<Partial<RequestLogEntry>> {
   const url = localUrl(req.url ?? '/', origin);
-  if (url.pathname.startsWith(LOCAL_PREFIX)) {
+  // `/` too: API Gateway has no route there, so the local stack may use it to point a newcomer at its docs.
+  if (url.pathname.startsWith(LOCAL_PREFIX) || url.pathname === '/') {
     for (const extension of extensions) {
       if (await extension(req, res, url)) return {};
     }

@@ -7,8 +7,8 @@ import { createStores } from '#store/stores';
 import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
-import { docsExtension } from './docs';
-import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local';
+import { createDocsExtension } from './docs';
+import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dynamodb-local';
 import { type DemoSeed, seedDemo } from './seed';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
@@ -35,6 +35,8 @@ export interface LocalStackOptions {
   /** Where deliveries are posted; the stack's own Discord stand-in when absent (env DISCORD_API_BASE in start.ts). */
   discordApiBase?: string;
   onRequest?: (entry: RequestLogEntry) => void;
+  /** Told about the first start's download of DynamoDB Local. */
+  onFetch?: FetchReporter;
 }
 
 export interface LocalStack extends StackInfo {
@@ -49,7 +51,7 @@ export interface LocalStack extends StackInfo {
   stop(): Promise<void>;
 }
 
-type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark' | 'demoKey'>;
+type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark' | 'demoKey' | 'demoKeyId'>;
 
 /**
  * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), webhook
@@ -60,11 +62,11 @@ type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWate
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stateFile = options.stateFile ?? DEFAULT_STATE_FILE;
   const tableName = options.tableName ?? DEFAULT_TABLE_NAME;
+  const port = options.port ?? DEFAULT_PORT;
+  // Checked before the file is touched: on a taken port it most likely describes the stack that holds the port.
+  await assertPortFree(port);
   // A file left by an earlier run would point waiting tools at a stack that is not up yet.
   await rm(stateFile, { force: true });
-
-  const port = options.port ?? DEFAULT_PORT;
-  await assertPortFree(port);
 
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
@@ -73,7 +75,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   try {
     const dynamodb: Pick<DynamoDbLocal, 'endpoint'> = options.dynamodbEndpoint
       ? { endpoint: options.dynamodbEndpoint }
-      : await startDynamoDbLocal({ dataDir: options.persistDir }).then((started) => {
+      : await startDynamoDbLocal({ dataDir: options.persistDir, onFetch: options.onFetch }).then((started) => {
           stops.push(() => started.stop());
           return started;
         });
@@ -112,7 +114,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       host: '127.0.0.1',
       stores,
       telemetry: telemetry.sink,
-      extensions: [discord, docsExtension, ...(options.extensions ?? [])],
+      extensions: [discord, createDocsExtension({ exampleProjectId: demo.projectId }), ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });
     stops.push(() => server.close());
@@ -126,6 +128,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tableName,
       inboxUrl: `${server.url}${INBOX_PATH}`,
       demoKey: demo.demoKey,
+      demoKeyId: demo.demoKeyId,
     };
     await writeStateFile(stateFile, info);
     stops.push(() => removeStateFileIfOurs(stateFile, info));
@@ -141,10 +144,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 async function readDemo(persistDir: string): Promise<DemoRecord | undefined> {
   try {
     const record = JSON.parse(await readFile(join(persistDir, DEMO_FILE), 'utf8')) as Partial<DemoRecord>;
-    const { ownerId, token, projectId, sharedWatermark, demoKey } = record;
+    const { ownerId, token, projectId, sharedWatermark, demoKey, demoKeyId } = record;
     const strings = typeof ownerId === 'string' && typeof token === 'string' && typeof projectId === 'string';
-    // A record written before demo keys existed has none: seed a new demo then.
-    if (strings && typeof sharedWatermark === 'string' && typeof demoKey === 'string') return { ownerId, token, projectId, sharedWatermark, demoKey };
+    // A record written before demo keys (or their ids) were kept has none: seed a new demo then.
+    const demoKeyKnown = typeof demoKey === 'string' && typeof demoKeyId === 'string';
+    if (strings && typeof sharedWatermark === 'string' && demoKeyKnown) return { ownerId, token, projectId, sharedWatermark, demoKey, demoKeyId };
   } catch {
     // No record from an earlier run: seed a new demo beside the old data.
   }
@@ -152,6 +156,7 @@ async function readDemo(persistDir: string): Promise<DemoRecord | undefined> {
 }
 
 async function writeDemo(persistDir: string, demo: DemoRecord): Promise<void> {
-  const { ownerId, token, projectId, sharedWatermark, demoKey } = demo;
-  await writeFile(join(persistDir, DEMO_FILE), `${JSON.stringify({ ownerId, token, projectId, sharedWatermark, demoKey }, null, 2)}\n`, { mode: 0o600 });
+  const { ownerId, token, projectId, sharedWatermark, demoKey, demoKeyId } = demo;
+  const record = { ownerId, token, projectId, sharedWatermark, demoKey, demoKeyId };
+  await writeFile(join(persistDir, DEMO_FILE), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
 }

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOADER_ROUTE } from '#api/routes';
+import type { FetchReporter } from './dynamodb-local';
+import { oldNodeProblem } from './node-version';
 import type { RequestLogEntry } from './server';
 import { DEFAULT_PORT, type LocalStack, startLocalStack } from './stack';
 
@@ -72,8 +74,10 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     `  curl -s ${auth} '${project}/versions'`,
     `  curl -s -X POST ${auth} -H 'Content-Type: application/json' -d '{"watermark":"${stack.sharedWatermark}"}' '${project}/keys/revoke-bulk'`,
     '',
-    'A buyer\'s loader checks the demo key (no token; KEY_VALID until the key is revoked):',
+    `A buyer\'s loader checks the demo key ${stack.demoKeyId} (no token; KEY_VALID until the key is revoked):`,
     `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${LOADER_ROUTE.path}'`,
+    'Revoke it, then check again (KEY_REVOKED):',
+    `  curl -s -X POST ${auth} -H 'Content-Type: application/json' -d '{"key_id":"${stack.demoKeyId}"}' '${project}/keys/revoke'`,
     '',
     'Dashboard: npm run -s dashboard -- help',
     'Press Ctrl+C to stop.',
@@ -84,6 +88,38 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
 /** A loader check of the demo key, as the Roblox loader in examples/ would send it from one machine. */
 export function demoCheck(stack: Pick<LocalStack, 'projectId' | 'demoKey'>) {
   return { project_id: stack.projectId, key: stack.demoKey, fingerprint: createHash('sha256').update('demo-machine').digest('hex'), executor: 'curl' };
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * The first start's download on stderr: what is fetched, then progress, redrawn in place on a terminal and a line
+ * per tenth elsewhere (a CI log gets ten lines, not thousands).
+ */
+export function fetchReporter(out: { write(text: string): unknown; isTTY?: boolean }): FetchReporter {
+  let lastTenth = -1;
+  let drawn = false;
+  return {
+    start: (what) => void out.write(`First start: fetching ${what}.\n`),
+    progress(received, total) {
+      const amount = total ? `${(received / MB).toFixed(1)} of ${(total / MB).toFixed(1)} MB (${Math.floor((received / total) * 100)}%)` : `${(received / MB).toFixed(1)} MB`;
+      const done = total !== undefined && received >= total;
+      if (out.isTTY) {
+        out.write(`\r\x1b[K  downloading ${amount}${done ? '\n' : ''}`);
+        drawn = !done;
+        return;
+      }
+      const tenth = total ? Math.floor((received / total) * 10) : Math.floor(received / (5 * MB));
+      if (tenth === lastTenth && !done) return;
+      lastTenth = tenth;
+      out.write(`  downloading ${amount}\n`);
+    },
+    note(line) {
+      if (drawn) out.write('\n');
+      drawn = false;
+      out.write(`${line}\n`);
+    },
+  };
 }
 
 /** Webhook tokens are secrets even locally: the stand-in's paths carry them, the log line does not. */
@@ -102,9 +138,9 @@ function logRequest(entry: RequestLogEntry): void {
 }
 
 async function main(): Promise<void> {
-  const nodeMajor = Number(process.versions.node.split('.')[0]);
-  if (nodeMajor < 22) {
-    console.error(`The local stack needs Node 22 or newer (the Lambda runtime's version); this is Node ${process.versions.node}: install Node 22 from https://nodejs.org.`);
+  const oldNode = oldNodeProblem('The local stack', process.versions.node);
+  if (oldNode) {
+    console.error(oldNode);
     process.exit(1);
   }
   let args: StartArgs;
@@ -148,6 +184,7 @@ async function main(): Promise<void> {
       stateFile: args.stateFile,
       discordApiBase: process.env.DISCORD_API_BASE || undefined,
       onRequest: logRequest,
+      onFetch: fetchReporter(process.stderr),
     });
   } catch (error) {
     // A signal during start-up also kills DynamoDB Local's Java (same process group): not an error to report.

@@ -16,11 +16,13 @@ export interface StackInfo {
   inboxUrl: string;
   /** The raw value of one active demo key, for the loader key check (POST /v1/loader/validate). */
   demoKey: string;
+  /** That key's id, for revoking it (POST /v1/projects/:id/keys/revoke). */
+  demoKeyId: string;
 }
 
 export function stackInfoJson(info: StackInfo): string {
-  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey } = info;
-  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey }, null, 2)}\n`;
+  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId } = info;
+  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId }, null, 2)}\n`;
 }
 
 /**

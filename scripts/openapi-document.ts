@@ -96,7 +96,7 @@ const headerRef = (name: string): Ref => ({ $ref: `#/components/headers/${name}`
 
 // ---- Examples: ids shaped like the ones the service makes (`<prefix>_` + 20 hex) ----
 
-const EXAMPLE = {
+export const EXAMPLE = {
   projectId: 'prj_5e0c8a3f71b24d9c6a1f',
   keyId: 'key_0b7d4e9a2c6f18e35a70',
   otherKeyId: 'key_9f21c4a8e07b3d5c6e12',
@@ -160,6 +160,7 @@ const listWebhooksExample = {
 /** What the document adds to a zod schema: a component name (`id`), prose, and what a refinement enforces. */
 interface SchemaDoc {
   id?: string;
+  title?: string;
   description?: string;
   pattern?: string;
   examples?: unknown[];
@@ -195,7 +196,7 @@ function describeFields(docs: z.core.$ZodRegistry<SchemaDoc>) {
   docs.add(webhook.created_at, { description: timestamp });
   docs.add(webhook.updated_at, { description: timestamp });
 
-  docs.add(ListKeysResponseSchema.shape.total, { description: 'Number of keys ever issued in the project (revoked ones included).' });
+  docs.add(ListKeysResponseSchema.shape.total, { description: 'Number of keys ever issued in the project (revoked ones included); with the `watermark` filter, the number carrying that watermark.' });
   docs.add(ListVersionsResponseSchema.shape.current_version_id, { description: 'The current version; null only before the first upload.' });
   docs.add(RevokeBulkResponseSchema.shape.revoked_count, { description: 'Keys this call revoked; 0 when no active key carries the watermark.' });
   docs.add(RevokeBulkResponseSchema.shape.complete, {
@@ -252,6 +253,11 @@ function buildSchemas(): Record<string, JsonSchema> {
   docs.add(VersionSchema, { description: 'A script version.' });
   docs.add(WebhookSchema, { description: 'A webhook configuration (managed in the dashboard).' });
   docs.add(ErrorResponse, { description: 'Every failure has this shape.' });
+  docs.add(LoaderCheckResponse, { description: 'Either LoaderCheckValid (`valid: true`, the key may run) or LoaderCheckRefused (`valid: false`, with the code saying why).' });
+  // Titled and inlined in the union (a registry of its own below): Swagger UI names a branch by its title, and
+  // shows a `$ref` branch as `any` until it is expanded.
+  docs.add(LoaderCheckValid, { title: 'LoaderCheckValid' });
+  docs.add(LoaderCheckRefused, { title: 'LoaderCheckRefused' });
   return {
     ...componentSchemas(docs, 'output', {
       Key: KeySchema,
@@ -265,7 +271,8 @@ function buildSchemas(): Record<string, JsonSchema> {
       ListWebhooksResponse: ListWebhooksResponseSchema,
       ErrorResponse,
     }),
-    ...componentSchemas(docs, 'output', { LoaderCheckResponse, LoaderCheckValid, LoaderCheckRefused }),
+    ...componentSchemas(docs, 'output', { LoaderCheckResponse }),
+    ...componentSchemas(docs, 'output', { LoaderCheckValid, LoaderCheckRefused }),
     ...componentSchemas(docs, 'input', {
       RevokeKeyRequest: RevokeKeyBody,
       RevokeBulkRequest: RevokeBulkBody,
@@ -280,6 +287,8 @@ function buildSchemas(): Record<string, JsonSchema> {
 const QUERY_DESCRIPTIONS: Record<string, string> = {
   limit: `Keys per page (default ${KEYS_PAGE.defaultLimit}, at most ${KEYS_PAGE.maxLimit}).`,
   offset: 'How many keys to skip, in issue order (default 0). Pages cost the same at any offset.',
+  watermark:
+    'Only the keys carrying this watermark (16 lowercase hex, the characters after `WM_` in a leaked dump), revoked ones included; `offset` and `total` then count those keys. Not in the spec: an addition that finds a leak\'s keys without listing the project.',
 };
 
 function queryParameters(query: z.core.$ZodType): Parameter[] {
@@ -414,10 +423,14 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       operationId: 'listKeys',
       tag: 'Keys',
       summary: 'List key metadata',
-      description: `Keys in issue order, \`limit\` per page from \`offset\`. Raw key values are never returned. \`total\` counts every key issued, so a client pages until \`offset\` reaches it.`,
+      description: `Keys in issue order, \`limit\` per page from \`offset\`. Raw key values are never returned. \`total\` counts every key issued, so a client pages until \`offset\` reaches it. With \`watermark\`, only the keys carrying it, read from the watermark index at a cost that grows with the matching keys, not the project.`,
       query: ListKeysQuery,
       ok: { schema: 'ListKeysResponse', description: 'A page of keys.', example: listKeysExample },
-      errors: [invalid('limit out of range', ListKeysQuery, { limit: '500' }), invalid('offset not a whole number', ListKeysQuery, { offset: '-1' })],
+      errors: [
+        invalid('limit out of range', ListKeysQuery, { limit: '500' }),
+        invalid('offset not a whole number', ListKeysQuery, { offset: '-1' }),
+        invalid('watermark with its WM_ prefix', ListKeysQuery, { watermark: 'WM_3f9a1c2e7b4d8a6f' }),
+      ],
     },
     'revoke-key': {
       operationId: 'revokeKey',

@@ -55,6 +55,19 @@ export class ApiClient {
     }
   }
 
+  /**
+   * Every key carrying `watermark`, revoked ones too, through the list's `watermark` filter: the requests grow with
+   * those keys (one per 100), never with the project's size.
+   */
+  async keysWithWatermark(watermark: string): Promise<ListKeysResponse['keys']> {
+    const keys: ListKeysResponse['keys'] = [];
+    for (;;) {
+      const page = await this.call('GET', `keys?watermark=${encodeURIComponent(watermark)}&limit=${KEYS_PAGE.maxLimit}&offset=${keys.length}`, ListKeysResponse);
+      keys.push(...page.keys);
+      if (page.keys.length === 0 || keys.length >= page.total) return keys;
+    }
+  }
+
   revokeKey(keyId: string): Promise<OkResponse> {
     return this.call('POST', 'keys/revoke', OkResponse, { key_id: keyId });
   }

@@ -51,7 +51,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
       sources.push(`${what} from ${LOCAL_STACK_FILE}`);
       return value;
     }
-    throw new UsageError(`No ${what}: set ${variable} or pass ${hint}`);
+    throw new UsageError(`No ${what}: set ${variable} or pass ${hint}, or run npm start (the local stack writes ${LOCAL_STACK_FILE})`);
   };
 
   const baseUrl = normalizeBaseUrl(pick(flags.baseUrl, 'SDAPI_BASE_URL', 'baseUrl', 'API base URL', '--base-url URL'));

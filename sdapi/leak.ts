@@ -9,7 +9,7 @@ export interface LeakReport {
   file: string;
   bytes: number;
   project_id: string;
-  watermarks: { watermark: string; occurrences: number; active_keys: number; revoked_count: number | null }[];
+  watermarks: { watermark: string; occurrences: number; active_keys: number; already_revoked: number; revoked_count: number | null }[];
   malformed: MalformedMarker[];
   malformed_not_listed: number;
   confirmed: boolean;
@@ -22,9 +22,10 @@ function size(bytes: number): string {
 }
 
 /**
- * `sdapi leak FILE`: stream the dump for `WM_` markers, count the active keys of the project that carry
- * each valid watermark, ask (or take --yes), then bulk-revoke each watermark that has active keys.
- * Malformed markers and watermarks no active key carries are reported and left alone.
+ * `sdapi leak FILE`: stream the dump for `WM_` markers, look up the keys carrying each valid watermark (the key
+ * list's watermark filter, so a 50,000-key project is never listed), ask (or take --yes), then bulk-revoke each
+ * watermark that has active keys. Malformed markers, watermarks no key carries and watermarks whose keys are all
+ * revoked already (a repeat run) are reported and left alone.
  */
 export async function leakCommand(context: CommandContext): Promise<number> {
   const { client, config, options, args, stdout, stderr, io } = context;
@@ -63,21 +64,20 @@ export async function leakCommand(context: CommandContext): Promise<number> {
     return EXIT.noWatermark;
   }
 
-  const counting = progressBar(stderr, 'keys');
-  const { keys } = await client.allKeys((fetched, total) => counting.update(fetched, total)).finally(() => counting.done());
-  const active = new Map<string, number>();
-  for (const key of keys) if (key.revoked === 0 && scan.watermarks.has(key.watermark)) active.set(key.watermark, (active.get(key.watermark) ?? 0) + 1);
-  report.watermarks = [...scan.watermarks].map(([watermark, occurrences]) => ({ watermark, occurrences, active_keys: active.get(watermark) ?? 0, revoked_count: null }));
+  const looking = progressBar(stderr, 'watermarks');
+  try {
+    for (const [watermark, occurrences] of scan.watermarks) {
+      looking.update(report.watermarks.length, scan.watermarks.size);
+      const keys = await client.keysWithWatermark(watermark);
+      const active = keys.filter((key) => key.revoked === 0).length;
+      report.watermarks.push({ watermark, occurrences, active_keys: active, already_revoked: keys.length - active, revoked_count: null });
+    }
+  } finally {
+    looking.done();
+  }
 
-  human(`\nWatermarks in the dump, against the ${plural(keys.length, 'key')} of project ${config.projectId}:\n`);
-  human(
-    indent(
-      table(
-        ['WATERMARK', 'SEEN', 'ACTIVE KEYS', ''],
-        report.watermarks.map((w) => [w.watermark, String(w.occurrences), String(w.active_keys), w.active_keys === 0 ? 'unknown: no active key carries it, not revoked' : '']),
-      ),
-    ),
-  );
+  human(`\nWatermarks in the dump, against the keys of project ${config.projectId}:\n`);
+  human(indent(table(['WATERMARK', 'SEEN', 'ACTIVE KEYS', ''], report.watermarks.map((w) => [w.watermark, String(w.occurrences), String(w.active_keys), standing(w)]))));
 
   const targets = report.watermarks.filter((w) => w.active_keys > 0);
   if (targets.length === 0) {
@@ -112,6 +112,13 @@ export async function leakCommand(context: CommandContext): Promise<number> {
   if (targets.length > 1) human(`Revoked ${plural(total, 'key')} in all.\n`);
   if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   return EXIT.ok;
+}
+
+/** Why a watermark is left alone, or nothing when it will be revoked. */
+function standing(w: LeakReport['watermarks'][number]): string {
+  if (w.active_keys > 0) return '';
+  if (w.already_revoked > 0) return `already revoked (${plural(w.already_revoked, 'key')})`;
+  return 'unknown: no key carries it, not revoked';
 }
 
 function indent(text: string): string {

@@ -137,7 +137,7 @@ Options:
   --json           Print JSON instead of tables
   --verbose        Trace each request on stderr (never the token)
   -y, --yes        leak: revoke without asking
-  -h, --help       Show this help
+  -h, --help       Show this help (or: sdapi help)
 
 Settings not given by flag or variable come from ${LOCAL_STACK_FILE}, which npm start writes.
 
@@ -154,9 +154,11 @@ export async function runSdapi(argv: string[], io: CliIo): Promise<number> {
   try {
     const { values: options, positionals } = parseCommandLine(argv);
     redactor.add(options.token);
-    if (options.help || positionals.length === 0) {
-      (positionals.length === 0 && !options.help ? stderr : stdout).write(HELP);
-      return options.help ? EXIT.ok : EXIT.usage;
+    // `sdapi help` as the dashboard CLI has it, besides --help.
+    const help = options.help || (positionals.length === 1 && positionals[0] === 'help');
+    if (help || positionals.length === 0) {
+      (help ? stdout : stderr).write(HELP);
+      return help ? EXIT.ok : EXIT.usage;
     }
     const { name, command, args } = findCommand(positionals);
     for (const option of Object.keys(options) as OptionName[]) {

@@ -18,6 +18,11 @@ export interface ProjectStore {
   /** Keys with issue sequence in (afterSeq, afterSeq + limit], in issue order. */
   listKeysAfter(projectId: string, afterSeq: number, limit: number): Promise<Key[]>;
   /**
+   * The keys carrying `watermark` in this project (revoked ones too), in issue order: `limit` of them from
+   * position `offset` among them, and how many there are. Costs O(matching keys), whatever the project's size.
+   */
+  listKeysWithWatermark(projectId: string, watermark: string, offset: number, limit: number): Promise<{ keys: Key[]; total: number }>;
+  /**
    * Revoke one key; tells apart a key that was already revoked from one that does not exist. `entry` is written in
    * the same transaction as the revoke, so it exists exactly when this call revoked the key.
    */

@@ -29,8 +29,12 @@ export async function openProject(store: ProjectStore, caller: Caller, projectId
   return authorizeProjectAccess(await store.getProject(projectId), caller.ownerId);
 }
 
-/** Spec §4.1. `offset` is a position in issue order, so it maps to a sequence range, not a skip. */
+/**
+ * Spec §4.1. `offset` is a position in issue order, so it maps to a sequence range, not a skip. With our additive
+ * `watermark` filter, the page and `total` count only the keys carrying it (revoked ones included, as in the list).
+ */
 export async function listKeys(store: ProjectStore, project: Project, query: ListKeysQuery): Promise<ListKeysResponse> {
+  if (query.watermark !== undefined) return store.listKeysWithWatermark(project.id, query.watermark, query.offset, query.limit);
   const keys = await store.listKeysAfter(project.id, query.offset, query.limit);
   return { keys, total: project.keyCount };
 }

@@ -46,10 +46,25 @@ function wholeNumberParam(name: string, min: number, max: number, defaultValue: 
 /** Spec §4.1 and §8. Offsets stop at 15 digits, far past any key count and inside exact JSON numbers. */
 export const KEYS_PAGE = { defaultLimit: 50, maxLimit: 100, defaultOffset: 0, maxOffset: 999_999_999_999_999 } as const;
 
-/** `GET /v1/projects/:id/keys` (spec §4.1). */
+/** A watermark as the spec writes it (§4.3, §8), with advice for the common slips. */
+function watermarkValue() {
+  return z
+    .string({ error: (issue) => (issue.input === undefined ? 'watermark is required' : 'watermark must be a string') })
+    .check(
+      z.refine((value) => watermarkProblem(value) === undefined, {
+        error: (issue) => watermarkProblem(String(issue.input)) ?? 'invalid watermark',
+      }),
+    );
+}
+
+/**
+ * `GET /v1/projects/:id/keys` (spec §4.1). `watermark` is ours, additive: only the keys carrying it, read from
+ * the watermark index, so finding a leak's keys never lists the project.
+ */
 export const ListKeysQuery = requestPart('query', {
   limit: wholeNumberParam('limit', 1, KEYS_PAGE.maxLimit, KEYS_PAGE.defaultLimit),
   offset: wholeNumberParam('offset', 0, KEYS_PAGE.maxOffset, KEYS_PAGE.defaultOffset),
+  watermark: z.optional(watermarkValue()),
 });
 export type ListKeysQuery = z.infer<typeof ListKeysQuery>;
 
@@ -61,15 +76,7 @@ export const RevokeKeyBody = requestPart('body', { key_id: requiredId('key_id') 
 export type RevokeKeyBody = z.infer<typeof RevokeKeyBody>;
 
 /** `POST /v1/projects/:id/keys/revoke-bulk` (spec §4.3). */
-export const RevokeBulkBody = requestPart('body', {
-  watermark: z
-    .string({ error: (issue) => (issue.input === undefined ? 'watermark is required' : 'watermark must be a string') })
-    .check(
-      z.refine((value) => watermarkProblem(value) === undefined, {
-        error: (issue) => watermarkProblem(String(issue.input)) ?? 'invalid watermark',
-      }),
-    ),
-});
+export const RevokeBulkBody = requestPart('body', { watermark: watermarkValue() });
 export type RevokeBulkBody = z.infer<typeof RevokeBulkBody>;
 
 /** `POST /v1/projects/:id/versions/rollback` (spec §4.5). */

@@ -46,6 +46,32 @@ export class DynamoProjectStore implements ProjectStore {
     });
   }
 
+  /**
+   * The watermark index's entries for the watermark (keys only, 1 read unit per 4 KB of them, in issue order),
+   * then the page's keys from one consistent BatchGetItem: O(matching keys), never the project's whole list.
+   */
+  async listKeysWithWatermark(projectId: string, watermark: string, offset: number, limit: number): Promise<{ keys: Key[]; total: number }> {
+    const index = TABLE.indexes.byWatermark;
+    const entries = await queryAll(
+      this.db,
+      {
+        TableName: this.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: '#w = :w',
+        ExpressionAttributeNames: { '#w': index.partitionKey },
+        ExpressionAttributeValues: { ':w': `${projectId}#${watermark}` },
+      },
+      (entry): ItemKey => ({ pk: String(entry.pk), sk: String(entry.sk) }),
+    );
+    const page = entries.slice(offset, offset + limit);
+    const items = await batchGetConsistent(this.db, this.tableName, page);
+    const keys = page.flatMap((key) => {
+      const item = items.get(itemKeyId(key));
+      return item ? [toKey(item)] : [];
+    });
+    return { keys, total: entries.length };
+  }
+
   async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome> {
     const revoke = {
       TableName: this.tableName,

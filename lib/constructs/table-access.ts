@@ -34,8 +34,9 @@ const RECORD_AUDIT = { actions: ['dynamodb:PutItem'], partitions: ['projectAudit
  * more. Giving a route a new kind of item is one line here; a new route without a line fails to compile.
  */
 export const ROUTE_TABLE_ACCESS = {
-  // The key-order index holds keys only: the page's keys themselves come from one consistent BatchGetItem.
-  'list-keys': [...EVERY_ROUTE, { queryIndex: 'byIssueOrder' }, { actions: ['dynamodb:BatchGetItem'], partitions: ['key'] }],
+  // Both indexes hold keys only (the watermark one serves the `watermark` filter): the page's keys themselves come
+  // from one consistent BatchGetItem.
+  'list-keys': [...EVERY_ROUTE, { queryIndex: 'byIssueOrder' }, { queryIndex: 'byWatermark' }, { actions: ['dynamodb:BatchGetItem'], partitions: ['key'] }],
   // One transaction: the key's revoke and its audit entry.
   'revoke-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'] }, RECORD_AUDIT],
   // The watermark index keeps revoked keys, so the keys it lists are read (BatchGetItem) before any is revoked.

@@ -138,6 +138,23 @@ describe('dashboard commands against DynamoDB Local', () => {
     expect(() => COMMANDS['keys issue']?.prepare(['--project', projectId, '--count', '10', '--watermark', 'WM_abcdef0123456789'])).toThrow(/--watermark/);
     expect(await scanTable(table)).toEqual(before);
   });
+
+  it('webhooks add refuses the local stand-in\'s path, or any URL but a Discord webhook\'s, with the form to use, and writes nothing', async () => {
+    const { ownerId } = await ownerCreate.run(dashboard.context, {});
+    const { projectId } = await projectCreate.run(dashboard.context, { ownerId, name: 'Hooks', plan: 'business' });
+    const before = await scanTable(table);
+    const standIn = 'http://127.0.0.1:3000/_local/discord/webhooks/123456789012345678/tok';
+    const stderr: string[] = [];
+    const code = await runCli({
+      argv: ['webhooks', 'add', '--project', projectId, '--url', standIn, '--events', 'version_deployed'],
+      env: { DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: table.tableName },
+      stdout: () => undefined,
+      stderr: (text) => stderr.push(text),
+    });
+    expect(code).toBe(EXIT.usage);
+    expect(stderr.join('')).toContain('--url must be a Discord webhook URL, https://discord.com/api/webhooks/ID/TOKEN');
+    expect(await scanTable(table)).toEqual(before);
+  });
 });
 
 describe('dashboard CLI process', () => {

@@ -55,6 +55,8 @@ describe.runIf(!NO_BROWSER_REASON)('inbox page in headless Chromium', () => {
     expect(await embed.locator('.embed-field-value').allTextContents()).toEqual(['v3', '12.3 KB', 'No notes']);
     expect(await embed.locator('.embed-field-value em').textContent()).toBe('No notes');
     expect(await embed.locator('.embed-footer').textContent()).toMatch(/^Script Distribution • \S/);
+    // Which webhook got the message: the id only, never its token.
+    expect(await page.locator('.message .webhook').first().textContent()).toBe('via webhook 123456789012345678');
     // Through the element's window: this project compiles without the DOM library's globals.
     expect(await embed.evaluate((node) => node.ownerDocument.defaultView?.getComputedStyle(node).borderLeftColor)).toBe('rgb(34, 194, 228)');
     // The three inline fields share one row.

@@ -7,9 +7,9 @@ import { type ServedStandIn, serveStandIn } from './delivery-helpers';
 let served: ServedStandIn;
 const HOOK = '/_local/discord/webhooks/123456789012345678/tok_en';
 
-const embed = (versionNumber = 3) =>
+const embed = (versionNumber = 3, occurredAt = FIXED_NOW) =>
   buildEmbed(
-    { name: 'version_deployed', projectId: 'prj_1', occurredAt: FIXED_NOW, data: { versionId: 'v', versionNumber, sizeBytes: 2048, notes: '' } },
+    { name: 'version_deployed', projectId: 'prj_1', occurredAt, data: { versionId: 'v', versionNumber, sizeBytes: 2048, notes: '' } },
     'Stand-in Script',
   );
 
@@ -78,6 +78,14 @@ describe('Discord stand-in: inbox', () => {
     await post(`${HOOK}?wait=true`, { embeds: [embed(2)] });
     const { messages } = (await (await fetch(`${served.url}/_local/inbox.json`)).json()) as { messages: { embeds: { fields: { value: string }[] }[] }[] };
     expect(messages.map((message) => message.embeds[0]?.fields[0]?.value)).toEqual(['v2', 'v1']);
+  });
+
+  it('lists by when the event happened, not by when its delivery arrived: uploads received as v2, v3, v1 read v3, v2, v1', async () => {
+    const DAY = 86_400;
+    for (const [version, daysAgo] of [[2, 1], [3, 0], [1, 2]] as const) await post(`${HOOK}?wait=true`, { embeds: [embed(version, FIXED_NOW - daysAgo * DAY)] });
+    const { messages } = (await (await fetch(`${served.url}/_local/inbox.json`)).json()) as { messages: { webhook_id: string; embeds: { fields: { value: string }[] }[] }[] };
+    expect(messages.map((message) => message.embeds[0]?.fields[0]?.value)).toEqual(['v3', 'v2', 'v1']);
+    expect(messages.map((message) => message.webhook_id)).toEqual(['123456789012345678', '123456789012345678', '123456789012345678']);
   });
 
   it('leaves other /_local/ paths to the next extension', async () => {

@@ -4,16 +4,19 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_ROUTES as ROUTES } from '#api/routes';
-import { docsExtension } from '#local/docs';
+import { createDocsExtension } from '#local/docs';
+import { EXAMPLE } from '../../scripts/openapi-document';
 import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
 
 const SCREENSHOT = 'test-results/docs.png';
+const DEMO_PROJECT_ID = 'prj_0123456789abcdef0123';
 
 let server: Server;
 let baseUrl: string;
 
 beforeAll(async () => {
   // A plain server with only the docs extension mounted, as the local stack mounts it; the rest is 404.
+  const docsExtension = createDocsExtension({ exampleProjectId: DEMO_PROJECT_ID });
   server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     docsExtension(req, res, url)
@@ -39,6 +42,27 @@ describe('local docs extension', () => {
     expect(document.openapi).toMatch(/^3\.1\./);
     expect(document.servers).toEqual([{ url: baseUrl, description: 'This local stack' }]);
     expect(Object.keys(document.paths).sort()).toEqual([...new Set(ROUTES.map((route) => route.path))].sort());
+  });
+
+  it("uses the local demo project's id in its examples, so a copied example works against this stack", async () => {
+    const text = await (await fetch(`${baseUrl}/_local/openapi.json`)).text();
+    expect(text).not.toContain(EXAMPLE.projectId);
+    const document = JSON.parse(text) as { components: { parameters: { ProjectId: { example: string } } } };
+    expect(document.components.parameters.ProjectId.example).toBe(DEMO_PROJECT_ID);
+  });
+
+  it('names the branches of the loader check answer, so the page does not show it as `(any | any)`', async () => {
+    const document = (await (await fetch(`${baseUrl}/_local/openapi.json`)).json()) as { components: { schemas: Record<string, { anyOf?: { title?: string }[] }> } };
+    expect(document.components.schemas.LoaderCheckResponse?.anyOf?.map((branch) => branch.title)).toEqual(['LoaderCheckValid', 'LoaderCheckRefused']);
+  });
+
+  it('points / at the docs: a browser is redirected there, anything else gets the links as JSON', async () => {
+    const browser = await fetch(`${baseUrl}/`, { headers: { Accept: 'text/html,application/xhtml+xml' }, redirect: 'manual' });
+    expect(browser.status).toBe(302);
+    expect(browser.headers.get('location')).toBe('/_local/docs');
+    const curl = await fetch(`${baseUrl}/`);
+    expect(curl.status).toBe(200);
+    expect(await curl.json()).toMatchObject({ docs: `${baseUrl}/_local/docs`, openapi: `${baseUrl}/_local/openapi.json` });
   });
 
   it('serves only the swagger-ui files the page loads and leaves every other path to the server', async () => {
@@ -77,6 +101,9 @@ describe('local docs extension', () => {
       expect(operations).toEqual(expect.arrayContaining(ROUTES.map((route) => ({ method: route.method, path: route.path }))));
       await expect(page.locator('.info .title').textContent()).resolves.toContain('Script Distribution Developer API');
       expect(failedRequests).toEqual([]);
+      const schemas = await page.locator('section.models').innerText();
+      expect(schemas).toContain('LoaderCheckResponse');
+      expect(schemas).not.toContain('any | any');
 
       mkdirSync('test-results', { recursive: true });
       await page.screenshot({ path: SCREENSHOT, fullPage: true });

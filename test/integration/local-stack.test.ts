@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,7 @@ import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { npmCommand } from '#local/npm-command';
 import { type LocalExtension, type LocalServer, startLocalServer } from '#local/server';
+import { startLocalStack } from '#local/stack';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
@@ -245,6 +246,20 @@ describe('the local server itself', () => {
       `Port ${server.port} is in use: set PORT=... or stop the other process`,
     );
   });
+
+  it('keeps the running stack\'s state file when a second start finds its port taken', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'local-stack-taken-'));
+    try {
+      const stateFile = join(dir, 'stack.json');
+      const running = '{"baseUrl":"the stack that holds the port"}\n';
+      await writeFile(stateFile, running);
+      const second = startLocalStack({ port: server.port, stateFile, dynamodbEndpoint: table.endpoint, tableName: table.tableName });
+      await expect(second).rejects.toThrow(`Port ${server.port} is in use`);
+      expect(await readFile(stateFile, 'utf8')).toBe(running);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 // ---- npm start's entry as a process ----
@@ -317,7 +332,7 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
     const { child, output, exited } = await startUntilBanner(process.execPath, ['--import', 'tsx', 'local/start.ts', '--state-file', stateFile], port);
     try {
       const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, string>;
-      expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl', 'demoKey']);
+      expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl', 'demoKey', 'demoKeyId']);
       expect(state.baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(state.inboxUrl).toBe(`http://127.0.0.1:${port}/_local/inbox`);
 

@@ -151,6 +151,28 @@ describe('key order pagination (spec §4.1)', () => {
     expect((await table.stores.projects.listKeysAfter(fresh, 0, 3)).map((key) => key.revoked)).toEqual([0, 1, 0]);
   });
 
+  it('finds the keys of a watermark from the watermark index alone, in issue order, with revoked ones, paged among them', async () => {
+    const leaked = 'c0ffee00c0ffee00';
+    const { projectId: marked, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 3, watermark: leaked });
+    await table.stores.dashboard.issueKeys({ projectId: marked, count: 2, tier: 'standard', maxUses: null, now: FIXED_NOW });
+    await table.stores.projects.revokeKey(marked, keys[1]!.id, FIXED_NOW);
+
+    const recording = recordingProjectStore();
+    const found = await recording.projects.listKeysWithWatermark(marked, leaked, 0, 100);
+    const paged = await recording.projects.listKeysWithWatermark(marked, leaked, 1, 1);
+    recording.destroy();
+    expect(found).toEqual({ keys: keys.map((key, i) => expect.objectContaining({ id: key.id, watermark: leaked, revoked: i === 1 ? 1 : 0 })), total: 3 });
+    expect(paged).toEqual({ keys: [expect.objectContaining({ id: keys[1]!.id })], total: 3 });
+    // Per call: one query of the watermark index (never the issue-order index of the whole project) and one BatchGetItem.
+    expect(recording.sent.map((sent) => [sent.command, (sent.input as { IndexName?: string }).IndexName])).toEqual([
+      ['QueryCommand', TABLE.indexes.byWatermark.name],
+      ['BatchGetItemCommand', undefined],
+      ['QueryCommand', TABLE.indexes.byWatermark.name],
+      ['BatchGetItemCommand', undefined],
+    ]);
+    expect(await table.stores.projects.listKeysWithWatermark(projectId, leaked, 0, 100)).toEqual({ keys: [], total: 0 });
+  });
+
   it('takes the total from the project counter', async () => {
     expect((await project(projectId)).keyCount).toBe(250);
   });

@@ -123,7 +123,7 @@ describe('sdapi leak on a 50 MB dump', () => {
     expect(result.stdout).toMatch(new RegExp(`WM_${ALSO_LEAKED}ff\\s+1\\s+18 hex characters, a watermark has 16`));
     expect(result.stdout).toMatch(new RegExp(`${LEAKED}\\s+2\\s+2\\n`));
     expect(result.stdout).toMatch(new RegExp(`${ALSO_LEAKED}\\s+2\\s+1\\n`));
-    expect(result.stdout).toMatch(new RegExp(`${UNKNOWN}\\s+1\\s+0\\s+unknown: no active key carries it, not revoked`));
+    expect(result.stdout).toMatch(new RegExp(`${UNKNOWN}\\s+1\\s+0\\s+unknown: no key carries it, not revoked`));
     expect(result.stdout).toContain(`Revoked 2 keys carrying ${LEAKED} (revoked_count 2).`);
     expect(result.stdout).toContain(`Revoked 1 key carrying ${ALSO_LEAKED} (revoked_count 1).`);
     expect(result.stdout).toContain('Revoked 3 keys in all.');
@@ -131,8 +131,10 @@ describe('sdapi leak on a 50 MB dump', () => {
     const bulk = api.requests.filter((request) => request.path.endsWith('/keys/revoke-bulk'));
     expect(bulk.map((request) => request.body)).toEqual([{ watermark: LEAKED }, { watermark: ALSO_LEAKED }]);
     expect(api.keys.filter((key) => key.revoked === 0 && [LEAKED, ALSO_LEAKED].includes(key.watermark))).toEqual([]);
-    // 185 keys: two pages of 100 to count them.
-    expect(api.requests.filter((request) => request.path.endsWith('/keys')).map((request) => request.query)).toEqual(['?limit=100&offset=0', '?limit=100&offset=100']);
+    // 185 keys, but only the watermarks' own are read: one filtered request each, never the project's list.
+    expect(api.requests.filter((request) => request.path.endsWith('/keys')).map((request) => request.query)).toEqual(
+      [LEAKED, ALSO_LEAKED, UNKNOWN].map((watermark) => `?watermark=${watermark}&limit=100&offset=0`),
+    );
   });
 });
 
@@ -182,6 +184,27 @@ describe('sdapi leak', () => {
     expect(api.requests.some((request) => request.method === 'POST')).toBe(false);
   });
 
+  it('on a repeat says each watermark is already revoked, naming how many keys, and revokes nothing', async () => {
+    const file = dump('leak-repeat.lua', `WM_${LEAKED} WM_${ALSO_LEAKED}`);
+    expect((await runCli(['leak', file, '--yes'], { api })).code).toBe(EXIT.ok);
+    const repeat = await runCli(['leak', file, '--yes'], { api });
+    expect(repeat.code).toBe(EXIT.ok);
+    expect(repeat.stdout).toMatch(new RegExp(`${LEAKED}\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
+    expect(repeat.stdout).toMatch(new RegExp(`${ALSO_LEAKED}\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
+    expect(repeat.stdout).not.toContain('unknown');
+    expect(repeat.stdout).toContain('No active key carries any of these watermarks; nothing to revoke.');
+  });
+
+  it('pages a watermark carried by more keys than one page holds', async () => {
+    const wide = new StandInApi({ token: TOKEN, projectId: PROJECT_ID, keys: [...Array.from({ length: 150 }, () => makeKey({ watermark: LEAKED })), makeKey()] });
+    const result = await runCli(['leak', dump('leak-wide.lua', `WM_${LEAKED}`), '--yes'], { api: wide });
+    expect(result.stdout).toContain(`Revoked 150 keys carrying ${LEAKED} (revoked_count 150).`);
+    expect(wide.requests.filter((request) => request.path.endsWith('/keys')).map((request) => request.query)).toEqual([
+      `?watermark=${LEAKED}&limit=100&offset=0`,
+      `?watermark=${LEAKED}&limit=100&offset=100`,
+    ]);
+  });
+
   it('repeats each bulk revoke the API left incomplete until it is complete, and prints each total and the sum', async () => {
     const many = new StandInApi({
       token: TOKEN,
@@ -207,8 +230,8 @@ describe('sdapi leak', () => {
       confirmed: true,
       malformed: [],
       watermarks: [
-        { watermark: LEAKED, occurrences: 2, active_keys: 2, revoked_count: 2 },
-        { watermark: UNKNOWN, occurrences: 1, active_keys: 0, revoked_count: null },
+        { watermark: LEAKED, occurrences: 2, active_keys: 2, already_revoked: 0, revoked_count: 2 },
+        { watermark: UNKNOWN, occurrences: 1, active_keys: 0, already_revoked: 0, revoked_count: null },
       ],
     });
   });

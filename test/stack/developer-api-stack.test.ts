@@ -315,7 +315,7 @@ describe('least privilege on the table', () => {
   const AUDIT = 'dynamodb:PutItem table AUDIT#PROJECT#*';
   /** Written out rather than derived from ROUTE_TABLE_ACCESS, so a change to a route's grant shows here. */
   const EXPECTED: Record<RouteEntry, string[]> = {
-    'list-keys': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query index/byIssueOrderKeys prj_*', 'dynamodb:BatchGetItem table KEY#*'],
+    'list-keys': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query index/byIssueOrderKeys prj_*', 'dynamodb:Query index/byWatermark prj_*', 'dynamodb:BatchGetItem table KEY#*'],
     'revoke-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#*', AUDIT],
     'revoke-bulk': [
       READ_PROJECT,

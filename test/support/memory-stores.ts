@@ -124,6 +124,11 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
       .map(toKey);
   }
 
+  async listKeysWithWatermark(projectId: string, watermark: string, offset: number, limit: number): Promise<{ keys: Key[]; total: number }> {
+    const matching = this.keysOf(projectId).filter((key) => key.watermark === watermark);
+    return { keys: matching.slice(offset, offset + limit).map(toKey), total: matching.length };
+  }
+
   /** Conditional on the key being this project's and active: another project's key is as unknown as a missing one. */
   async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome> {
     const key = this.keys.get(keyId);

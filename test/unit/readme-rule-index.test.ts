@@ -3,8 +3,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const INDEX = README.slice(README.indexOf('## Where each rule lives'), README.indexOf('\n## ', README.indexOf('## Where each rule lives') + 1));
+// The rule index is a section of docs/decisions.md, running to the next section or the end of the page.
+const DECISIONS = readFileSync(join(ROOT, 'docs', 'decisions.md'), 'utf8');
+const START = DECISIONS.indexOf('## Where each rule lives');
+const END = DECISIONS.indexOf('\n## ', START + 1);
+const INDEX = START === -1 ? '' : DECISIONS.slice(START, END === -1 ? undefined : END);
 
 function sourcesUnder(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
@@ -17,7 +20,7 @@ const unescaped = (text: string) => text.replaceAll('\\', '');
 const testSources = unescaped(sourcesUnder('test').map((path) => readFileSync(join(ROOT, path), 'utf8')).join('\n'));
 const rows = INDEX.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| Rule') && !line.startsWith('|---'));
 
-describe("the README's rule index, the map from each rule to its code and tests", () => {
+describe('the rule index of docs/decisions.md, the map from each rule to its code and tests', () => {
   it('has a row for each rule, each naming code and a test', () => {
     expect(rows.length).toBeGreaterThan(40);
     for (const row of rows) expect(row.split(' | '), row).toHaveLength(3);

@@ -143,7 +143,7 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'offset of 23 digits', request: query('offset=99999999999999999999999'), status: 400, message: OFFSET },
     { name: 'limit repeated', request: query('limit=1&limit=2'), status: 400, message: 'Query parameter "limit" was given 2 times; give it once' },
     { name: 'offset repeated with the same value', request: query('offset=1&offset=1'), status: 400, message: 'Query parameter "offset" was given 2 times' },
-    { name: 'unknown parameter page', request: query('page=2'), status: 400, message: 'Unknown query parameter "page"; allowed: limit, offset' },
+    { name: 'unknown parameter page', request: query('page=2'), status: 400, message: 'Unknown query parameter "page"; allowed: limit, offset, watermark' },
     { name: 'LIMIT in capitals', request: query('LIMIT=5'), status: 400, message: 'Unknown query parameter "LIMIT"' },
     { name: '__proto__ parameter', request: query('__proto__=1'), status: 400, message: 'Unknown query parameter "__proto__"' },
   ],

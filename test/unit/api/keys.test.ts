@@ -52,7 +52,22 @@ describe('GET /v1/projects/:id/keys (spec §4.1)', () => {
     expect(await listedIds({ limit: '2', offset: '200099' })).toEqual(issued.slice(99).map((key) => key.id));
   });
 
+  it('with watermark, answers only the keys carrying it, revoked ones too, paged among them, total counting them', async () => {
+    const leaked = 'feedfacecafebeef';
+    const keys = api.store.addKeys(PROJECT_ID, [{ watermark: leaked }, {}, { watermark: leaked, revoked: 1 }, {}, { watermark: leaked }]);
+    const marked = [keys[0], keys[2], keys[4]].map((key) => key!.id);
+    const all = await list({ watermark: leaked });
+    expect(all.status).toBe(200);
+    expect(all.body.total).toBe(3);
+    expect((all.body.keys as Key[]).map((key) => key.id)).toEqual(marked);
+    for (const key of all.body.keys as Record<string, unknown>[]) expect(Object.keys(key).sort()).toEqual(SPEC_KEY_FIELDS);
+    expect(await listedIds({ watermark: leaked, offset: '1', limit: '1' })).toEqual([marked[1]]);
+    expect(await list({ watermark: 'aaaaaaaaaaaaaaaa' })).toMatchObject({ status: 200, body: { keys: [], total: 0 } });
+  });
+
   it.each([
+    [{ watermark: 'WM_feedfacecafebeef' }, 'watermark must be the 16 hex characters after the WM_ prefix: drop the prefix and send "feedfacecafebeef"'],
+    [{ watermark: 'FEEDFACECAFEBEEF' }, 'watermark must be lowercase hex: send "feedfacecafebeef"'],
     [{ limit: '101' }, 'limit must be a whole number between 1 and 100'],
     [{ limit: '0' }, 'limit must be a whole number between 1 and 100'],
     [{ limit: '-5' }, 'limit must be a whole number between 1 and 100'],
@@ -62,7 +77,7 @@ describe('GET /v1/projects/:id/keys (spec §4.1)', () => {
     [{ offset: '-1' }, 'offset must be a whole number between 0 and 999999999999999'],
     [{ offset: '1e3' }, 'offset must be a whole number between 0 and 999999999999999'],
     [{ offset: '12345678901234567890' }, 'offset must be a whole number between 0 and 999999999999999'],
-    [{ page: '2' }, 'Unknown query parameter "page"; allowed: limit, offset'],
+    [{ page: '2' }, 'Unknown query parameter "page"; allowed: limit, offset, watermark'],
   ])('answers the query %j with 400 and says what is wrong, without reading keys', async (query, message) => {
     const listKeysAfter = vi.spyOn(api.store, 'listKeysAfter');
     expectError(await list(query), 400, message);
@@ -72,7 +87,7 @@ describe('GET /v1/projects/:id/keys (spec §4.1)', () => {
   it.each(['__proto__', 'constructor', 'toString'])('refuses the query parameter %s as unknown, like any other', async (name) => {
     // Parsed from JSON as the Lambda runtime does, so the name is an own property of the query object.
     const query = JSON.parse(`{"${name}": "1"}`) as Record<string, string>;
-    expectError(await list(query), 400, `Unknown query parameter "${name}"; allowed: limit, offset`);
+    expectError(await list(query), 400, `Unknown query parameter "${name}"; allowed: limit, offset, watermark`);
   });
 
   it('refuses a repeated query parameter as ambiguous', async () => {

@@ -199,8 +199,10 @@ describe('webhooks add', () => {
   it.each([
     [[...PROJECT, '--events', 'key_abuse'], /needs --url/],
     [[...PROJECT, ...url], /needs --events/],
-    [[...PROJECT, '--url', 'discord.com/api/webhooks/1/a', '--events', 'key_abuse'], /--url must be an absolute http\(s\) URL/],
-    [[...PROJECT, '--url', 'ftp://example.com/x', '--events', 'key_abuse'], /--url must be an http\(s\) URL; got "ftp:"/],
+    [[...PROJECT, '--url', 'discord.com/api/webhooks/1/a', '--events', 'key_abuse'], /--url must be a Discord webhook URL, https:\/\/discord\.com\/api\/webhooks\/ID\/TOKEN/],
+    [[...PROJECT, '--url', 'ftp://example.com/x', '--events', 'key_abuse'], /--url must be a Discord webhook URL/],
+    [[...PROJECT, '--url', 'http://discord.com/api/webhooks/1/a', '--events', 'key_abuse'], /--url must be a Discord webhook URL/],
+    [[...PROJECT, '--url', 'http://127.0.0.1:3000/_local/discord/webhooks/1/secret', '--events', 'key_abuse'], /inbox of npm start\); got http:\/\/127\.0\.0\.1:3000\/\[redacted\]$/],
     [[...PROJECT, '--url', `https://example.com/${'a'.repeat(2048)}`, '--events', 'key_abuse'], /--url must be at most 2048 characters/],
     [[...PROJECT, ...url, '--events', 'key_abuse,deploy'], /Unknown event "deploy" in --events; events: execution_drop, new_executor/],
     [[...PROJECT, ...url, '--events', 'key_abuse,,new_executor'], /--events must be a comma-separated list/],
@@ -231,5 +233,17 @@ describe('runCli on bad input', () => {
     const code = await runCli({ argv: ['help'], env: {}, stdout: (text) => stdout.push(text), stderr: () => undefined });
     expect(code).toBe(0);
     for (const command of Object.values(COMMANDS)) expect(stdout.join('')).toContain(command.usage);
+    expect(stdout.join('')).toContain('webhooks add --project ID --url https://discord.com/api/webhooks/ID/TOKEN --events e1,e2');
+  });
+
+  it('on a Node older than 22 exits 1 saying what to do, before running the command', async () => {
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const code = await runCli({ argv: ['owner', 'create'], env: {}, nodeVersion: '20.20.2', stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text) });
+    expect(code).toBe(1);
+    expect(stdout).toEqual([]);
+    expect(stderr.join('')).toBe(
+      "The dashboard CLI needs Node 22 or newer (the Lambda runtime's version); this is Node 20.20.2: run nvm use (or fnm use; .nvmrc names the version), or install Node 22 from https://nodejs.org.\n",
+    );
   });
 });

@@ -1,13 +1,13 @@
 /**
  * How hard the hardening tests push. CI runs the defaults; `HARDENING_RUNS=500 npx vitest run ...` turns every
- * race and fault loop up (and the property tests with it) to produce the README's figures.
+ * race and fault loop up (and the property tests with it) to produce the figures of docs/security.md.
  */
 export const HARDENING_RUNS = Math.max(1, Number(process.env.HARDENING_RUNS ?? 20) || 20);
 
 /** Inputs per property: cheap pure checks get many. */
 export const PROPERTY_RUNS = Math.max(1_000, HARDENING_RUNS * 100);
 
-/** One line a reader of the test output can copy into the README's figures. */
+/** One line a reader of the test output can copy into the figures of docs/security.md. */
 export function reportFigure(text: string): void {
   console.log(`[hardening] ${text}`);
 }

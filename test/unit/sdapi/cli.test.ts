@@ -163,6 +163,13 @@ describe('sdapi failures', () => {
     }
   });
 
+  it('prints the same help for `sdapi help`, as the dashboard CLI has it', async () => {
+    const [help, flag] = [await runCli(['help'], { api }), await runCli(['--help'], { api })];
+    expect(help).toMatchObject({ code: EXIT.ok, stderr: '' });
+    expect(help.stdout).toBe(flag.stdout);
+    expect(api.requests).toEqual([]);
+  });
+
   it('exits 2 for an unknown command, a missing argument, or an option of another command', async () => {
     expect(await runCli(['keys', 'delete'], { api })).toMatchObject({ code: EXIT.usage, stderr: 'sdapi: Unknown command "keys delete"; run sdapi --help for the list\n' });
     expect(await runCli(['keys', 'revoke'], { api })).toMatchObject({ code: EXIT.usage, stderr: 'sdapi: "keys revoke" takes KEY_ID: sdapi keys revoke KEY_ID\n' });
@@ -174,7 +181,7 @@ describe('sdapi failures', () => {
   it('exits 2 naming the missing setting when nothing configures the API', async () => {
     const result = await runCli(['versions', 'list'], { api, env: { SDAPI_BASE_URL: BASE_URL, SDAPI_PROJECT: PROJECT_ID } });
     expect(result.code).toBe(EXIT.usage);
-    expect(result.stderr).toBe('sdapi: No API token: set SDAPI_TOKEN or pass --token TOKEN\n');
+    expect(result.stderr).toBe('sdapi: No API token: set SDAPI_TOKEN or pass --token TOKEN, or run npm start (the local stack writes .local/stack.json)\n');
   });
 
   it('takes flags over environment variables', async () => {

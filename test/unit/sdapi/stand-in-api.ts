@@ -76,7 +76,8 @@ export class StandInApi {
       case 'GET keys': {
         const query = validate(ListKeysQuery, Object.fromEntries(url.searchParams));
         if ('error' in query) return json(400, query);
-        return json(200, { keys: this.keys.slice(query.offset, query.offset + query.limit), total: this.keys.length });
+        const listed = query.watermark === undefined ? this.keys : this.keys.filter((key) => key.watermark === query.watermark);
+        return json(200, { keys: listed.slice(query.offset, query.offset + query.limit), total: listed.length });
       }
       case 'POST keys/revoke': {
         const input = validate(RevokeKeyBody, body);
