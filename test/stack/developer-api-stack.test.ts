@@ -269,13 +269,29 @@ describe('the loader key check', () => {
     expect(resources()[loaderFunctionId()]?.Properties.ReservedConcurrentExecutions).toBe(LOADER_RESERVED_CONCURRENCY);
   });
 
-  it('may update key items and rate windows only, and send to the telemetry queue', () => {
+  it('may update key items and rate windows only, naming only the attributes a check writes or tests, and send to the telemetry queue', () => {
     const statements = statementsOf(loaderFunctionId());
     const actions = statements.flatMap((statement) => [statement.Action].flat());
-    expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem']);
-    const dynamo = statements.find((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
-    expect(dynamo?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(['KEY#*', 'RATE#*']);
+    expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem', 'dynamodb:UpdateItem']);
+    const dynamo = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
+    expect(dynamo.map((statement) => statement.Condition)).toEqual([
+      {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...Object.keys(KEY_ATTRIBUTE_TYPES), 'current_uses', 'checkWindow', 'checkCount', 'keyHash', 'projectId', 'revoked', 'expires_at', 'max_uses'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['ALL_NEW'] },
+      },
+      {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...Object.keys(KEY_ATTRIBUTE_TYPES), 'requests', 'ttl', 'entity'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['UPDATED_NEW'] },
+      },
+    ]);
     expect(actions.filter((action) => action.startsWith('sqs:')).sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+  });
+
+  it("may not name a key's owner-side attributes: a check's grant leaves out note, discord_id, watermark, tier and issue fields", () => {
+    const named = statementsOf(loaderFunctionId()).flatMap((statement) => statement.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'] ?? []);
+    for (const attribute of ['note', 'discord_id', 'watermark', 'tier', 'issued_at', 'ownerId', 'plan']) expect(named).not.toContain(attribute);
   });
 
   it('counts checks whose telemetry could not be queued, with an alarm', () => {
