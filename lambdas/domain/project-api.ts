@@ -1,3 +1,4 @@
+import { redactWebhookUrl } from '#events/discord-webhook-url';
 import type { ListKeysQuery } from '#schemas/requests';
 import type {
   ListKeysResponse,
@@ -13,6 +14,7 @@ import { mapPagesBounded } from './concurrency';
 import { KeyNotFound, VersionNotFound } from './errors';
 import type { Caller, Project } from './model';
 import type { ProjectStore } from './ports';
+import type { TokenScope } from './tokens';
 
 /** Conditional writes a bulk revoke keeps in flight: enough for 10,000 keys well inside API Gateway's 29 s. */
 export const BULK_REVOKE_CONCURRENCY = 64;
@@ -125,6 +127,11 @@ export async function rollback(store: ProjectStore, project: Project, versionId:
 }
 
 /** Spec §4.6: every configuration of the project, read-only. */
-export async function listWebhooks(store: ProjectStore, project: Project): Promise<ListWebhooksResponse> {
-  return { webhooks: await store.listWebhooks(project.id) };
+/**
+ * A webhook URL carries its own secret: whoever holds it can post to the channel. So only a write token sees it
+ * whole; a read token sees each URL with its token part redacted (the webhook id stays, to tell them apart).
+ */
+export async function listWebhooks(store: ProjectStore, project: Project, scope: TokenScope): Promise<ListWebhooksResponse> {
+  const webhooks = await store.listWebhooks(project.id);
+  return { webhooks: scope === 'write' ? webhooks : webhooks.map((webhook) => ({ ...webhook, url: redactWebhookUrl(webhook.url) })) };
 }

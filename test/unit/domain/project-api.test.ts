@@ -294,13 +294,26 @@ describe('rollback (spec §4.5)', () => {
 });
 
 describe('listWebhooks (spec §4.6)', () => {
-  it('returns every configuration of the project as stored', async () => {
+  it('returns every configuration of the project as stored to a write token', async () => {
     const { store, project } = storeWithProject();
     const hooks: Webhook[] = [
       { id: 'whk_1', url: 'https://discord.com/api/webhooks/1/a', events: '["version_deployed"]', enabled: 1, created_at: NOW, updated_at: NOW },
       { id: 'whk_2', url: 'https://discord.com/api/webhooks/2/b', events: '[]', enabled: 0, created_at: NOW, updated_at: NOW + 5 },
     ];
     store.addWebhooks('prj_1', ...hooks);
-    expect(await listWebhooks(store, project)).toEqual({ webhooks: hooks });
+    expect(await listWebhooks(store, project, 'write')).toEqual({ webhooks: hooks });
+  });
+
+  it("gives a read token each URL without its token part, so read cannot post to the project's channels", async () => {
+    const { store, project } = storeWithProject();
+    const token = 'aBcD-efGh_1234567890';
+    store.addWebhooks(
+      'prj_1',
+      { id: 'whk_1', url: `https://discord.com/api/webhooks/123456789012345678/${token}`, events: '[]', enabled: 1, created_at: NOW, updated_at: NOW },
+      { id: 'whk_2', url: `https://hooks.example.com/post?secret=${token}`, events: '[]', enabled: 1, created_at: NOW, updated_at: NOW },
+    );
+    const { webhooks } = await listWebhooks(store, project, 'read');
+    expect(webhooks.map((webhook) => webhook.url)).toEqual(['https://discord.com/api/webhooks/123456789012345678/[redacted]', 'https://hooks.example.com/[redacted]']);
+    expect(JSON.stringify(webhooks)).not.toContain(token);
   });
 });
