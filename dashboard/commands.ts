@@ -152,7 +152,9 @@ export const tokenList: Command<{ ownerId: string }, { tokens: TokenSummary[] }>
 
 /**
  * The token stops at once: its items go from the table (the authorizer finds it no more), and in AWS its API key
- * is deleted and the stage's authorizer cache flushed. An unknown or already revoked id writes nothing.
+ * is deleted and the stage's authorizer cache flushed. An unknown id writes nothing. The gateway's part is recorded
+ * when it succeeds, so revoking a token whose key deletion or cache flush failed tries that part again; a token
+ * revoked and cleaned up answers "already revoked".
  */
 export const tokenRevoke: Command<{ tokenId: string }, { tokenId: string; revoked: true }> = {
   name: 'token revoke',
@@ -160,12 +162,14 @@ export const tokenRevoke: Command<{ tokenId: string }, { tokenId: string; revoke
   validate: (flags) => ({ tokenId: tokenId(flags) }),
   async run(context, input) {
     await context.tokenKeys.check();
-    const token = await context.stores.tokens.tokenById(input.tokenId);
+    const { tokens } = context.stores;
+    const token = await tokens.tokenById(input.tokenId);
     if (!token) throw new CommandError(`Token ${input.tokenId} not found: "token list --owner ID" shows an owner's tokens`);
     const alreadyRevoked = `Token ${input.tokenId} is already revoked`;
-    if (token.revokedAt !== undefined) throw new CommandError(`${alreadyRevoked} (at ${new Date(token.revokedAt * 1000).toISOString()})`);
-    if (!(await context.stores.tokens.revokeToken(token, context.now()))) throw new CommandError(alreadyRevoked);
+    if (token.revokedAt !== undefined && token.cleanedUp) throw new CommandError(`${alreadyRevoked} (at ${new Date(token.revokedAt * 1000).toISOString()})`);
+    if (token.revokedAt === undefined && !(await tokens.revokeToken(token, context.now()))) throw new CommandError(alreadyRevoked);
     await context.tokenKeys.revoke(input.tokenId);
+    await tokens.markRevokeCleanedUp(input.tokenId, context.now());
     return { tokenId: input.tokenId, revoked: true };
   },
 };

@@ -5,7 +5,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { LOADER_ROUTE, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
-import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
+import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
 import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
 import { booleanContext, emailContext, integerContext } from '#lib/context';
 import { Analytics } from '#lib/constructs/analytics';
@@ -112,6 +112,8 @@ export class DeveloperApiStack extends Stack {
     this.authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
       entry: 'api/authorizer.ts',
       description: 'Developer API token authorizer: Bearer token -> owner',
+      // A token revoke flushes the cache again once every run that could have read the token before has ended.
+      timeout: Duration.seconds(AUTHORIZER_TIMEOUT_SECONDS),
     });
     bindTable(this.authorizerFunction, this.table, TOKEN_LOOKUP);
     const authorizer = new apigateway.TokenAuthorizer(this, 'TokenAuthorizer', {
