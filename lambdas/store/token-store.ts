@@ -3,7 +3,7 @@ import { AUDIT_ACTIONS, dashboardEntry } from '#domain/audit';
 import type { TokenStore } from '#domain/ports';
 import { LEGACY_TOKEN_SCOPE, scopeOf, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
 import { ifCondition, transact } from './conditions';
-import { auditItem, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems } from './layout';
+import { auditPut, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems } from './layout';
 import { type Item, queryAll } from './paging';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -48,7 +48,7 @@ export class DynamoTokenStore implements TokenStore {
     await transact(this.db, {
       TransactItems: [
         ...[items.byHash, items.byId, items.ofOwner].map((item): TransactItem => ({ Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } })),
-        { Put: { TableName: this.tableName, Item: auditItem(entry) } },
+        { Put: auditPut(this.tableName, entry) },
       ],
     });
     return tokenId;
@@ -95,9 +95,11 @@ export class DynamoTokenStore implements TokenStore {
               ExpressionAttributeValues: { ':now': now },
             },
           },
-          { Put: { TableName: this.tableName, Item: auditItem(entry) } },
+          { Put: auditPut(this.tableName, entry) },
         ],
       }),
+      // The id item's condition (item 2): revoked meanwhile. An audit entry's clash is an error.
+      [2],
     );
   }
 

@@ -114,6 +114,7 @@ describe('token revoke in AWS', () => {
             outcome: { scope: 'write' },
             at: NOW,
           }),
+          ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
     ]);
