@@ -58,6 +58,15 @@ export interface AuditTrail {
   actor: ApiActor;
 }
 
+/** The trail of a change of many writes, entered as `started` and settled after them. */
+export interface ManyWritesAuditTrail extends AuditTrail {
+  /**
+   * Told of an entry that could not be settled after its change was made: the change stands and the answer goes
+   * out, so this is where the outcome the entry lacks is kept (the handler logs it).
+   */
+  unsettled(entry: AuditEntry, outcome: AuditDetails, error: unknown): void;
+}
+
 let lastMillis = 0;
 
 /** Milliseconds (never twice the same in one process), then random bits: entries of the same second still list in order. */

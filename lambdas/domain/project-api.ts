@@ -9,7 +9,7 @@ import type {
   RollbackResponse,
 } from '#schemas/responses';
 import { authorizeProjectAccess } from './access';
-import { AUDIT_ACTIONS, apiEntry, type AuditTrail, withCountedRevokes } from './audit';
+import { AUDIT_ACTIONS, apiEntry, type AuditTrail, type ManyWritesAuditTrail, withCountedRevokes } from './audit';
 import { mapPagesBounded } from './concurrency';
 import { KeyNotFound, VersionNotFound } from './errors';
 import type { Caller, Project } from './model';
@@ -68,9 +68,12 @@ export async function revokeBulk(store: ProjectStore, project: Project, watermar
 }
 
 /**
- * revokeBulk with its audit entry. Its writes are many, so the entry is written as `started` before the first,
- * then `completed` with the answer's counts; a failure part-way marks it `failed` with the number of keys revoked
- * by then, and rethrows. A function killed outright leaves it `started`: the watermark and the token are named.
+ * revokeBulk with its audit entry. Its writes are many, so the entry is written as `started` before the first, its
+ * `revoked_count` null (not known yet), then `completed` with the answer's counts; a failure part-way marks it
+ * `failed` with the number of keys revoked by then, and rethrows. A function killed outright leaves it `started`
+ * with a null count: the watermark and the token are named, and how many keys went is not claimed.
+ * When the revokes succeeded but the entry cannot be completed, the keys are revoked all the same, so the caller
+ * gets its 200 and the count; `trail.unsettled` is told (the handler logs it, with the count, at error level).
  */
 export async function revokeBulkAudited(
   store: ProjectStore,
@@ -78,14 +81,14 @@ export async function revokeBulkAudited(
   watermark: string,
   now: number,
   timeLeftMs: () => number,
-  trail: AuditTrail,
+  trail: ManyWritesAuditTrail,
 ): Promise<RevokeBulkResponse> {
   const entry = apiEntry(trail, {
     projectId: project.id,
     at: now,
     action: AUDIT_ACTIONS.revokeBulk,
     target: { watermark },
-    outcome: { revoked_count: 0 },
+    outcome: { revoked_count: null },
     status: 'started',
   });
   await trail.log.record(entry);
@@ -95,11 +98,11 @@ export async function revokeBulkAudited(
     result = await revokeBulk(counted.store, project, watermark, now, timeLeftMs);
   } catch (error) {
     // The revoke's own failure is what the caller must hear of; if this update fails too the entry stays `started`.
-    await trail.log.finish(entry, 'failed', { revoked_count: counted.revoked() }).catch(() => undefined);
+    await trail.log.finish(entry, 'failed', { revoked_count: counted.revoked() }).catch((finishError: unknown) => trail.unsettled(entry, { revoked_count: counted.revoked() }, finishError));
     throw error;
   }
   const { ok: _ok, ...outcome } = result;
-  await trail.log.finish(entry, 'completed', outcome);
+  await trail.log.finish(entry, 'completed', outcome).catch((error: unknown) => trail.unsettled(entry, outcome, error));
   return result;
 }
 

@@ -30,10 +30,10 @@ export interface Endpoint<Query, Body, Result> {
   /**
    * A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
    * `actor` and `audit` are for the endpoints that change something: their audit entries name the actor. `scope` is
-   * the caller's token's, for answers a read token sees less of.
+   * the caller's token's, for answers a read token sees less of; `logger` is the function's.
    */
   run(
-    input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number; actor: ApiActor; scope: TokenScope },
+    input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number; actor: ApiActor; scope: TokenScope; logger: Logger },
     projects: ProjectStore,
     audit: AuditLog,
   ): Promise<Result>;
@@ -66,7 +66,7 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
     const project = await openProject(stores.projects, caller, projectIdOf(event));
     const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId };
     const result = await endpoint.run(
-      { project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor, scope: caller.scope },
+      { project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor, scope: caller.scope, logger: deps.logger },
       stores.projects,
       stores.audit,
     );
