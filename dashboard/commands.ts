@@ -7,8 +7,9 @@ import { watermarkProblem } from '#schemas/formats';
 import { type EventName } from '#schemas/resources';
 import { EVENT_NAMES } from '#schemas/resources';
 import type { IssuedKey, NewKeys } from '#store/dashboard-store';
-import type { TokenSummary } from '#store/token-store';
+import type { MigratedToken, TokenSummary } from '#store/token-store';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
+import { audited, DASHBOARD_AUDITS } from './audited';
 import { CommandError, type DashboardContext } from './context';
 
 /**
@@ -174,12 +175,18 @@ export const tokenRevoke: Command<{ tokenId: string }, { tokenId: string; revoke
   },
 };
 
-/** Once after upgrading: tokens created before token ids get theirs, so they can be listed and revoked. */
-export const tokenMigrate: Command<Record<string, never>, { migrated: number }> = {
+/**
+ * After upgrading (`npm run deploy` runs it): tokens created before token ids and scopes get theirs, so they can be
+ * listed and revoked, and write as they always could.
+ */
+export const tokenMigrate: Command<Record<string, never>, { migrated: number; tokens: MigratedToken[] }> = {
   name: 'token migrate',
   flags: {},
   validate: () => ({}),
-  run: async (context) => ({ migrated: await context.stores.tokens.migrateLegacyTokens() }),
+  async run(context) {
+    const tokens = await context.stores.tokens.migrateLegacyTokens();
+    return { migrated: tokens.length, tokens };
+  },
 };
 
 /** Who changed what in a project through the API, newest first. */
@@ -318,13 +325,14 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [ownerCreate.name]: entry(ownerCreate),
   [tokenCreate.name]: entry(tokenCreate),
   [projectCreate.name]: entry(projectCreate),
-  [keysIssue.name]: entry(keysIssue),
-  [versionsUpload.name]: entry(versionsUpload),
-  [webhooksAdd.name]: entry(webhooksAdd),
+  // The dashboard's writes are audited with the identity that ran them (dashboard/audited.ts).
+  [keysIssue.name]: entry(audited(keysIssue, DASHBOARD_AUDITS.keysIssue)),
+  [versionsUpload.name]: entry(audited(versionsUpload, DASHBOARD_AUDITS.versionsUpload)),
+  [webhooksAdd.name]: entry(audited(webhooksAdd, DASHBOARD_AUDITS.webhooksAdd)),
   [tokenList.name]: entry(tokenList),
   [tokenRevoke.name]: entry(tokenRevoke),
   [tokenAudit.name]: entry(tokenAudit),
-  [tokenMigrate.name]: entry(tokenMigrate),
+  [tokenMigrate.name]: entry(audited(tokenMigrate, DASHBOARD_AUDITS.tokenMigrate)),
   [auditList.name]: entry(auditList),
   [telemetryExecution.name]: entry(telemetryExecution),
   [telemetryValidation.name]: entry(telemetryValidation),

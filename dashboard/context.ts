@@ -8,7 +8,9 @@ import {
   GetUsagePlanCommand,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { readFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { unixSeconds } from '#domain/model';
 import { AUTHORIZER_CACHE_SECONDS, SECOND_FLUSH_AFTER_SECONDS } from '#domain/tokens';
 import type { StackInfo } from '#local/state-file';
@@ -43,6 +45,29 @@ export interface DashboardContext {
   stores: Stores;
   now: () => number;
   tokenKeys: TokenKeys;
+  /** Who runs the command, for its audit entries: the AWS identity's ARN, or locally `local:<OS user>`. */
+  caller: () => Promise<string>;
+  /** A line for the person running the command, beside its JSON answer (stderr). */
+  warn: (line: string) => void;
+}
+
+/** The OS user running a command on the local stack, which has no identity of its own. */
+export function localCaller(): string {
+  try {
+    return `local:${userInfo().username}`;
+  } catch {
+    return 'local';
+  }
+}
+
+/** The AWS identity the dashboard's credentials belong to, asked once. */
+export function awsCaller(sts: Pick<STSClient, 'send'>): () => Promise<string> {
+  let arn: Promise<string> | undefined;
+  return () =>
+    (arn ??= sts.send(new GetCallerIdentityCommand({})).then(({ Arn }) => {
+      if (!Arn) throw new CommandError('STS GetCallerIdentity named no ARN: the command is not run, as its audit entry could not say who ran it');
+      return Arn;
+    }));
 }
 
 export type TableLocation =
@@ -239,15 +264,19 @@ export function openContext(
   // Fewer attempts than the handlers: a stopped local stack should fail in a second, not after long retries.
   const db = createDocumentClient(location.kind === 'local' ? { ...localDynamoConfig(location.endpoint), maxAttempts: 2 } : undefined);
   const tokenKeys = location.kind === 'aws' ? usagePlanTokenKeys(location, readOutputs, sleep) : undefined;
+  const sts = location.kind === 'aws' ? new STSClient({}) : undefined;
   return {
     context: {
       stores: createStores(db, location.tableName),
       now: () => unixSeconds(),
       tokenKeys: tokenKeys ?? LOCAL_TOKEN_KEYS,
+      caller: sts ? awsCaller(sts) : async () => localCaller(),
+      warn: (line) => void process.stderr.write(`${line}\n`),
     },
     close: () => {
       db.destroy();
       tokenKeys?.close();
+      sts?.destroy();
     },
   };
 }

@@ -66,5 +66,6 @@ function toAuditEntry(item: Item): AuditEntry {
     requestId: typeof item.requestId === 'string' ? item.requestId : null,
     target: (item.target ?? {}) as AuditDetails,
     outcome: (item.outcome ?? {}) as AuditDetails,
+    ...(typeof item.caller === 'string' ? { caller: item.caller } : {}),
   };
 }

@@ -22,6 +22,13 @@ export interface TokenSummary {
 export type TokenRecord = TokenSummary & { ownerId: string } & ({ revokedAt: number; cleanedUp: boolean } | { revokedAt?: undefined; tokenHash: string });
 export type ActiveToken = Extract<TokenRecord, { tokenHash: string }>;
 
+/** A token the migration gave its id and scope. */
+export interface MigratedToken {
+  ownerId: string;
+  tokenId: string;
+  scope: TokenScope;
+}
+
 /**
  * API tokens, stored only as their SHA-256 (spec §5 leaves issuance open; the dashboard issues and revokes them).
  * Creating and revoking a token each write its items and the owner's audit entry in one transaction.
@@ -120,10 +127,10 @@ export class DynamoTokenStore implements TokenStore {
    * Give every token stored before token ids existed (a hash item without `tokenId`) its id, its explicit `write`
    * scope (LEGACY_TOKEN_SCOPE: they could always write) and its place in its owner's list, so it can be listed and
    * revoked like any other. One scan of the table, run by `npm run deploy` after `cdk deploy` and at every
-   * `npm start`; running it again finds nothing. Returns how many.
+   * `npm start`; running it again finds nothing. Returns the tokens it migrated.
    */
-  async migrateLegacyTokens(): Promise<number> {
-    let migrated = 0;
+  async migrateLegacyTokens(): Promise<MigratedToken[]> {
+    const migrated: MigratedToken[] = [];
     let startKey: Item | undefined;
     do {
       const page = await this.db.send(
@@ -139,7 +146,7 @@ export class DynamoTokenStore implements TokenStore {
         const tokenHash = String(item.pk).slice(PARTITION.token.length);
         const scope = item.scope === undefined ? LEGACY_TOKEN_SCOPE : scopeOf(item.scope);
         const token: StoredToken = { ownerId: String(item.ownerId), tokenId: tokenIdOf(tokenHash), tokenHash, scope, createdAt: Number(item.createdAt) };
-        if (await this.migrateLegacyToken(token)) migrated += 1;
+        if (await this.migrateLegacyToken(token)) migrated.push({ ownerId: token.ownerId, tokenId: token.tokenId, scope: token.scope });
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey);

@@ -172,9 +172,11 @@ describe('revoking a token', () => {
     const legacyId = tokenIdOf(hashToken(legacy));
     await expect(dashboardRun('token revoke', '--token-id', legacyId)).rejects.toThrow(`Token ${legacyId} not found`);
 
-    expect(await dashboardRun('token migrate')).toEqual({ migrated: 1 });
+    expect(await dashboardRun('token migrate')).toEqual({ migrated: 1, tokens: [{ ownerId, tokenId: legacyId, scope: 'write' }] });
     expect((await api(legacy, '/versions/rollback', { version_id: versionIds[1] })).status).toBe(200);
-    expect(await dashboardRun('token migrate')).toEqual({ migrated: 0 });
+    expect(await dashboardRun('token migrate')).toEqual({ migrated: 0, tokens: [] });
+    const [migration] = await table.stores.audit.list({ ownerId }, 1);
+    expect(migration).toMatchObject({ action: 'token.migrate', source: 'dashboard', caller: expect.stringMatching(/^local(:.+)?$/), target: { token_id: legacyId }, outcome: { scope: 'write' } });
     const { tokens } = await dashboardRun<{ tokens: { tokenId: string; scope: string; createdAt: number }[] }>('token list', '--owner', ownerId);
     expect(tokens[0]).toEqual({ tokenId: legacyId, scope: 'write', createdAt: 1_700_000_000 });
     expect(await dashboardRun('token revoke', '--token-id', legacyId)).toEqual({ tokenId: legacyId, revoked: true });
