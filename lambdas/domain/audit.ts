@@ -68,6 +68,9 @@ export interface AuditTrail {
   actor: ApiActor;
 }
 
+/** Logged when a change was made but its audit entry could not be settled; the line holds the outcome (and an alarm counts it). */
+export const AUDIT_UNSETTLED = 'Change answered, but its audit entry could not be completed';
+
 /** The trail of a change of many writes, entered as `started` and settled after them. */
 export interface ManyWritesAuditTrail extends AuditTrail {
   /**

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE, ROUTES } from '#api/routes';
+import { AUDIT_UNSETTLED } from '#domain/audit';
 import { newId } from '#domain/ids';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
@@ -292,6 +293,15 @@ describe('the loader key check', () => {
   it("may not name a key's owner-side attributes: a check's grant leaves out note, discord_id, watermark, tier and issue fields", () => {
     const named = statementsOf(loaderFunctionId()).flatMap((statement) => statement.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'] ?? []);
     for (const attribute of ['note', 'discord_id', 'watermark', 'tier', 'issued_at', 'ownerId', 'plan']) expect(named).not.toContain(attribute);
+  });
+
+  it("counts bulk revokes whose audit entry could not be completed, from the revoke-bulk function's log, with an alarm", () => {
+    const filters = ofType('AWS::Logs::MetricFilter').filter(([, filter]) => filter.Properties.FilterPattern === `{ $.message = "${AUDIT_UNSETTLED}" }`);
+    expect(filters).toHaveLength(1);
+    const metricName = (filters[0]?.[1].Properties.MetricTransformations as { MetricName: string }[])[0]?.MetricName;
+    const alarms = ofType('AWS::CloudWatch::Alarm').filter(([, alarm]) => alarm.Properties.MetricName === metricName);
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]?.[1].Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
   });
 
   it('counts checks whose telemetry could not be queued, with an alarm', () => {

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { AUDIT_UNSETTLED } from '#domain/audit';
 import type { Key } from '#domain/model';
-import { AUDIT_UNSETTLED } from '#api/revoke-bulk';
 import { BULK_REVOKE_ANSWER_RESERVE_MS } from '#domain/project-api';
 import { NOW, PROJECT_ID, SECURITY_HEADERS, expectError, invoke, memoryApi, type MemoryApi } from '#test-support/api-harness';
 import { apiEvent, lambdaContext } from '#test-support/fixtures';
