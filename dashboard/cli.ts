@@ -44,7 +44,7 @@ export async function runCli(io: CliIo): Promise<number> {
     location = await locateTable({ env: io.env, stateFile: io.stateFile ?? DEFAULT_STATE_FILE, readStackOutputs });
     const { context, close } = openContext(location);
     try {
-      io.stdout(`${JSON.stringify(await run(context))}\n`);
+      io.stdout(`${JSON.stringify(await run({ ...context, warn: (line) => io.stderr(`${line}\n`) }))}\n`);
     } finally {
       close();
     }

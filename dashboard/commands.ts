@@ -8,8 +8,9 @@ import { watermarkProblem } from '#schemas/formats';
 import { type EventName } from '#schemas/resources';
 import { EVENT_NAMES } from '#schemas/resources';
 import type { IssuedKey, NewKeys } from '#store/dashboard-store';
-import type { TokenSummary } from '#store/token-store';
+import type { MigratedToken, TokenSummary } from '#store/token-store';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
+import { audited, DASHBOARD_AUDITS } from './audited';
 import { CommandError, type DashboardContext } from './context';
 
 /**
@@ -155,7 +156,9 @@ export const tokenList: Command<{ ownerId: string }, { tokens: TokenSummary[] }>
 
 /**
  * The token stops at once: its items go from the table (the authorizer finds it no more), and in AWS its API key
- * is deleted and the stage's authorizer cache flushed. An unknown or already revoked id writes nothing.
+ * is deleted and the stage's authorizer cache flushed. An unknown id writes nothing. The gateway's part is recorded
+ * when it succeeds, so revoking a token whose key deletion or cache flush failed tries that part again; a token
+ * revoked and cleaned up answers "already revoked".
  */
 export const tokenRevoke: Command<{ tokenId: string }, { tokenId: string; revoked: true }> = {
   name: 'token revoke',
@@ -163,22 +166,30 @@ export const tokenRevoke: Command<{ tokenId: string }, { tokenId: string; revoke
   validate: (flags) => ({ tokenId: tokenId(flags) }),
   async run(context, input) {
     await context.tokenKeys.check();
-    const token = await context.stores.tokens.tokenById(input.tokenId);
+    const { tokens } = context.stores;
+    const token = await tokens.tokenById(input.tokenId);
     if (!token) throw new CommandError(`Token ${input.tokenId} not found: "token list --owner ID" shows an owner's tokens`);
     const alreadyRevoked = `Token ${input.tokenId} is already revoked`;
-    if (token.revokedAt !== undefined) throw new CommandError(`${alreadyRevoked} (at ${new Date(token.revokedAt * 1000).toISOString()})`);
-    if (!(await context.stores.tokens.revokeToken(token, context.now()))) throw new CommandError(alreadyRevoked);
+    if (token.revokedAt !== undefined && token.cleanedUp) throw new CommandError(`${alreadyRevoked} (at ${new Date(token.revokedAt * 1000).toISOString()})`);
+    if (token.revokedAt === undefined && !(await tokens.revokeToken(token, context.now()))) throw new CommandError(alreadyRevoked);
     await context.tokenKeys.revoke(input.tokenId);
+    await tokens.markRevokeCleanedUp(input.tokenId, context.now());
     return { tokenId: input.tokenId, revoked: true };
   },
 };
 
-/** Once after upgrading: tokens created before token ids get theirs, so they can be listed and revoked. */
-export const tokenMigrate: Command<Record<string, never>, { migrated: number }> = {
+/**
+ * After upgrading (`npm run deploy` runs it): tokens created before token ids and scopes get theirs, so they can be
+ * listed and revoked, and write as they always could.
+ */
+export const tokenMigrate: Command<Record<string, never>, { migrated: number; tokens: MigratedToken[] }> = {
   name: 'token migrate',
   flags: {},
   validate: () => ({}),
-  run: async (context) => ({ migrated: await context.stores.tokens.migrateLegacyTokens() }),
+  async run(context) {
+    const tokens = await context.stores.tokens.migrateLegacyTokens();
+    return { migrated: tokens.length, tokens };
+  },
 };
 
 /** Who changed what in a project through the API, newest first. */
@@ -317,13 +328,14 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [ownerCreate.name]: entry(ownerCreate),
   [tokenCreate.name]: entry(tokenCreate),
   [projectCreate.name]: entry(projectCreate),
-  [keysIssue.name]: entry(keysIssue),
-  [versionsUpload.name]: entry(versionsUpload),
-  [webhooksAdd.name]: entry(webhooksAdd),
+  // The dashboard's writes are audited with the identity that ran them (dashboard/audited.ts).
+  [keysIssue.name]: entry(audited(keysIssue, DASHBOARD_AUDITS.keysIssue)),
+  [versionsUpload.name]: entry(audited(versionsUpload, DASHBOARD_AUDITS.versionsUpload)),
+  [webhooksAdd.name]: entry(audited(webhooksAdd, DASHBOARD_AUDITS.webhooksAdd)),
   [tokenList.name]: entry(tokenList),
   [tokenRevoke.name]: entry(tokenRevoke),
   [tokenAudit.name]: entry(tokenAudit),
-  [tokenMigrate.name]: entry(tokenMigrate),
+  [tokenMigrate.name]: entry(audited(tokenMigrate, DASHBOARD_AUDITS.tokenMigrate)),
   [auditList.name]: entry(auditList),
   [telemetryExecution.name]: entry(telemetryExecution),
   [telemetryValidation.name]: entry(telemetryValidation),

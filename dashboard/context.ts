@@ -8,9 +8,11 @@ import {
   GetUsagePlanCommand,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { readFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { unixSeconds } from '#domain/model';
-import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
+import { AUTHORIZER_CACHE_SECONDS, SECOND_FLUSH_AFTER_SECONDS } from '#domain/tokens';
 import type { StackInfo } from '#local/state-file';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
@@ -32,7 +34,7 @@ export interface TokenKeys {
   /** Fails, before the command writes anything, when the gateway cannot be reached or is not the stack's. */
   check(): Promise<void>;
   register(token: { tokenHash: string; tokenId: string }): Promise<void>;
-  /** After the table revoked the token: delete its API key and flush the stage's authorizer cache. */
+  /** After the table revoked the token: delete its API key and flush the stage's authorizer cache (twice, see SECOND_FLUSH_AFTER_SECONDS). */
   revoke(tokenId: string): Promise<void>;
 }
 
@@ -43,6 +45,29 @@ export interface DashboardContext {
   stores: Stores;
   now: () => number;
   tokenKeys: TokenKeys;
+  /** Who runs the command, for its audit entries: the AWS identity's ARN, or locally `local:<OS user>`. */
+  caller: () => Promise<string>;
+  /** A line for the person running the command, beside its JSON answer (stderr). */
+  warn: (line: string) => void;
+}
+
+/** The OS user running a command on the local stack, which has no identity of its own. */
+export function localCaller(): string {
+  try {
+    return `local:${userInfo().username}`;
+  } catch {
+    return 'local';
+  }
+}
+
+/** The AWS identity the dashboard's credentials belong to, asked once. */
+export function awsCaller(sts: Pick<STSClient, 'send'>): () => Promise<string> {
+  let arn: Promise<string> | undefined;
+  return () =>
+    (arn ??= sts.send(new GetCallerIdentityCommand({})).then(({ Arn }) => {
+      if (!Arn) throw new CommandError('STS GetCallerIdentity named no ARN: the command is not run, as its audit entry could not say who ran it');
+      return Arn;
+    }));
 }
 
 export type TableLocation =
@@ -80,14 +105,20 @@ export async function locateTable({ env, stateFile, readStackOutputs }: LocateOp
 
   const state = await readStateFile(stateFile);
   if (state) return { kind: 'local', ...state };
+  return locateDeployedTable(stackName, readStackOutputs, `No local stack (${stateFile} not found) and the`);
+}
 
+/** The deployed stack's table (and API), from its outputs in AWS. */
+export async function locateDeployedTable(
+  stackName: string,
+  readStackOutputs: StackOutputsReader,
+  lead = 'The',
+): Promise<Extract<TableLocation, { kind: 'aws' }>> {
   let outputs: StackOutputs;
   try {
     outputs = await readStackOutputs(stackName);
   } catch (error) {
-    throw new CommandError(
-      `No local stack (${stateFile} not found) and the AWS stack ${stackName} could not be read (${oneLine(error)}): run npm start, or set DYNAMODB_ENDPOINT and TABLE_NAME`,
-    );
+    throw new CommandError(`${lead} AWS stack ${stackName} could not be read (${oneLine(error)}): run npm start, or set DYNAMODB_ENDPOINT and TABLE_NAME`);
   }
   const tableName = outputNamed(outputs, 'TableName');
   if (!tableName) throw new CommandError(`The AWS stack ${stackName} has no output whose key contains TableName`);
@@ -144,7 +175,11 @@ export const readStackOutputs: StackOutputsReader = async (stackName) => {
  * known yet. Each API key is named by its token's id, so a revoke finds it by name (GetApiKeys' `nameQuery` matches
  * a prefix, so the name is compared exactly here).
  */
-export function usagePlanTokenKeys(location: Extract<TableLocation, { kind: 'aws' }>, readOutputs: StackOutputsReader): TokenKeys & { close(): void } {
+export function usagePlanTokenKeys(
+  location: Extract<TableLocation, { kind: 'aws' }>,
+  readOutputs: StackOutputsReader,
+  sleep: (ms: number) => Promise<void> = wait,
+): TokenKeys & { close(): void } {
   const client = new APIGatewayClient({});
   let gateway = location.gateway;
   const checked = (): GatewayOutputs => {
@@ -177,7 +212,13 @@ export function usagePlanTokenKeys(location: Extract<TableLocation, { kind: 'aws
         for (const id of await apiKeyIdsNamed(client, tokenId)) await client.send(new DeleteApiKeyCommand({ apiKey: id }));
       });
       // Even when the key could not be deleted: the flush is what stops the token at once.
-      const flushed = await failureOf(() => client.send(new FlushStageAuthorizersCacheCommand({ restApiId, stageName })));
+      const flush = () => failureOf(() => client.send(new FlushStageAuthorizersCacheCommand({ restApiId, stageName })));
+      let flushed = await flush();
+      if (!flushed) {
+        // An authorizer run that read the token before the revoke may cache its answer after the first flush.
+        await sleep(SECOND_FLUSH_AFTER_SECONDS * 1000);
+        flushed = await flush();
+      }
       const keyLeft = `deleting its API key (named ${tokenId}) failed (${deleted}); delete it by hand, without the token it lets nothing through`;
       if (flushed) {
         throw new CommandError(
@@ -189,6 +230,8 @@ export function usagePlanTokenKeys(location: Extract<TableLocation, { kind: 'aws
     close: () => client.destroy(),
   };
 }
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The failure of `step` in one line, or undefined when it succeeded. */
 async function failureOf(step: () => Promise<unknown>): Promise<string | undefined> {
@@ -213,19 +256,27 @@ async function apiKeyIdsNamed(client: APIGatewayClient, name: string): Promise<s
 }
 
 /** The context commands run in, for a located table; `close` lets the process exit at once. */
-export function openContext(location: TableLocation, readOutputs: StackOutputsReader = readStackOutputs): { context: DashboardContext; close(): void } {
+export function openContext(
+  location: TableLocation,
+  readOutputs: StackOutputsReader = readStackOutputs,
+  sleep?: (ms: number) => Promise<void>,
+): { context: DashboardContext; close(): void } {
   // Fewer attempts than the handlers: a stopped local stack should fail in a second, not after long retries.
   const db = createDocumentClient(location.kind === 'local' ? { ...localDynamoConfig(location.endpoint), maxAttempts: 2 } : undefined);
-  const tokenKeys = location.kind === 'aws' ? usagePlanTokenKeys(location, readOutputs) : undefined;
+  const tokenKeys = location.kind === 'aws' ? usagePlanTokenKeys(location, readOutputs, sleep) : undefined;
+  const sts = location.kind === 'aws' ? new STSClient({}) : undefined;
   return {
     context: {
       stores: createStores(db, location.tableName),
       now: () => unixSeconds(),
       tokenKeys: tokenKeys ?? LOCAL_TOKEN_KEYS,
+      caller: sts ? awsCaller(sts) : async () => localCaller(),
+      warn: (line) => void process.stderr.write(`${line}\n`),
     },
     close: () => {
       db.destroy();
       tokenKeys?.close();
+      sts?.destroy();
     },
   };
 }

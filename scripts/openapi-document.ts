@@ -188,7 +188,10 @@ function describeFields(docs: z.core.$ZodRegistry<SchemaDoc>) {
   docs.add(version.notes, { description: 'Free text from the uploader; may be empty.' });
 
   const webhook = WebhookSchema.shape;
-  docs.add(webhook.url, { description: 'Destination: a Discord incoming-webhook URL.' });
+  docs.add(webhook.url, {
+    description:
+      'Destination: a Discord incoming-webhook URL. Its token part is a secret that lets anyone post to the channel, so a `read` token gets the URL with the token replaced by `[redacted]` (for example `https://discord.com/api/webhooks/1311223344556677889/[redacted]`; a URL that is not a Discord webhook URL keeps only its origin); a `write` token gets it whole.',
+  });
   docs.add(webhook.events, {
     description: 'JSON array of event names encoded as a string, for example `["version_deployed"]`.',
   });
@@ -492,7 +495,8 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       operationId: 'listWebhooks',
       tag: 'Webhooks',
       summary: 'List webhook configurations',
-      description: 'Every webhook configuration of the project. Read-only: webhooks are managed in the dashboard.',
+      description:
+        'Every webhook configuration of the project. Read-only: webhooks are managed in the dashboard. A `read` token sees each `url` with its token redacted; a `write` token sees it whole.',
       query: NoQuery,
       ok: { schema: 'ListWebhooksResponse', description: 'The webhook configurations.', example: listWebhooksExample },
       errors: unknownQuery(),

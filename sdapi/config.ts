@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseBearer } from '#domain/tokens';
+import { isLoopbackHostname } from '#http/loopback';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { UsageError } from './errors';
 
@@ -29,13 +30,15 @@ interface LocalStackFile {
 }
 
 /**
- * Each setting from its flag, else its SDAPI_* variable, else the local stack's `.local/stack.json` in the
- * current folder (so `npm start` then `npx sdapi ...` needs no setup).
+ * Each setting from its flag, else its SDAPI_* variable. Only when no flag and no SDAPI_* variable is set at all do
+ * the settings come from the local stack's `.local/stack.json` in the current folder (so `npm start` then
+ * `npx sdapi ...` needs no setup), and then only with a loopback base URL: a folder is not trusted to pick where a
+ * token the caller set goes, nor to send the demo token off this machine.
  */
 export function resolveConfig(flags: ConfigFlags, env: Record<string, string | undefined>, cwd: string): ApiConfig {
   const sources: string[] = [];
-  let stack: LocalStackFile | undefined;
-  const fromStack = (): LocalStackFile => (stack ??= readLocalStack(cwd));
+  const configured = [flags.baseUrl, flags.token, flags.project].some((flag) => flag !== undefined) || SDAPI_VARIABLES.some((variable) => env[variable]);
+  const stack = configured ? {} : readLocalStack(cwd);
   const pick = (flag: string | undefined, variable: string, stackField: keyof LocalStackFile, what: string, hint: string): string => {
     if (flag !== undefined) {
       sources.push(`${what} from ${hint.split(' ')[0]}`);
@@ -46,7 +49,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
       sources.push(`${what} from ${variable}`);
       return fromEnv;
     }
-    const value = fromStack()[stackField];
+    const value = stack[stackField];
     if (typeof value === 'string' && value) {
       sources.push(`${what} from ${LOCAL_STACK_FILE}`);
       return value;
@@ -54,13 +57,23 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     throw new UsageError(`No ${what}: set ${variable} or pass ${hint}, or run npm start (the local stack writes ${LOCAL_STACK_FILE})`);
   };
 
-  const baseUrl = normalizeBaseUrl(pick(flags.baseUrl, 'SDAPI_BASE_URL', 'baseUrl', 'API base URL', '--base-url URL'));
+  const named = pick(flags.baseUrl, 'SDAPI_BASE_URL', 'baseUrl', 'API base URL', '--base-url URL');
+  if (!configured && !isLoopbackUrl(named)) {
+    throw new UsageError(`${LOCAL_STACK_FILE} names ${named}, which is not this machine: it may only name the local stack (127.0.0.1 or localhost); set SDAPI_BASE_URL, SDAPI_TOKEN and SDAPI_PROJECT to call another API`);
+  }
+  const baseUrl = normalizeBaseUrl(named);
   const token = pick(flags.token, 'SDAPI_TOKEN', 'token', 'API token', '--token TOKEN');
   const projectId = pick(flags.project, 'SDAPI_PROJECT', 'projectId', 'project id', '--project ID');
   // Checked here so a malformed token never reaches an HTTP library whose error message might quote it.
   if (parseBearer(`Bearer ${token}`) !== token) throw new UsageError('The API token is malformed: it has characters or a length no API token has');
   if (!PATH_ID_PATTERN.test(projectId)) throw new UsageError(`Project id "${projectId}" is malformed: expected something like prj_5e0c8a3f71b24d9c6a1f`);
   return { baseUrl, token, projectId, sources };
+}
+
+const SDAPI_VARIABLES = ['SDAPI_BASE_URL', 'SDAPI_TOKEN', 'SDAPI_PROJECT'] as const;
+
+function isLoopbackUrl(value: string): boolean {
+  return URL.canParse(value) && isLoopbackHostname(new URL(value).hostname);
 }
 
 function normalizeBaseUrl(value: string): string {
@@ -72,6 +85,8 @@ function normalizeBaseUrl(value: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`API base URL must be http or https, not ${url.protocol}`);
   if (url.username || url.password) throw new UsageError('API base URL must not carry credentials: pass the token with SDAPI_TOKEN');
+  // Plain http would show the bearer token to every network hop; only this machine's loopback is spared.
+  if (url.protocol === 'http:' && !isLoopbackHostname(url.hostname)) throw new UsageError(`API base URL must use https for ${url.hostname}: plain http is only for the local stack (127.0.0.1 or localhost)`);
   return url.href.replace(/\/+$/, '');
 }
 

@@ -8,7 +8,7 @@ import { scopeNeededBy } from './routes';
 export const listWebhooksEndpoint = defineEndpoint({
   scope: scopeNeededBy('list-webhooks'),
   query: NoQuery,
-  run: ({ project }, projects) => listWebhooks(projects, project),
+  run: ({ project, scope }, projects) => listWebhooks(projects, project, scope),
 });
 
 export const handler = awsApiHandler(listWebhooksEndpoint);

@@ -14,6 +14,11 @@ export const AUDIT_ACTIONS = {
   rollback: 'version.rollback',
   createToken: 'token.create',
   revokeToken: 'token.revoke',
+  // The dashboard's writes (dashboard/audited.ts), entered with the identity that ran them.
+  issueKeys: 'keys.issue',
+  addWebhook: 'webhook.add',
+  uploadVersion: 'version.upload',
+  migrateToken: 'token.migrate',
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
 
@@ -44,6 +49,11 @@ export type AuditEntry = AuditSubject & {
   requestId: string | null;
   target: AuditDetails;
   outcome: AuditDetails;
+  /**
+   * Who ran a dashboard command: the AWS identity's ARN (STS GetCallerIdentity), or locally `local:<OS user>`.
+   * Absent on the API's entries (the token id names their caller) and on token entries of the token store.
+   */
+  caller?: string;
 };
 
 /** Who made an API request: what its audit entries name. */
@@ -56,6 +66,18 @@ export interface ApiActor {
 export interface AuditTrail {
   log: AuditLog;
   actor: ApiActor;
+}
+
+/** Logged when a change was made but its audit entry could not be settled; the line holds the outcome (and an alarm counts it). */
+export const AUDIT_UNSETTLED = 'Change answered, but its audit entry could not be completed';
+
+/** The trail of a change of many writes, entered as `started` and settled after them. */
+export interface ManyWritesAuditTrail extends AuditTrail {
+  /**
+   * Told of an entry that could not be settled after its change was made: the change stands and the answer goes
+   * out, so this is where the outcome the entry lacks is kept (the handler logs it).
+   */
+  unsettled(entry: AuditEntry, outcome: AuditDetails, error: unknown): void;
 }
 
 let lastMillis = 0;
@@ -74,9 +96,22 @@ export function apiEntry(
   return { entryId: newAuditEntryId(), at, projectId, action, status, source: 'api', tokenId: actor.tokenId, requestId: actor.requestId, target, outcome };
 }
 
-export function dashboardEntry(change: { ownerId: string; at: number; action: AuditAction; target: AuditDetails; outcome: AuditDetails }): AuditEntry {
-  const { ownerId, at, action, target, outcome } = change;
-  return { entryId: newAuditEntryId(), at, ownerId, action, status: 'completed', source: 'dashboard', tokenId: null, requestId: null, target, outcome };
+export function dashboardEntry(change: AuditSubject & { at: number; action: AuditAction; target: AuditDetails; outcome: AuditDetails; caller?: string }): AuditEntry {
+  const { at, action, target, outcome, caller } = change;
+  const subject: AuditSubject = change.projectId !== undefined ? { projectId: change.projectId } : { ownerId: change.ownerId };
+  return {
+    entryId: newAuditEntryId(),
+    at,
+    ...subject,
+    action,
+    status: 'completed',
+    source: 'dashboard',
+    tokenId: null,
+    requestId: null,
+    target,
+    outcome,
+    ...(caller === undefined ? {} : { caller }),
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { redactWebhookUrl } from '#events/discord-webhook-url';
 import type { ListKeysQuery } from '#schemas/requests';
 import type {
   ListKeysResponse,
@@ -8,11 +9,12 @@ import type {
   RollbackResponse,
 } from '#schemas/responses';
 import { authorizeProjectAccess } from './access';
-import { AUDIT_ACTIONS, apiEntry, type AuditTrail, withCountedRevokes } from './audit';
+import { AUDIT_ACTIONS, apiEntry, type AuditTrail, type ManyWritesAuditTrail, withCountedRevokes } from './audit';
 import { mapPagesBounded } from './concurrency';
 import { KeyNotFound, VersionNotFound } from './errors';
 import type { Caller, Project } from './model';
 import type { ProjectStore } from './ports';
+import type { TokenScope } from './tokens';
 
 /** Conditional writes a bulk revoke keeps in flight: enough for 10,000 keys well inside API Gateway's 29 s. */
 export const BULK_REVOKE_CONCURRENCY = 64;
@@ -70,9 +72,12 @@ export async function revokeBulk(store: ProjectStore, project: Project, watermar
 }
 
 /**
- * revokeBulk with its audit entry. Its writes are many, so the entry is written as `started` before the first,
- * then `completed` with the answer's counts; a failure part-way marks it `failed` with the number of keys revoked
- * by then, and rethrows. A function killed outright leaves it `started`: the watermark and the token are named.
+ * revokeBulk with its audit entry. Its writes are many, so the entry is written as `started` before the first, its
+ * `revoked_count` null (not known yet), then `completed` with the answer's counts; a failure part-way marks it
+ * `failed` with the number of keys revoked by then, and rethrows. A function killed outright leaves it `started`
+ * with a null count: the watermark and the token are named, and how many keys went is not claimed.
+ * When the revokes succeeded but the entry cannot be completed, the keys are revoked all the same, so the caller
+ * gets its 200 and the count; `trail.unsettled` is told (the handler logs it, with the count, at error level).
  */
 export async function revokeBulkAudited(
   store: ProjectStore,
@@ -80,14 +85,14 @@ export async function revokeBulkAudited(
   watermark: string,
   now: number,
   timeLeftMs: () => number,
-  trail: AuditTrail,
+  trail: ManyWritesAuditTrail,
 ): Promise<RevokeBulkResponse> {
   const entry = apiEntry(trail, {
     projectId: project.id,
     at: now,
     action: AUDIT_ACTIONS.revokeBulk,
     target: { watermark },
-    outcome: { revoked_count: 0 },
+    outcome: { revoked_count: null },
     status: 'started',
   });
   await trail.log.record(entry);
@@ -97,11 +102,11 @@ export async function revokeBulkAudited(
     result = await revokeBulk(counted.store, project, watermark, now, timeLeftMs);
   } catch (error) {
     // The revoke's own failure is what the caller must hear of; if this update fails too the entry stays `started`.
-    await trail.log.finish(entry, 'failed', { revoked_count: counted.revoked() }).catch(() => undefined);
+    await trail.log.finish(entry, 'failed', { revoked_count: counted.revoked() }).catch((finishError: unknown) => trail.unsettled(entry, { revoked_count: counted.revoked() }, finishError));
     throw error;
   }
   const { ok: _ok, ...outcome } = result;
-  await trail.log.finish(entry, 'completed', outcome);
+  await trail.log.finish(entry, 'completed', outcome).catch((error: unknown) => trail.unsettled(entry, outcome, error));
   return result;
 }
 
@@ -129,6 +134,11 @@ export async function rollback(store: ProjectStore, project: Project, versionId:
 }
 
 /** Spec §4.6: every configuration of the project, read-only. */
-export async function listWebhooks(store: ProjectStore, project: Project): Promise<ListWebhooksResponse> {
-  return { webhooks: await store.listWebhooks(project.id) };
+/**
+ * A webhook URL carries its own secret: whoever holds it can post to the channel. So only a write token sees it
+ * whole; a read token sees each URL with its token part redacted (the webhook id stays, to tell them apart).
+ */
+export async function listWebhooks(store: ProjectStore, project: Project, scope: TokenScope): Promise<ListWebhooksResponse> {
+  const webhooks = await store.listWebhooks(project.id);
+  return { webhooks: scope === 'write' ? webhooks : webhooks.map((webhook) => ({ ...webhook, url: redactWebhookUrl(webhook.url) })) };
 }

@@ -27,13 +27,17 @@ export const TOKEN_SCOPES = ['read', 'write'] as const;
 export type TokenScope = (typeof TOKEN_SCOPES)[number];
 
 /**
- * The scope a stored token (or an authorizer's answer) carries. Tokens created before scopes existed carry none
- * and could always write, so none means `write`; a value this code does not know grants the least.
+ * The scope a stored token (or an authorizer's answer) carries. Only `write` writes: no scope, or a value this code
+ * does not know, grants the least. Tokens created before scopes existed carry none; the migration (`token migrate`,
+ * run by `npm run deploy` and at every `npm start`) gives them LEGACY_TOKEN_SCOPE first, and one it has not reached
+ * yet can read, never more.
  */
 export function scopeOf(stored: unknown): TokenScope {
-  if (stored === undefined || stored === null) return 'write';
   return stored === 'write' ? 'write' : 'read';
 }
+
+/** Tokens created before scopes existed could always write: the migration keeps them able to. */
+export const LEGACY_TOKEN_SCOPE: TokenScope = 'write';
 
 /**
  * A token's id: what `token list` shows and `token revoke` takes. Derived from the token's hash (80 bits of a
@@ -70,3 +74,13 @@ export function requireScope(held: TokenScope, need: ScopeNeed): void {
  * at once when the dashboard's cache flush succeeds, and within this many seconds when it fails.
  */
 export const AUTHORIZER_CACHE_SECONDS = 30;
+
+/** The authorizer function's timeout: no answer it computes can arrive later than this after its token read. */
+export const AUTHORIZER_TIMEOUT_SECONDS = 10;
+
+/**
+ * A revoke flushes the authorizer cache twice: at once, and again this long after, when every authorizer run that
+ * read the token before the revoke has ended. An answer in flight during the first flush, cached after it, would
+ * otherwise let the revoked token through for another AUTHORIZER_CACHE_SECONDS.
+ */
+export const SECOND_FLUSH_AFTER_SECONDS = AUTHORIZER_TIMEOUT_SECONDS + 1;

@@ -7,7 +7,7 @@ export type PostOutcome =
   | { kind: 'rate_limited'; retryAfterSeconds: number | undefined }
   /** The webhook no longer exists or its token is wrong: the config is dead. */
   | { kind: 'gone'; status: number; code: number | undefined }
-  /** Any other 4xx: the same post would be refused again. */
+  /** Any other 4xx, or a 3xx (redirects are not followed): the same post would be refused again. */
   | { kind: 'refused'; status: number; body: string }
   /** 5xx, timeout or network failure: worth another try later. */
   | { kind: 'failed'; reason: string };
@@ -28,6 +28,8 @@ export async function postEmbeds(url: string, message: EmbedMessage, timeoutMs: 
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'User-Agent': 'ScriptDistribution-Webhooks (1.0)' },
       body: JSON.stringify(message),
+      // A redirect would carry the post (and the token in its path) to an address no check has approved.
+      redirect: 'manual',
       signal,
     });
   } catch (error) {
@@ -41,6 +43,7 @@ export async function postEmbeds(url: string, message: EmbedMessage, timeoutMs: 
   if (status === 429) return { kind: 'rate_limited', retryAfterSeconds: retryAfterSeconds(json, response.headers.get('retry-after')) };
   const code = typeof json?.code === 'number' ? json.code : undefined;
   if (status === 404 || (code !== undefined && DEAD_WEBHOOK_CODES.has(code))) return { kind: 'gone', status, code };
+  if (status >= 300 && status < 400) return { kind: 'refused', status, body: 'a redirect, not followed' };
   if (status >= 400 && status < 500) return { kind: 'refused', status, body: truncateForLog(body) };
   return { kind: 'failed', reason: `HTTP ${status}: ${truncateForLog(body)}` };
 }

@@ -8,7 +8,7 @@ import type { Caller, Project } from '#domain/model';
 import type { AuditLog, ProjectStore, RateLimitStore } from '#domain/ports';
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
-import { callerOfToken, requireScope, type ScopeNeed, scopeOf } from '#domain/tokens';
+import { callerOfToken, requireScope, type ScopeNeed, scopeOf, type TokenScope } from '#domain/tokens';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { type HttpMiddleware, type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler, requestIdsInLogs } from './middlewares';
 import { rateLimitHeaders } from './rate-limit-headers';
@@ -29,10 +29,11 @@ export interface Endpoint<Query, Body, Result> {
   body?: z.ZodMiniType<Body, unknown>;
   /**
    * A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
-   * `actor` and `audit` are for the endpoints that change something: their audit entries name the actor.
+   * `actor` and `audit` are for the endpoints that change something: their audit entries name the actor. `scope` is
+   * the caller's token's, for answers a read token sees less of; `logger` is the function's.
    */
   run(
-    input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number; actor: ApiActor },
+    input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number; actor: ApiActor; scope: TokenScope; logger: Logger },
     projects: ProjectStore,
     audit: AuditLog,
   ): Promise<Result>;
@@ -64,7 +65,11 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
     const caller = callerOf(event);
     const project = await openProject(stores.projects, caller, projectIdOf(event));
     const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId };
-    const result = await endpoint.run({ project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor }, stores.projects, stores.audit);
+    const result = await endpoint.run(
+      { project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor, scope: caller.scope, logger: deps.logger },
+      stores.projects,
+      stores.audit,
+    );
     return jsonResponse(200, result);
   });
   return handler;

@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditDetails, AuditEntry, AuditStatus, AuditSubject } from '#domain/audit';
 import type { AuditLog } from '#domain/ports';
-import { auditItem, keyOf } from './layout';
+import { auditPut, keyOf } from './layout';
 import { type Item, queryPages } from './paging';
 
 /** Audit entries, per project and per owner (the layout's `AUDIT#…` partitions), newest first when listed. */
@@ -12,7 +12,7 @@ export class DynamoAuditStore implements AuditLog {
   ) {}
 
   async record(entry: AuditEntry): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: auditItem(entry) }));
+    await this.db.send(new PutCommand(auditPut(this.tableName, entry)));
   }
 
   /** Only an entry that was written: a failed first write never turns into a half entry here. */
@@ -66,5 +66,6 @@ function toAuditEntry(item: Item): AuditEntry {
     requestId: typeof item.requestId === 'string' ? item.requestId : null,
     target: (item.target ?? {}) as AuditDetails,
     outcome: (item.outcome ?? {}) as AuditDetails,
+    ...(typeof item.caller === 'string' ? { caller: item.caller } : {}),
   };
 }

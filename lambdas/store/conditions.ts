@@ -4,10 +4,16 @@ import { type DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCo
 /** Transactions retried on a conflict with another transaction (which DynamoDB Local reports more often than AWS). */
 export const TRANSACTION_ATTEMPTS = 8;
 
-/** A write whose condition failed, alone or as part of a transaction. */
-export function isConditionFailure(error: unknown): error is ConditionalCheckFailedException | TransactionCanceledException {
+/**
+ * A write whose condition failed, alone or as part of a transaction. With `items`, only a failed condition of those
+ * items of a transaction counts: another's (an audit entry whose key is taken) stays an error.
+ */
+export function isConditionFailure(error: unknown, items?: readonly number[]): error is ConditionalCheckFailedException | TransactionCanceledException {
   if (error instanceof ConditionalCheckFailedException) return true;
-  return error instanceof TransactionCanceledException && (error.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
+  return (
+    error instanceof TransactionCanceledException &&
+    (error.CancellationReasons ?? []).some((reason, index) => reason.Code === 'ConditionalCheckFailed' && (items === undefined || items.includes(index)))
+  );
 }
 
 export function isTransactionConflict(error: unknown): boolean {
@@ -31,13 +37,16 @@ export async function transact(db: DynamoDBDocumentClient, input: TransactWriteC
   }
 }
 
-/** A conditional write (or transaction) whose failed condition means there is nothing to do; true when it was written. */
-export async function ifCondition(write: Promise<unknown>): Promise<boolean> {
+/**
+ * A conditional write (or transaction) whose failed condition means there is nothing to do; true when it was
+ * written. `items` as for isConditionFailure.
+ */
+export async function ifCondition(write: Promise<unknown>, items?: readonly number[]): Promise<boolean> {
   try {
     await write;
     return true;
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    if (isConditionFailure(error, items)) return false;
     throw error;
   }
 }

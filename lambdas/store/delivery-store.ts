@@ -12,6 +12,14 @@ import { TABLE } from './table-definition';
  * claims and disabling a webhook whose URL Discord no longer knows (delivery).
  */
 
+/**
+ * What the delivery function names of a webhook config: it reads whether it is enabled and its URL, and disables it
+ * (testing the URL) when Discord no longer knows it. Its IAM grant (lib/constructs/webhook-delivery.ts) allows
+ * exactly these besides the keys, so it cannot touch a project's owner, plan or any other item attribute.
+ */
+export const WEBHOOK_STATE_ATTRIBUTES = ['enabled', 'url'] as const;
+export const WEBHOOK_DISABLE_ATTRIBUTES = ['enabled', 'updated_at', 'url'] as const;
+
 /** A claim is 'sending' from claim to post, then 'sent'; 'released' when the post failed and a retry may claim it. */
 const CLAIM = { sending: 'sending', sent: 'sent', released: 'released' } as const;
 

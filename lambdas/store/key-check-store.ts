@@ -7,6 +7,28 @@ import { rateWindowAt } from '#domain/rate-limit';
 import { keyOf } from './layout';
 import type { Item } from './paging';
 
+/**
+ * Every attribute of a key item the check's writes name, written or tested in their conditions: the loader
+ * function's IAM grant (lib/constructs/loader-check.ts) allows an update naming these and the keys, nothing else
+ * (`dynamodb:Attributes` covers a condition's names too, so those it tests are here). A write that names a new
+ * attribute adds it here, one line; test/integration/granted-attributes.test.ts fails until it does.
+ */
+export const KEY_CHECK_ATTRIBUTES = [
+  // written: the use count and the key's one-minute window of checks
+  'current_uses',
+  'checkWindow',
+  'checkCount',
+  // tested (MAY_RUN)
+  'keyHash',
+  'projectId',
+  'revoked',
+  'expires_at',
+  'max_uses',
+] as const;
+
+/** The check reads the key's state back from its own write (the answer's expires_at and uses_left). */
+export const KEY_CHECK_RETURN_VALUES = ['ALL_NEW'] as const;
+
 /** Rounds of both writes at one check: a minute turning over between them sends a check round once more. */
 const CHECK_ATTEMPTS = 3;
 
@@ -99,7 +121,7 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
             ':one': 1,
             ...write.values,
           },
-          ReturnValues: 'ALL_NEW',
+          ReturnValues: KEY_CHECK_RETURN_VALUES[0],
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );

@@ -218,6 +218,14 @@ export function auditItem(entry: AuditEntry) {
 }
 
 /**
+ * The put of a new audit entry, alone or in a transaction: only where no entry is, so no write can overwrite
+ * another's entry (an id clash fails the write, and its transaction with it, instead).
+ */
+export function auditPut(tableName: string, entry: AuditEntry) {
+  return { TableName: tableName, Item: auditItem(entry), ConditionExpression: 'attribute_not_exists(pk)' };
+}
+
+/**
  * A condition a summary event stood for: under the key its own event would have had (so it fires once, like any
  * event), but an entity the stream filter leaves out, so only the summary is posted. `summarizedBy` names it.
  */

@@ -5,7 +5,7 @@ import type { Key, Plan, Project, Version, Webhook } from '#domain/model';
 import type { ProjectStore, RevokeOutcome } from '#domain/ports';
 import { BATCH_GET_LIMIT, batchGetConsistent, itemKeyId } from './batch-get';
 import { isConditionFailure, transact } from './conditions';
-import { auditItem, CHILD_PREFIX, type ItemKey, keyIdOfPartition, keyOf } from './layout';
+import { auditPut, CHILD_PREFIX, type ItemKey, keyIdOfPartition, keyOf } from './layout';
 import { type Item, queryAll, queryPages } from './paging';
 import { TABLE } from './table-definition';
 
@@ -83,11 +83,12 @@ export class DynamoProjectStore implements ProjectStore {
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
     };
     try {
-      if (entry) await transact(this.db, { TransactItems: [{ Update: revoke }, { Put: { TableName: this.tableName, Item: auditItem(entry) } }] });
+      if (entry) await transact(this.db, { TransactItems: [{ Update: revoke }, { Put: auditPut(this.tableName, entry) }] });
       else await this.db.send(new UpdateCommand(revoke));
       return 'revoked';
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
+      // The key's condition (item 0); an audit entry's clash is an error, not "already revoked".
+      if (!isConditionFailure(error, [0])) throw error;
       const old = error instanceof TransactionCanceledException ? error.CancellationReasons?.[0]?.Item : error.Item;
       // A key of another project is as unknown to this caller as a key that does not exist.
       if (!old || old.projectId?.S !== projectId) return 'not_found';
@@ -154,12 +155,13 @@ export class DynamoProjectStore implements ProjectStore {
               ExpressionAttributeValues: { ':v': versionId },
             },
           },
-          ...(entry ? [{ Put: { TableName: this.tableName, Item: auditItem(entry) } }] : []),
+          ...(entry ? [{ Put: auditPut(this.tableName, entry) }] : []),
         ],
       });
       return true;
     } catch (error) {
-      if (isConditionFailure(error)) return false;
+      // The version's or the project's condition; an audit entry's clash is an error.
+      if (isConditionFailure(error, [0, 1])) return false;
       throw error;
     }
   }

@@ -4,6 +4,9 @@ import type { RateLimitStore } from '#domain/ports';
 import { ENTITY, keyOf, RATE_WINDOWS_KEPT } from './layout';
 import { TABLE } from './table-definition';
 
+/** A count reads back only what it updated (the new count), which a grant limited to named attributes allows. */
+export const RATE_WINDOW_RETURN_VALUES = ['UPDATED_NEW'] as const;
+
 /** Fixed-window request counters: one conditional ADD per request, so the count is exact under any concurrency. */
 export class DynamoRateLimitStore implements RateLimitStore {
   constructor(
@@ -21,7 +24,7 @@ export class DynamoRateLimitStore implements RateLimitStore {
           ConditionExpression: 'attribute_not_exists(requests) OR requests < :limit',
           ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
           ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':ttl': window.start + RATE_WINDOWS_KEPT * window.seconds, ':entity': ENTITY.rateWindow },
-          ReturnValues: 'UPDATED_NEW',
+          ReturnValues: RATE_WINDOW_RETURN_VALUES[0],
         }),
       );
       return Number(Attributes?.requests);

@@ -1,9 +1,9 @@
-import { type DynamoDBDocumentClient, GetCommand, ScanCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, ScanCommand, type TransactWriteCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AUDIT_ACTIONS, dashboardEntry } from '#domain/audit';
 import type { TokenStore } from '#domain/ports';
-import { scopeOf, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
+import { LEGACY_TOKEN_SCOPE, scopeOf, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
 import { ifCondition, transact } from './conditions';
-import { auditItem, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems } from './layout';
+import { auditPut, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems } from './layout';
 import { type Item, queryAll } from './paging';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -15,9 +15,19 @@ export interface TokenSummary {
   createdAt: number;
 }
 
-/** A token found by its id: still working, or revoked (then its hash is gone from the table). */
-export type TokenRecord = TokenSummary & { ownerId: string } & ({ revokedAt: number } | { revokedAt?: undefined; tokenHash: string });
+/**
+ * A token found by its id: still working, or revoked (then its hash is gone from the table). A revoked token's
+ * `cleanedUp` says whether the gateway's part of the revoke (API key deleted, authorizer cache flushed) is done.
+ */
+export type TokenRecord = TokenSummary & { ownerId: string } & ({ revokedAt: number; cleanedUp: boolean } | { revokedAt?: undefined; tokenHash: string });
 export type ActiveToken = Extract<TokenRecord, { tokenHash: string }>;
+
+/** A token the migration gave its id and scope. */
+export interface MigratedToken {
+  ownerId: string;
+  tokenId: string;
+  scope: TokenScope;
+}
 
 /**
  * API tokens, stored only as their SHA-256 (spec §5 leaves issuance open; the dashboard issues and revokes them).
@@ -33,7 +43,7 @@ export class DynamoTokenStore implements TokenStore {
   async findToken(tokenHash: string): Promise<TokenGrant | undefined> {
     const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.token(tokenHash), ConsistentRead: true }));
     if (typeof item?.ownerId !== 'string') return undefined;
-    // Tokens created before ids and scopes existed carry neither: their id is derived, their scope is write.
+    // Tokens created before ids and scopes existed carry neither: their id is derived, and they read until migrated.
     return { ownerId: item.ownerId, tokenId: typeof item.tokenId === 'string' ? item.tokenId : tokenIdOf(tokenHash), scope: scopeOf(item.scope) };
   }
 
@@ -45,7 +55,7 @@ export class DynamoTokenStore implements TokenStore {
     await transact(this.db, {
       TransactItems: [
         ...[items.byHash, items.byId, items.ofOwner].map((item): TransactItem => ({ Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } })),
-        { Put: { TableName: this.tableName, Item: auditItem(entry) } },
+        { Put: auditPut(this.tableName, entry) },
       ],
     });
     return tokenId;
@@ -92,19 +102,35 @@ export class DynamoTokenStore implements TokenStore {
               ExpressionAttributeValues: { ':now': now },
             },
           },
-          { Put: { TableName: this.tableName, Item: auditItem(entry) } },
+          { Put: auditPut(this.tableName, entry) },
         ],
+      }),
+      // The id item's condition (item 2): revoked meanwhile. An audit entry's clash is an error.
+      [2],
+    );
+  }
+
+  /** The gateway's part of a revoke succeeded: a later revoke of the token has nothing left to do. */
+  async markRevokeCleanedUp(tokenId: string, now: number): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: keyOf.tokenById(tokenId),
+        UpdateExpression: 'SET cleanedUpAt = :now',
+        ConditionExpression: 'attribute_exists(revokedAt)',
+        ExpressionAttributeValues: { ':now': now },
       }),
     );
   }
 
   /**
    * Give every token stored before token ids existed (a hash item without `tokenId`) its id, its explicit `write`
-   * scope and its place in its owner's list, so it can be listed and revoked like any other. One scan of the
-   * table, for the operator to run once after upgrading; running it again finds nothing. Returns how many.
+   * scope (LEGACY_TOKEN_SCOPE: they could always write) and its place in its owner's list, so it can be listed and
+   * revoked like any other. One scan of the table, run by `npm run deploy` after `cdk deploy` and at every
+   * `npm start`; running it again finds nothing. Returns the tokens it migrated.
    */
-  async migrateLegacyTokens(): Promise<number> {
-    let migrated = 0;
+  async migrateLegacyTokens(): Promise<MigratedToken[]> {
+    const migrated: MigratedToken[] = [];
     let startKey: Item | undefined;
     do {
       const page = await this.db.send(
@@ -118,8 +144,9 @@ export class DynamoTokenStore implements TokenStore {
       );
       for (const item of page.Items ?? []) {
         const tokenHash = String(item.pk).slice(PARTITION.token.length);
-        const token: StoredToken = { ownerId: String(item.ownerId), tokenId: tokenIdOf(tokenHash), tokenHash, scope: scopeOf(item.scope), createdAt: Number(item.createdAt) };
-        if (await this.migrateLegacyToken(token)) migrated += 1;
+        const scope = item.scope === undefined ? LEGACY_TOKEN_SCOPE : scopeOf(item.scope);
+        const token: StoredToken = { ownerId: String(item.ownerId), tokenId: tokenIdOf(tokenHash), tokenHash, scope, createdAt: Number(item.createdAt) };
+        if (await this.migrateLegacyToken(token)) migrated.push({ ownerId: token.ownerId, tokenId: token.tokenId, scope: token.scope });
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -151,6 +178,6 @@ export class DynamoTokenStore implements TokenStore {
 
 function toTokenRecord(item: Item): TokenRecord {
   const summary = { tokenId: String(item.tokenId), ownerId: String(item.ownerId), scope: scopeOf(item.scope), createdAt: Number(item.createdAt) };
-  if (typeof item.revokedAt === 'number') return { ...summary, revokedAt: item.revokedAt };
+  if (typeof item.revokedAt === 'number') return { ...summary, revokedAt: item.revokedAt, cleanedUp: typeof item.cleanedUpAt === 'number' };
   return { ...summary, tokenHash: String(item.tokenHash) };
 }

@@ -7,6 +7,9 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE } from '#api/routes';
+import { KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#store/key-check-store';
+import { UPDATED_ATTRIBUTES } from '#store/layout';
+import { RATE_WINDOW_RETURN_VALUES } from '#store/rate-limit-store';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
 
@@ -36,7 +39,10 @@ export class LoaderCheck extends Construct {
       description: `Loader key check ${LOADER_ROUTE.method} ${LOADER_ROUTE.path} (public)`,
       environment: { TABLE_NAME: table.tableName, TELEMETRY_QUEUE_URL: props.telemetryQueue.queueUrl },
     });
-    grantItems(this.function, table, ['dynamodb:UpdateItem'], ['key', 'rateWindow']);
+    // A check counts a use on its key item, naming only what the count writes and tests: not a key's note, owner
+    // fields or index keys' neighbours; and counts itself in its rate windows.
+    grantItems(this.function, table, ['dynamodb:UpdateItem'], ['key'], { attributes: KEY_CHECK_ATTRIBUTES, returnValues: KEY_CHECK_RETURN_VALUES });
+    grantItems(this.function, table, ['dynamodb:UpdateItem'], ['rateWindow'], { attributes: UPDATED_ATTRIBUTES.rateWindow, returnValues: RATE_WINDOW_RETURN_VALUES });
     props.telemetryQueue.grantSendMessages(this.function);
 
     this.method = props.api.root.resourceForPath(LOADER_ROUTE.path).addMethod(

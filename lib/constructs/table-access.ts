@@ -14,11 +14,18 @@ type IndexName = keyof typeof TABLE.indexes;
 export type TableGrant =
   /**
    * `actions` on the table's items whose partition keys begin as `partitions` do. With `attributes`, the request may
-   * name no other attribute besides the keys: an update can write or test only those.
+   * name no other attribute besides the keys: an update can write or test only those. With `returnValues`, a
+   * request that sets ReturnValues may set only these.
    */
-  | { actions: readonly string[]; partitions: readonly Partition[]; attributes?: readonly string[] }
+  | ({ actions: readonly string[]; partitions: readonly Partition[] } & ItemLimits)
   /** `Query` of this one index, in partitions that begin as INDEX_PARTITION says (a project's). */
   | { queryIndex: IndexName };
+
+/** What an item grant may further limit: the attributes a request names, and the ReturnValues it asks for. */
+export interface ItemLimits {
+  attributes?: readonly string[];
+  returnValues?: readonly string[];
+}
 
 /** Every route reads its project (owner and plan) and counts the request in the caller's rate window. */
 const EVERY_ROUTE = [
@@ -69,7 +76,13 @@ const KEY_ATTRIBUTES = Object.keys(KEY_ATTRIBUTE_TYPES);
  * Allow `actions` on the table's items whose partition keys begin as `partitions` do (layout.ts's PARTITION), and
  * on nothing else: the one way every construct grants item access, with `dynamodb:LeadingKeys`.
  */
-export function grantItems(fn: lambda.IFunction, table: ITable | ITableV2, actions: readonly string[], partitions: readonly Partition[], attributes?: readonly string[]): void {
+export function grantItems(
+  fn: lambda.IFunction,
+  table: ITable | ITableV2,
+  actions: readonly string[],
+  partitions: readonly Partition[],
+  { attributes, returnValues }: ItemLimits = {},
+): void {
   fn.addToRolePolicy(
     new PolicyStatement({
       actions: [...actions],
@@ -77,6 +90,7 @@ export function grantItems(fn: lambda.IFunction, table: ITable | ITableV2, actio
       conditions: {
         'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions.map((partition) => `${PARTITION[partition]}*`) },
         ...(attributes ? { 'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...KEY_ATTRIBUTES, ...attributes] } } : {}),
+        ...(returnValues ? { StringEqualsIfExists: { 'dynamodb:ReturnValues': [...returnValues] } } : {}),
       },
     }),
   );
@@ -98,6 +112,6 @@ export function bindTable(fn: lambda.Function, table: ITableV2, grants: readonly
   fn.addEnvironment('TABLE_NAME', table.tableName);
   for (const grant of grants) {
     if ('queryIndex' in grant) grantIndexQuery(fn, table, grant.queryIndex);
-    else grantItems(fn, table, grant.actions, grant.partitions, grant.attributes);
+    else grantItems(fn, table, grant.actions, grant.partitions, grant);
   }
 }

@@ -7,6 +7,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DELIVERY_QUEUE, DELIVERY_TIMEOUT_SECONDS, FANOUT_STREAM } from '#events/delivery-settings';
 import { DEFAULT_DISCORD_API_BASE } from '#events/discord-webhook-url';
+import { WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#store/delivery-store';
 import { STREAM_FILTER_PATTERN } from '#store/stream-events';
 import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
@@ -84,7 +85,9 @@ export class WebhookDelivery extends Construct {
       },
     });
     // Webhook configs: read whether one is still enabled, and disable one Discord no longer knows.
-    grantItems(this.deliveryFunction, table, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], ['project']);
+    // Named attributes only, so it cannot change a project's owner or plan, or anything else of a project item.
+    grantItems(this.deliveryFunction, table, ['dynamodb:GetItem'], ['project'], { attributes: WEBHOOK_STATE_ATTRIBUTES });
+    grantItems(this.deliveryFunction, table, ['dynamodb:UpdateItem'], ['project'], { attributes: WEBHOOK_DISABLE_ATTRIBUTES, returnValues: ['NONE'] });
     // Delivery claims: put (claim) and update (sent, released), in DELIVERY# partitions only.
     grantItems(this.deliveryFunction, table, ['dynamodb:PutItem', 'dynamodb:UpdateItem'], ['deliveryClaim']);
     // Deliveries Discord refuses go to the DLQ at once instead of through the receive count.

@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizer } from '#api/authorizer';
 import { createRouteHandlers } from '#api/endpoints';
-import type { AuditEntry } from '#domain/audit';
+import { apiEntry, type AuditEntry } from '#domain/audit';
 import type { Caller } from '#domain/model';
 import type { ProjectStore } from '#domain/ports';
 import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
@@ -183,6 +183,26 @@ describe('listing the trail', () => {
   it('keeps the trail of a project to that project', async () => {
     const other = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
     expect(await table.stores.audit.list({ projectId: other.projectId }, 100)).toEqual([]);
+  });
+});
+
+describe('no write overwrites an entry', () => {
+  const entryLike = (taken: AuditEntry, action: AuditEntry['action']): AuditEntry => ({ ...taken, action, requestId: `clash-${action}`, target: { clash: true }, outcome: {} });
+
+  it('an entry whose id is taken is refused, alone or with the revoke or rollback it records, and nothing of that change is written', async () => {
+    const other = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1, versions: ['one', 'two'] });
+    const taken = apiEntry({ actor: { tokenId: caller.tokenId, requestId: 'first' } }, { projectId: other.projectId, at: NOW, action: 'key.revoke', target: { key_id: 'x' }, outcome: { revoked_count: 1 } });
+    await table.stores.audit.record(taken);
+
+    await expect(table.stores.audit.record(entryLike(taken, 'key.revoke_bulk'))).rejects.toThrow();
+    const keyId = other.keys[0]?.id ?? '';
+    await expect(table.stores.projects.revokeKey(other.projectId, keyId, NOW, entryLike(taken, 'key.revoke'))).rejects.toThrow();
+    const { Item: key } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.key(keyId), ConsistentRead: true }));
+    expect(key?.revoked).toBe(0);
+    await expect(table.stores.projects.setCurrentVersion(other.projectId, other.versions[0]?.id ?? '', entryLike(taken, 'version.rollback'))).rejects.toThrow();
+    expect((await table.stores.projects.getProject(other.projectId))?.currentVersionId).toBe(other.versions[1]?.id);
+
+    expect(await table.stores.audit.list({ projectId: other.projectId }, 100)).toEqual([taken]);
   });
 });
 

@@ -14,7 +14,7 @@ import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, findJava, startDynamoDbLocal } from '#local/dynamodb-local';
+import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, filesManifestSha256, findJava, startDynamoDbLocal } from '#local/dynamodb-local';
 import { localDynamoConfig } from '#store/client';
 
 type Item = Record<string, AttributeValue>;
@@ -180,7 +180,27 @@ describe('DynamoDB Local as the project starts it', () => {
       await writeFile(join(emulatorDir, 'DynamoDBLocal.jar'), 'not the jar AWS built');
 
       const failure = startDynamoDbLocal({ cacheDir });
-      await expect(failure).rejects.toThrow(/DynamoDBLocal\.jar does not match its pinned SHA-256 .* so it was not run: delete .* to fetch it again\./);
+      await expect(failure).rejects.toThrow(/DynamoDB Local's files in .* do not match their pinned SHA-256 .* so it was not run: delete .* to fetch it again\./);
+    });
+
+    it('refuses a library changed, added or removed after the pin, though the jar is unchanged', async () => {
+      const emulatorDir = join(cacheDir, DYNAMODB_LOCAL.package.replace('@', '-'));
+      const jar = { jarPath: join(emulatorDir, 'DynamoDBLocal.jar'), libDir: join(emulatorDir, 'DynamoDBLocal_lib') };
+      await mkdir(join(jar.libDir, 'native'), { recursive: true });
+      await writeFile(jar.jarPath, 'the jar');
+      await writeFile(join(jar.libDir, 'jetty-server.jar'), 'a library');
+      await writeFile(join(jar.libDir, 'native', 'libsqlite4java.so'), 'a native library');
+      const pin = { ...DYNAMODB_LOCAL, filesSha256: await filesManifestSha256(jar) };
+      await expect(ensureDynamoDbLocalJar({ cacheDir, pin })).resolves.toEqual(jar);
+
+      await writeFile(join(jar.libDir, 'native', 'libsqlite4java.so'), 'a native library, patched');
+      await expect(ensureDynamoDbLocalJar({ cacheDir, pin })).rejects.toThrow('do not match their pinned SHA-256');
+      await writeFile(join(jar.libDir, 'native', 'libsqlite4java.so'), 'a native library');
+      await writeFile(join(jar.libDir, 'log4j-extra.jar'), 'a library added to the class path');
+      await expect(ensureDynamoDbLocalJar({ cacheDir, pin })).rejects.toThrow('do not match their pinned SHA-256');
+      await rm(join(jar.libDir, 'log4j-extra.jar'));
+      await rm(join(jar.libDir, 'jetty-server.jar'));
+      await expect(ensureDynamoDbLocalJar({ cacheDir, pin })).rejects.toThrow('do not match their pinned SHA-256');
     });
 
     it('unpacks nothing of a package whose tarball does not match the pinned integrity, after saying what it fetched and showing its progress', async () => {

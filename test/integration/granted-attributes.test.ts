@@ -1,7 +1,11 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
+import { hashKeyValue } from '#domain/key-values';
+import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#store/delivery-store';
+import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#store/key-check-store';
 import { keyOf, UPDATED_ATTRIBUTES } from '#store/layout';
+import { KEY_ATTRIBUTE_TYPES } from '#store/table-definition';
 import { FIXED_NOW, createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 
 /**
@@ -39,5 +43,66 @@ describe('attributes the route roles may update', () => {
     const after = await stored(keyOf.project(projectId));
     const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
     expect(changed).toEqual([...UPDATED_ATTRIBUTES.currentVersion]);
+  });
+});
+
+/** Words of DynamoDB's expression grammar; every other bare word in an expression is an attribute name. */
+const GRAMMAR = new Set(['SET', 'REMOVE', 'ADD', 'DELETE', 'AND', 'OR', 'NOT', 'BETWEEN', 'IN', 'attribute_exists', 'attribute_not_exists', 'attribute_type', 'begins_with', 'contains', 'size', 'if_not_exists', 'list_append']);
+
+/** Top-level attribute names a request names in its expressions (`#placeholders` resolved), as `dynamodb:Attributes` sees them. */
+function attributesNamed(input: { UpdateExpression?: string; ConditionExpression?: string; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> }): string[] {
+  const text = [input.UpdateExpression, input.ConditionExpression, input.ProjectionExpression].filter(Boolean).join(' ');
+  const names = [...text.replaceAll(/:\w+/g, ' ').matchAll(/#?[A-Za-z_][\w]*/g)].map(([word]) => (word.startsWith('#') ? (input.ExpressionAttributeNames?.[word] ?? word) : word));
+  return [...new Set(names.filter((name) => !GRAMMAR.has(name)))].toSorted();
+}
+
+/** A document client that records each command's input before sending it to DynamoDB Local. */
+function recording(db: DynamoDBDocumentClient): { db: DynamoDBDocumentClient; inputs: { name: string; input: Record<string, unknown> }[] } {
+  const inputs: { name: string; input: Record<string, unknown> }[] = [];
+  const send = (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+    inputs.push({ name: command.constructor.name, input: command.input });
+    return db.send(command as never);
+  };
+  return { db: { send } as unknown as DynamoDBDocumentClient, inputs };
+}
+
+describe("attributes the loader and delivery roles may name (issue 21: IAM scoped partitions, not attributes)", () => {
+  const keys = Object.keys(KEY_ATTRIBUTE_TYPES);
+
+  it('a key check names only KEY_CHECK_ATTRIBUTES and the keys, opening a window, counting within it and being refused, and asks only the granted ReturnValues', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: 2, now: FIXED_NOW });
+    const { db, inputs } = recording(table.db);
+    const store = new DynamoKeyCheckStore(db, table.tableName);
+    const check = { projectId, keyId: key?.id ?? '', keyHash: hashKeyValue(key?.key ?? ''), now: FIXED_NOW, perKeyPerMinute: 60 };
+    expect((await store.checkAndCount(check)).outcome).toBe('counted');
+    expect((await store.checkAndCount(check)).outcome).toBe('counted');
+    expect((await store.checkAndCount(check)).outcome).toBe('refused');
+    const updates = inputs.filter(({ name }) => name === UpdateCommand.name);
+    expect(updates.length).toBeGreaterThanOrEqual(3);
+    for (const { input } of updates) {
+      for (const name of attributesNamed(input)) expect([...keys, ...KEY_CHECK_ATTRIBUTES]).toContain(name);
+      expect(KEY_CHECK_RETURN_VALUES).toContain(input.ReturnValues);
+    }
+  });
+
+  it('delivery reads and disables a webhook config naming only the granted attributes, with no ReturnValues', async () => {
+    const owner = await seedOwner(table.stores);
+    const url = 'https://discord.com/api/webhooks/123456789012345678/granted-attributes-token';
+    const { projectId, webhookIds } = await seedProject(table.stores, { ownerId: owner.ownerId, webhooks: [{ url, events: ['version_deployed'] }] });
+    const { db, inputs } = recording(table.db);
+    const store = new DynamoDeliveryStore(db, table.tableName);
+    const state = await store.webhookState(projectId, webhookIds[0] ?? '');
+    expect(state).toEqual({ enabled: 1, url });
+    expect(await store.disableWebhook(projectId, webhookIds[0] ?? '', url, FIXED_NOW)).toBe(true);
+
+    const [read, disable] = inputs;
+    expect(read?.name).toBe(GetCommand.name);
+    const besidesKeys = (input: Record<string, unknown> | undefined) => attributesNamed(input ?? {}).filter((name) => !keys.includes(name));
+    expect(besidesKeys(read?.input)).toEqual([...WEBHOOK_STATE_ATTRIBUTES].toSorted());
+    expect(disable?.name).toBe(UpdateCommand.name);
+    expect(besidesKeys(disable?.input)).toEqual([...WEBHOOK_DISABLE_ATTRIBUTES].toSorted());
+    expect(disable?.input.ReturnValues).toBeUndefined();
   });
 });

@@ -163,16 +163,20 @@ describe('revoking a token', () => {
     expect(entries.at(-2)).toMatchObject({ target: { scope: 'read' }, outcome: { token_id: readToken.tokenId } });
   });
 
-  it('migrates a token stored before token ids and scopes: a write token, then listed and revocable like the others', async () => {
+  it('migrates a token stored before token ids and scopes: it only reads until then, then writes, and is listed and revocable like the others', async () => {
     const legacy = newApiToken();
     // As the dashboard stored tokens before: the hash item alone, no id, no scope.
     await table.db.send(new PutCommand({ TableName: table.tableName, Item: { ...keyOf.token(hashToken(legacy)), entity: 'TOKEN', ownerId, createdAt: 1_700_000_000 } }));
-    expect((await api(legacy, '/versions/rollback', { version_id: versionIds[1] })).status).toBe(200);
+    expect((await api(legacy, '/keys')).status).toBe(200);
+    expect((await api(legacy, '/versions/rollback', { version_id: versionIds[1] })).status).toBe(403);
     const legacyId = tokenIdOf(hashToken(legacy));
     await expect(dashboardRun('token revoke', '--token-id', legacyId)).rejects.toThrow(`Token ${legacyId} not found`);
 
-    expect(await dashboardRun('token migrate')).toEqual({ migrated: 1 });
-    expect(await dashboardRun('token migrate')).toEqual({ migrated: 0 });
+    expect(await dashboardRun('token migrate')).toEqual({ migrated: 1, tokens: [{ ownerId, tokenId: legacyId, scope: 'write' }] });
+    expect((await api(legacy, '/versions/rollback', { version_id: versionIds[1] })).status).toBe(200);
+    expect(await dashboardRun('token migrate')).toEqual({ migrated: 0, tokens: [] });
+    const [migration] = await table.stores.audit.list({ ownerId }, 1);
+    expect(migration).toMatchObject({ action: 'token.migrate', source: 'dashboard', caller: expect.stringMatching(/^local(:.+)?$/), target: { token_id: legacyId }, outcome: { scope: 'write' } });
     const { tokens } = await dashboardRun<{ tokens: { tokenId: string; scope: string; createdAt: number }[] }>('token list', '--owner', ownerId);
     expect(tokens[0]).toEqual({ tokenId: legacyId, scope: 'write', createdAt: 1_700_000_000 });
     expect(await dashboardRun('token revoke', '--token-id', legacyId)).toEqual({ tokenId: legacyId, revoked: true });

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE, ROUTES } from '#api/routes';
+import { AUDIT_UNSETTLED } from '#domain/audit';
 import { newId } from '#domain/ids';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
@@ -269,13 +270,38 @@ describe('the loader key check', () => {
     expect(resources()[loaderFunctionId()]?.Properties.ReservedConcurrentExecutions).toBe(LOADER_RESERVED_CONCURRENCY);
   });
 
-  it('may update key items and rate windows only, and send to the telemetry queue', () => {
+  it('may update key items and rate windows only, naming only the attributes a check writes or tests, and send to the telemetry queue', () => {
     const statements = statementsOf(loaderFunctionId());
     const actions = statements.flatMap((statement) => [statement.Action].flat());
-    expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem']);
-    const dynamo = statements.find((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
-    expect(dynamo?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(['KEY#*', 'RATE#*']);
+    expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem', 'dynamodb:UpdateItem']);
+    const dynamo = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
+    expect(dynamo.map((statement) => statement.Condition)).toEqual([
+      {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...Object.keys(KEY_ATTRIBUTE_TYPES), 'current_uses', 'checkWindow', 'checkCount', 'keyHash', 'projectId', 'revoked', 'expires_at', 'max_uses'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['ALL_NEW'] },
+      },
+      {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...Object.keys(KEY_ATTRIBUTE_TYPES), 'requests', 'ttl', 'entity'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['UPDATED_NEW'] },
+      },
+    ]);
     expect(actions.filter((action) => action.startsWith('sqs:')).sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+  });
+
+  it("may not name a key's owner-side attributes: a check's grant leaves out note, discord_id, watermark, tier and issue fields", () => {
+    const named = statementsOf(loaderFunctionId()).flatMap((statement) => statement.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'] ?? []);
+    for (const attribute of ['note', 'discord_id', 'watermark', 'tier', 'issued_at', 'ownerId', 'plan']) expect(named).not.toContain(attribute);
+  });
+
+  it("counts bulk revokes whose audit entry could not be completed, from the revoke-bulk function's log, with an alarm", () => {
+    const filters = ofType('AWS::Logs::MetricFilter').filter(([, filter]) => filter.Properties.FilterPattern === `{ $.message = "${AUDIT_UNSETTLED}" }`);
+    expect(filters).toHaveLength(1);
+    const metricName = (filters[0]?.[1].Properties.MetricTransformations as { MetricName: string }[])[0]?.MetricName;
+    const alarms = ofType('AWS::CloudWatch::Alarm').filter(([, alarm]) => alarm.Properties.MetricName === metricName);
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]?.[1].Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
   });
 
   it('counts checks whose telemetry could not be queued, with an alarm', () => {

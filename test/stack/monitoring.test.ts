@@ -26,7 +26,7 @@ const alarmsOn = (namespace: string, metricName: string, name?: string, value?: 
 describe('the alarm topic', () => {
   it('is one SNS topic, and every alarm of the stack notifies it going into ALARM and back to OK', () => {
     const all = alarms();
-    expect(all.length).toBe(33);
+    expect(all.length).toBe(34);
     for (const alarm of all) {
       expect(alarm.AlarmActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
       expect(alarm.OKActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);

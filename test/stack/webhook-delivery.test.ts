@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERY_QUEUE, FANOUT_STREAM } from '#events/delivery-settings';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
 import { STREAM_FILTER_PATTERN } from '#store/stream-events';
+import { KEY_ATTRIBUTE_TYPES } from '#store/table-definition';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
 
 /** A stack holding a streamed TableV2 and the construct, synthesized with cdk.json's flags and no esbuild. */
@@ -153,13 +154,26 @@ describe('delivery from the queue', () => {
     expect(DELIVERY_QUEUE.batchSize).toBe(10);
   });
 
-  it('may GetItem/UpdateItem webhook configs and PutItem/UpdateItem delivery claims, nothing else in the table', () => {
+  it("may GetItem/UpdateItem webhook configs naming only enabled, url (and updated_at), never a project's owner or plan, and PutItem/UpdateItem delivery claims, nothing else in the table", () => {
     expect(statementsWith('deliveryFunction', 'dynamodb:')).toEqual([
       {
-        Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        Action: 'dynamodb:GetItem',
         Effect: 'Allow',
         Resource: arnOf(tableId()),
-        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['PROJECT#*'] } },
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['PROJECT#*'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...Object.keys(KEY_ATTRIBUTE_TYPES), 'enabled', 'url'] },
+        },
+      },
+      {
+        Action: 'dynamodb:UpdateItem',
+        Effect: 'Allow',
+        Resource: arnOf(tableId()),
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['PROJECT#*'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...Object.keys(KEY_ATTRIBUTE_TYPES), 'enabled', 'updated_at', 'url'] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+        },
       },
       {
         Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],

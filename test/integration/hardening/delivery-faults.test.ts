@@ -222,6 +222,18 @@ describe('delivery to a Discord that fails', () => {
     expect(queue.deadLetters().map((letter) => letter.reason)).toEqual([`received ${DELIVERY_QUEUE.maxReceiveCount} times`, `received ${DELIVERY_QUEUE.maxReceiveCount} times`]);
   });
 
+  it('follows no redirect: a 3xx goes to the DLQ at once, and the address it names gets nothing', async () => {
+    for (const status of [301, 302, 307, 308]) {
+      discord.reset();
+      discord.script = (_, attempt) => (attempt === 0 ? { status, headers: { Location: `${apiBase}/elsewhere/${status}` } } : undefined);
+      const sent = [message()];
+      await enqueue(sent);
+      await drain();
+      expect(discord.seen.map((request) => request.reply)).toEqual([{ status, headers: { Location: `${apiBase}/elsewhere/${status}` } }]);
+      expect(queue.deadLetters().at(-1)?.body).toBe(JSON.stringify(sent[0]));
+    }
+  });
+
   it('gives up on a request that hangs after the timeout and posts once on the retry', async () => {
     discord.script = (_, attempt) => (attempt < 2 ? 'hang' : undefined);
     const sent = Array.from({ length: 3 }, message);

@@ -1,8 +1,10 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { AUDIT_UNSETTLED } from '#domain/audit';
 import type { Key } from '#domain/model';
 import { BULK_REVOKE_ANSWER_RESERVE_MS } from '#domain/project-api';
 import { NOW, PROJECT_ID, SECURITY_HEADERS, expectError, invoke, memoryApi, type MemoryApi } from '#test-support/api-harness';
 import { apiEvent, lambdaContext } from '#test-support/fixtures';
+import { captureLogs } from '../events/fixtures';
 
 let api: MemoryApi;
 beforeEach(() => {
@@ -162,6 +164,23 @@ describe('POST /v1/projects/:id/keys/revoke-bulk (spec §4.3)', () => {
     const stopped = await invoke(api.handlers['revoke-bulk'], apiEvent('revoke-bulk', { projectId: PROJECT_ID, body: { watermark } }), late);
     expect([stopped.status, stopped.body]).toEqual([200, { ok: true, revoked_count: 0, complete: false }]);
     expect((await bulk({ watermark })).body).toEqual({ ok: true, revoked_count: 5, complete: true });
+  });
+
+  it('answers 200 with its count, not 500, when the audit entry cannot be completed after the revokes, and logs the outcome at error level', async () => {
+    const marked = api.store.addKeys(PROJECT_ID, Array.from({ length: 3 }, () => ({ watermark })));
+    vi.spyOn(api.store, 'finish').mockRejectedValue(new Error('ProvisionedThroughputExceededException'));
+    const logs = captureLogs();
+    try {
+      const reply = await bulk({ watermark });
+      expect([reply.status, reply.body]).toEqual([200, { ok: true, revoked_count: 3, complete: true }]);
+    } finally {
+      logs.restore();
+    }
+    for (const key of marked) expect(api.store.storedKey(key.id)?.revoked).toBe(1);
+    const [entry] = api.store.auditEntries();
+    expect(logs.entries().filter((line) => line.message === AUDIT_UNSETTLED)).toEqual([
+      expect.objectContaining({ level: 'ERROR', entryId: entry?.entryId, projectId: PROJECT_ID, outcome: { revoked_count: 3, complete: true } }),
+    ]);
   });
 
   it('answers { ok: true, revoked_count: 0, complete: true } when no key carries the watermark', async () => {

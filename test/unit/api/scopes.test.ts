@@ -53,12 +53,16 @@ describe('token scopes × routes', () => {
     expect(api.store.auditEntries()).toEqual([]);
   });
 
-  it('takes an authorizer answer without a scope (cached from before scopes existed) as a write token, like the tokens of then', async () => {
+  it('takes an authorizer answer without a scope as a read token: it reads, and a write is refused with 403, nothing written', async () => {
     const api = apiWithData();
-    const event = apiEvent('revoke-key', { projectId: PROJECT_ID, body: api.bodies['revoke-key'] });
-    delete event.requestContext.authorizer?.scope;
-    delete event.requestContext.authorizer?.tokenId;
-    expect((await invoke(api.handlers['revoke-key'], event)).status).toBe(200);
-    expect(api.store.auditEntries()).toEqual([expect.objectContaining({ tokenId: CALLER.tokenId })]);
+    const withoutScope = (entry: 'revoke-key' | 'list-keys') => {
+      const event = apiEvent(entry, { projectId: PROJECT_ID, body: entry === 'revoke-key' ? api.bodies['revoke-key'] : undefined });
+      delete event.requestContext.authorizer?.scope;
+      return event;
+    };
+    expect((await invoke(api.handlers['list-keys'], withoutScope('list-keys'))).status).toBe(200);
+    expect((await invoke(api.handlers['revoke-key'], withoutScope('revoke-key'))).status).toBe(403);
+    expect(api.store.storedKey(api.keyId)?.revoked).toBe(0);
+    expect(api.store.auditEntries()).toEqual([]);
   });
 });

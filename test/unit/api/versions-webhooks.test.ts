@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Version, Webhook } from '#domain/model';
 import { PROJECT_ID, expectError, invoke, memoryApi, type MemoryApi } from '#test-support/api-harness';
-import { apiEvent } from '#test-support/fixtures';
+import { callerOfToken, hashToken } from '#domain/tokens';
+import { apiEvent, DEFAULT_CALLER } from '#test-support/fixtures';
 
 let api: MemoryApi;
 beforeEach(() => {
@@ -101,6 +102,15 @@ describe('GET /v1/projects/:id/webhooks (spec §4.6)', () => {
         { id: 'whk_2', url: 'https://discord.com/api/webhooks/whk_2/token', events: '[]', enabled: 0, created_at: 1_699_000_000, updated_at: 1_699_000_500 },
       ],
     });
+  });
+
+  it('answers a read token with each URL redacted (this one is not Discord-shaped: all but its origin), a write token with the whole URL', async () => {
+    api.store.addWebhooks(PROJECT_ID, webhook('whk_1', 1, ['key_abuse']));
+    const readCaller = callerOfToken(DEFAULT_CALLER.ownerId, hashToken('sdt_read-token'), 'read');
+    const asReader = await invoke(api.handlers['list-webhooks'], apiEvent('list-webhooks', { projectId: PROJECT_ID, caller: readCaller }));
+    expect(asReader.status).toBe(200);
+    expect((asReader.body as { webhooks: Webhook[] }).webhooks.map((hook) => hook.url)).toEqual(['https://discord.com/[redacted]']);
+    expect(((await listWebhooks()).body as { webhooks: Webhook[] }).webhooks.map((hook) => hook.url)).toEqual(['https://discord.com/api/webhooks/whk_1/token']);
   });
 
   it('answers { webhooks: [] } for a project without any', async () => {

@@ -7,12 +7,12 @@ import {
   GetApiKeysCommand,
   GetUsagePlanCommand,
 } from '@aws-sdk/client-api-gateway';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tokenCreate, tokenRevoke } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext, type StackOutputsReader, type TableLocation } from '#dashboard/context';
-import { AUTHORIZER_CACHE_SECONDS, hashToken, tokenIdOf } from '#domain/tokens';
+import { AUTHORIZER_CACHE_SECONDS, hashToken, SECOND_FLUSH_AFTER_SECONDS, tokenIdOf } from '#domain/tokens';
 import { keyOf, tokenItems } from '#store/layout';
 
 /**
@@ -51,20 +51,23 @@ beforeEach(() => {
   ddb.on(GetCommand, { Key: keyOf.tokenById(TOKEN_ID) }).callsFake(record('DynamoDB.Get', { Item: active }));
   ddb.on(GetCommand, { Key: keyOf.owner(OWNER) }).callsFake(record('DynamoDB.Get', { Item: { ...keyOf.owner(OWNER), id: OWNER } }));
   ddb.on(TransactWriteCommand).callsFake(record('DynamoDB.TransactWrite'));
+  ddb.on(UpdateCommand).callsFake(record('DynamoDB.Update'));
   apiGateway.on(GetUsagePlanCommand).callsFake(record('APIGateway.GetUsagePlan', { id: GATEWAY.usagePlanId }));
   apiGateway.on(GetApiKeysCommand).callsFake(record('APIGateway.GetApiKeys', { items: [{ id: 'key-exact', name: TOKEN_ID }, { id: 'key-prefix', name: `${TOKEN_ID}-manual` }] }));
   apiGateway.on(DeleteApiKeyCommand).callsFake(record('APIGateway.DeleteApiKey'));
   apiGateway.on(FlushStageAuthorizersCacheCommand).callsFake(record('APIGateway.FlushStageAuthorizersCache'));
   apiGateway.on(CreateApiKeyCommand).callsFake(record('APIGateway.CreateApiKey', { id: 'key-new' }));
   apiGateway.on(CreateUsagePlanKeyCommand).callsFake(record('APIGateway.CreateUsagePlanKey'));
-  const opened = openContext(LOCATION, noOutputsNeeded);
+  const opened = openContext(LOCATION, noOutputsNeeded, async (ms) => void calls.push(`sleep ${ms} ms`));
   dashboard = { context: { ...opened.context, now: () => NOW }, close: opened.close };
 });
+
+const SECOND_FLUSH = [`sleep ${SECOND_FLUSH_AFTER_SECONDS * 1000} ms`, 'APIGateway.FlushStageAuthorizersCache'];
 
 afterEach(() => dashboard.close());
 
 describe('token revoke in AWS', () => {
-  it('deletes the token record, then its usage-plan API key, then flushes the stage authorizer cache', async () => {
+  it('deletes the token record, then its usage-plan API key, then flushes the stage authorizer cache twice, the second after every authorizer run of before has ended, then records the cleanup', async () => {
     expect(await tokenRevoke.run(dashboard.context, { tokenId: TOKEN_ID })).toEqual({ tokenId: TOKEN_ID, revoked: true });
     expect(calls).toEqual([
       'APIGateway.GetUsagePlan',
@@ -73,7 +76,16 @@ describe('token revoke in AWS', () => {
       'APIGateway.GetApiKeys',
       'APIGateway.DeleteApiKey',
       'APIGateway.FlushStageAuthorizersCache',
+      ...SECOND_FLUSH,
+      'DynamoDB.Update',
     ]);
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
+      TableName: 'prod-table',
+      Key: keyOf.tokenById(TOKEN_ID),
+      UpdateExpression: 'SET cleanedUpAt = :now',
+      ConditionExpression: 'attribute_exists(revokedAt)',
+      ExpressionAttributeValues: { ':now': NOW },
+    });
 
     expect(ddb.commandCalls(GetCommand)[0]?.args[0].input).toEqual({ TableName: 'prod-table', Key: keyOf.tokenById(TOKEN_ID), ConsistentRead: true });
     const transaction = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
@@ -102,6 +114,7 @@ describe('token revoke in AWS', () => {
             outcome: { scope: 'write' },
             at: NOW,
           }),
+          ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
     ]);
@@ -125,7 +138,7 @@ describe('token revoke in AWS', () => {
 
   it.each([
     ['an unknown id', {}, `Token ${TOKEN_ID} not found`],
-    ['an id already revoked', { Item: { ...keyOf.tokenById(TOKEN_ID), ownerId: OWNER, tokenId: TOKEN_ID, scope: 'write', createdAt: NOW - 10, revokedAt: NOW - 5 } }, `Token ${TOKEN_ID} is already revoked (at `],
+    ['an id already revoked and cleaned up', { Item: { ...keyOf.tokenById(TOKEN_ID), ownerId: OWNER, tokenId: TOKEN_ID, scope: 'write', createdAt: NOW - 10, revokedAt: NOW - 5, cleanedUpAt: NOW - 5 } }, `Token ${TOKEN_ID} is already revoked (at `],
   ])('refuses %s in one line and writes nothing, in the table or at the gateway', async (_case, found, message) => {
     ddb.on(GetCommand, { Key: keyOf.tokenById(TOKEN_ID) }).resolves(found);
     const outcome = tokenRevoke.run(dashboard.context, { tokenId: TOKEN_ID });
@@ -136,12 +149,28 @@ describe('token revoke in AWS', () => {
     expect(apiGateway.commandCalls(FlushStageAuthorizersCacheCommand)).toHaveLength(0);
   });
 
+  it('retries the gateway cleanup when revoked again after the flush failed, instead of answering "already revoked"', async () => {
+    apiGateway.on(FlushStageAuthorizersCacheCommand).rejectsOnce(new Error('TooManyRequestsException: Too Many Requests'));
+    await expect(tokenRevoke.run(dashboard.context, { tokenId: TOKEN_ID })).rejects.toThrow('flushing the authorizer cache of stage prod failed');
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+
+    // The table now holds the token revoked, its cleanup not recorded.
+    ddb.on(GetCommand, { Key: keyOf.tokenById(TOKEN_ID) }).resolves({ Item: { ...keyOf.tokenById(TOKEN_ID), ownerId: OWNER, tokenId: TOKEN_ID, scope: 'write', createdAt: NOW - 10, revokedAt: NOW } });
+    apiGateway.on(FlushStageAuthorizersCacheCommand).callsFake(record('APIGateway.FlushStageAuthorizersCache'));
+    calls = [];
+    expect(await tokenRevoke.run(dashboard.context, { tokenId: TOKEN_ID })).toEqual({ tokenId: TOKEN_ID, revoked: true });
+    expect(calls).toEqual(['APIGateway.GetUsagePlan', 'APIGateway.GetApiKeys', 'APIGateway.DeleteApiKey', 'APIGateway.FlushStageAuthorizersCache', ...SECOND_FLUSH, 'DynamoDB.Update']);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+  });
+
   it('still flushes the cache when the API key cannot be deleted, and says what is left to do', async () => {
     apiGateway.on(DeleteApiKeyCommand).rejects(new Error('TooManyRequestsException: Too Many Requests'));
     await expect(tokenRevoke.run(dashboard.context, { tokenId: TOKEN_ID })).rejects.toThrow(
       `Token ${TOKEN_ID} is revoked and stopped, but deleting its API key (named ${TOKEN_ID}) failed (TooManyRequestsException: Too Many Requests); delete it by hand, without the token it lets nothing through`,
     );
-    expect(apiGateway.commandCalls(FlushStageAuthorizersCacheCommand)).toHaveLength(1);
+    expect(apiGateway.commandCalls(FlushStageAuthorizersCacheCommand)).toHaveLength(2);
+    // Not recorded as cleaned up: the next revoke tries to delete the key again.
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
   it('says how long the revoked token may still pass when the flush fails: the cache TTL', async () => {

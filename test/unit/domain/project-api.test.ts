@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { AuditTrail } from '#domain/audit';
+import type { AuditDetails, AuditTrail, ManyWritesAuditTrail } from '#domain/audit';
 import { DomainError, KeyNotFound, PlanNotAllowed, ProjectNotFound, VersionNotFound } from '#domain/errors';
 import type { Caller, Project, Version, Webhook } from '#domain/model';
 import {
@@ -25,6 +25,11 @@ const owner: Caller = callerOfToken('own_a', 'h'.repeat(64), 'write');
 const ACTOR = { tokenId: owner.tokenId, requestId: 'req-1' };
 /** Where the rules enter their changes: the test's store, as the caller's request. */
 const trailOf = (store: MemoryStores): AuditTrail => ({ log: store, actor: ACTOR });
+/** A bulk revoke's trail; what it is told of entries it could not settle lands in `unsettled`. */
+const bulkTrailOf = (store: MemoryStores, unsettled: { entryId: string; outcome: AuditDetails; error: unknown }[] = []): ManyWritesAuditTrail => ({
+  ...trailOf(store),
+  unsettled: (entry, outcome, error) => void unsettled.push({ entryId: entry.entryId, outcome, error }),
+});
 /** The fields every audit entry of a change through the API carries. */
 const byTheCaller = { projectId: 'prj_1', at: NOW, source: 'api', tokenId: owner.tokenId, requestId: 'req-1' } as const;
 
@@ -210,7 +215,7 @@ describe('revokeBulkAudited', () => {
   it('enters the bulk revoke as completed with its revoked_count', async () => {
     const { store, project } = storeWithProject();
     keysWith(store, Array(30).fill(wm));
-    expect(await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, trailOf(store))).toEqual({ ok: true, revoked_count: 30, complete: true });
+    expect(await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, bulkTrailOf(store))).toEqual({ ok: true, revoked_count: 30, complete: true });
     expect(store.auditEntries()).toEqual([
       { ...byTheCaller, entryId: expect.any(String), action: 'key.revoke_bulk', status: 'completed', target: { watermark: wm }, outcome: { revoked_count: 30, complete: true } },
     ]);
@@ -225,8 +230,23 @@ describe('revokeBulkAudited', () => {
       entriesAtFirstWrite ??= store.auditEntries();
       return revokeIfActive(projectId, keyId, now);
     };
-    await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, trailOf(store));
-    expect(entriesAtFirstWrite).toEqual([expect.objectContaining({ action: 'key.revoke_bulk', status: 'started', outcome: { revoked_count: 0 } })]);
+    await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, bulkTrailOf(store));
+    // Not 0: a started entry claims no count until it is settled.
+    expect(entriesAtFirstWrite).toEqual([expect.objectContaining({ action: 'key.revoke_bulk', status: 'started', outcome: { revoked_count: null } })]);
+  });
+
+  it('answers 200 with its count when the final audit update fails after the keys were revoked, and hands the outcome to unsettled', async () => {
+    const { store, project } = storeWithProject();
+    const keys = keysWith(store, Array(12).fill(wm));
+    store.finish = async () => {
+      throw new Error('ProvisionedThroughputExceededException');
+    };
+    const unsettled: { entryId: string; outcome: AuditDetails; error: unknown }[] = [];
+    expect(await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, bulkTrailOf(store, unsettled))).toEqual({ ok: true, revoked_count: 12, complete: true });
+    expect(keys.every((key) => store.storedKey(key.id)?.revoked === 1)).toBe(true);
+    const [started] = store.auditEntries();
+    expect(unsettled).toEqual([{ entryId: started?.entryId, outcome: { revoked_count: 12, complete: true }, error: new Error('ProvisionedThroughputExceededException') }]);
+    expect(started).toMatchObject({ status: 'started', outcome: { revoked_count: null } });
   });
 
   it('marks a bulk revoke that fails part-way as failed with the number of keys it had revoked, and rethrows', async () => {
@@ -239,10 +259,27 @@ describe('revokeBulkAudited', () => {
       if (++writes === 41) throw new Error('throttled');
       return revokeIfActive(projectId, keyId, now);
     };
-    await expect(revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, trailOf(store))).rejects.toThrow('throttled');
+    await expect(revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, bulkTrailOf(store))).rejects.toThrow('throttled');
     const revoked = keys.filter((key) => store.storedKey(key.id)?.revoked === 1).length;
     expect(revoked).toBeGreaterThanOrEqual(40);
     expect(store.auditEntries()).toEqual([expect.objectContaining({ action: 'key.revoke_bulk', status: 'failed', outcome: { revoked_count: revoked } })]);
+  });
+
+  it("rethrows the revoke's own failure when marking the entry failed fails too, and hands unsettled the count revoked by then", async () => {
+    const { store, project } = storeWithProject();
+    keysWith(store, Array(5).fill(wm));
+    const revokeIfActive = store.revokeIfActive.bind(store);
+    let writes = 0;
+    store.revokeIfActive = async (projectId, keyId, now) => {
+      if (++writes === 5) throw new Error('throttled');
+      return revokeIfActive(projectId, keyId, now);
+    };
+    store.finish = async () => {
+      throw new Error('audit down');
+    };
+    const unsettled: { entryId: string; outcome: AuditDetails; error: unknown }[] = [];
+    await expect(revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, bulkTrailOf(store, unsettled))).rejects.toThrow('throttled');
+    expect(unsettled).toEqual([expect.objectContaining({ outcome: { revoked_count: 4 }, error: new Error('audit down') })]);
   });
 });
 
@@ -294,13 +331,26 @@ describe('rollback (spec §4.5)', () => {
 });
 
 describe('listWebhooks (spec §4.6)', () => {
-  it('returns every configuration of the project as stored', async () => {
+  it('returns every configuration of the project as stored to a write token', async () => {
     const { store, project } = storeWithProject();
     const hooks: Webhook[] = [
       { id: 'whk_1', url: 'https://discord.com/api/webhooks/1/a', events: '["version_deployed"]', enabled: 1, created_at: NOW, updated_at: NOW },
       { id: 'whk_2', url: 'https://discord.com/api/webhooks/2/b', events: '[]', enabled: 0, created_at: NOW, updated_at: NOW + 5 },
     ];
     store.addWebhooks('prj_1', ...hooks);
-    expect(await listWebhooks(store, project)).toEqual({ webhooks: hooks });
+    expect(await listWebhooks(store, project, 'write')).toEqual({ webhooks: hooks });
+  });
+
+  it("gives a read token each URL without its token part, so read cannot post to the project's channels", async () => {
+    const { store, project } = storeWithProject();
+    const token = 'aBcD-efGh_1234567890';
+    store.addWebhooks(
+      'prj_1',
+      { id: 'whk_1', url: `https://discord.com/api/webhooks/123456789012345678/${token}`, events: '[]', enabled: 1, created_at: NOW, updated_at: NOW },
+      { id: 'whk_2', url: `https://hooks.example.com/post?secret=${token}`, events: '[]', enabled: 1, created_at: NOW, updated_at: NOW },
+    );
+    const { webhooks } = await listWebhooks(store, project, 'read');
+    expect(webhooks.map((webhook) => webhook.url)).toEqual(['https://discord.com/api/webhooks/123456789012345678/[redacted]', 'https://hooks.example.com/[redacted]']);
+    expect(JSON.stringify(webhooks)).not.toContain(token);
   });
 });

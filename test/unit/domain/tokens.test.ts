@@ -86,11 +86,11 @@ describe('token ids', () => {
 });
 
 describe('token scopes', () => {
-  it('reads a stored scope, and a token stored before scopes existed (no scope) as write', () => {
+  it('reads a stored scope, and a token with no scope (stored before scopes, not migrated yet) as read, never write', () => {
     expect(scopeOf('read')).toBe('read');
     expect(scopeOf('write')).toBe('write');
-    expect(scopeOf(undefined)).toBe('write');
-    expect(scopeOf(null)).toBe('write');
+    expect(scopeOf(undefined)).toBe('read');
+    expect(scopeOf(null)).toBe('read');
   });
 
   it('reads a scope it does not know as the least, read', () => {

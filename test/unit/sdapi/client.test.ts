@@ -63,6 +63,6 @@ describe('sdapi output', () => {
     };
     const result = await runCli(['webhooks', 'list'], { api: { fetch } });
     expect(result.code).toBe(EXIT.apiError);
-    expect(result.stderr).toBe(`sdapi: Cannot reach http://api.test: invalid header value "Bearer [token hidden]" (GET /v1/projects/${PROJECT_ID}/webhooks)\n`);
+    expect(result.stderr).toBe(`sdapi: Cannot reach https://api.test: invalid header value "Bearer [token hidden]" (GET /v1/projects/${PROJECT_ID}/webhooks)\n`);
   });
 });

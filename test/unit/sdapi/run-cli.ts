@@ -5,7 +5,7 @@ import { runSdapi } from '../../../sdapi/main';
 
 export const TOKEN = 'sdt_Q2hhbmdlLW1lLXRoaXMtaXMtYS10ZXN0LXRva2VuLTAx';
 export const PROJECT_ID = 'prj_5e0c8a3f71b24d9c6a1f';
-export const BASE_URL = 'http://api.test';
+export const BASE_URL = 'https://api.test';
 
 export interface RunOptions {
   /** Where requests go: a StandInApi, or `{ fetch }` for a real server. */
