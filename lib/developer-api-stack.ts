@@ -213,6 +213,7 @@ export class DeveloperApiStack extends Stack {
       [this.analytics.ingestFunction, 'ingest'],
       [this.analytics.queueIngestFunction, 'queueIngest'],
       [this.analytics.dailyDetectorFunction, 'dailyDetector'],
+      [this.analytics.alertDigestFunction, 'alertDigest'],
     ];
   }
 
