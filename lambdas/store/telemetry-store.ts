@@ -24,7 +24,7 @@ import type {
 } from '#domain/analytics';
 import type { TelemetryStore } from '#domain/ports';
 import { DAY_SECONDS, dayStart } from '#domain/time';
-import { KEY_ABUSE_PATTERNS, SUMMARIZED_EVENTS, type SingleEventData, type SummarizedEventName } from '#schemas/events';
+import { KEY_ABUSE_PATTERNS, SUMMARIZED_EVENTS, SUMMARY_SAMPLE_LIMIT, type SingleEventData, type SummarizedEventName } from '#schemas/events';
 import { VALIDATION_RESULTS, type ValidationResult } from '#schemas/telemetry';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { ifCondition } from './conditions';
@@ -203,12 +203,20 @@ export class DynamoTelemetryStore implements TelemetryStore {
   }
 
   async holdAlerts(hour: AlertHourRef, { held, untracked, sample, at }: HeldAlerts): Promise<void> {
-    await this.update(keyOf.alertHour(hour.hourStart, hour.projectId, hour.name), {
-      set: { ...alertHourIdentity(hour), lastAt: at },
-      // The first ingest that holds anything gives the digest its sample; later ones only count.
-      setIfNotExists: { firstAt: at, ...(sample.length > 0 ? { sample: [...sample] } : {}) },
-      add: { held, untracked },
-    });
+    const key = keyOf.alertHour(hour.hourStart, hour.projectId, hour.name);
+    const item = await this.update(key, { set: { ...alertHourIdentity(hour), lastAt: at }, setIfNotExists: { firstAt: at }, add: { held, untracked } }, 'ALL_NEW');
+    // Only the ingests that hold the hour's first few conditions add to its sample (concurrent ones may add a
+    // few more, which the digest cuts): once it is full, holding costs one write.
+    if (sample.length === 0 || Number(item?.held ?? 0) - held >= SUMMARY_SAMPLE_LIMIT) return;
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'SET #sample = list_append(if_not_exists(#sample, :empty), :sample)',
+        ExpressionAttributeNames: { '#sample': 'sample' },
+        ExpressionAttributeValues: { ':empty': [], ':sample': sample.slice(0, SUMMARY_SAMPLE_LIMIT) },
+      }),
+    );
   }
 
   async heldAlerts(hourStart: number): Promise<AlertHour[]> {
