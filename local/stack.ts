@@ -46,6 +46,8 @@ export interface LocalStack extends StackInfo {
   stateFile: string;
   /** True when the demo came from an earlier run's persisted table. */
   reusedDemo: boolean;
+  /** Checks whose telemetry is not ingested yet (see TelemetryPipeline.pending). */
+  telemetryPending(): number;
   /** Closes the server, stops DynamoDB Local and removes the state file; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -137,7 +139,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => removeStateFileIfOurs(stateFile, info));
 
     let stopping: Promise<void> | undefined;
-    return { ...info, sharedWatermark: demo.sharedWatermark, discord, stateFile, reusedDemo: previous !== undefined, stop: () => (stopping ??= stopAll()) };
+    return { ...info, sharedWatermark: demo.sharedWatermark, discord, stateFile, reusedDemo: previous !== undefined, telemetryPending: () => telemetry.pending(), stop: () => (stopping ??= stopAll()) };
   } catch (error) {
     await stopAll();
     throw error;

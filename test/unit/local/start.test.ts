@@ -52,6 +52,7 @@ describe('banner', () => {
       discord: createDiscordStandIn(),
       stateFile: resolve('.local/stack.json'),
       reusedDemo: false,
+      telemetryPending: () => 0,
       stop: async () => undefined,
     };
     const text = banner(stack, undefined);
