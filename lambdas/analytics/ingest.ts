@@ -112,8 +112,9 @@ export async function fireEvents(store: TelemetryStore, events: readonly Analyti
   const outcomes = await mapBounded(budgets, async (group) => {
     const { projectId, name } = group[0].post;
     if (!isBudgeted(name)) return mapBounded(group, (alert) => postAlert(store, alert, now));
-    // A condition that already fired (a retried batch) must not spend the hour's budget; a storm's conditions were read already.
-    const unposted = new Set((await store.notYetFired(group.map(({ post }) => post))).map(({ dedupKey }) => dedupKey));
+    // A condition that already fired (a retried batch) must not spend the hour's budget; a storm's were read already.
+    const singles = group.filter((alert) => alert.conditions.length === 1).map(({ post }) => post);
+    const unposted = new Set(singles.length === 0 ? [] : (await store.notYetFired(singles)).map(({ dedupKey }) => dedupKey));
     const fresh = group.filter((alert) => alert.conditions.length > 1 || unposted.has(alert.post.dedupKey));
     if (fresh.length === 0) return [];
     const hour: AlertHourRef = { projectId, name, hourStart: hourStart(now) };
