@@ -4,7 +4,7 @@ import { type Plan, PLANS } from '#domain/model';
 import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, tokenIdOf, type TokenScope } from '#domain/tokens';
 import { parseDiscordWebhookUrl, redactWebhookUrl } from '#events/discord-webhook-url';
 import { PATH_ID_PATTERN } from '#schemas/formats';
-import { watermarkProblem } from '#schemas/formats';
+import { BIDI_CONTROLS, watermarkProblem } from '#schemas/formats';
 import { type EventName } from '#schemas/resources';
 import { EVENT_NAMES } from '#schemas/resources';
 import type { IssuedKey, NewKeys } from '#store/dashboard-store';
@@ -67,6 +67,8 @@ function printableText(flag: string, text: string, maxLength: number, options: {
   if (!options.allowEmpty && text.trim() === '') throw new UsageError(`--${flag} must not be empty`);
   if (text.length > maxLength) throw new UsageError(`--${flag} must be at most ${maxLength} characters; got ${text.length}`);
   if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) throw new UsageError(`--${flag} must not contain control characters`);
+  // They would reorder the text around them where it is shown (the Discord embeds of names and notes).
+  if (BIDI_CONTROLS.test(text)) throw new UsageError(`--${flag} must not contain bidirectional-override characters`);
   return text;
 }
 

@@ -45,7 +45,7 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. Reserved in all: 6 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 2 = 647 of the account's 1,000.
+ * cannot take another's. Reserved in all: 6 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 2 + 2 = 649 of the account's 1,000.
  */
 export const RESERVED_CONCURRENCY = {
   /** Each owner API route's function: STAGE_METHOD_THROTTLE's 500 a second at 120 ms a request. */
@@ -66,6 +66,8 @@ export const RESERVED_CONCURRENCY = {
   queueIngest: 20,
   /** Runs once a day; a retry may overlap a slow run. */
   dailyDetector: 2,
+  /** Runs once an hour; a retry may overlap a slow run. */
+  alertDigest: 2,
 } as const;
 
 /**

@@ -28,8 +28,8 @@ export const BEARER_VALIDATION_REGEX = '^\\s*[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-
 
 export const STAGE_NAME = 'prod';
 
-/** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked and queued), the daily detector, the loader check. */
-export const FUNCTIONS_BESIDE_ROUTES = 7;
+/** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked and queued), the daily detector, the alert digest, the loader check. */
+export const FUNCTIONS_BESIDE_ROUTES = 8;
 
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER } as const;
 
@@ -201,6 +201,7 @@ export class DeveloperApiStack extends Stack {
       loaderCheckFunction: this.loaderCheck.function,
       telemetryNotQueued: this.loaderCheck.telemetryNotQueuedAlarm.metric,
       dailySchedule: this.analytics.dailySchedule,
+      alertDigestSchedule: this.analytics.alertDigestSchedule,
       alarmEmail: emailContext(this.node, 'alarmEmail'),
     });
     new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic every alarm notifies; subscribe to it (or deploy with -c alarmEmail=...)', value: this.monitoring.topic.topicArn });
@@ -234,6 +235,7 @@ export class DeveloperApiStack extends Stack {
       [this.analytics.ingestFunction, 'ingest'],
       [this.analytics.queueIngestFunction, 'queueIngest'],
       [this.analytics.dailyDetectorFunction, 'dailyDetector'],
+      [this.analytics.alertDigestFunction, 'alertDigest'],
     ];
   }
 

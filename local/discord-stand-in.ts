@@ -29,6 +29,11 @@ export interface ReceivedMessage {
   webhook_id: string;
   author: { id: string; username: string; bot: true };
   embeds: Embed[];
+  /**
+   * The request's `allowed_mentions`, kept so a test can see what a post let ping (Discord does not echo it; it
+   * applies it). Absent when the request sent none, in which case Discord would ping what the text mentions.
+   */
+  allowed_mentions?: unknown;
   /** When the stand-in received it, ISO 8601. */
   timestamp: string;
 }
@@ -63,6 +68,7 @@ export function createDiscordStandIn(): DiscordStandIn {
         webhook_id: id,
         author: { id, username: 'Script Distribution', bot: true },
         embeds: parsed.embeds,
+        ...(parsed.allowedMentions === undefined ? {} : { allowed_mentions: parsed.allowedMentions }),
         timestamp: new Date().toISOString(),
       };
       messages.push(message);
@@ -104,7 +110,7 @@ function newestEventFirst(messages: readonly ReceivedMessage[]): ReceivedMessage
     .map(({ message }) => message);
 }
 
-type ExecuteBody = { embeds: Embed[]; content: string } | { error: Record<string, unknown> };
+type ExecuteBody = { embeds: Embed[]; content: string; allowedMentions: unknown } | { error: Record<string, unknown> };
 
 /** What Discord checks before it accepts an Execute Webhook body, with its error codes. */
 function parseExecuteBody(body: string): ExecuteBody {
@@ -115,13 +121,13 @@ function parseExecuteBody(body: string): ExecuteBody {
     return { error: { message: 'The request body contains invalid JSON.', code: 50109 } };
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return { error: { message: 'Invalid Form Body', code: 50035 } };
-  const { embeds = [], content = '' } = json as { embeds?: unknown; content?: unknown };
+  const { embeds = [], content = '', allowed_mentions: allowedMentions } = json as { embeds?: unknown; content?: unknown; allowed_mentions?: unknown };
   if (!Array.isArray(embeds) || typeof content !== 'string') return { error: { message: 'Invalid Form Body', code: 50035 } };
   if (embeds.length === 0 && content === '') return { error: { message: 'Cannot send an empty message', code: 50006 } };
   if (embeds.length > 10) return { error: { message: 'Invalid Form Body', code: 50035, errors: { embeds: 'Must be 10 or fewer in length.' } } };
   const problems = embeds.flatMap((embed, i) => (isEmbed(embed) ? embedProblems(embed) : ['is not an embed object']).map((problem) => `embeds[${i}]: ${problem}`));
   if (problems.length > 0) return { error: { message: 'Invalid Form Body', code: 50035, errors: problems } };
-  return { embeds: embeds as Embed[], content };
+  return { embeds: embeds as Embed[], content, allowedMentions };
 }
 
 /** The embed shape this service sends; anything else is refused like a malformed form body. */

@@ -65,7 +65,8 @@ export const INBOX_SCRIPT = `'use strict';
 
   // Discord's markdown as far as embeds use it: \\\\-escapes, **bold**, *italic*/_italic_, \`code\`, ~~strike~~, line breaks.
   const MARKERS = [['**', 'strong'], ['~~', 's'], ['\`', 'code'], ['*', 'em'], ['_', 'em']];
-  const ESCAPABLE = /[\\\\*_\`~|>\\[\\]<#-]/;
+  // As Discord: a backslash escapes any character that is not a letter, a digit or a space (\\@, \\:, 1\\. too).
+  const ESCAPABLE = /[^0-9A-Za-z\\s]/;
   const closing = (text, from, marker) => {
     for (let i = from; i < text.length; i++) {
       if (text[i] === '\\\\') { i++; continue; }

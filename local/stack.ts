@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { unixSeconds } from '#domain/model';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
+import { startAlertDigestTimer } from './alert-digest-timer';
 import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
@@ -47,6 +48,8 @@ export interface LocalStack extends StackInfo {
   stateFile: string;
   /** True when the demo came from an earlier run's persisted table. */
   reusedDemo: boolean;
+  /** Checks whose telemetry is not ingested yet (see TelemetryPipeline.pending). */
+  telemetryPending(): number;
   /** Closes the server, stops DynamoDB Local and removes the state file; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -56,7 +59,7 @@ type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWate
 /**
  * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), webhook
  * delivery (stream poller → fan-out → in-process queue → delivery → Discord stand-in), the daily analytics
- * detector, the demo data, and the HTTP server in front of the real authorizer and handlers. Whatever fails
+ * detector and the hourly alert digest, the demo data, and the HTTP server in front of the real authorizer and handlers. Whatever fails
  * half-way is stopped again before the error reaches the caller.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -105,6 +108,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       onError: (error) => console.error(`Daily analytics detector failed: ${error instanceof Error ? error.message : String(error)}`),
     });
     stops.push(() => dailyDetector.stop());
+    const alertDigest = startAlertDigestTimer({
+      store: stores.telemetry,
+      onError: (error) => console.error(`Hourly alert digest failed: ${error instanceof Error ? error.message : String(error)}`),
+    });
+    stops.push(() => alertDigest.stop());
 
     const previous = created || !options.persistDir ? undefined : await readDemo(options.persistDir);
     const demo: DemoRecord = previous ?? (await seedDemo(stores, unixSeconds()));
@@ -136,7 +144,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => removeStateFileIfOurs(stateFile, info));
 
     let stopping: Promise<void> | undefined;
-    return { ...info, sharedWatermark: demo.sharedWatermark, discord, stateFile, reusedDemo: previous !== undefined, stop: () => (stopping ??= stopAll()) };
+    return { ...info, sharedWatermark: demo.sharedWatermark, discord, stateFile, reusedDemo: previous !== undefined, telemetryPending: () => telemetry.pending(), stop: () => (stopping ??= stopAll()) };
   } catch (error) {
     await stopAll();
     throw error;

@@ -11,6 +11,8 @@ export interface TelemetryPipeline {
   stop(): Promise<void>;
   /** Batches the queue gave up on, as the telemetry DLQ would hold them. */
   deadLetters(): DeadLetter[];
+  /** Checks' telemetry queued or being ingested: 0 once everything reported so far is in the table. */
+  pending(): number;
 }
 
 /**
@@ -32,5 +34,6 @@ export function startTelemetryPipeline(options: { store: TelemetryStore; logLeve
     sink: new QueueTelemetrySink(queue, new Logger({ serviceName: 'loader-check', logLevel: options.logLevel ?? 'WARN' })),
     stop: () => queue.stop(),
     deadLetters: () => queue.deadLetters(),
+    pending: () => queue.depth,
   };
 }

@@ -1,9 +1,10 @@
-import type { AnalyticsEvent, KeyUsage, ScriptRef, ValidationDelta } from '#domain/analytics';
+import type { AlertHourRef, AnalyticsEvent, KeyUsage, NewNameKind, ScriptRef, ValidationDelta } from '#domain/analytics';
 import { mapPagesBounded } from '#domain/concurrency';
 import type { TelemetryStore } from '#domain/ports';
 import { hourStart, utcDate } from '#domain/time';
-import type { AnalyticsEventName } from '#schemas/events';
+import { type AnalyticsEventName, type SingleEventData, SUMMARY_SAMPLE_LIMIT, type SummarizedEventName } from '#schemas/events';
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
+import { ALERTS_PER_HOUR, admittedOf, digestKey, isBudgeted, NEW_EXECUTORS_PER_KEY_PER_HOUR, NEW_SCRIPT_HASHES_PER_KEY_PER_HOUR } from './alert-budget';
 import { COALESCE_ABOVE, groupStorms, summarize } from './coalesce';
 import { detectClones, detectKeyAbuse, detectNewExecutor, originalCandidate } from './detectors';
 import { type Indexed, type ParsedBatch, parseTelemetryBatch, type Rejection } from './telemetry';
@@ -23,6 +24,8 @@ export interface FiredEvent {
   dedupKey: string;
   /** A summary's count of the conditions it stands for (each remembered as fired, none posted by itself). */
   summarizes?: number;
+  /** Conditions past the hour's alert budget, held for the hour's digest (named by `dedupKey`) instead of posted. */
+  held?: number;
 }
 
 export interface IngestResult {
@@ -93,21 +96,59 @@ async function keepKnown(store: TelemetryStore, parsed: ParsedBatch): Promise<{ 
  * More than COALESCE_ABOVE not yet fired of one name for one project become one summary event (see coalesce.ts):
  * the summary is written first, then each condition as dedup memory only, so a batch retried after a failure in
  * between makes the same summary again (written once) and then remembers the rest.
+ * Each single event and each summary is then one alert of its project's hourly budget (alert-budget.ts): those
+ * past it are held instead, written as dedup memory of the hour's digest and counted for it.
  */
 export async function fireEvents(store: TelemetryStore, events: readonly AnalyticsEvent[], now: number): Promise<FiredEvent[]> {
   const { singles, storms } = groupStorms(events);
   // Only a storm pays for this read: which of its conditions are new decides whether it is still a storm.
   const unfired = await mapBounded(storms, (storm) => store.notYetFired(storm));
   const calm = unfired.filter((fresh) => fresh.length <= COALESCE_ABOVE).flat();
-  const written = await mapBounded([...singles, ...calm], async (event) => ((await store.putEvent(event, now)) ? firedOf(event) : undefined));
-  const summaries: FiredEvent[] = [];
-  for (const storm of unfired.filter((fresh) => fresh.length > COALESCE_ABOVE)) {
-    const summary = summarize(storm);
-    const wrote = await store.putEvent(summary, now);
-    await mapBounded(storm, (event) => store.putEvent(event, now, summary.dedupKey));
-    if (wrote) summaries.push({ ...firedOf(summary), summarizes: storm.length });
-  }
-  return [...written.filter((event) => event !== undefined), ...summaries];
+  const alerts: Alert[] = [
+    ...[...singles, ...calm].map((event) => ({ post: event, conditions: [event] })),
+    ...unfired.filter((fresh) => fresh.length > COALESCE_ABOVE).map((storm) => ({ post: summarize(storm), conditions: storm })),
+  ];
+  const budgets = [...groupBy(alerts, ({ post }) => [post.projectId, post.name]).values()];
+  const outcomes = await mapBounded(budgets, async (group) => {
+    const { projectId, name } = group[0].post;
+    if (!isBudgeted(name)) return mapBounded(group, (alert) => postAlert(store, alert, now));
+    // A condition that already fired (a retried batch) must not spend the hour's budget; a storm's were read already.
+    const singles = group.filter((alert) => alert.conditions.length === 1).map(({ post }) => post);
+    const unposted = new Set(singles.length === 0 ? [] : (await store.notYetFired(singles)).map(({ dedupKey }) => dedupKey));
+    const fresh = group.filter((alert) => alert.conditions.length > 1 || unposted.has(alert.post.dedupKey));
+    if (fresh.length === 0) return [];
+    const hour: AlertHourRef = { projectId, name, hourStart: hourStart(now) };
+    const admitted = admittedOf(await store.claimAlerts(hour, fresh.length), fresh.length, ALERTS_PER_HOUR);
+    const posted = await mapBounded(fresh.slice(0, admitted), (alert) => postAlert(store, alert, now));
+    return [...posted, await holdAlerts(store, hour, fresh.slice(admitted), now)];
+  });
+  return outcomes.flat().filter((event) => event !== undefined);
+}
+
+/** What one alert posts (a condition, or the summary of a batch's storm) and the conditions it stands for. */
+interface Alert {
+  post: AnalyticsEvent;
+  conditions: readonly AnalyticsEvent[];
+}
+
+async function postAlert(store: TelemetryStore, { post, conditions }: Alert, now: number): Promise<FiredEvent | undefined> {
+  const wrote = await store.putEvent(post, now);
+  if (conditions.length === 1 && conditions[0] === post) return wrote ? firedOf(post) : undefined;
+  await mapBounded(conditions, (event) => store.putEvent(event, now, post.dedupKey));
+  return wrote ? { ...firedOf(post), summarizes: conditions.length } : undefined;
+}
+
+/** Conditions past the hour's budget: remembered as summarized by the hour's digest, and counted for it. */
+async function holdAlerts(store: TelemetryStore, hour: AlertHourRef, alerts: readonly Alert[], now: number): Promise<FiredEvent | undefined> {
+  if (alerts.length === 0) return undefined;
+  const digest = digestKey(hour.hourStart);
+  const conditions = alerts.flatMap((alert) => alert.conditions);
+  const wrote = await mapBounded(conditions, (event) => store.putEvent(event, now, digest));
+  const held = conditions.filter((_, i) => wrote[i]);
+  if (held.length === 0) return undefined;
+  const sample = held.slice(0, SUMMARY_SAMPLE_LIMIT).map((event) => event.data as SingleEventData<SummarizedEventName>);
+  await store.holdAlerts(hour, { held: held.length, untracked: 0, sample, at: now });
+  return { name: hour.name, projectId: hour.projectId, dedupKey: digest, held: held.length };
 }
 
 const firedOf = ({ name, projectId, dedupKey }: AnalyticsEvent): FiredEvent => ({ name, projectId, dedupKey });
@@ -124,13 +165,14 @@ async function judgeExecutors(store: TelemetryStore, executions: readonly Execut
     projectId: records[0].projectId,
     executor: records[0].executor,
     sightings: records.map((record) => record.at),
+    keyId: firstKeyOf(records),
   }));
   if (executors.length === 0) return [];
   const lastSeen = await store.executorsLastSeen(executors);
-  const judged = executors.map((executor, i) => {
-    const before = lastSeen[i] ?? null;
-    return { executor, before, ...detectNewExecutor({ ...executor, lastSeenAt: before }) };
-  });
+  const seen = executors.map((executor, i) => ({ executor, before: lastSeen[i] ?? null }));
+  // Only a name the project has no record of costs a record: those are what a key may add a few of an hour.
+  const tracked = await withinNewNameLimit(store, seen, ({ before }) => before === null, ({ executor }) => executor, 'newExecutors', 'new_executor', now);
+  const judged = tracked.map(({ executor, before }) => ({ executor, before, ...detectNewExecutor({ ...executor, lastSeenAt: before }) }));
   const fired = await fireEvents(store, judged.flatMap((judgement) => judgement.events), now);
   const moved = judged.flatMap(({ executor, before, lastSeenAt }) =>
     lastSeenAt !== null && lastSeenAt !== before ? [{ projectId: executor.projectId, executor: executor.executor, lastSeenAt }] : [],
@@ -140,7 +182,7 @@ async function judgeExecutors(store: TelemetryStore, executions: readonly Execut
 }
 
 async function judgeScriptHashes(store: TelemetryStore, executions: readonly ExecutionRecord[], now: number): Promise<FiredEvent[]> {
-  const hashed = executions.flatMap((record) => (record.scriptHash ? [{ ...scriptOf(record), hash: record.scriptHash, at: record.at }] : []));
+  const hashed = executions.flatMap((record) => (record.scriptHash ? [{ ...scriptOf(record), hash: record.scriptHash, at: record.at, keyId: record.keyId }] : []));
   const sightings = [...groupBy(hashed, (s) => [s.projectId, s.scriptId, s.versionId, s.hash]).values()].map((group) => ({
     projectId: group[0].projectId,
     scriptId: group[0].scriptId,
@@ -148,8 +190,12 @@ async function judgeScriptHashes(store: TelemetryStore, executions: readonly Exe
     hash: group[0].hash,
     firstSeenAt: group.reduce((min, s) => Math.min(min, s.at), group[0].at),
     lastSeenAt: group.reduce((max, s) => Math.max(max, s.at), group[0].at),
+    keyId: firstKeyOf(group),
   }));
-  const noted = await mapBounded(sightings, async (sighting) => ({ sighting, ...(await store.recordScriptHash(sighting)) }));
+  if (sightings.length === 0) return [];
+  const known = await store.scriptHashesKnown(sightings);
+  const tracked = await withinNewNameLimit(store, sightings.map((sighting, i) => ({ sighting, known: known[i] === true })), ({ known: isKnown }) => !isKnown, ({ sighting }) => sighting, 'newScriptHashes', 'clone_detected', now);
+  const noted = await mapBounded(tracked.map(({ sighting }) => sighting), async (sighting) => ({ sighting, ...(await store.recordScriptHash(sighting)) }));
   // One tally write per script: it counts the new hashes and names the original, so no judgement reads a hash list.
   const scripts = [...groupBy(noted, ({ sighting: s }) => [s.projectId, s.scriptId, s.versionId]).values()];
   const judged = await mapBounded(scripts, async (group) => {
@@ -194,6 +240,42 @@ async function judgeValidations(store: TelemetryStore, validations: readonly Val
   return fired;
 }
 
+/** The key of a group's earliest record that names one: the key a new name is counted against. */
+const firstKeyOf = (records: readonly { keyId?: string; at: number }[]): string | undefined =>
+  [...records].sort((a, b) => a.at - b.at).find((record) => record.keyId !== undefined)?.keyId;
+
+const NEW_NAME_LIMITS: Record<NewNameKind, number> = { newExecutors: NEW_EXECUTORS_PER_KEY_PER_HOUR, newScriptHashes: NEW_SCRIPT_HASHES_PER_KEY_PER_HOUR };
+
+/**
+ * `items` without the new names (those `isNew` picks) their key reported past its hourly limit (alert-budget.ts):
+ * each key's new names are counted in one atomic ADD and the first up to the limit are kept. A name reported with
+ * no key (the ingest Lambda invoked directly, not the public check) is kept. Names left out are counted in the
+ * project's alert hour of `event`, so the hour's digest tells the owner.
+ */
+async function withinNewNameLimit<T>(
+  store: TelemetryStore,
+  items: readonly T[],
+  isNew: (item: T) => boolean,
+  sighting: (item: T) => { projectId: string; keyId?: string | undefined },
+  kind: NewNameKind,
+  event: SummarizedEventName,
+  now: number,
+): Promise<T[]> {
+  const byKey = [...groupBy(items.filter((item) => isNew(item) && sighting(item).keyId !== undefined), (item) => [sighting(item).projectId, sighting(item).keyId]).values()];
+  const untracked = new Set<T>();
+  await mapBounded(byKey, async (group) => {
+    const { projectId, keyId } = sighting(group[0]);
+    if (keyId === undefined) return;
+    const admitted = admittedOf(await store.countNewNames({ projectId, keyId, hourStart: hourStart(now) }, kind, group.length), group.length, NEW_NAME_LIMITS[kind]);
+    for (const item of group.slice(admitted)) untracked.add(item);
+  });
+  const perProject = [...groupBy([...untracked], (item) => [sighting(item).projectId]).values()];
+  await mapBounded(perProject, (group) =>
+    store.holdAlerts({ projectId: sighting(group[0]).projectId, name: event, hourStart: hourStart(now) }, { held: 0, untracked: group.length, sample: [], at: now }),
+  );
+  return items.filter((item) => !untracked.has(item));
+}
+
 const scriptOf = (record: ExecutionRecord): ScriptRef => ({
   projectId: record.projectId,
   scriptId: record.scriptId ?? record.projectId,
@@ -213,7 +295,7 @@ function groupBy<T>(items: readonly T[], key: (item: T) => readonly unknown[]): 
 }
 
 /** `work` on every item, INGEST_CONCURRENCY at a time; results in input order. */
-async function mapBounded<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   async function* onePage() {
     yield items.map((item, index) => ({ item, index }));

@@ -1,4 +1,4 @@
-import type { AnalyticsEventName, EventData, KEY_ABUSE_PATTERNS } from '#schemas/events';
+import type { AnalyticsEventName, EventData, KEY_ABUSE_PATTERNS, SingleEventData, SummarizedEventName } from '#schemas/events';
 import type { ValidationResult } from '#schemas/telemetry';
 
 /**
@@ -78,3 +78,44 @@ export interface ScriptRef {
   scriptId: string;
   versionId: string | null;
 }
+
+/** A project's alerts of one event name in one UTC hour: what the hourly alert budget counts. */
+export interface AlertHourRef {
+  projectId: string;
+  name: SummarizedEventName;
+  /** Start of the UTC hour of the ingest that raised them. */
+  hourStart: number;
+}
+
+/** What one ingest adds to an alert hour beyond its posted alerts. */
+export interface HeldAlerts {
+  /** Conditions written as dedup memory only, for the hour's digest to count. */
+  held: number;
+  /** New names (executors, script hashes) a key reported past its hourly limit: neither tracked nor judged. */
+  untracked: number;
+  /** A few of the held conditions in full, kept only by the first ingest that holds any. */
+  sample: readonly SingleEventData<SummarizedEventName>[];
+  at: number;
+}
+
+/** An alert hour as the store has counted it, read by the hourly digest. */
+export interface AlertHour extends AlertHourRef {
+  /** Alert slots claimed: posted alerts, plus those past the budget that were held instead. */
+  claimed: number;
+  held: number;
+  untracked: number;
+  /** When the first and the last condition was held or name left untracked (the hour's start when none was). */
+  firstAt: number;
+  lastAt: number;
+  sample: SingleEventData<SummarizedEventName>[];
+}
+
+/** One key's new names within one UTC hour, as the per-key novelty bound counts them. */
+export interface KeyHourRef {
+  projectId: string;
+  keyId: string;
+  hourStart: number;
+}
+
+/** What the per-key novelty bound counts: new executor names and new script hashes. */
+export type NewNameKind = 'newExecutors' | 'newScriptHashes';

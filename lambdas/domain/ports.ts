@@ -1,5 +1,20 @@
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
-import type { AnalyticsEvent, ExecutorRef, HashSighting, KeyAbusePattern, KeyUsage, ScriptRef, ScriptTally, ValidationDelta, ValidationWindow } from './analytics';
+import type {
+  AlertHour,
+  AlertHourRef,
+  AnalyticsEvent,
+  ExecutorRef,
+  HashSighting,
+  HeldAlerts,
+  KeyAbusePattern,
+  KeyHourRef,
+  KeyUsage,
+  NewNameKind,
+  ScriptRef,
+  ScriptTally,
+  ValidationDelta,
+  ValidationWindow,
+} from './analytics';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
 import type { CountedCheck } from './key-check';
 import type { Key, Project, Version, Webhook } from './model';
@@ -116,6 +131,17 @@ export interface TelemetryStore {
   /** The events whose dedup key has not fired yet (by themselves or in a summary), in input order. */
   notYetFired(events: readonly AnalyticsEvent[]): Promise<AnalyticsEvent[]>;
   projectExists(projectId: string): Promise<boolean>;
+
+  /** Claim `alerts` slots of the hour's alert budget in one atomic count; returns the hour's claims after this one. */
+  claimAlerts(hour: AlertHourRef, alerts: number): Promise<number>;
+  /** Add held conditions and untracked names to the hour, for its digest. */
+  holdAlerts(hour: AlertHourRef, held: HeldAlerts): Promise<void>;
+  /** Every alert hour starting at `hourStart` that held conditions or left names untracked. */
+  heldAlerts(hourStart: number): Promise<AlertHour[]>;
+  /** Add `count` new names of `kind` to the key's hour in one atomic count; returns the hour's count after this one. */
+  countNewNames(hour: KeyHourRef, kind: NewNameKind, count: number): Promise<number>;
+  /** Whether each script hash has a record already (it was reported before), in input order. */
+  scriptHashesKnown(hashes: readonly (ScriptRef & { hash: string })[]): Promise<boolean[]>;
 }
 
 // ---- Webhook delivery ----

@@ -8,7 +8,7 @@ import { decideDelivery, RETRY_BASE_SECONDS, visibilitySeconds } from './deliver
 import { parseDeliveryMessage } from './delivery-message';
 import { postEmbeds, REQUEST_TIMEOUT_MS } from './discord-client';
 import { executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl } from './discord-webhook-url';
-import { buildEmbed } from './embeds';
+import { embedMessage } from './embeds';
 import type { InFlightMessages } from './ports';
 import { SqsInFlightMessages } from './sqs-queue';
 
@@ -88,7 +88,7 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
 
     const outcome = await postEmbeds(
       executeWebhookUrl(deps.discordApiBase, discordWebhook),
-      { embeds: [buildEmbed(message.event, message.project.name)] },
+      embedMessage(message.event, message.project.name),
       deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
     );
     const decision = decideDelivery(outcome, {

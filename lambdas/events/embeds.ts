@@ -1,4 +1,6 @@
-import { type EventData, type EventSummary, isSummary, type ProjectEvent, type SingleEventData, type SummarizedEventName } from '#schemas/events';
+import { type EventData, type EventDigest, type EventSummary, isDigest, isSummary, type ProjectEvent, type SingleEventData, type SummarizedEventName } from '#schemas/events';
+import { ALERTS_PER_HOUR, NEW_EXECUTORS_PER_KEY_PER_HOUR, NEW_SCRIPT_HASHES_PER_KEY_PER_HOUR } from '#analytics/alert-budget';
+import { UNSAFE_TEXT_CHARACTERS_GLOBAL } from '#schemas/formats';
 import type { EventName } from '#schemas/resources';
 
 /**
@@ -22,9 +24,13 @@ export interface Embed {
   footer: { text: string };
 }
 
-/** What Discord posts: `{"embeds": [...]}`. */
+/**
+ * What is posted to Discord: `{"embeds": [...], "allowed_mentions": {"parse": []}}`. The empty `parse` list
+ * lets no text of the message ping anyone (`@everyone`, `@here`, a user or a role), whatever reaches it.
+ */
 export interface EmbedMessage {
   embeds: Embed[];
+  allowed_mentions: { parse: [] };
 }
 
 /** Discord's embed limits, in characters; this module counts them in Unicode code points. */
@@ -65,15 +71,43 @@ export function truncate(text: string, max: number): string {
   return points.slice(0, Math.max(0, max - 1)).join('') + ELLIPSIS;
 }
 
-const MARKDOWN_SPECIAL = /[\\*_`~|>[\]<]/;
+/**
+ * Characters that make Discord markup wherever they stand: emphasis, underline, strike, code, spoilers, quotes,
+ * masked links (`[`), mentions and channel, role or emoji references (`<`, `@`), headings and subtext (`#`), and
+ * the `:` of a URL's scheme (Discord links a bare `https://…` by itself; with the colon escaped it stays text).
+ */
+const MARKDOWN_SPECIAL = /[\\*_`~|>[\]<#@:]/;
+/** A list item's marker at the start of a line (`- `, `+ `, `1. `): its last character gets the backslash. */
+const LIST_MARKER = /^(\s*)([-+]|\d+\.)(?=\s|$)/;
+/** What stands for a character that would reorder or hide text (see UNSAFE_TEXT_CHARACTERS). */
+const REPLACEMENT = '\uFFFD';
 
 /**
  * User text made inert as Discord markdown, at most `max` code points long: markdown characters get a
- * backslash and line breaks become spaces, so a name can neither close the bold around it nor start a quote,
- * a spoiler, a link or a code span. Cutting happens between escapes, never inside one.
+ * backslash, a list marker at the start gets one too, line breaks become spaces (with `keepLines`, each line
+ * is escaped on its own), and control and bidirectional-override characters become U+FFFD. So a name can
+ * neither close the bold around it nor make a heading, a list, a quote, a spoiler, a code span, a link, a
+ * masked link or a mention, nor reorder what follows it. Cutting happens between escapes, never inside one.
  */
-export function escapeMarkdown(text: string, max: number = Number.POSITIVE_INFINITY): string {
-  const escaped = [...text.replace(/\r\n|\r|\n/g, ' ')].map((point) => (MARKDOWN_SPECIAL.test(point) ? `\\${point}` : point));
+export function escapeMarkdown(text: string, max: number = Number.POSITIVE_INFINITY, options: { keepLines?: boolean } = {}): string {
+  const lines = text.split(/\r\n|\r|\n/);
+  if (options.keepLines && lines.length > 1) return cutEscaped(lines.flatMap((line, i) => [...(i > 0 ? ['\n'] : []), ...escapePoints(line)]), max);
+  return cutEscaped(escapePoints(lines.join(' ')), max);
+}
+
+/** One line's code points, each escaped as escapeMarkdown says. */
+function escapePoints(line: string): string[] {
+  const points = [...line.replace(/\t/g, ' ').replace(UNSAFE_TEXT_CHARACTERS_GLOBAL, REPLACEMENT)].map((point) => (MARKDOWN_SPECIAL.test(point) ? `\\${point}` : point));
+  const marker = LIST_MARKER.exec(line);
+  if (marker) {
+    const at = [...(marker[1] ?? '')].length + [...(marker[2] ?? '')].length - 1;
+    points[at] = `\\${points[at] ?? ''}`;
+  }
+  return points;
+}
+
+/** Escaped pieces joined, cut to `max` code points with "…" between pieces, never inside one. */
+function cutEscaped(escaped: readonly string[], max: number): string {
   let out = '';
   let length = 0;
   for (let i = 0; i < escaped.length; i++) {
@@ -187,7 +221,7 @@ export const EMBED_BUILDERS: Builders = {
     fields: [
       fieldOf('Version', `v${data.versionNumber}`, true),
       fieldOf('Size', formatKilobytes(data.sizeBytes), true),
-      fieldOf('Notes', data.notes, true, EMPTY_NOTES),
+      fieldOf('Notes', escapeMarkdown(data.notes, EMBED_LIMITS.fieldValue, { keepLines: true }), true, EMPTY_NOTES),
     ],
   }),
 
@@ -256,21 +290,24 @@ export const EMBED_BUILDERS: Builders = {
 };
 
 /** How a summary of many events of one kind reads: its title, one line per sampled event, and what to do. */
-const SUMMARY_TEXT: { [E in SummarizedEventName]: { title: (count: string) => string; line: (data: SingleEventData<E>) => string; advice: string } } = {
+const SUMMARY_TEXT: { [E in SummarizedEventName]: { title: (count: string) => string; noun: string; line: (data: SingleEventData<E>) => string; advice: string } } = {
   new_executor: {
     title: (count) => `${count} new executors seen`,
+    noun: 'new executors',
     line: (data) => `${escapeMarkdown(data.executor, SHORT_VALUE)} (first seen ${formatUtc(data.firstSeenAt)})`,
     advice:
       'The script ran on this many executors it had not seen in the prior 7 days, all reported at once. A jump like this usually means the script or a key leaked: look at the keys these runs validated with and revoke what is not yours.',
   },
   key_abuse: {
     title: (count) => `Suspicious use of ${count} keys`,
+    noun: 'suspicious key uses',
     line: (data) => `${escapeMarkdown(data.keyId, SHORT_VALUE)}: ${KEY_ABUSE_TEXT[data.pattern].label} (${formatCount(data.count)} ${KEY_ABUSE_TEXT[data.pattern].unit})`,
     advice:
       'Many keys tripped the abuse checks at once, as a leaked dump or a cracked loader makes them do. Revoke the keys listed (keys/revoke), or every key of a leaked watermark (keys/revoke-bulk).',
   },
   clone_detected: {
     title: (count) => `${count} possible clones detected`,
+    noun: 'possible clones',
     line: (data) => `${escapeMarkdown(data.newHash, SHORT_VALUE)} (script ${escapeMarkdown(data.scriptId, SHORT_VALUE)}${data.versionId === null ? '' : `, ${escapeMarkdown(data.versionId, SHORT_VALUE)}`})`,
     advice: 'Many modified copies of the script started running at once. Compare the hashes with your builds; if a copy leaked, revoke its keys by watermark.',
   },
@@ -291,8 +328,39 @@ function summaryBody<E extends SummarizedEventName>(name: E, summary: EventSumma
   };
 }
 
-/** What the embed of `event` says, one occurrence or a summary of many. */
+/** What the new names a digest counts are, by the event they would have raised. */
+const UNTRACKED_TEXT: Record<Exclude<SummarizedEventName, 'key_abuse'>, string> = {
+  new_executor: `sightings of executor names new to the project, past ${NEW_EXECUTORS_PER_KEY_PER_HOUR} per key in the hour: not tracked`,
+  clone_detected: `sightings of script hashes new to the project, past ${NEW_SCRIPT_HASHES_PER_KEY_PER_HOUR} per key in the hour: not judged`,
+};
+
+/** The digest of an hour whose alerts of one kind went past the hourly budget: what was held back, and a sample. */
+function digestBody<E extends SummarizedEventName>(name: E, digest: EventDigest<E>): EmbedBody {
+  const text = SUMMARY_TEXT[name];
+  const hour = `${digest.hour.replace('T', ' ')}:00 UTC`;
+  const fields = [
+    fieldOf('Alerts posted', formatCount(digest.posted), true),
+    fieldOf('Held back', formatCount(digest.held), true),
+    fieldOf('First', formatUtc(digest.firstAt), true),
+    fieldOf('Last', formatUtc(digest.lastAt), true),
+  ];
+  const untracked: SummarizedEventName = name;
+  if (digest.untracked > 0 && untracked !== 'key_abuse') fields.push(fieldOf('Not tracked', `${formatCount(digest.untracked)} ${UNTRACKED_TEXT[untracked]}`, false));
+  if (digest.sample.length > 0) {
+    const shown = digest.sample.length < digest.held ? `Sample (${formatCount(digest.sample.length)} of ${formatCount(digest.held)})` : 'All';
+    fields.push(fieldOf(shown, listWithin(digest.sample.map(text.line), EMBED_LIMITS.fieldValue), false));
+  }
+  fields.push(
+    fieldOf('What to do', `At most ${ALERTS_PER_HOUR} alerts of a kind are posted per project and hour; the rest are counted here. ${text.advice}`, false),
+  );
+  return { title: `Digest of the hour from ${hour}: ${formatCount(digest.held + digest.untracked)} more ${text.noun}`, fields };
+}
+
+/** What the embed of `event` says: one occurrence, a summary of many, or an hour's digest. */
 function bodyOf(event: ProjectEvent): EmbedBody {
+  if (event.name !== 'version_deployed' && event.name !== 'execution_drop' && isDigest(event.data)) {
+    return digestBody(event.name, event.data as EventDigest<typeof event.name>);
+  }
   if (event.name !== 'version_deployed' && event.name !== 'execution_drop' && isSummary(event.data)) {
     return summaryBody(event.name, event.data as EventSummary<typeof event.name>);
   }
@@ -318,6 +386,11 @@ export function buildEmbed(event: ProjectEvent, projectName: string): Embed {
     timestamp: new Date(event.occurredAt * 1000).toISOString(),
     footer,
   };
+}
+
+/** The message that posts `event`'s embed; nothing in it may ping anyone. */
+export function embedMessage(event: ProjectEvent, projectName: string): EmbedMessage {
+  return { embeds: [buildEmbed(event, projectName)], allowed_mentions: { parse: [] } };
 }
 
 /** Every Discord limit `embed` breaks, as readable messages (empty when it is valid). */

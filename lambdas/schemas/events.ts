@@ -68,12 +68,29 @@ const summaryOf = <T extends z.ZodMiniType>(single: T) =>
     sample: z.array(single).check(z.minLength(1), z.maxLength(SUMMARY_SAMPLE_LIMIT)),
   });
 
+/**
+ * The digest of one UTC hour of one kind of alert for one project, posted after the hour when the hourly alert
+ * budget ran out (see lambdas/analytics/alert-budget.ts): how many alerts were posted before it did, how many
+ * conditions were held back since, how many new names keys reported past their hourly limit, and a sample.
+ */
+const digestOf = <T extends z.ZodMiniType>(single: T) =>
+  z.object({
+    /** The UTC hour digested, YYYY-MM-DDTHH. */
+    hour: z.string(),
+    posted: z.int().check(z.nonnegative()),
+    held: z.int().check(z.nonnegative()),
+    untracked: z.int().check(z.nonnegative()),
+    firstAt: z.int(),
+    lastAt: z.int(),
+    sample: z.array(single).check(z.maxLength(SUMMARY_SAMPLE_LIMIT)),
+  });
+
 export const EVENT_DATA = {
   version_deployed: VersionDeployedData,
   execution_drop: ExecutionDropData,
-  new_executor: z.union([NewExecutorData, summaryOf(NewExecutorData)]),
-  key_abuse: z.union([KeyAbuseData, summaryOf(KeyAbuseData)]),
-  clone_detected: z.union([CloneDetectedData, summaryOf(CloneDetectedData)]),
+  new_executor: z.union([NewExecutorData, summaryOf(NewExecutorData), digestOf(NewExecutorData)]),
+  key_abuse: z.union([KeyAbuseData, summaryOf(KeyAbuseData), digestOf(KeyAbuseData)]),
+  clone_detected: z.union([CloneDetectedData, summaryOf(CloneDetectedData), digestOf(CloneDetectedData)]),
 } as const satisfies Record<EventName, z.ZodMiniType>;
 
 /** The events whose storms are summarized: those one batch can fire many of for one project. */
@@ -90,8 +107,22 @@ export type SingleEventData<E extends SummarizedEventName> = {
 /** A summary of many `E` events. */
 export type EventSummary<E extends SummarizedEventName> = { count: number; firstAt: number; lastAt: number; sample: SingleEventData<E>[] };
 
-/** Whether event data is a summary (it has a sample) rather than one occurrence. */
-export const isSummary = <D extends object>(data: D): data is Extract<D, { sample: unknown }> => 'sample' in data;
+/** An hour's digest of `E` alerts. */
+export type EventDigest<E extends SummarizedEventName> = {
+  hour: string;
+  posted: number;
+  held: number;
+  untracked: number;
+  firstAt: number;
+  lastAt: number;
+  sample: SingleEventData<E>[];
+};
+
+/** Whether event data is an hour's digest (it counts held alerts). */
+export const isDigest = <D extends object>(data: D): data is Extract<D, { held: unknown }> => 'held' in data;
+
+/** Whether event data is a summary (it has a count and a sample) rather than one occurrence or a digest. */
+export const isSummary = <D extends object>(data: D): data is Extract<D, { count: unknown; sample: unknown }> => 'sample' in data && !isDigest(data);
 
 export type EventData<E extends EventName> = z.infer<(typeof EVENT_DATA)[E]>;
 

@@ -24,3 +24,13 @@ export function watermarkProblem(value: string): string | undefined {
 
 /** Path ids that cannot name anything this service made are answered 404 before any table read. */
 export const PATH_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Characters no name a client sends may hold, because they change how the text around them is shown: C0 and C1
+ * controls (line breaks included), Unicode line and paragraph separators, and the bidirectional marks,
+ * embeddings, overrides and isolates (U+202E makes `exe.txt` show as `txt.exe`).
+ */
+export const UNSAFE_TEXT_CHARACTERS = /[\p{Cc}\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+/** The bidirectional marks, embeddings, overrides and isolates alone: refused even in text that may hold line breaks. */
+export const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+export const UNSAFE_TEXT_CHARACTERS_GLOBAL = new RegExp(UNSAFE_TEXT_CHARACTERS.source, 'gu');

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { PATH_ID_PATTERN } from './formats';
+import { PATH_ID_PATTERN, UNSAFE_TEXT_CHARACTERS } from './formats';
 import { MAX_EXECUTOR_LENGTH } from './telemetry';
 
 /** The loader key check, `POST /v1/loader/validate` (DESIGN.md, "Loader key check"). */
@@ -7,7 +7,6 @@ import { MAX_EXECUTOR_LENGTH } from './telemetry';
 /** Longest key value read: far past the values this service makes (36 characters), and a bound on hashing. */
 export const MAX_KEY_VALUE_LENGTH = 256;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-const CONTROL_CHARACTERS = /\p{Cc}/u;
 
 const required = (field: string, type: string) => (issue: { input: unknown }) => (issue.input === undefined ? `${field} is required` : `${field} must be ${type}`);
 
@@ -29,7 +28,7 @@ export const LoaderCheckRequest = z.object(
     // Trimmed as the ingest path trims it: a name of only spaces would be answered yet its telemetry refused by
     // ingest, so such checks (a leaked key's included) would reach no detector.
     executor: z.string({ error: required('executor', 'a string') }).check(
-      z.refine((name) => !CONTROL_CHARACTERS.test(name), 'executor must not contain control characters'),
+      z.refine((name) => !UNSAFE_TEXT_CHARACTERS.test(name), 'executor must not contain control or bidirectional-override characters'),
       z.trim(),
       z.minLength(1, 'executor must not be empty'),
       z.maxLength(MAX_EXECUTOR_LENGTH, `executor must be at most ${MAX_EXECUTOR_LENGTH} characters`),

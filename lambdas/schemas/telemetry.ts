@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { PATH_ID_PATTERN } from './formats';
+import { PATH_ID_PATTERN, UNSAFE_TEXT_CHARACTERS } from './formats';
 
 /**
  * What the loader side reports (spec §6.1's analytics events are judged from it). Two record kinds, each with its
@@ -24,7 +24,6 @@ export type ValidationResult = (typeof VALIDATION_RESULTS)[number];
 const SCRIPT_HASH_PATTERN = /^[0-9a-f]{8,128}$/;
 /** Client fingerprints arrive hashed (at least 64 bits of hex); the raw fingerprint never reaches the table. */
 const FINGERPRINT_PATTERN = /^[0-9a-f]{16,128}$/;
-const CONTROL_CHARACTERS = /\p{Cc}/u;
 
 const requiredMessage = (field: string, type: string) => (issue: { input: unknown }) =>
   issue.input === undefined ? `${field} is required` : `${field} must be ${type}`;
@@ -40,7 +39,7 @@ const executor = z.string({ error: requiredMessage('executor', 'a string') }).ch
   z.trim(),
   z.minLength(1, 'executor must not be empty'),
   z.maxLength(MAX_EXECUTOR_LENGTH, `executor must be at most ${MAX_EXECUTOR_LENGTH} characters`),
-  z.refine((name) => !CONTROL_CHARACTERS.test(name), 'executor must not contain control characters'),
+  z.refine((name) => !UNSAFE_TEXT_CHARACTERS.test(name), 'executor must not contain control or bidirectional-override characters'),
 );
 
 const at = z.int({ error: requiredMessage('at', 'a whole number of Unix seconds') }).check(z.nonnegative('at must not be negative'));

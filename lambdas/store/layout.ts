@@ -32,6 +32,7 @@ import { TABLE } from './table-definition';
  * | script tally       | TELEMETRY#<projectId>       | SCRIPT#<scriptId>#<versionId>               | 90 days after last seen  |
  * | validation window  | VALIDATIONS#<keyId>         | HOUR#<projectId>#<hourStart>                | 2 days after the hour    |
  * | analytics event    | EVENTS#<projectId>          | EVENT#<name>#<dedupKey>                     | 30 days                  |
+ * | alert hour         | ALERTS#<hourStart>#<shard>  | PROJECT#<projectId>#<name>                  | 2 days after the hour    |
  *
  * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
  * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
@@ -45,7 +46,11 @@ import { TABLE } from './table-definition';
  * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
  * reads every active project with a few queries and no scan. `versionId` is empty in a script hash's key when
  * the report named no version.
- * Telemetry (the last six rows) lives in partitions of its own, never in a PROJECT# or KEY# partition, so the
+ * An alert hour counts a project's alerts of one event name in one UTC hour (posted, held for the hour's digest,
+ * not tracked), so the bound holds across ingest batches (lambdas/analytics/alert-budget.ts). Its partitions are
+ * per hour, split in ALERT_HOUR_SHARDS by project, so the hourly digest finds every project that held alerts with
+ * a few queries and no scan.
+ * Telemetry (the last seven rows) lives in partitions of its own, never in a PROJECT# or KEY# partition, so the
  * ingest functions are granted writes on telemetry partitions only and cannot change a key or a project.
  */
 
@@ -73,6 +78,7 @@ export const ENTITY = {
   scriptTally: 'SCRIPT_TALLY',
   validationWindow: 'VALIDATIONS',
   sequenceLease: 'SEQUENCE_LEASE',
+  alertHour: 'ALERT_HOUR',
 } as const;
 
 /** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
@@ -90,11 +96,13 @@ export const PARTITION = {
   telemetry: 'TELEMETRY#',
   validations: 'VALIDATIONS#',
   events: 'EVENTS#',
+  alerts: 'ALERTS#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 
 export const EXECUTION_DAY_SHARDS = 16;
-const shardOf = (projectId: string) => (createHash('sha256').update(projectId).digest()[0] ?? 0) % EXECUTION_DAY_SHARDS;
+export const ALERT_HOUR_SHARDS = 16;
+const shardOf = (projectId: string, shards: number) => (createHash('sha256').update(projectId).digest()[0] ?? 0) % shards;
 
 export interface ScriptKeyParts {
   projectId: string;
@@ -119,7 +127,7 @@ export const keyOf = {
   deliveryClaim: (deliveryId: string): ItemKey => ({ pk: `${PARTITION.deliveryClaim}${deliveryId}`, sk: ENTITY.deliveryClaim }),
   event: (projectId: string, name: AnalyticsEventName, dedupKey: string): ItemKey => ({ pk: `${PARTITION.events}${projectId}`, sk: `EVENT#${name}#${dedupKey}` }),
   dailyExecutionsShard: (date: string, shard: number): string => `${PARTITION.dailyExecutions}${date}#${shard}`,
-  dailyExecutions: (date: string, projectId: string): ItemKey => ({ pk: keyOf.dailyExecutionsShard(date, shardOf(projectId)), sk: `${PARTITION.project}${projectId}` }),
+  dailyExecutions: (date: string, projectId: string): ItemKey => ({ pk: keyOf.dailyExecutionsShard(date, shardOf(projectId, EXECUTION_DAY_SHARDS)), sk: `${PARTITION.project}${projectId}` }),
   executor: (projectId: string, executor: string): ItemKey => ({ pk: `${PARTITION.telemetry}${projectId}`, sk: `EXECUTOR#${executor}` }),
   scriptHash: (script: ScriptKeyParts, hash: string): ItemKey => ({
     pk: `${PARTITION.telemetry}${script.projectId}`,
@@ -127,6 +135,11 @@ export const keyOf = {
   }),
   scriptTally: (script: ScriptKeyParts): ItemKey => ({ pk: `${PARTITION.telemetry}${script.projectId}`, sk: `SCRIPT#${script.scriptId}#${script.versionId ?? ''}` }),
   validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({ pk: `${PARTITION.validations}${keyId}`, sk: `HOUR#${projectId}#${hourStart}` }),
+  alertHourShard: (hourStart: number, shard: number): string => `${PARTITION.alerts}${hourStart}#${shard}`,
+  alertHour: (hourStart: number, projectId: string, name: AnalyticsEventName): ItemKey => ({
+    pk: keyOf.alertHourShard(hourStart, shardOf(projectId, ALERT_HOUR_SHARDS)),
+    sk: `${PARTITION.project}${projectId}#${name}`,
+  }),
 };
 
 /** Sort-key prefixes of a project's (and an owner's) children, for the queries that list them. */
@@ -173,6 +186,8 @@ export const RETENTION_SECONDS = {
   executorLastSeen: 30 * DAY_SECONDS,
   scriptHash: 90 * DAY_SECONDS,
   validationWindow: 2 * DAY_SECONDS,
+  /** Past the digest run an hour after, with a day's margin for a late or retried schedule. */
+  alertHour: 2 * DAY_SECONDS,
   /** As long as the API's access logs: who revoked what stays answerable for a quarter. */
   audit: 90 * DAY_SECONDS,
 } as const;

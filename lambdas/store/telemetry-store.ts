@@ -6,14 +6,29 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { AnalyticsEvent, ExecutorRef, HashSighting, KeyAbusePattern, KeyUsage, ScriptRef, ScriptTally, ValidationDelta, ValidationWindow } from '#domain/analytics';
+import type {
+  AlertHour,
+  AlertHourRef,
+  AnalyticsEvent,
+  ExecutorRef,
+  HashSighting,
+  HeldAlerts,
+  KeyAbusePattern,
+  KeyHourRef,
+  KeyUsage,
+  NewNameKind,
+  ScriptRef,
+  ScriptTally,
+  ValidationDelta,
+  ValidationWindow,
+} from '#domain/analytics';
 import type { TelemetryStore } from '#domain/ports';
 import { DAY_SECONDS, dayStart } from '#domain/time';
-import { KEY_ABUSE_PATTERNS } from '#schemas/events';
+import { KEY_ABUSE_PATTERNS, SUMMARIZED_EVENTS, SUMMARY_SAMPLE_LIMIT, type SingleEventData, type SummarizedEventName } from '#schemas/events';
 import { VALIDATION_RESULTS, type ValidationResult } from '#schemas/telemetry';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { ifCondition } from './conditions';
-import { type CoalescedEventItem, ENTITY, type EventItem, EXECUTION_DAY_SHARDS, FINGERPRINTS_KEPT_PER_WINDOW, type ItemKey, keyOf, RETENTION_SECONDS } from './layout';
+import { ALERT_HOUR_SHARDS, type CoalescedEventItem, ENTITY, type EventItem, EXECUTION_DAY_SHARDS, FINGERPRINTS_KEPT_PER_WINDOW, type ItemKey, keyOf, RETENTION_SECONDS } from './layout';
 import { type Item, queryAll } from './paging';
 import { TABLE } from './table-definition';
 
@@ -180,6 +195,68 @@ export class DynamoTelemetryStore implements TelemetryStore {
     return Item !== undefined;
   }
 
+  // ---- alert budget (lambdas/analytics/alert-budget.ts) ----
+
+  async claimAlerts(hour: AlertHourRef, alerts: number): Promise<number> {
+    const item = await this.update(keyOf.alertHour(hour.hourStart, hour.projectId, hour.name), { set: alertHourIdentity(hour), add: { claimed: alerts } }, 'ALL_NEW');
+    return Number(item?.claimed ?? 0);
+  }
+
+  async holdAlerts(hour: AlertHourRef, { held, untracked, sample, at }: HeldAlerts): Promise<void> {
+    const key = keyOf.alertHour(hour.hourStart, hour.projectId, hour.name);
+    const item = await this.update(key, { set: { ...alertHourIdentity(hour), lastAt: at }, setIfNotExists: { firstAt: at }, add: { held, untracked } }, 'ALL_NEW');
+    // Only the ingests that hold the hour's first few conditions add to its sample (concurrent ones may add a
+    // few more, which the digest cuts): once it is full, holding costs one write.
+    if (sample.length === 0 || Number(item?.held ?? 0) - held >= SUMMARY_SAMPLE_LIMIT) return;
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'SET #sample = list_append(if_not_exists(#sample, :empty), :sample)',
+        ExpressionAttributeNames: { '#sample': 'sample' },
+        ExpressionAttributeValues: { ':empty': [], ':sample': sample.slice(0, SUMMARY_SAMPLE_LIMIT) },
+      }),
+    );
+  }
+
+  async heldAlerts(hourStart: number): Promise<AlertHour[]> {
+    const shards = await Promise.all(
+      Array.from({ length: ALERT_HOUR_SHARDS }, (_, shard) =>
+        queryAll(
+          this.db,
+          {
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk',
+            FilterExpression: '#held > :none OR #untracked > :none',
+            ExpressionAttributeNames: { '#held': 'held', '#untracked': 'untracked' },
+            ExpressionAttributeValues: { ':pk': keyOf.alertHourShard(hourStart, shard), ':none': 0 },
+            ConsistentRead: true,
+          },
+          toAlertHour,
+        ),
+      ),
+    );
+    return shards.flat().filter((hour) => hour !== undefined);
+  }
+
+  async countNewNames(hour: KeyHourRef, kind: NewNameKind, count: number): Promise<number> {
+    const item = await this.update(
+      keyOf.validationWindow(hour.keyId, hour.projectId, hour.hourStart),
+      {
+        set: { entity: ENTITY.validationWindow, projectId: hour.projectId, keyId: hour.keyId, hourStart: hour.hourStart, [TABLE.ttlAttribute]: hour.hourStart + RETENTION_SECONDS.validationWindow },
+        add: { [kind]: count },
+      },
+      'ALL_NEW',
+    );
+    return Number(item?.[kind] ?? 0);
+  }
+
+  async scriptHashesKnown(hashes: readonly (ScriptRef & { hash: string })[]): Promise<boolean[]> {
+    const keys = hashes.map((sighting) => keyOf.scriptHash(sighting, sighting.hash));
+    const found = await batchGetConsistent(this.db, this.tableName, keys, { expression: 'entity' });
+    return keys.map((key) => found.has(itemKeyId(key)));
+  }
+
   // ---- helpers ----
 
   /**
@@ -246,5 +323,31 @@ function toValidationWindow(item: Item): ValidationWindow {
     distinctFingerprints: fingerprints instanceof Set ? fingerprints.size : 0,
     lastAt: Number(item.lastAt),
     reported: reportedPatterns instanceof Set ? KEY_ABUSE_PATTERNS.filter((pattern) => reportedPatterns.has(pattern)) : [],
+  };
+}
+
+const alertHourIdentity = (hour: AlertHourRef) => ({
+  entity: ENTITY.alertHour,
+  projectId: hour.projectId,
+  name: hour.name,
+  hourStart: hour.hourStart,
+  [TABLE.ttlAttribute]: hour.hourStart + RETENTION_SECONDS.alertHour,
+});
+
+const isSummarizedName = (name: unknown): name is SummarizedEventName => (SUMMARIZED_EVENTS as readonly unknown[]).includes(name);
+
+function toAlertHour(item: Item): AlertHour | undefined {
+  if (!isSummarizedName(item.name)) return undefined;
+  const hourStart = Number(item.hourStart);
+  return {
+    projectId: String(item.projectId),
+    name: item.name,
+    hourStart,
+    claimed: Number(item.claimed ?? 0),
+    held: Number(item.held ?? 0),
+    untracked: Number(item.untracked ?? 0),
+    firstAt: Number(item.firstAt ?? hourStart),
+    lastAt: Number(item.lastAt ?? hourStart),
+    sample: Array.isArray(item.sample) ? (item.sample as SingleEventData<SummarizedEventName>[]) : [],
   };
 }

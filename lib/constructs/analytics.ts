@@ -6,6 +6,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { DIGEST_DELAY_SECONDS } from '#analytics/alert-budget';
 import { INGEST_TIMEOUT_SECONDS, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { TELEMETRY_MAX_CONCURRENCY } from '#lib/capacity';
 import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
@@ -18,6 +19,8 @@ export interface AnalyticsProps {
 
 /** 00:05 UTC daily: a few minutes' margin after midnight for the day's last telemetry to land. */
 export const DAILY_DETECTOR_CRON = { minute: '5', hour: '0' } as const;
+/** Every hour at :02 (DIGEST_DELAY_SECONDS): the digest of the hour that just ended. */
+export const ALERT_DIGEST_CRON = { minute: String(DIGEST_DELAY_SECONDS / 60) } as const;
 
 /**
  * Telemetry to analytics events: the telemetry queue the loader check writes to and the function that ingests it in
@@ -29,8 +32,10 @@ export const DAILY_DETECTOR_CRON = { minute: '5', hour: '0' } as const;
  * - ingest: `UpdateItem` of daily counters (EXECUTIONS#), executors, hashes and script tallies (TELEMETRY#) and
  *   validation windows (VALIDATIONS#); `PutItem` of event items (EVENTS#); `BatchGetItem` of executors' last-seen
  *   times and of fired events; `GetItem`/`BatchGetItem` of project and key records (PROJECT#, KEY#) to refuse records
- *   of unknown projects and keys and to read a key's use cap. No Query, no write outside those partitions;
- * - daily detector: `Query` of the daily counters and `PutItem` of execution_drop event items.
+ *   of unknown projects and keys and to read a key's use cap; `UpdateItem` of the hourly alert counters (ALERTS#).
+ *   No Query, no write outside those partitions;
+ * - daily detector: `Query` of the daily counters and `PutItem` of execution_drop event items;
+ * - alert digest: `Query` of the hour's alert counters and `PutItem` of digest event items.
  */
 export class Analytics extends Construct {
   readonly ingestFunction: ServiceFunction;
@@ -39,6 +44,8 @@ export class Analytics extends Construct {
   readonly queueIngestFunction: ServiceFunction;
   readonly dailyDetectorFunction: ServiceFunction;
   readonly dailySchedule: events.Rule;
+  readonly alertDigestFunction: ServiceFunction;
+  readonly alertDigestSchedule: events.Rule;
   readonly alarms: cloudwatch.Alarm[];
 
   constructor(scope: Construct, id: string, { table }: AnalyticsProps) {
@@ -77,6 +84,22 @@ export class Analytics extends Construct {
       targets: [new targets.LambdaFunction(this.dailyDetectorFunction, { retryAttempts: 4, maxEventAge: Duration.hours(6) })],
     });
 
+    this.alertDigestFunction = new ServiceFunction(this, 'AlertDigestFunction', {
+      entry: 'analytics/alert-digest-handler.ts',
+      description: 'Hourly alert digest: one event per project and kind whose alerts of the hour went past the budget',
+      timeout: Duration.minutes(2),
+      environment: { TABLE_NAME: table.tableName },
+    });
+    grantItems(this.alertDigestFunction, table, ['dynamodb:Query'], ['alerts']);
+    grantItems(this.alertDigestFunction, table, ['dynamodb:PutItem'], ['events']);
+
+    this.alertDigestSchedule = new events.Rule(this, 'AlertDigestSchedule', {
+      description: 'Posts the digest of alerts held back in the hour that just ended',
+      schedule: events.Schedule.cron(ALERT_DIGEST_CRON),
+      // A rerun is harmless (each digest fires once per hour), so retries may be generous.
+      targets: [new targets.LambdaFunction(this.alertDigestFunction, { retryAttempts: 4, maxEventAge: Duration.hours(6) })],
+    });
+
     this.alarms = [depthAlarm(this, 'TelemetryDeadLetterAlarm', this.telemetryDeadLetterQueue, 'Telemetry batches the ingest gave up on are waiting in the telemetry DLQ.')];
   }
 
@@ -88,7 +111,7 @@ export class Analytics extends Construct {
       timeout: Duration.seconds(INGEST_TIMEOUT_SECONDS),
       environment: { TABLE_NAME: table.tableName },
     });
-    grantItems(fn, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'telemetry', 'validations']);
+    grantItems(fn, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'telemetry', 'validations', 'alerts']);
     grantItems(fn, table, ['dynamodb:PutItem'], ['events']);
     grantItems(fn, table, ['dynamodb:BatchGetItem'], ['telemetry', 'events']);
     // Read only: does the project exist, is the key the project's, what is its use cap.

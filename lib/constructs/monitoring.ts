@@ -27,6 +27,7 @@ export interface MonitoringProps {
   loaderCheckFunction: lambda.IFunction;
   telemetryNotQueued: cloudwatch.IMetric;
   dailySchedule: events.IRule;
+  alertDigestSchedule: events.IRule;
   /** Subscribed to the alarm topic by email (the address must confirm the subscription). */
   alarmEmail?: string;
 }
@@ -100,14 +101,10 @@ export class Monitoring extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-    const failedDailyRuns = new cloudwatch.Metric({
-      namespace: 'AWS/Events',
-      metricName: 'FailedInvocations',
-      dimensionsMap: { RuleName: props.dailySchedule.ruleName },
-      period: FIVE_MINUTES,
-      statistic: cloudwatch.Stats.SUM,
-    });
-    anyAlarm(this, 'DailyScheduleFailures', failedDailyRuns, 'EventBridge could not run the daily detector (execution_drop is not being judged).');
+    const failedRuns = (rule: events.IRule) =>
+      new cloudwatch.Metric({ namespace: 'AWS/Events', metricName: 'FailedInvocations', dimensionsMap: { RuleName: rule.ruleName }, period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM });
+    anyAlarm(this, 'DailyScheduleFailures', failedRuns(props.dailySchedule), 'EventBridge could not run the daily detector (execution_drop is not being judged).');
+    anyAlarm(this, 'AlertDigestScheduleFailures', failedRuns(props.alertDigestSchedule), 'EventBridge could not run the hourly alert digest (owners are not told of alerts held back).');
 
     const alarms = stack.node.findAll().filter((construct): construct is cloudwatch.Alarm => construct instanceof cloudwatch.Alarm);
     const notify = new SnsAction(this.topic);

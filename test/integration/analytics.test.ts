@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
 import { summarize } from '#analytics/coalesce';
 import { detectNewExecutor, NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
+import { ALERTS_PER_HOUR } from '#analytics/alert-budget';
 import { fireEvents, ingestTelemetry } from '#analytics/ingest';
 import { parseFlags } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
@@ -291,19 +292,26 @@ describe('clone_detected (at ingest)', () => {
   it('fires one event per new hash when many ingests report the same new hashes at once, and counts each hash once', async () => {
     const projectId = await newProject();
     const script = { projectId, scriptId: 'scr_2', versionId: null };
-    const reported = times(6, (i) => (0xa0000000 + i).toString(16));
+    // Four hashes: one original and as many clones as the hourly alert budget posts one by one.
+    const reported = times(ALERTS_PER_HOUR + 1, (i) => (0xa0000000 + i).toString(16));
     const record = (hash: string) => execution(projectId, { scriptId: script.scriptId, scriptHash: hash });
-    // Six ingests, each reporting all six hashes in its own order: one original, five clones, each fired once.
+    // Six ingests, each reporting all the hashes in its own order: one original, the others clones, each fired once.
     const results = await Promise.all(times(6, (i) => ingestTelemetry(store, [...reported.slice(i), ...reported.slice(0, i)].map(record), NOW)));
-    const events = await hashes(projectId);
-    expect(results.flatMap((result) => result.events).filter((event) => event.name === 'clone_detected')).toHaveLength(5);
-    expect(events).toHaveLength(5);
+    const fired = results.flatMap((result) => result.events).filter((event) => event.name === 'clone_detected');
+    // Once each: posted, or (when concurrent ingests spent the hour's slots on the same clones) held for the digest.
+    expect(fired.reduce((sum, event) => sum + (event.held ?? 1), 0)).toBe(ALERTS_PER_HOUR);
+    const { Items = [] } = await table.db.send(
+      new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :clones)', ExpressionAttributeValues: { ':pk': eventsPartition(projectId), ':clones': 'EVENT#clone_detected#' }, ConsistentRead: true }),
+    );
+    const events = Items.map((item) => item.data as SingleEventData<'clone_detected'>);
+    expect(events).toHaveLength(ALERTS_PER_HOUR);
+    expect((await hashes(projectId)).length).toBeLessThanOrEqual(ALERTS_PER_HOUR);
     const original = events[0]?.originalHash;
     expect(events.every((data) => data.originalHash === original)).toBe(true);
     expect(new Set(events.map((data) => data.newHash))).toEqual(new Set(reported.filter((hash) => hash !== original)));
     // Counted once each, by the one write that created the hash's record.
     const { Item: tally } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.scriptTally(script), ConsistentRead: true }));
-    expect(tally).toMatchObject({ original, distinctHashes: 6 });
+    expect(tally).toMatchObject({ original, distinctHashes: ALERTS_PER_HOUR + 1 });
   });
 
   it('fires exactly one event when a batch brings the first two hashes of a script', async () => {
@@ -334,10 +342,10 @@ describe('alert storms (more than 5 of one event for one project in one batch)',
     expect(new Set(remembered.map((item) => item.summarizedBy))).toEqual(new Set([result.events[0]?.dedupKey]));
   });
 
-  it('fires 5 alone and summarizes 6', async () => {
+  it('fires 5 alone (the hourly budget posts 3, holds 2 for the digest) and summarizes 6', async () => {
     const [five, six] = await Promise.all([newProject(), newProject()]);
     const batch = (projectId: string, n: number) => times(n, (i) => execution(projectId, { executor: `n-${i}` }));
-    expect((await ingestTelemetry(store, batch(five, 5), NOW)).events.map((event) => event.summarizes)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect((await ingestTelemetry(store, batch(five, 5), NOW)).events.map((event) => event.summarizes ?? event.held)).toEqual([undefined, undefined, undefined, 2]);
     expect((await ingestTelemetry(store, batch(six, 6), NOW)).events.map((event) => event.summarizes)).toEqual([6]);
   });
 

@@ -71,7 +71,8 @@ describe(`clone detection for ${HASHES} hashes of one script`, () => {
     await ingestTelemetry(store, [record('0a0a0a0a', NOW - 10)], NOW);
     for (let i = 0; i < 20; i++) await ingestTelemetry(store, [record((0xb0000000 + i).toString(16), NOW - 9 + i)], NOW);
     const result = await ingestTelemetry(store, [record('ffffffff', NOW + 20)], NOW + 20);
-    expect(result.events).toEqual([{ name: 'clone_detected', projectId, dedupKey: `${projectId}##ffffffff` }]);
+    // The hour's first 3 clones were posted; this one is held for the hour's digest, its event kept all the same.
+    expect(result.events).toEqual([{ name: 'clone_detected', projectId, dedupKey: 'digest#2023-11-14T22', held: 1 }]);
     const { Item } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.event(projectId, 'clone_detected', `${projectId}##ffffffff`), ConsistentRead: true }));
     expect(Item?.data).toEqual({ scriptId: projectId, versionId: null, newHash: 'ffffffff', originalHash: '0a0a0a0a', distinctHashes: 22, sampleHashes: ['0a0a0a0a', 'ffffffff'] });
     expect((Item?.data as { sampleHashes: string[] }).sampleHashes.length).toBeLessThanOrEqual(CLONE_SAMPLE_LIMIT);

@@ -155,7 +155,7 @@ describe('delivery to Discord', () => {
     await pump();
 
     expect(discord.requests).toEqual([
-      { method: 'POST', path: `/api/v10/webhooks/${HOOK_ID}/${WEBHOOK_TOKEN}?wait=true`, body: { embeds: [buildEmbed(sent.event, 'Aimbot Deluxe')] } },
+      { method: 'POST', path: `/api/v10/webhooks/${HOOK_ID}/${WEBHOOK_TOKEN}?wait=true`, body: { embeds: [buildEmbed(sent.event, 'Aimbot Deluxe')], allowed_mentions: { parse: [] } } },
     ]);
     expect(queue.depth).toBe(0);
     expect(await claimOf(sent.deliveryId)).toMatchObject({ state: 'sent', ttl: FIXED_NOW + 7 * 86_400 });

@@ -6,7 +6,7 @@ import { TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { Analytics } from '#lib/constructs/analytics';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
 
-type FunctionName = 'ingestFunction' | 'queueIngestFunction' | 'dailyDetectorFunction';
+type FunctionName = 'ingestFunction' | 'queueIngestFunction' | 'dailyDetectorFunction' | 'alertDigestFunction';
 
 /** A stack holding a TableV2 and the construct, synthesized with cdk.json's flags and no esbuild. */
 function synthesize() {
@@ -48,10 +48,12 @@ const dynamoStatements = (fn: FunctionName) =>
     .map((statement) => ({ actions: [statement.Action].flat().sort(), resource: statement.Resource, leadingKeys: statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] }));
 
 describe('Analytics construct', () => {
+  const ruleOf = (fn: FunctionName) =>
+    ofType('AWS::Events::Rule').find(([, rule]) => JSON.stringify(rule.Properties.Targets).includes(`"${functionId(fn)}"`));
+
   it('runs the daily detector on an EventBridge schedule at 00:05 UTC every day', () => {
-    const rules = ofType('AWS::Events::Rule');
-    expect(rules).toHaveLength(1);
-    const [, rule] = rules[0] ?? [];
+    expect(ofType('AWS::Events::Rule')).toHaveLength(2);
+    const [, rule] = ruleOf('dailyDetectorFunction') ?? [];
     expect(rule?.Properties).toMatchObject({
       ScheduleExpression: 'cron(5 0 * * ? *)',
       State: 'ENABLED',
@@ -59,16 +61,25 @@ describe('Analytics construct', () => {
     });
   });
 
-  it('lets only that schedule invoke the daily detector, and nothing invoke the ingest function yet', () => {
+  it('runs the alert digest on an EventBridge schedule at minute 2 of every hour', () => {
+    const [, rule] = ruleOf('alertDigestFunction') ?? [];
+    expect(rule?.Properties).toMatchObject({
+      ScheduleExpression: 'cron(2 * * * ? *)',
+      State: 'ENABLED',
+      Targets: [{ Arn: { 'Fn::GetAtt': [functionId('alertDigestFunction'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 4, MaximumEventAgeInSeconds: 21_600 } }],
+    });
+  });
+
+  it('lets only each schedule invoke its function, and nothing invoke the ingest function yet', () => {
     const permissions = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties);
-    expect(permissions).toEqual([
-      {
+    expect(permissions).toEqual(
+      (['dailyDetectorFunction', 'alertDigestFunction'] as const).map((fn) => ({
         Action: 'lambda:InvokeFunction',
-        FunctionName: { 'Fn::GetAtt': [functionId('dailyDetectorFunction'), 'Arn'] },
+        FunctionName: { 'Fn::GetAtt': [functionId(fn), 'Arn'] },
         Principal: 'events.amazonaws.com',
-        SourceArn: { 'Fn::GetAtt': [ofType('AWS::Events::Rule')[0]?.[0], 'Arn'] },
-      },
-    ]);
+        SourceArn: { 'Fn::GetAtt': [ruleOf(fn)?.[0], 'Arn'] },
+      })),
+    );
   });
 
   it('exposes no HTTP entry: no API, no function URL', () => {
@@ -77,8 +88,8 @@ describe('Analytics construct', () => {
     expect(ofType('AWS::Lambda::Url')).toEqual([]);
   });
 
-  it('builds both functions from their analytics handlers on Node 22 with the table name', () => {
-    for (const fn of ['ingestFunction', 'dailyDetectorFunction'] as const) {
+  it('builds the functions from their analytics handlers on Node 22 with the table name', () => {
+    for (const fn of ['ingestFunction', 'dailyDetectorFunction', 'alertDigestFunction'] as const) {
       const props = resource(functionId(fn)).Properties;
       expect(props).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
       expect((props.Environment as { Variables: Record<string, unknown> }).Variables.TABLE_NAME).toEqual({ Ref: ofType('AWS::DynamoDB::GlobalTable')[0]?.[0] });
@@ -87,7 +98,7 @@ describe('Analytics construct', () => {
 
   it.each(['ingestFunction', 'queueIngestFunction'] as const)('grants %s only the item actions ingest sends, on the table only, by partition prefix', (fn) => {
     expect(dynamoStatements(fn)).toEqual([
-      { actions: ['dynamodb:UpdateItem'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*'] },
+      { actions: ['dynamodb:UpdateItem'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*', 'ALERTS#*'] },
       { actions: ['dynamodb:PutItem'], resource: tableArn(), leadingKeys: ['EVENTS#*'] },
       { actions: ['dynamodb:BatchGetItem'], resource: tableArn(), leadingKeys: ['TELEMETRY#*', 'EVENTS#*'] },
       { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'], resource: tableArn(), leadingKeys: ['PROJECT#*', 'KEY#*'] },
@@ -96,12 +107,12 @@ describe('Analytics construct', () => {
 
   it('lets no analytics function write a project or a key record, nor read a partition outside its grants', () => {
     const writes = /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)$/;
-    for (const fn of ['ingestFunction', 'queueIngestFunction', 'dailyDetectorFunction'] as const) {
+    for (const fn of ['ingestFunction', 'queueIngestFunction', 'dailyDetectorFunction', 'alertDigestFunction'] as const) {
       const statements = dynamoStatements(fn);
       const written = statements.filter((statement) => statement.actions.some((action) => writes.test(action))).flatMap((statement) => statement.leadingKeys ?? ['(any)']);
       expect(written).not.toContain('PROJECT#*');
       expect(written).not.toContain('KEY#*');
-      expect(written.every((prefix) => ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*', 'EVENTS#*'].includes(prefix))).toBe(true);
+      expect(written.every((prefix) => ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*', 'EVENTS#*', 'ALERTS#*'].includes(prefix))).toBe(true);
       // Every statement is scoped by partition: none without a LeadingKeys condition.
       expect(statements.every((statement) => (statement.leadingKeys?.length ?? 0) > 0)).toBe(true);
     }
@@ -135,8 +146,15 @@ describe('Analytics construct', () => {
     ]);
   });
 
-  it('grants neither function a scan, a delete, a batch write or an index', () => {
-    const granted = (['ingestFunction', 'queueIngestFunction', 'dailyDetectorFunction'] as const).flatMap((fn) => dynamoStatements(fn));
+  it('grants the alert digest only queries of the alert counters and puts of event items', () => {
+    expect(dynamoStatements('alertDigestFunction')).toEqual([
+      { actions: ['dynamodb:Query'], resource: tableArn(), leadingKeys: ['ALERTS#*'] },
+      { actions: ['dynamodb:PutItem'], resource: tableArn(), leadingKeys: ['EVENTS#*'] },
+    ]);
+  });
+
+  it('grants no function a scan, a delete, a batch write or an index', () => {
+    const granted = (['ingestFunction', 'queueIngestFunction', 'dailyDetectorFunction', 'alertDigestFunction'] as const).flatMap((fn) => dynamoStatements(fn));
     expect(granted.flatMap((statement) => statement.actions)).not.toEqual(
       expect.arrayContaining([expect.stringMatching(/Scan|Delete|BatchWrite|TransactWrite|\*/)]),
     );

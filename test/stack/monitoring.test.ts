@@ -26,7 +26,7 @@ const alarmsOn = (namespace: string, metricName: string, name?: string, value?: 
 describe('the alarm topic', () => {
   it('is one SNS topic, and every alarm of the stack notifies it going into ALARM and back to OK', () => {
     const all = alarms();
-    expect(all.length).toBe(34);
+    expect(all.length).toBe(37);
     for (const alarm of all) {
       expect(alarm.AlarmActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
       expect(alarm.OKActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
@@ -95,9 +95,10 @@ describe('the alarms', () => {
     expect(alarmsOn('AWS/Lambda', 'IteratorAge', 'FunctionName', { Ref: fanout[0] })).toEqual([expect.objectContaining({ Statistic: 'Maximum', Threshold: ITERATOR_AGE_ALARM_MS })]);
   });
 
-  it("alarms when EventBridge fails to run the daily detector", () => {
-    const [ruleId] = only('AWS::Events::Rule');
-    expect(alarmsOn('AWS/Events', 'FailedInvocations', 'RuleName', { Ref: ruleId })).toHaveLength(1);
+  it('alarms when EventBridge fails to run the daily detector or the hourly alert digest', () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules.map(([, rule]) => rule.Properties.ScheduleExpression).sort()).toEqual(['cron(2 * * * ? *)', 'cron(5 0 * * ? *)']);
+    for (const [ruleId] of rules) expect(alarmsOn('AWS/Events', 'FailedInvocations', 'RuleName', { Ref: ruleId }), ruleId).toHaveLength(1);
   });
 
   it('keeps the alarm on key checks whose telemetry could not be queued', () => {

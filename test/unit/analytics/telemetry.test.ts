@@ -56,7 +56,7 @@ describe('parseTelemetryBatch', () => {
       { index: 5, reason: 'kind must be one of execution, validation' },
       { index: 6, reason: 'projectId must be 1-64 characters of A-Z, a-z, 0-9, _ or -' },
       { index: 7, reason: 'at must be a whole number of Unix seconds' },
-      { index: 8, reason: 'executor must not contain control characters' },
+      { index: 8, reason: 'executor must not contain control or bidirectional-override characters' },
     ]);
   });
 

@@ -123,6 +123,7 @@ describe('project create', () => {
     [[...owner, '--name', '   '], /--name must not be empty/],
     [[...owner, '--name', 'x'.repeat(101)], /--name must be at most 100 characters; got 101/],
     [[...owner, '--name', 'bad\u0007name'], /--name must not contain control characters/],
+    [[...owner, '--name', 'exe\u202Etxt.exe'], /--name must not contain bidirectional-override characters/],
     [[...owner, '--name', 'S', '--plan', 'enterprise'], /--plan must be one of business, pro, free; got "enterprise"/],
   ])('rejects %j', (argv, message) => {
     expect(rejection(projectCreate, argv)).toMatch(message);
@@ -178,6 +179,7 @@ describe('versions upload', () => {
     [[...PROJECT, '--size-bytes', '1KB'], /--size-bytes must be a whole number/],
     [[...PROJECT, '--size-bytes', '1', '--notes', 'n'.repeat(1025)], /--notes must be at most 1024 characters/],
     [[...PROJECT, '--size-bytes', '1', '--notes', 'a\u0000b'], /--notes must not contain control characters/],
+    [[...PROJECT, '--size-bytes', '1', '--notes', 'a\u2066b\u2069'], /--notes must not contain bidirectional-override characters/],
   ])('rejects %j', (argv, message) => {
     expect(rejection(versionsUpload, argv)).toMatch(message);
   });

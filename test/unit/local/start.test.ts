@@ -53,6 +53,7 @@ describe('banner', () => {
       discord: createDiscordStandIn(),
       stateFile: resolve('.local/stack.json'),
       reusedDemo: false,
+      telemetryPending: () => 0,
       stop: async () => undefined,
     };
     const text = banner(stack, undefined);
