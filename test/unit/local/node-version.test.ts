@@ -12,7 +12,7 @@ describe('the Node version a newcomer needs', () => {
     const manifest = JSON.parse(await repoFile('package.json')) as { engines: { node: string }; volta: { node: string } };
     expect(manifest.engines.node).toBe(`>=${REQUIRED_NODE_MAJOR}`);
     // Volta wants an exact version: the one CI runs.
-    expect(manifest.volta.node).toBe(/NODE_22='([\d.]+)'/.exec(await repoFile('.ci/run'))?.[1]);
+    expect(manifest.volta.node).toBe(/NODE_22='([\d.]+)'/.exec(await repoFile('.ci/node-22.sh'))?.[1]);
     expect(manifest.volta.node.split('.')[0]).toBe(String(REQUIRED_NODE_MAJOR));
   });
 
