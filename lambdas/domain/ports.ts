@@ -58,12 +58,27 @@ export interface RateLimitStore {
 
 // ---- The loader key check ----
 
+/** One check of a key: `keyId` is derived from `keyHash` (see #domain/key-values). */
+export interface KeyCheck {
+  projectId: string;
+  keyId: string;
+  keyHash: string;
+  /** The machine asking: SHA-256 hex of its id, as the loader sends it. */
+  fingerprint: string;
+  now: number;
+  perKeyPerMinute: number;
+}
+
 /**
  * Judge a key and, when it may run, count one use, in one atomic step on the key's own item; the key's own
- * per-minute limit is kept in the same step. `keyId` is derived from `keyHash` (see #domain/key-values).
+ * per-minute limit is kept in the same step.
  */
 export interface KeyCheckStore {
-  checkAndCount(check: { projectId: string; keyId: string; keyHash: string; now: number; perKeyPerMinute: number }): Promise<CountedCheck>;
+  /**
+   * A key bound to machines (`max_fingerprints`) also binds `fingerprint` in the same write when it has room, or
+   * refuses KEY_HWID_LOCKED when it has none.
+   */
+  checkAndCount(check: KeyCheck): Promise<CountedCheck>;
 }
 
 /** Where the loader check's telemetry goes, to be ingested off the answer's path (a queue in AWS). */

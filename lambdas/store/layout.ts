@@ -4,6 +4,7 @@ import { idStart } from '#domain/ids';
 import { DAY_SECONDS } from '#domain/time';
 import type { TokenScope } from '#domain/tokens';
 import type { AnalyticsEventName, EventData } from '#schemas/events';
+import type { Item } from './paging';
 import { TABLE } from './table-definition';
 
 /**
@@ -224,4 +225,20 @@ export function auditItem(entry: AuditEntry) {
 export interface CoalescedEventItem extends Omit<EventItem, 'entity'> {
   entity: typeof ENTITY.coalescedEvent;
   summarizedBy: string;
+}
+
+/**
+ * A machine-bound key's `fingerprints` map names each machine by its fingerprint's 32 bytes in base64url (43
+ * characters, not 64 hex): every check rewrites the key item, and ten bound machines then stay inside the item's
+ * first KB with room for a note (see docs/selling-keys.md).
+ */
+export const fingerprintAttribute = (fingerprint: string): string => Buffer.from(fingerprint, 'hex').toString('base64url');
+
+/** The machines a key item holds bound, as the loader sent them (lowercase hex), oldest binding first. */
+export function boundFingerprints(item: Item): { fingerprint: string; bound_at: number }[] {
+  const map = item.fingerprints;
+  if (typeof map !== 'object' || map === null) return [];
+  return Object.entries(map as Record<string, unknown>)
+    .map(([name, boundAt]) => ({ fingerprint: Buffer.from(name, 'base64url').toString('hex'), bound_at: Number(boundAt) }))
+    .sort((a, b) => a.bound_at - b.bound_at || a.fingerprint.localeCompare(b.fingerprint));
 }

@@ -1,8 +1,8 @@
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
-import { type CountedCheck, type KeyState, refusalOf } from '#domain/key-check';
+import { type CountedCheck, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Key, Project, Version, Webhook } from '#domain/model';
-import type { AuditLog, KeyCheckStore, ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
+import type { AuditLog, KeyCheck, KeyCheckStore, ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { hashToken, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
 
@@ -243,7 +243,7 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     const key = newKeyValue();
     const keyHash = hashKeyValue(key);
     const id = keyIdOf(keyHash);
-    this.keys.set(id, { projectId, keyHash, revoked: false, expiresAt: SEEDED_AT + 30 * 86_400, maxUses: null, currentUses: 0, checkCount: 0, ...fields });
+    this.keys.set(id, { projectId, keyHash, revoked: false, expiresAt: SEEDED_AT + 30 * 86_400, maxUses: null, currentUses: 0, maxFingerprints: null, fingerprints: [], checkCount: 0, ...fields });
     return { id, key };
   }
 
@@ -258,9 +258,9 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     return key && { ...key };
   }
 
-  async checkAndCount(check: { projectId: string; keyId: string; keyHash: string; now: number; perKeyPerMinute: number }): Promise<CountedCheck> {
+  async checkAndCount(check: KeyCheck): Promise<CountedCheck> {
     const key = this.keys.get(check.keyId);
-    const code = refusalOf(key, check.projectId, check.keyHash, check.now);
+    const code = refusalOf(key, check.projectId, check.keyHash, check.now, check.fingerprint);
     if (code || !key) return { outcome: 'refused', code: code ?? 'KEY_INVALID', keyId: check.keyId };
     const window = rateWindowAt(check.now);
     // A window opened by a clock a little ahead counts as this one, as in the table.
@@ -268,6 +268,7 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     if (key.checkCount >= check.perKeyPerMinute) return { outcome: 'key_rate_limited', retryAfterSeconds: window.resetSeconds };
     key.checkCount += 1;
     key.currentUses += 1;
+    if (needsBinding(key, check.fingerprint)) key.fingerprints = [...key.fingerprints, check.fingerprint];
     const { checkWindow: _window, checkCount: _count, ...state } = key;
     return { outcome: 'counted', keyId: check.keyId, key: state };
   }
