@@ -6,7 +6,7 @@ import { PATH_ID_PATTERN } from '#schemas/formats';
 import { watermarkProblem } from '#schemas/formats';
 import { type EventName } from '#schemas/resources';
 import { EVENT_NAMES } from '#schemas/resources';
-import type { IssuedKey, NewKeys } from '#store/dashboard-store';
+import type { DashboardIssuedKey, NewKeys } from '#store/dashboard-store';
 import type { TokenSummary } from '#store/token-store';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
 import { CommandError, type DashboardContext } from './context';
@@ -221,7 +221,7 @@ export const projectCreate: Command<{ ownerId: string; name: string; plan: Plan 
 /** What `keys issue` hands the repository; the time is added when it runs. */
 export type KeysIssueInput = Omit<NewKeys, 'now'>;
 
-export const keysIssue: Command<KeysIssueInput, { keys: IssuedKey[] }> = {
+export const keysIssue: Command<KeysIssueInput, { keys: DashboardIssuedKey[] }> = {
   name: 'keys issue',
   flags: {
     project: { required: true, placeholder: 'ID' },

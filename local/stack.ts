@@ -10,6 +10,7 @@ import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './di
 import { docsExtension } from './docs';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local';
 import { type DemoSeed, seedDemo } from './seed';
+import { fileKeySecret } from './key-secret';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
 import { ensureTable } from './table';
@@ -112,6 +113,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       host: '127.0.0.1',
       stores,
       telemetry: telemetry.sink,
+      keySecret: fileKeySecret(),
       extensions: [discord, docsExtension, ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });

@@ -12,6 +12,8 @@ export const AUDIT_ACTIONS = {
   revokeKey: 'key.revoke',
   revokeBulk: 'key.revoke_bulk',
   rollback: 'version.rollback',
+  issueKeys: 'key.issue',
+  resetHwid: 'key.reset_hwid',
   createToken: 'token.create',
   revokeToken: 'token.revoke',
 } as const;

@@ -10,6 +10,7 @@ import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
 import { keyOf, PARTITION, RETENTION_SECONDS } from '#store/layout';
 import { TABLE } from '#store/table-definition';
 import { apiEvent, authorizerEvent, createTestTable, lambdaContext, type RouteEntry, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
+import { memoryKeySecret } from '#local/key-secret';
 
 /**
  * The audit trail on DynamoDB Local: the route handlers the stack deploys, behind the real authorizer, write an
@@ -45,7 +46,7 @@ const entryOf = async (requestId: string): Promise<AuditEntry | undefined> => (a
 
 beforeAll(async () => {
   table = await createTestTable('audit-trail');
-  handlers = createRouteHandlers({ stores: table.stores, now: () => clock, logger: new Logger({ serviceName: 'developer-api' }) });
+  handlers = createRouteHandlers({ stores: table.stores, keySecret: memoryKeySecret(), now: () => clock, logger: new Logger({ serviceName: 'developer-api' }) });
   owner = await seedOwner(table.stores);
   project = await seedProject(table.stores, {
     ownerId: owner.ownerId,
@@ -142,7 +143,7 @@ describe('an audit entry for every change through the API', () => {
       },
     });
     // Silent: the 500 and its log line are this test's expected outcome.
-    const failingHandlers = createRouteHandlers({ stores: { ...table.stores, projects: failing }, now: () => clock, logger: new Logger({ serviceName: 'developer-api', logLevel: 'SILENT' }) });
+    const failingHandlers = createRouteHandlers({ stores: { ...table.stores, projects: failing }, keySecret: memoryKeySecret(), now: () => clock, logger: new Logger({ serviceName: 'developer-api', logLevel: 'SILENT' }) });
     expect(await call('revoke-bulk', { watermark }, 'req-bulk-cut', failingHandlers)).toMatchObject({ status: 500 });
 
     const revoked = (await table.stores.projects.listKeysAfter(project.projectId, 0, 1000)).filter((key) => key.watermark === watermark && key.revoked === 1).length;

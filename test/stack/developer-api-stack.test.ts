@@ -329,6 +329,21 @@ describe('least privilege on the table', () => {
     'list-versions': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
     rollback: [READ_PROJECT, COUNT_REQUEST, 'dynamodb:ConditionCheckItem table PROJECT#*', 'dynamodb:UpdateItem table PROJECT#* only currentVersionId', AUDIT],
     'list-webhooks': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
+    'issue-keys': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:PutItem table SEQUENCE#*',
+      'dynamodb:DeleteItem table SEQUENCE#*',
+      'dynamodb:UpdateItem table PROJECT#* only keyCount',
+      'dynamodb:GetItem table ORDER#*',
+      'dynamodb:PutItem table ORDER#*',
+      'dynamodb:BatchWriteItem table KEY#*',
+      'dynamodb:BatchGetItem table KEY#*',
+      'dynamodb:PutItem table KEY#*',
+      AUDIT,
+    ],
+    'get-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:GetItem table KEY#*'],
+    'reset-hwid': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only fingerprints,projectId', AUDIT],
   };
 
   it.each(ROUTES.map((route) => [route.entry, route] as const))('%s may do exactly what its store calls need, each scoped to its partitions', (entry, route) => {
