@@ -3,6 +3,7 @@ import type { AuditEntry } from '#domain/audit';
 import { type Plan, PLANS } from '#domain/model';
 import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, tokenIdOf, type TokenScope } from '#domain/tokens';
 import { PATH_ID_PATTERN } from '#schemas/formats';
+import { DISCORD_USER_ID, MAX_FINGERPRINTS, MAX_NOTE_LENGTH } from '#schemas/requests';
 import { watermarkProblem } from '#schemas/formats';
 import { type EventName } from '#schemas/resources';
 import { EVENT_NAMES } from '#schemas/resources';
@@ -65,6 +66,11 @@ function printableText(flag: string, text: string, maxLength: number, options: {
   if (!options.allowEmpty && text.trim() === '') throw new UsageError(`--${flag} must not be empty`);
   if (text.length > maxLength) throw new UsageError(`--${flag} must be at most ${maxLength} characters; got ${text.length}`);
   if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) throw new UsageError(`--${flag} must not contain control characters`);
+  return text;
+}
+
+function discordUserId(text: string): string {
+  if (!DISCORD_USER_ID.test(text)) throw new UsageError(`--discord-id must be a Discord user id: 17 to 20 digits; got "${text}"`);
   return text;
 }
 
@@ -230,12 +236,18 @@ export const keysIssue: Command<KeysIssueInput, { keys: DashboardIssuedKey[] }> 
     tier: { placeholder: KEY_TIERS.join('|') },
     'max-uses': { placeholder: 'N' },
     'expires-at': { placeholder: 'UNIX' },
+    'max-fingerprints': { placeholder: 'N' },
+    note: { placeholder: 'TEXT' },
+    'discord-id': { placeholder: 'ID' },
   },
   validate(flags) {
     const count = flags.optional('count');
     const mark = flags.optional('watermark');
     const maxUses = flags.optional('max-uses');
     const expiresAt = flags.optional('expires-at');
+    const maxFingerprints = flags.optional('max-fingerprints');
+    const note = flags.optional('note');
+    const discordId = flags.optional('discord-id');
     return {
       projectId: projectId(flags),
       count: count === undefined ? 1 : wholeNumber('count', count, { min: 1, max: MAX_KEYS_PER_ISSUE }),
@@ -244,6 +256,10 @@ export const keysIssue: Command<KeysIssueInput, { keys: DashboardIssuedKey[] }> 
       maxUses: maxUses === undefined ? null : wholeNumber('max-uses', maxUses, { min: 1, max: Number.MAX_SAFE_INTEGER }),
       // A past expiry is allowed: expired keys are what some abuse detectors look for.
       ...(expiresAt === undefined ? {} : { expiresAt: wholeNumber('expires-at', expiresAt, { min: 1, max: MAX_UNIX_SECONDS }) }),
+      // The owner API's rules for the same fields (DESIGN.md, "Selling keys").
+      maxFingerprints: maxFingerprints === undefined ? null : wholeNumber('max-fingerprints', maxFingerprints, { min: 1, max: MAX_FINGERPRINTS }),
+      ...(note === undefined ? {} : { note: printableText('note', note, MAX_NOTE_LENGTH, { allowEmpty: true }) }),
+      ...(discordId === undefined ? {} : { discordId: discordUserId(discordId) }),
     };
   },
   async run(context, input) {

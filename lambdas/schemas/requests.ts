@@ -91,7 +91,7 @@ export const DURATION_SECONDS = { min: 60, max: 315_360_000 } as const;
 export const LIFETIME_EXPIRES_AT = 4_102_444_800;
 export const MAX_FINGERPRINTS = 10;
 export const MAX_NOTE_LENGTH = 255;
-const DISCORD_ID = /^[0-9]{17,20}$/;
+export const DISCORD_USER_ID = /^[0-9]{17,20}$/;
 /** 1 to 100 printable characters: no control, format or unassigned character, which could hide a difference. */
 const ORDER_ID = /^\P{C}{1,100}$/u;
 
@@ -147,7 +147,7 @@ export const IssueKeysBody = requestPart('body', {
     ),
   ),
   note: z.optional(z.string({ error: 'note must be a string' }).check(z.maxLength(MAX_NOTE_LENGTH, `note must be at most ${MAX_NOTE_LENGTH} characters`))),
-  discord_id: z.optional(z.string({ error: 'discord_id must be a string' }).check(z.regex(DISCORD_ID, 'discord_id must be a Discord user id: 17 to 20 digits'))),
+  discord_id: z.optional(z.string({ error: 'discord_id must be a string' }).check(z.regex(DISCORD_USER_ID, 'discord_id must be a Discord user id: 17 to 20 digits'))),
   order_id: z.optional(
     z.string({ error: 'order_id must be a string' }).check(z.regex(ORDER_ID, 'order_id must be 1 to 100 printable characters')),
   ),

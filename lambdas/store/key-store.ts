@@ -14,6 +14,8 @@ import { inTurn } from './sequence';
 /** BatchWriteItem takes at most 25 puts per request. */
 const BATCH_WRITE_LIMIT = 25;
 const BATCH_WRITE_ATTEMPTS = 8;
+/** Batches in flight at once: 100 keys go out in one round, the dashboard's 10,000 without a burst of 400 requests. */
+const BATCH_WRITES_IN_FLIGHT = 16;
 
 /**
  * Keys as the API and the dashboard issue them, shop orders, and the key detail and machine reset.
@@ -147,21 +149,25 @@ export class DynamoKeyStore implements KeyStore {
     return batch.keys.map((key, index) => keyItem(batch, key, firstSeq + index, createHash('sha256').update(randomBytes(16)).digest('hex')));
   }
 
-  /** Every key in puts of 25, all requests at once, unprocessed puts retried with backoff. */
+  /** Every key in puts of 25, BATCH_WRITES_IN_FLIGHT requests at a time, unprocessed puts retried with backoff. */
   private async putKeys(batch: KeyBatch, firstSeq: number): Promise<void> {
     const items = this.itemsOf(batch, firstSeq);
     const chunks = Array.from({ length: Math.ceil(items.length / BATCH_WRITE_LIMIT) }, (_, i) => items.slice(i * BATCH_WRITE_LIMIT, (i + 1) * BATCH_WRITE_LIMIT));
-    await Promise.all(
-      chunks.map(async (chunk) => {
-        let pending: { PutRequest: { Item: Item } }[] = chunk.map((item) => ({ PutRequest: { Item: item } }));
-        for (let attempt = 1; pending.length > 0; attempt++) {
-          if (attempt > BATCH_WRITE_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} keys unwritten after ${BATCH_WRITE_ATTEMPTS} attempts`);
-          if (attempt > 1) await backoff(attempt);
-          const { UnprocessedItems } = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
-          pending = (UnprocessedItems?.[this.tableName] ?? []).flatMap((request) => (request.PutRequest?.Item ? [{ PutRequest: { Item: request.PutRequest.Item } }] : []));
-        }
-      }),
-    );
+    let next = 0;
+    const writer = async () => {
+      for (let chunk = chunks[next++]; chunk; chunk = chunks[next++]) await this.putChunk(chunk);
+    };
+    await Promise.all(Array.from({ length: Math.min(BATCH_WRITES_IN_FLIGHT, chunks.length) }, writer));
+  }
+
+  private async putChunk(chunk: readonly Item[]): Promise<void> {
+    let pending: { PutRequest: { Item: Item } }[] = chunk.map((item) => ({ PutRequest: { Item: item } }));
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      if (attempt > BATCH_WRITE_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} keys unwritten after ${BATCH_WRITE_ATTEMPTS} attempts`);
+      if (attempt > 1) await backoff(attempt);
+      const { UnprocessedItems } = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+      pending = (UnprocessedItems?.[this.tableName] ?? []).flatMap((request) => (request.PutRequest?.Item ? [{ PutRequest: { Item: request.PutRequest.Item } }] : []));
+    }
   }
 }
 

@@ -14,6 +14,8 @@ import { memoryKeySecret } from '#local/key-secret';
 const WATERMARK = 'feedfacecafebeef';
 
 const VALID_BODIES: Partial<Record<RouteEntry, unknown>> = {
+  'issue-keys': { count: 1 },
+  'reset-hwid': { key_id: 'key_x' },
   'revoke-key': { key_id: 'key_x' },
   'revoke-bulk': { watermark: WATERMARK },
   rollback: { version_id: 'ver_x' },
