@@ -89,6 +89,11 @@ export interface IssueOrder {
   firstSeq: number;
   count: number;
   issuedAt: number;
+  /**
+   * The id of the order's first key as the first call derived it: a repeat that derives another (the stack's key
+   * secret was replaced) must not answer, let alone write, keys the order never had.
+   */
+  firstKeyId: string;
 }
 
 export type IssueOutcome = { outcome: 'issued'; firstSeq: number } | { outcome: 'order_exists'; order: IssueOrder };

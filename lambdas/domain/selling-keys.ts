@@ -118,6 +118,8 @@ export async function issueKeys(issuing: KeyIssuing, project: Project, body: Iss
   const repeat = async (order: IssueOrder): Promise<IssueKeysResponse> => {
     if (order.bodyHash !== bodyHash) throw new OrderConflict(orderId);
     const keys = orderKeys(secret, ref, order.count, body.watermark);
+    // A failure of the service, not of the request: the caller must not get keys its order never had.
+    if (keys[0]?.id !== order.firstKeyId) throw new Error(`Order ${orderId} of project ${project.id} derives other keys than it issued: the key secret was replaced`);
     const batch = batchOf(project.id, keys, fieldsAt(order.issuedAt));
     // Keys a first call recorded but did not live to write; none on a plain repeat.
     await issuing.store.completeOrder(batch, order.firstSeq);

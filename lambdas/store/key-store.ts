@@ -117,7 +117,7 @@ export class DynamoKeyStore implements KeyStore {
           await this.db.send(new UpdateCommand(counter));
           return { outcome: 'issued', firstSeq };
         }
-        const recorded: IssueOrder = { projectId: batch.projectId, ...order, firstSeq, count: batch.keys.length, issuedAt: batch.issuedAt };
+        const recorded: IssueOrder = { projectId: batch.projectId, ...order, firstSeq, count: batch.keys.length, issuedAt: batch.issuedAt, firstKeyId: batch.keys[0]?.id ?? '' };
         await this.db.send(
           new TransactWriteCommand({
             TransactItems: [
@@ -179,5 +179,6 @@ function toOrder(item: Item): IssueOrder {
     firstSeq: Number(item.firstSeq),
     count: Number(item.count),
     issuedAt: Number(item.issuedAt),
+    firstKeyId: String(item.firstKeyId),
   };
 }

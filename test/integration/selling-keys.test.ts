@@ -92,6 +92,17 @@ describe('order idempotency', () => {
   });
 });
 
+describe('a replaced key secret', () => {
+  it('makes a repeat of an earlier order fail without writing or answering any key, rather than answer keys the order never had', async () => {
+    const project = await newProject();
+    const first = await issue(project, { count: 2, order_id: 'before-rotation' });
+    const rotated: KeyIssuing = { store: table.stores.keys, secret: memoryKeySecret() };
+    await expect(issueKeys(rotated, project, IssueKeysBody.parse({ count: 2, order_id: 'before-rotation' }), FIXED_NOW, trail())).rejects.toThrow('the key secret was replaced');
+    expect((await table.stores.projects.getProject(project.id))!.keyCount).toBe(2);
+    expect((await table.stores.projects.listKeysAfter(project.id, 0, 10)).map((key) => key.id)).toEqual(first.keys.map((key) => key.id));
+  });
+});
+
 describe('machine binding in the check', () => {
   it('12 concurrent first checks from 12 machines on a max_fingerprints 3 key bind exactly 3, and those are exactly the valid answers', async () => {
     const project = await newProject();

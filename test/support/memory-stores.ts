@@ -189,7 +189,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     }
     const firstSeq = project.keyCount + 1;
     project.keyCount += batch.keys.length;
-    if (order) this.orders.set(`${batch.projectId}#${order.orderId}`, { projectId: batch.projectId, ...order, firstSeq, count: batch.keys.length, issuedAt: batch.issuedAt });
+    if (order) this.orders.set(`${batch.projectId}#${order.orderId}`, { projectId: batch.projectId, ...order, firstSeq, count: batch.keys.length, issuedAt: batch.issuedAt, firstKeyId: batch.keys[0]?.id ?? '' });
     await this.completeOrder(batch, firstSeq);
     return { outcome: 'issued', firstSeq };
   }
