@@ -1,5 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashKeyValue } from '#domain/key-values';
 import { consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
 import { keyOf, UPDATED_ATTRIBUTES } from '#store/layout';
 import { FIXED_NOW, createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
@@ -39,5 +40,28 @@ describe('attributes the route roles may update', () => {
     const after = await stored(keyOf.project(projectId));
     const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
     expect(changed).toEqual([...UPDATED_ATTRIBUTES.currentVersion]);
+  });
+
+  it('an issue call changes nothing of the project but its key counter', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const before = await stored(keyOf.project(projectId));
+    await table.stores.dashboard.issueKeys({ projectId, count: 2, tier: 'standard', maxUses: null, now: FIXED_NOW });
+    const after = await stored(keyOf.project(projectId));
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
+    expect(changed).toEqual([...UPDATED_ATTRIBUTES.keyCount]);
+  });
+
+  it('a machine reset changes nothing of the key but its fingerprints', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, maxFingerprints: 2, now: FIXED_NOW });
+    await table.stores.keyChecks.checkAndCount({ projectId, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint: 'c'.repeat(64), now: FIXED_NOW + 1, perKeyPerMinute: 10 });
+    const before = await stored(keyOf.key(key!.id));
+    expect(await table.stores.keys.resetFingerprints(projectId, key!.id)).toBe(1);
+    const after = await stored(keyOf.key(key!.id));
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
+    expect(changed).toEqual(['fingerprints']);
+    expect(UPDATED_ATTRIBUTES.fingerprintReset).toContain('fingerprints');
   });
 });
