@@ -107,13 +107,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const demo: DemoRecord = previous ?? (await seedDemo(stores, unixSeconds()));
     if (options.persistDir && !previous) await writeDemo(options.persistDir, demo);
 
+    // Made (or read and checked) now, so that a bad secret file stops the start rather than a shop's first order.
+    const keySecret = fileKeySecret();
+    await keySecret.get();
     const discord = createDiscordStandIn();
     const server: LocalServer = await startLocalServer({
       port,
       host: '127.0.0.1',
       stores,
       telemetry: telemetry.sink,
-      keySecret: fileKeySecret(),
+      keySecret,
       extensions: [discord, docsExtension, ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });
