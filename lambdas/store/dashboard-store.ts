@@ -109,7 +109,8 @@ export class DashboardStore {
         expiresAt: input.expiresAt ?? input.now + KEY_LIFETIME_SECONDS,
       }),
     );
-    return keys;
+    // In the order DESIGN.md's dashboard contract lists the fields.
+    return keys.map(({ id, watermark, key }) => ({ id, watermark, key }));
   }
 
   /** A dashboard upload: the next version number, made current in the same transaction. */
