@@ -187,6 +187,23 @@ describe('listing the trail', () => {
   });
 });
 
+describe('selling keys in the trail', () => {
+  it('enters key.issue with the order, the count and the ids (a repeat issuing 0) and key.reset_hwid with what it cleared; never a raw key value', async () => {
+    const order = { count: 2, max_fingerprints: 1, order_id: 'audit-order' };
+    const issued = await call('issue-keys', order, 'req-issue');
+    expect(issued.status).toBe(200);
+    expect(await call('issue-keys', order, 'req-issue-again')).toMatchObject({ status: 200 });
+    const keys = issued.body.keys as { id: string; key: string }[];
+    const ids = keys.map((key) => key.id).join(',');
+    expect(await entryOf('req-issue')).toMatchObject({ action: 'key.issue', status: 'completed', tokenId: owner.tokenId, target: { order_id: 'audit-order', count: 2 }, outcome: { issued_count: 2, key_ids: ids } });
+    expect(await entryOf('req-issue-again')).toMatchObject({ action: 'key.issue', target: { order_id: 'audit-order', count: 2 }, outcome: { issued_count: 0, key_ids: ids } });
+    expect(await call('reset-hwid', { key_id: keys[0]!.id }, 'req-reset')).toMatchObject({ status: 200, body: { ok: true, cleared: 0 } });
+    expect(await entryOf('req-reset')).toMatchObject({ action: 'key.reset_hwid', target: { key_id: keys[0]!.id }, outcome: { cleared: 0 } });
+    const text = JSON.stringify(await entries(1000));
+    for (const key of keys) expect(text).not.toContain(key.key);
+  });
+});
+
 describe('what an entry never holds', () => {
   it('no raw token, token hash, key value or webhook URL or token appears in any audit entry of the table', async () => {
     const { Items = [] } = await table.db.send(
