@@ -339,6 +339,9 @@ async function serviceFunctions(
   const at = <T>(list: readonly T[], run: number): T => list[run % list.length] as T;
   const eventFor: Record<(typeof ROUTES)[number]['entry'], (run: number) => unknown> = {
     'list-keys': () => apiGatewayEvent({ ...route('list-keys'), caller: caller(), query: { limit: '50' } }),
+    'issue-keys': () => apiGatewayEvent({ ...route('issue-keys'), caller: caller(), body: { count: 1 } }),
+    'get-key': (run) => apiGatewayEvent({ ...route('get-key'), keyId: at(telemetryKeys, run).id, caller: caller() }),
+    'reset-hwid': (run) => apiGatewayEvent({ ...route('reset-hwid'), caller: caller(), body: { key_id: at(telemetryKeys, run).id } }),
     'revoke-key': (run) => apiGatewayEvent({ ...route('revoke-key'), caller: caller(), body: { key_id: at(keysToRevoke, run).id } }),
     'revoke-bulk': (run) => apiGatewayEvent({ ...route('revoke-bulk'), caller: caller(), body: { watermark: at(watermarks, run) } }),
     'list-versions': () => apiGatewayEvent({ ...route('list-versions'), caller: caller() }),

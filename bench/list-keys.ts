@@ -9,6 +9,7 @@ import type { BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, batchWriteKeys, CallerPool, createBusinessProject, expectStatus, issueKeys, lambdaContext, type SeedReport } from './support/fixtures';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, median, round, timed } from './support/stats';
+import { memoryKeySecret } from '#local/key-secret';
 
 const NAME = 'list-keys';
 export const LIST_KEYS_SETTINGS = {
@@ -53,7 +54,7 @@ export async function benchListKeys(table: BenchTable, log: (line: string) => vo
 
   const callers = new CallerPool(project.ownerId);
   // The route's handler as the stack deploys it, on the bench's table.
-  const listKeysHandler = createApiHandler(listKeysEndpoint, { stores: table.stores, now: () => unixSeconds(), logger: new Logger({ serviceName: 'bench', logLevel: 'WARN' }) });
+  const listKeysHandler = createApiHandler(listKeysEndpoint, { stores: table.stores, keySecret: memoryKeySecret(), now: () => unixSeconds(), logger: new Logger({ serviceName: 'bench', logLevel: 'WARN' }) });
   const callHandler = async (offset: number) => {
     const event = apiGatewayEvent({
       method: 'GET',

@@ -11,6 +11,7 @@ import { benchDelivery } from './delivery';
 import { benchListKeys } from './list-keys';
 import { benchLoaderCheck } from './loader-check';
 import { benchSdapiLeak } from './sdapi-leak';
+import { benchSellingKeys } from './selling-keys';
 import { type BenchTable, createBenchTable, deleteBenchTable, existingTables } from './support/dynamodb';
 import { type StackProcess, startStackProcess } from './support/local-stack';
 import { type BenchResult, formatTable, type Row, writeJson } from './support/report';
@@ -22,7 +23,7 @@ import { round } from './support/stats';
  */
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
-                 loader-check, clone-detection, sdapi-leak
+                 loader-check, clone-detection, sdapi-leak, selling-keys
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -44,6 +45,7 @@ const BENCHMARKS = {
   'loader-check': async ({ table, stack, log }) => benchLoaderCheck(table, await stack(), log),
   'clone-detection': ({ table, log }) => benchCloneDetection(table, log),
   'sdapi-leak': ({ table, log }) => benchSdapiLeak(table, log),
+  'selling-keys': ({ table, log }) => benchSellingKeys(table, log),
 } satisfies Record<string, (context: BenchContext) => Promise<BenchResult>>;
 type BenchName = keyof typeof BENCHMARKS;
 const USES_STACK = new Set<BenchName>(['delivery', 'api-path', 'loader-check']);

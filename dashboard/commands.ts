@@ -5,9 +5,10 @@ import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, tokenIdOf, type
 import { parseDiscordWebhookUrl, redactWebhookUrl } from '#events/discord-webhook-url';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { BIDI_CONTROLS, watermarkProblem } from '#schemas/formats';
+import { DISCORD_USER_ID, MAX_FINGERPRINTS, MAX_NOTE_LENGTH } from '#schemas/requests';
 import { type EventName } from '#schemas/resources';
 import { EVENT_NAMES } from '#schemas/resources';
-import type { IssuedKey, NewKeys } from '#store/dashboard-store';
+import type { DashboardIssuedKey, NewKeys } from '#store/dashboard-store';
 import type { MigratedToken, TokenSummary } from '#store/token-store';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
 import { audited, DASHBOARD_AUDITS } from './audited';
@@ -69,6 +70,11 @@ function printableText(flag: string, text: string, maxLength: number, options: {
   if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) throw new UsageError(`--${flag} must not contain control characters`);
   // They would reorder the text around them where it is shown (the Discord embeds of names and notes).
   if (BIDI_CONTROLS.test(text)) throw new UsageError(`--${flag} must not contain bidirectional-override characters`);
+  return text;
+}
+
+function discordUserId(text: string): string {
+  if (!DISCORD_USER_ID.test(text)) throw new UsageError(`--discord-id must be a Discord user id: 17 to 20 digits; got "${text}"`);
   return text;
 }
 
@@ -237,7 +243,7 @@ export const projectCreate: Command<{ ownerId: string; name: string; plan: Plan 
 /** What `keys issue` hands the repository; the time is added when it runs. */
 export type KeysIssueInput = Omit<NewKeys, 'now'>;
 
-export const keysIssue: Command<KeysIssueInput, { keys: IssuedKey[] }> = {
+export const keysIssue: Command<KeysIssueInput, { keys: DashboardIssuedKey[] }> = {
   name: 'keys issue',
   flags: {
     project: { required: true, placeholder: 'ID' },
@@ -246,12 +252,18 @@ export const keysIssue: Command<KeysIssueInput, { keys: IssuedKey[] }> = {
     tier: { placeholder: KEY_TIERS.join('|') },
     'max-uses': { placeholder: 'N' },
     'expires-at': { placeholder: 'UNIX' },
+    'max-fingerprints': { placeholder: 'N' },
+    note: { placeholder: 'TEXT' },
+    'discord-id': { placeholder: 'ID' },
   },
   validate(flags) {
     const count = flags.optional('count');
     const mark = flags.optional('watermark');
     const maxUses = flags.optional('max-uses');
     const expiresAt = flags.optional('expires-at');
+    const maxFingerprints = flags.optional('max-fingerprints');
+    const note = flags.optional('note');
+    const discordId = flags.optional('discord-id');
     return {
       projectId: projectId(flags),
       count: count === undefined ? 1 : wholeNumber('count', count, { min: 1, max: MAX_KEYS_PER_ISSUE }),
@@ -260,6 +272,10 @@ export const keysIssue: Command<KeysIssueInput, { keys: IssuedKey[] }> = {
       maxUses: maxUses === undefined ? null : wholeNumber('max-uses', maxUses, { min: 1, max: Number.MAX_SAFE_INTEGER }),
       // A past expiry is allowed: expired keys are what some abuse detectors look for.
       ...(expiresAt === undefined ? {} : { expiresAt: wholeNumber('expires-at', expiresAt, { min: 1, max: MAX_UNIX_SECONDS }) }),
+      // The owner API's rules for the same fields (DESIGN.md, "Selling keys").
+      maxFingerprints: maxFingerprints === undefined ? null : wholeNumber('max-fingerprints', maxFingerprints, { min: 1, max: MAX_FINGERPRINTS }),
+      ...(note === undefined ? {} : { note: printableText('note', note, MAX_NOTE_LENGTH, { allowEmpty: true }) }),
+      ...(discordId === undefined ? {} : { discordId: discordUserId(discordId) }),
     };
   },
   async run(context, input) {

@@ -4,6 +4,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { LOADER_ROUTE, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
 import { AUDIT_UNSETTLED } from '#domain/audit';
@@ -56,6 +57,11 @@ export class DeveloperApiStack extends Stack {
   readonly authorizerFunction: ServiceFunction;
   /** Each owner API route's function, by its entry (`list-keys`, ...). */
   readonly routeFunctions: Readonly<Record<Route['entry'], ServiceFunction>>;
+  /**
+   * The secret a shop order's keys derive from (docs/selling-keys.md): only the issue function may read it. Kept
+   * when the stack is deleted, like the table: without it, no order recorded in the table can be answered again.
+   */
+  readonly keySecret: secretsmanager.Secret;
   /** Present when synthesized with `-c waf=true`. */
   readonly firewall?: PerAddressFirewall;
   readonly monitoring: Monitoring;
@@ -147,6 +153,17 @@ export class DeveloperApiStack extends Stack {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
+    this.keySecret = new secretsmanager.Secret(this, 'KeySecret', {
+      description: "HMAC secret shop orders' key values derive from; rotating it makes recorded orders unanswerable",
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.keySecret.grantRead(this.routeFunctions['issue-keys']);
+    this.routeFunctions['issue-keys'].addEnvironment('KEY_SECRET_ARN', this.keySecret.secretArn);
+    Validations.of(this.keySecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Order keys derive from this secret: rotating it would make every recorded order answer other keys than it issued. It never leaves the issue function.',
+    });
 
     const usagePlan = this.api.addUsagePlan('UsagePlan', {
       name: 'developer-api-per-token',

@@ -6,8 +6,9 @@ import { createAuthorizer } from '#api/authorizer';
 import { isLoopbackHostHeader } from '#http/loopback';
 import { createRouteHandlers } from '#api/endpoints';
 import { unixSeconds } from '#domain/model';
-import type { AuditLog, KeyCheckStore, ProjectStore, RateLimitStore, TelemetrySink, TokenStore } from '#domain/ports';
+import type { AuditLog, KeyCheckStore, KeySecret, KeyStore, ProjectStore, RateLimitStore, TelemetrySink, TokenStore } from '#domain/ports';
 import { createValidateHandler } from '#loader/validate';
+import { memoryKeySecret } from './key-secret';
 import {
   type GatewayDeps,
   gatewayResponse,
@@ -40,6 +41,8 @@ export interface LocalServerOptions {
   stores: LocalServerStores;
   /** Where the loader check's telemetry goes (the local stack's ingest queue). */
   telemetry: TelemetrySink;
+  /** What order keys derive from; `npm start` keeps it in .local/, a server of a test has one for its life. */
+  keySecret?: KeySecret;
   extensions?: readonly LocalExtension[];
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -50,15 +53,15 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export type LocalServerStores = { projects: ProjectStore; rateLimits: RateLimitStore; tokens: TokenStore; keyChecks: KeyCheckStore; audit: AuditLog };
+export type LocalServerStores = { projects: ProjectStore; rateLimits: RateLimitStore; tokens: TokenStore; keyChecks: KeyCheckStore; keys: KeyStore; audit: AuditLog };
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
-export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink): GatewayDeps {
+export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, keySecret: KeySecret = memoryKeySecret()): GatewayDeps {
   const now = () => unixSeconds();
   return {
     authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
     handlers: {
-      ...createRouteHandlers({ stores, now, logger: new Logger({ serviceName: 'developer-api' }) }),
+      ...createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
       'loader-validate': createValidateHandler({
         keys: stores.keyChecks,
         rateLimits: stores.rateLimits,
@@ -72,7 +75,7 @@ export function localGatewayDeps(stores: LocalServerStores, telemetry: Telemetry
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const host = options.host ?? '127.0.0.1';
-  const deps = localGatewayDeps(options.stores, options.telemetry);
+  const deps = localGatewayDeps(options.stores, options.telemetry, options.keySecret);
   const extensions = options.extensions ?? [];
   // Known once listening; no request arrives before that.
   let origin = `http://${host}:${options.port}`;

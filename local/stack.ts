@@ -11,6 +11,7 @@ import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './di
 import { createDocsExtension } from './docs';
 import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dynamodb-local';
 import { type DemoSeed, seedDemo } from './seed';
+import { fileKeySecret } from './key-secret';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
 import { ensureTable } from './table';
@@ -118,12 +119,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const demo: DemoRecord = previous ?? (await seedDemo(stores, unixSeconds()));
     if (options.persistDir && !previous) await writeDemo(options.persistDir, demo);
 
+    // Made (or read and checked) now, so that a bad secret file stops the start rather than a shop's first order.
+    const keySecret = fileKeySecret();
+    await keySecret.get();
     const discord = createDiscordStandIn();
     const server: LocalServer = await startLocalServer({
       port,
       host: '127.0.0.1',
       stores,
       telemetry: telemetry.sink,
+      keySecret,
       extensions: [discord, createDocsExtension({ exampleProjectId: demo.projectId }), ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
 import { LOADER_ROUTE, ROUTES, type Route, scopeNeededBy } from '#api/routes';
-import { type DomainError, InvalidInput, KeyNotFound, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, ScopeMissing, Unauthenticated, VersionNotFound } from '#domain/errors';
+import { type DomainError, InvalidInput, KeyNotFound, OrderConflict, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, ScopeMissing, Unauthenticated, VersionNotFound } from '#domain/errors';
 import { LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
@@ -13,10 +13,16 @@ import { INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/respon
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { WATERMARK_PATTERN } from '#schemas/formats';
 import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid } from '#schemas/loader';
-import { KEYS_PAGE, ListKeysQuery, NoQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
-import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
+import { IssueKeysBody, KEYS_PAGE, LIFETIME_EXPIRES_AT, ListKeysQuery, NoQuery, ResetHwidBody, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
+import { IssuedKeySchema, KeyDetailSchema, KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import {
   ErrorResponse,
+  type IssueKeysResponse,
+  IssueKeysResponse as IssueKeysResponseSchema,
+  type KeyDetailResponse,
+  KeyDetailResponse as KeyDetailResponseSchema,
+  type ResetHwidResponse,
+  ResetHwidResponse as ResetHwidResponseSchema,
   type ListKeysResponse,
   ListKeysResponse as ListKeysResponseSchema,
   type ListVersionsResponse,
@@ -272,6 +278,11 @@ function buildSchemas(): Record<string, JsonSchema> {
       ListVersionsResponse: ListVersionsResponseSchema,
       RollbackResponse: RollbackResponseSchema,
       ListWebhooksResponse: ListWebhooksResponseSchema,
+      IssuedKey: IssuedKeySchema,
+      IssueKeysResponse: IssueKeysResponseSchema,
+      KeyDetail: KeyDetailSchema,
+      KeyDetailResponse: KeyDetailResponseSchema,
+      ResetHwidResponse: ResetHwidResponseSchema,
       ErrorResponse,
     }),
     ...componentSchemas(docs, 'output', { LoaderCheckResponse }),
@@ -280,6 +291,8 @@ function buildSchemas(): Record<string, JsonSchema> {
       RevokeKeyRequest: RevokeKeyBody,
       RevokeBulkRequest: RevokeBulkBody,
       RollbackRequest: RollbackBody,
+      IssueKeysRequest: IssueKeysBody,
+      ResetHwidRequest: ResetHwidBody,
       LoaderCheckRequest,
     }),
   };
@@ -409,6 +422,8 @@ interface OperationSpec {
   summary: string;
   description: string;
   query: z.core.$ZodType;
+  /** The route names one key in its path (`{key_id}`). */
+  keyInPath?: true;
   body?: { schema: string; description: string; examples: Examples };
   ok: { schema: string; description: string; example: unknown };
   /** The failures this operation's own rule and input can produce, besides those of every operation. */
@@ -434,6 +449,65 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
         invalid('offset not a whole number', ListKeysQuery, { offset: '-1' }),
         invalid('watermark with its WM_ prefix', ListKeysQuery, { watermark: 'WM_3f9a1c2e7b4d8a6f' }),
       ],
+    },
+    'issue-keys': {
+      operationId: 'issueKeys',
+      tag: 'Keys',
+      summary: 'Issue keys (for a shop or a bot)',
+      description: `Issues 1 to 100 keys and answers their raw values, in this answer only (the table keeps their SHA-256). \`duration\` is a preset (\`1d\`, \`7d\`, \`30d\`, \`90d\`, \`365d\`), whole seconds (60 to 315,360,000), or \`lifetime\` (\`expires_at\` ${LIFETIME_EXPIRES_AT}, 2100-01-01); default \`30d\`. \`max_fingerprints\` binds each key to that many machines on their first checks (null: not bound). With \`order_id\`, a repeat of the same body in the same project answers the same keys, raw values included, and issues nothing; the same \`order_id\` with another body is a 400. Counts once toward the rate limit.`,
+      query: NoQuery,
+      body: {
+        schema: 'IssueKeysRequest',
+        description: 'What to issue.',
+        examples: {
+          shop_order: { summary: "A shop's order", value: { count: 1, duration: '30d', max_fingerprints: 1, order_id: 'sellauth-48213', discord_id: '123456789012345678', note: 'SellAuth order 48213' } },
+          batch: { summary: 'A batch of lifetime keys', value: { count: 25, duration: 'lifetime' } },
+        },
+      },
+      ok: {
+        schema: 'IssueKeysResponse',
+        description: 'The keys, with their raw values (shown here only).',
+        example: { keys: [{ id: EXAMPLE.keyId, key: 'sdk_7Qm2vYcJ0sX5kR9uWb3nHf1LtA8eDgZo', watermark: EXAMPLE.watermark, expires_at: 1766380800 }] } satisfies IssueKeysResponse,
+      },
+      errors: [
+        invalid('count out of range', IssueKeysBody, { count: 101 }),
+        invalid('Unknown duration', IssueKeysBody, { duration: '2w' }),
+        { summary: 'order_id used with another body', error: new OrderConflict('sellauth-48213') },
+        readOnlyToken('issue-keys'),
+      ],
+    },
+    'get-key': {
+      operationId: 'getKey',
+      tag: 'Keys',
+      summary: 'Read one key in detail',
+      description: "The key's metadata (the key list's fields) and what selling adds: `note`, `discord_id`, `max_fingerprints`, the machines bound (`fingerprints`, each with `bound_at`) and `last_check_at` (the last check that counted a use); null where unset. Never the raw value.",
+      query: NoQuery,
+      keyInPath: true,
+      ok: {
+        schema: 'KeyDetailResponse',
+        description: 'The key.',
+        example: {
+          key: {
+            ...listKeysExample.keys[0]!,
+            note: 'SellAuth order 48213',
+            discord_id: '123456789012345678',
+            max_fingerprints: 1,
+            fingerprints: [{ fingerprint: createHash('sha256').update('example-machine-id').digest('hex'), bound_at: 1763790000 }],
+            last_check_at: 1763875200,
+          },
+        } satisfies KeyDetailResponse,
+      },
+      errors: [...unknownQuery(), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
+    },
+    'reset-hwid': {
+      operationId: 'resetHwid',
+      tag: 'Keys',
+      summary: "Unbind a key's machines",
+      description: "Unbinds every machine the key is bound to, in one write; the next checks bind anew (up to `max_fingerprints`). `cleared` counts the machines unbound: 0 for a key that is not bound.",
+      query: NoQuery,
+      body: { schema: 'ResetHwidRequest', description: 'The key to reset.', examples: { reset: { summary: 'Reset a key', value: { key_id: EXAMPLE.keyId } } } },
+      ok: { schema: 'ResetHwidResponse', description: 'The machines are unbound.', example: { ok: true, cleared: 1 } satisfies ResetHwidResponse },
+      errors: [invalid('Empty body', ResetHwidBody, {}), readOnlyToken('reset-hwid'), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
     },
     'revoke-key': {
       operationId: 'revokeKey',
@@ -540,7 +614,7 @@ function operation(spec: OperationSpec): Operation {
     summary: spec.summary,
     description: spec.description,
     security: SECURITY,
-    parameters: [{ $ref: '#/components/parameters/ProjectId' }, ...queryParameters(spec.query)],
+    parameters: [{ $ref: '#/components/parameters/ProjectId' }, ...(spec.keyInPath ? [{ $ref: '#/components/parameters/KeyId' }] : []), ...queryParameters(spec.query)],
     ...(spec.body && {
       requestBody: {
         required: true,
@@ -594,6 +668,7 @@ function loaderOperation(): Operation {
               valid: { summary: 'KEY_VALID', value: { valid: true, code: 'KEY_VALID', key_id: EXAMPLE.keyId, expires_at: 1766380800, uses_left: 41 } },
               revoked: refused('KEY_REVOKED'),
               expired: refused('KEY_EXPIRED'),
+              hwid_locked: refused('KEY_HWID_LOCKED'),
               over_limit: refused('KEY_OVER_LIMIT'),
               invalid: refused('KEY_INVALID'),
             },
@@ -610,10 +685,10 @@ function loaderOperation(): Operation {
 
 const invalidBody = (summary: string, input: unknown): ErrorExample => ({ summary, error: new InvalidInput(firstIssue(LoaderCheckRequest, input)) });
 
-const DESCRIPTION = `Manage a script-distribution project over HTTP: list and revoke issued keys (one by id, or every key carrying a leaked watermark), list script versions and roll back, read webhook configurations.
+const DESCRIPTION = `Manage a script-distribution project over HTTP: issue keys (for a shop or a bot, idempotent by order id), read, list and revoke them (one by id, or every key carrying a leaked watermark), reset a key's bound machines, list script versions and roll back, read webhook configurations.
 
 - **Authentication**: every request sends \`Authorization: Bearer <API_TOKEN>\`; a missing, unknown or revoked token gets 401.
-- **Token scopes**: a \`read\` token may call the three GET operations only; on revoke, bulk revoke and rollback it gets 403 naming the \`write\` scope it lacks. A \`write\` token (the default) may call all six.
+- **Token scopes**: a \`read\` token may call the GET operations only; on the operations that write (issue, reset-hwid, revoke, bulk revoke, rollback) it gets 403 naming the \`write\` scope it lacks. A \`write\` token (the default) may call them all.
 - **Access**: a project is visible to its owner only (anyone else gets 404 \`${PROJECT_NOT_FOUND}\`), and must be on the Business plan (403 otherwise).
 - **Rate limit**: ${RATE_LIMIT.requests} requests per minute per token, in fixed one-minute windows. Every answer carries \`RateLimit\` and \`RateLimit-Policy\`; a 429 carries \`Retry-After\` (seconds).
 - **Pagination**: \`limit\` (default ${KEYS_PAGE.defaultLimit}, max ${KEYS_PAGE.maxLimit}) and \`offset\` (default ${KEYS_PAGE.defaultOffset}) on the key list.
@@ -660,6 +735,14 @@ export function buildOpenApiDocument(): OpenApiDocument {
           description: 'Project identifier.',
           schema: { type: 'string', pattern: PATH_ID_PATTERN.source },
           example: EXAMPLE.projectId,
+        },
+        KeyId: {
+          name: 'key_id',
+          in: 'path',
+          required: true,
+          description: 'Key identifier (`key_…`), as the key list and the issue call give it.',
+          schema: { type: 'string', pattern: PATH_ID_PATTERN.source },
+          example: EXAMPLE.keyId,
         },
       },
       headers: sharedHeaders(),

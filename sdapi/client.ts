@@ -1,10 +1,13 @@
 import * as z from 'zod/mini';
-import { KEYS_PAGE } from '#schemas/requests';
+import { type IssueKeysBody, KEYS_PAGE } from '#schemas/requests';
 import {
+  IssueKeysResponse,
+  KeyDetailResponse,
   ListKeysResponse,
   ListVersionsResponse,
   ListWebhooksResponse,
   OkResponse,
+  ResetHwidResponse,
   RevokeBulkResponse,
   RollbackResponse,
 } from '#schemas/responses';
@@ -66,6 +69,19 @@ export class ApiClient {
       keys.push(...page.keys);
       if (page.keys.length === 0 || keys.length >= page.total) return keys;
     }
+  }
+
+  /** Raw key values come back in this answer only: the caller shows them once. */
+  issueKeys(body: z.input<typeof IssueKeysBody>): Promise<IssueKeysResponse> {
+    return this.call('POST', 'keys', IssueKeysResponse, body);
+  }
+
+  getKey(keyId: string): Promise<KeyDetailResponse> {
+    return this.call('GET', `keys/${encodeURIComponent(keyId)}`, KeyDetailResponse);
+  }
+
+  resetHwid(keyId: string): Promise<ResetHwidResponse> {
+    return this.call('POST', 'keys/reset-hwid', ResetHwidResponse, { key_id: keyId });
   }
 
   revokeKey(keyId: string): Promise<OkResponse> {

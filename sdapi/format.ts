@@ -1,4 +1,4 @@
-import type { Key, Version, Webhook } from '#schemas/resources';
+import type { IssuedKey, Key, KeyDetail, Version, Webhook } from '#schemas/resources';
 
 /** Plain aligned columns: readable in a terminal, and `grep`/`awk` still work on them. */
 export function table(headers: string[], rows: string[][]): string {
@@ -44,6 +44,35 @@ export function keysTable(keys: Key[]): string {
       dateTime(key.expires_at),
     ]),
   );
+}
+
+/** Issued keys with their raw values: the one time they are shown. */
+export function issuedKeysTable(keys: IssuedKey[]): string {
+  return table(
+    ['ID', 'KEY', 'WATERMARK', 'EXPIRES'],
+    keys.map((key) => [key.id, key.key, key.watermark, dateTime(key.expires_at)]),
+  );
+}
+
+/** One key in detail, a field a line, then the machines it is bound to. */
+export function keyDetailText(key: KeyDetail): string {
+  const lines: [string, string][] = [
+    ['ID', key.id],
+    ['Status', key.revoked === 1 ? 'revoked' : 'active'],
+    ['Watermark', key.watermark],
+    ['Tier', key.tier],
+    ['Uses', `${key.current_uses}/${key.max_uses ?? '∞'}`],
+    ['Issued', dateTime(key.issued_at)],
+    ['Expires', dateTime(key.expires_at)],
+    ['Last check', key.last_check_at === null ? 'never' : dateTime(key.last_check_at)],
+    ['Note', key.note ?? ''],
+    ['Discord id', key.discord_id ?? ''],
+    ['Machines', key.max_fingerprints === null ? 'not bound' : `${key.fingerprints.length}/${key.max_fingerprints} bound`],
+  ];
+  const width = Math.max(...lines.map(([label]) => label.length));
+  const text = lines.map(([label, value]) => `${`${label}:`.padEnd(width + 1)}  ${value}`.trimEnd()).join('\n');
+  const machines = key.fingerprints.length === 0 ? '' : `\n${table(['FINGERPRINT', 'BOUND'], key.fingerprints.map((bound) => [bound.fingerprint, dateTime(bound.bound_at)]))}`;
+  return `${text}\n${machines}`;
 }
 
 export function versionsTable(versions: Version[], currentVersionId: string | null): string {

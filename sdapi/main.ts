@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { watermarkProblem } from '#schemas/formats';
-import { KEYS_PAGE } from '#schemas/requests';
+import { IssueKeysBody, KEYS_PAGE } from '#schemas/requests';
 import { ApiClient } from './client';
 import { type ApiConfig, LOCAL_STACK_FILE, resolveConfig } from './config';
 import { ApiFailure, EXIT, UsageError } from './errors';
-import { keysTable, plural, versionsTable, webhooksTable } from './format';
+import { issuedKeysTable, keyDetailText, keysTable, plural, versionsTable, webhooksTable } from './format';
 import { type CliIo, type Output, Redactor } from './io';
 import { leakCommand } from './leak';
 import { progressBar } from './progress';
@@ -20,6 +20,14 @@ const OPTIONS = {
   offset: { type: 'string' },
   all: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
+  count: { type: 'string' },
+  duration: { type: 'string' },
+  'max-uses': { type: 'string' },
+  'max-fingerprints': { type: 'string' },
+  watermark: { type: 'string' },
+  note: { type: 'string' },
+  'discord-id': { type: 'string' },
+  'order-id': { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -55,6 +63,33 @@ const COMMANDS: Record<string, Command> = {
     args: [],
     options: ['limit', 'offset', 'all'],
     run: listKeys,
+  },
+  'keys issue': {
+    usage: 'keys issue [--count N] [--duration 30d] [--max-uses N] [--max-fingerprints N] [--watermark HEX16] [--note TEXT] [--discord-id ID] [--order-id ID]',
+    summary: 'Issue keys and print their raw values, shown this once; a repeated --order-id prints the same keys',
+    args: [],
+    options: ['count', 'duration', 'max-uses', 'max-fingerprints', 'watermark', 'note', 'discord-id', 'order-id'],
+    run: issueKeys,
+  },
+  'keys show': {
+    usage: 'keys show KEY_ID',
+    summary: 'One key in detail: uses, note, Discord id and the machines it is bound to',
+    args: ['KEY_ID'],
+    options: [],
+    run: async ({ client, args: [keyId], print }) => {
+      print(await client.getKey(keyId!), ({ key }) => keyDetailText(key));
+      return EXIT.ok;
+    },
+  },
+  'keys reset-hwid': {
+    usage: 'keys reset-hwid KEY_ID',
+    summary: "Unbind every machine of a key: its buyer's next machine binds anew",
+    args: ['KEY_ID'],
+    options: [],
+    run: async ({ client, args: [keyId], print }) => {
+      print(await client.resetHwid(keyId!), ({ cleared }) => `Unbound ${plural(cleared, 'machine')} from key ${keyId}.\n`);
+      return EXIT.ok;
+    },
   },
   'keys revoke': {
     usage: 'keys revoke KEY_ID',
@@ -224,6 +259,30 @@ async function listKeys({ client, options, stderr, print }: CommandContext): Pro
     const next = offset + keys.length < total && keys.length > 0 ? ` Next page: --offset ${offset + keys.length}, or --all for every key.` : '';
     return `${keys.length === 0 ? '' : keysTable(keys)}${shown}${next}\n`;
   });
+  return EXIT.ok;
+}
+
+/**
+ * `keys issue`: the flags become the body as the API takes it (numbers where it wants numbers), checked here with
+ * the API's own schema so a mistake is a usage error before any request. The raw values are printed this once.
+ */
+async function issueKeys({ client, options, print }: CommandContext): Promise<number> {
+  const numeric = (value: string | undefined) => (value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : value);
+  const body = Object.fromEntries(
+    Object.entries({
+      count: numeric(options.count),
+      duration: numeric(options.duration),
+      max_uses: numeric(options['max-uses']),
+      max_fingerprints: numeric(options['max-fingerprints']),
+      watermark: options.watermark,
+      note: options.note,
+      discord_id: options['discord-id'],
+      order_id: options['order-id'],
+    }).filter(([, value]) => value !== undefined),
+  );
+  const checked = IssueKeysBody.safeParse(body);
+  if (!checked.success) throw new UsageError(`--${(checked.error.issues[0]?.message ?? 'invalid flags').replaceAll('_', '-')}`);
+  print(await client.issueKeys(body), ({ keys }) => `${issuedKeysTable(keys)}${plural(keys.length, 'key')} issued. The KEY column is shown this once: hand each to its buyer now.\n`);
   return EXIT.ok;
 }
 

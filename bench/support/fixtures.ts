@@ -63,6 +63,8 @@ export interface ApiRequest {
   /** Resource path with `{id}`, as in routes.ts. */
   resource: string;
   projectId: string;
+  /** `{key_id}` of the routes that name a key. */
+  keyId?: string;
   caller: Caller;
   query?: Record<string, string>;
   body?: unknown;
@@ -73,8 +75,8 @@ export function apiGatewayEvent(request: ApiRequest): APIGatewayProxyEvent {
   return buildProxyEvent({
     method: request.method,
     resource: request.resource,
-    path: request.resource.replace('{id}', request.projectId),
-    pathParameters: { id: request.projectId },
+    path: request.resource.replace('{id}', request.projectId).replace('{key_id}', request.keyId ?? ''),
+    pathParameters: { id: request.projectId, ...(request.keyId === undefined ? {} : { key_id: request.keyId }) },
     headers: {
       Accept: 'application/json',
       Authorization: 'Bearer <redacted>',

@@ -86,6 +86,8 @@ export function detectNewExecutor(input: ExecutorSightings): { events: Analytics
  * - many_fingerprints: validated from MORE than 5 distinct client fingerprints (6 fires, 5 does not);
  * - revoked_key_burst: AT LEAST 10 validations answered `revoked` (10 fires, 9 does not);
  * - expired_key_burst: AT LEAST 10 validations answered `expired`;
+ * - hwid_locked_burst: AT LEAST 10 validations answered `hwid_locked` (a machine-bound key tried on machines it
+ *   is not bound to: shared, or its buyer switched machines and needs a reset);
  * - over_max_uses (only for a key with a use cap `max_uses`): MORE than `max_uses` validations answered `ok`
  *   (more uses in an hour than the key allows in its life), or any validation answered `over_limit` while the
  *   key record confirms `current_uses ≥ max_uses` (someone keeps using a spent key).
@@ -95,6 +97,7 @@ export const KEY_ABUSE_THRESHOLDS = {
   distinctFingerprintsMoreThan: 5,
   revokedValidationsAtLeast: 10,
   expiredValidationsAtLeast: 10,
+  hwidLockedValidationsAtLeast: 10,
 } as const;
 
 /**
@@ -115,6 +118,9 @@ export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undef
   }
   if (counts.expired >= KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast) {
     hits.push({ keyId: window.keyId, pattern: 'expired_key_burst', count: counts.expired, threshold: KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast, windowSeconds });
+  }
+  if (counts.hwid_locked >= KEY_ABUSE_THRESHOLDS.hwidLockedValidationsAtLeast) {
+    hits.push({ keyId: window.keyId, pattern: 'hwid_locked_burst', count: counts.hwid_locked, threshold: KEY_ABUSE_THRESHOLDS.hwidLockedValidationsAtLeast, windowSeconds });
   }
   const maxUses = usage?.maxUses ?? null;
   if (usage && maxUses !== null) {

@@ -1,7 +1,10 @@
 import { type ApiDeps, type ApiHandler, createApiHandler, type Endpoint } from '#http/api-handler';
+import { getKeyEndpoint } from './get-key';
+import { issueKeysEndpoint } from './issue-keys';
 import { listKeysEndpoint } from './list-keys';
 import { listVersionsEndpoint } from './list-versions';
 import { listWebhooksEndpoint } from './list-webhooks';
+import { resetHwidEndpoint } from './reset-hwid';
 import { revokeBulkEndpoint } from './revoke-bulk';
 import { revokeKeyEndpoint } from './revoke-key';
 import { rollbackEndpoint } from './rollback';
@@ -10,6 +13,9 @@ import type { Route } from './routes';
 /** Each route's endpoint, for whatever builds handlers from its own dependencies (the local stack, the tests). */
 export const ENDPOINTS: Record<Route['entry'], Endpoint<unknown, unknown, unknown>> = {
   'list-keys': listKeysEndpoint,
+  'issue-keys': issueKeysEndpoint,
+  'get-key': getKeyEndpoint,
+  'reset-hwid': resetHwidEndpoint,
   'revoke-key': revokeKeyEndpoint,
   'revoke-bulk': revokeBulkEndpoint,
   'list-versions': listVersionsEndpoint,
@@ -21,6 +27,9 @@ export const ENDPOINTS: Record<Route['entry'], Endpoint<unknown, unknown, unknow
 export function createRouteHandlers(deps: ApiDeps): Record<Route['entry'], ApiHandler> {
   return {
     'list-keys': createApiHandler(ENDPOINTS['list-keys'], deps),
+    'issue-keys': createApiHandler(ENDPOINTS['issue-keys'], deps),
+    'get-key': createApiHandler(ENDPOINTS['get-key'], deps),
+    'reset-hwid': createApiHandler(ENDPOINTS['reset-hwid'], deps),
     'revoke-key': createApiHandler(ENDPOINTS['revoke-key'], deps),
     'revoke-bulk': createApiHandler(ENDPOINTS['revoke-bulk'], deps),
     'list-versions': createApiHandler(ENDPOINTS['list-versions'], deps),

@@ -13,6 +13,9 @@ export const API_FUNCTION_TIMEOUT_SECONDS = 10;
  */
 export const ROUTES = [
   { method: 'GET', path: '/v1/projects/{id}/keys', entry: 'list-keys', access: 'read', doing: 'listing keys' },
+  { method: 'POST', path: '/v1/projects/{id}/keys', entry: 'issue-keys', access: 'write', doing: 'issuing keys' },
+  { method: 'GET', path: '/v1/projects/{id}/keys/{key_id}', entry: 'get-key', access: 'read', doing: 'reading a key' },
+  { method: 'POST', path: '/v1/projects/{id}/keys/reset-hwid', entry: 'reset-hwid', access: 'write', doing: "resetting a key's machines" },
   { method: 'POST', path: '/v1/projects/{id}/keys/revoke', entry: 'revoke-key', access: 'write', doing: 'revoking a key' },
   { method: 'POST', path: '/v1/projects/{id}/keys/revoke-bulk', entry: 'revoke-bulk', access: 'write', doing: 'revoking keys by watermark', timeoutSeconds: 28 },
   { method: 'GET', path: '/v1/projects/{id}/versions', entry: 'list-versions', access: 'read', doing: 'listing versions' },

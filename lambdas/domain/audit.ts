@@ -12,10 +12,12 @@ export const AUDIT_ACTIONS = {
   revokeKey: 'key.revoke',
   revokeBulk: 'key.revoke_bulk',
   rollback: 'version.rollback',
+  issueKeys: 'key.issue',
+  resetHwid: 'key.reset_hwid',
   createToken: 'token.create',
   revokeToken: 'token.revoke',
-  // The dashboard's writes (dashboard/audited.ts), entered with the identity that ran them.
-  issueKeys: 'keys.issue',
+  // The dashboard's writes (dashboard/audited.ts), entered with the identity that ran them; its `keys issue` is
+  // entered as the API's key.issue, under the dashboard caller's identity.
   addWebhook: 'webhook.add',
   uploadVersion: 'version.upload',
   migrateToken: 'token.migrate',

@@ -56,6 +56,13 @@ export class KeyNotFound extends DomainError {
   }
 }
 
+/** An order id reused with another body: the keys it issued are not what this request asks for. */
+export class OrderConflict extends InvalidInput {
+  constructor(orderId: string) {
+    super(`order_id "${orderId}" was already used in this project with another body; repeat the same body to get its keys again, or use a new order_id`);
+  }
+}
+
 export class VersionNotFound extends DomainError {
   override readonly name = 'VersionNotFound';
   constructor(versionId: string) {

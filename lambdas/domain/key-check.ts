@@ -27,20 +27,30 @@ export interface KeyState {
   expiresAt: number;
   maxUses: number | null;
   currentUses: number;
+  /** Machines the key may be bound to; null for a key that is not bound (every key issued before binding). */
+  maxFingerprints: number | null;
+  /** The fingerprints bound so far (none for an unbound key). */
+  fingerprints: readonly string[];
 }
 
 /**
- * Why a key may not run, or undefined when it may. When several apply, revoked wins over expired (now ≥
- * `expires_at`), which wins over over-limit (`current_uses ≥ max_uses`). A key that does not exist, that is
- * another project's, or whose stored hash is not the value's, is KEY_INVALID alike: nothing to enumerate.
+ * Why a key may not run on the machine `fingerprint`, or undefined when it may. When several apply, revoked wins
+ * over expired (now ≥ `expires_at`), which wins over HWID locked (a bound key holding `max_fingerprints` machines,
+ * none of them this one), which wins over over-limit (`current_uses ≥ max_uses`). A key that does not exist, that
+ * is another project's, or whose stored hash is not the value's, is KEY_INVALID alike: nothing to enumerate.
  */
-export function refusalOf(key: KeyState | undefined, projectId: string, keyHash: string, now: number): RefusalCode | undefined {
+export function refusalOf(key: KeyState | undefined, projectId: string, keyHash: string, now: number, fingerprint: string): RefusalCode | undefined {
   if (!key || key.projectId !== projectId || key.keyHash !== keyHash) return 'KEY_INVALID';
   if (key.revoked) return 'KEY_REVOKED';
   if (now >= key.expiresAt) return 'KEY_EXPIRED';
+  if (needsBinding(key, fingerprint) && key.fingerprints.length >= (key.maxFingerprints ?? 0)) return 'KEY_HWID_LOCKED';
   if (key.maxUses !== null && key.currentUses >= key.maxUses) return 'KEY_OVER_LIMIT';
   return undefined;
 }
+
+/** Whether a check from `fingerprint` would bind a machine: the key is bound and this machine is not one of its. */
+export const needsBinding = (key: Pick<KeyState, 'maxFingerprints' | 'fingerprints'>, fingerprint: string): boolean =>
+  key.maxFingerprints !== null && !key.fingerprints.includes(fingerprint);
 
 /** `max_uses − current_uses` after this check's use, or null for a key without a cap. */
 export const usesLeft = (key: Pick<KeyState, 'maxUses' | 'currentUses'>): number | null =>
@@ -74,6 +84,7 @@ const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
   KEY_VALID: 'ok',
   KEY_REVOKED: 'revoked',
   KEY_EXPIRED: 'expired',
+  KEY_HWID_LOCKED: 'hwid_locked',
   KEY_OVER_LIMIT: 'over_limit',
   KEY_INVALID: 'unknown',
 };
@@ -94,7 +105,7 @@ export async function checkKey(deps: KeyCheckDeps, request: LoaderCheckRequest, 
     throw new RateLimited(window.resetSeconds, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`);
   }
   const keyHash = hashKeyValue(request.key);
-  const counted = await deps.keys.checkAndCount({ projectId: request.project_id, keyId: keyIdOf(keyHash), keyHash, now, perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute });
+  const counted = await deps.keys.checkAndCount({ projectId: request.project_id, keyId: keyIdOf(keyHash), keyHash, fingerprint: request.fingerprint, now, perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute });
   if (counted.outcome === 'key_rate_limited') {
     throw new RateLimited(counted.retryAfterSeconds, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`);
   }

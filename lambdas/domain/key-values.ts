@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 
 /**
  * A key's raw value: what the buyer types into the loader. 192 random bits behind a prefix that says what it is
@@ -7,6 +7,31 @@ import { createHash, randomBytes } from 'node:crypto';
  */
 export function newKeyValue(): string {
   return `sdk_${randomBytes(24).toString('base64url')}`;
+}
+
+/**
+ * The raw value of the `index`-th key of a shop's order: the first 192 bits of HMAC-SHA256 under the stack's key
+ * secret, over the project, the order id and the index. A repeated order derives the same values again, so none
+ * is stored; without the secret, the project, order id and index tell nothing of a value (docs/selling-keys.md).
+ */
+export function orderKeyValue(secret: Uint8Array, order: OrderKeyRef, index: number): string {
+  return `sdk_${orderHmac(secret, 'key', order, index).subarray(0, 24).toString('base64url')}`;
+}
+
+/** A fresh watermark of an order's key, derived like its value (another label), so a repeat answers the same one. */
+export function orderWatermark(secret: Uint8Array, order: OrderKeyRef, index: number): string {
+  return orderHmac(secret, 'watermark', order, index).subarray(0, 8).toString('hex');
+}
+
+export interface OrderKeyRef {
+  projectId: string;
+  orderId: string;
+}
+
+/** Each part length-prefixed, so no choice of ids can make two orders' inputs the same bytes. */
+function orderHmac(secret: Uint8Array, label: 'key' | 'watermark', order: OrderKeyRef, index: number): Buffer {
+  const parts = [label, order.projectId, order.orderId, String(index)];
+  return createHmac('sha256', secret).update(parts.map((part) => `${Buffer.byteLength(part)}:${part}`).join('|')).digest();
 }
 
 export function hashKeyValue(value: string): string {

@@ -17,7 +17,7 @@ import type {
 } from './analytics';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
 import type { CountedCheck } from './key-check';
-import type { Key, Project, Version, Webhook } from './model';
+import type { Key, KeyDetail, Project, Version, Webhook } from './model';
 import type { TokenGrant } from './tokens';
 
 /**
@@ -76,14 +76,93 @@ export interface RateLimitStore {
   countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined>;
 }
 
+// ---- Selling keys ----
+
+/** A key as issuance decided it, ready to store: its value is hashed already, so no raw value reaches a store. */
+export interface NewKey {
+  id: string;
+  keyHash: string;
+  watermark: string;
+}
+
+/** Keys issued together: every key of a batch shares all but its id, hash and watermark. */
+export interface KeyBatch {
+  projectId: string;
+  keys: readonly NewKey[];
+  tier: string;
+  maxUses: number | null;
+  /** null: the keys are not bound to machines. */
+  maxFingerprints: number | null;
+  note: string | null;
+  discordId: string | null;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** A shop's order as the table remembers it: enough to derive its keys again, never a raw value. */
+export interface IssueOrder {
+  projectId: string;
+  orderId: string;
+  /** SHA-256 of the request's meaning (its parsed body without `order_id`): a repeat must send the same. */
+  bodyHash: string;
+  /** The issue sequence number of the order's first key; its keys hold the next `count` numbers. */
+  firstSeq: number;
+  count: number;
+  issuedAt: number;
+  /**
+   * The id of the order's first key as the first call derived it: a repeat that derives another (the stack's key
+   * secret was replaced) must not answer, let alone write, keys the order never had.
+   */
+  firstKeyId: string;
+}
+
+export type IssueOutcome = { outcome: 'issued'; firstSeq: number } | { outcome: 'order_exists'; order: IssueOrder };
+
+export interface KeyStore {
+  /** The order recorded under this id in the project, read consistently. */
+  findOrder(projectId: string, orderId: string): Promise<IssueOrder | undefined>;
+  /**
+   * Give the batch the next numbers of the project's dense issue sequence and write its keys. With `order`, the
+   * order is recorded atomically with the numbers; when another call recorded the same order id first, nothing is
+   * written and that order is returned.
+   */
+  issue(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome>;
+  /** Write those keys of an order's batch (numbered from `firstSeq`) the table lacks; how many it wrote. */
+  completeOrder(batch: KeyBatch, firstSeq: number): Promise<number>;
+  /** The key in detail, or undefined for no key or another project's. */
+  getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined>;
+  /** Unbind every machine of the project's key in one write; the number unbound, undefined for no such key. */
+  resetFingerprints(projectId: string, keyId: string): Promise<number | undefined>;
+}
+
+/** The stack's secret that order keys are derived under (AWS Secrets Manager; a file under .local/ locally). */
+export interface KeySecret {
+  get(): Promise<Uint8Array>;
+}
+
 // ---- The loader key check ----
+
+/** One check of a key: `keyId` is derived from `keyHash` (see #domain/key-values). */
+export interface KeyCheck {
+  projectId: string;
+  keyId: string;
+  keyHash: string;
+  /** The machine asking: SHA-256 hex of its id, as the loader sends it. */
+  fingerprint: string;
+  now: number;
+  perKeyPerMinute: number;
+}
 
 /**
  * Judge a key and, when it may run, count one use, in one atomic step on the key's own item; the key's own
- * per-minute limit is kept in the same step. `keyId` is derived from `keyHash` (see #domain/key-values).
+ * per-minute limit is kept in the same step.
  */
 export interface KeyCheckStore {
-  checkAndCount(check: { projectId: string; keyId: string; keyHash: string; now: number; perKeyPerMinute: number }): Promise<CountedCheck>;
+  /**
+   * A key bound to machines (`max_fingerprints`) also binds `fingerprint` in the same write when it has room, or
+   * refuses KEY_HWID_LOCKED when it has none.
+   */
+  checkAndCount(check: KeyCheck): Promise<CountedCheck>;
 }
 
 /** Where the loader check's telemetry goes, to be ingested off the answer's path (a queue in AWS). */

@@ -213,6 +213,11 @@ const KEY_ABUSE_TEXT = {
     unit: 'uses',
     advice: 'The key went past its use cap. Revoke it if the uses are not the user’s, or issue a new key if the cap was too low.',
   },
+  hwid_locked_burst: {
+    label: 'Machine-bound key tried on other machines',
+    unit: 'locked checks',
+    advice: 'The key is bound to its machines and keeps being tried on others: shared, or its buyer changed machine or executor. Reset it (POST /v1/projects/:id/keys/reset-hwid) if the buyer asks; revoke it if it is shared.',
+  },
 } as const;
 
 export const EMBED_BUILDERS: Builders = {

@@ -5,7 +5,8 @@ import type * as z from 'zod/mini';
 import type { ApiActor } from '#domain/audit';
 import { InvalidInput, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
 import type { Caller, Project } from '#domain/model';
-import type { AuditLog, ProjectStore, RateLimitStore } from '#domain/ports';
+import type { AuditLog, KeySecret, KeyStore, ProjectStore, RateLimitStore } from '#domain/ports';
+import type { KeyIssuing } from '#domain/selling-keys';
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
 import { callerOfToken, requireScope, type ScopeNeed, scopeOf, type TokenScope } from '#domain/tokens';
@@ -14,9 +15,13 @@ import { type HttpMiddleware, type Internal, type JsonEvent, jsonBody, jsonError
 import { rateLimitHeaders } from './rate-limit-headers';
 import { jsonResponse } from './responses';
 
-/** What every API endpoint is built from: the stores it reads and writes, the audit log, the clock and the logger. */
+/**
+ * What every API endpoint is built from: the stores it reads and writes, the audit log, the secret order keys
+ * derive from (read only by an issue call with an order id), the clock and the logger.
+ */
 export interface ApiDeps {
-  stores: { projects: ProjectStore; rateLimits: RateLimitStore; audit: AuditLog };
+  stores: { projects: ProjectStore; rateLimits: RateLimitStore; audit: AuditLog; keys: KeyStore };
+  keySecret: KeySecret;
   now: () => number;
   logger: Logger;
 }
@@ -30,12 +35,14 @@ export interface Endpoint<Query, Body, Result> {
   /**
    * A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
    * `actor` and `audit` are for the endpoints that change something: their audit entries name the actor. `scope` is
-   * the caller's token's, for answers a read token sees less of; `logger` is the function's.
+   * the caller's token's, for answers a read token sees less of; `logger` is the function's. `keyId` is the
+   * `{key_id}` of the routes that name one key in their path.
    */
   run(
-    input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number; actor: ApiActor; scope: TokenScope; logger: Logger },
+    input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number; actor: ApiActor; scope: TokenScope; logger: Logger; keyId: string },
     projects: ProjectStore,
     audit: AuditLog,
+    keys: KeyIssuing,
   ): Promise<Result>;
 }
 
@@ -65,10 +72,12 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
     const caller = callerOf(event);
     const project = await openProject(stores.projects, caller, projectIdOf(event));
     const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId };
+    const keyId = event.pathParameters?.key_id ?? '';
     const result = await endpoint.run(
-      { project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor, scope: caller.scope, logger: deps.logger },
+      { project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor, scope: caller.scope, logger: deps.logger, keyId },
       stores.projects,
       stores.audit,
+      { store: stores.keys, secret: deps.keySecret },
     );
     return jsonResponse(200, result);
   });

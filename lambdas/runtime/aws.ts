@@ -1,6 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { unixSeconds } from '#domain/model';
+import type { KeySecret } from '#domain/ports';
 import { type ApiDeps, createApiHandler, type Endpoint } from '#http/api-handler';
 import { createDocumentClient } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
@@ -27,6 +29,8 @@ export const settings = {
   claimStaleAfterSeconds: () => Number(setting('CLAIM_STALE_AFTER_SECONDS')),
   /** Discord's API unless a test stack points deliveries elsewhere. */
   discordApiBase: () => setting('DISCORD_API_BASE'),
+  /** The Secrets Manager secret order keys derive from (docs/selling-keys.md). */
+  keySecretArn: () => setting('KEY_SECRET_ARN'),
 };
 
 let stores: Stores | undefined;
@@ -44,7 +48,24 @@ export function lazyHandler<Handler extends (...args: never[]) => unknown>(build
   return ((...args: Parameters<Handler>) => (built ??= build())(...args)) as Handler;
 }
 
-export const awsApiDeps = (): ApiDeps => ({ stores: awsStores(), now: clock, logger: awsLogger('developer-api') });
+/**
+ * The key secret, fetched once per container and only when an issue call with an order id first needs it, so no
+ * other route (and no order-less issue) waits on Secrets Manager.
+ */
+let keySecret: Promise<Uint8Array> | undefined;
+const awsKeySecret: KeySecret = {
+  get: () =>
+    (keySecret ??= new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: settings.keySecretArn() })).then(({ SecretString }) => {
+      if (!SecretString) throw new Error('The key secret has no SecretString');
+      return Buffer.from(SecretString, 'utf8');
+    })).catch((error: unknown) => {
+      // A failed fetch is not kept: the next call tries again.
+      keySecret = undefined;
+      throw error;
+    }),
+};
+
+export const awsApiDeps = (): ApiDeps => ({ stores: awsStores(), keySecret: awsKeySecret, now: clock, logger: awsLogger('developer-api') });
 
 /** An API route's deployed handler. */
 export const awsApiHandler = <Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>) =>

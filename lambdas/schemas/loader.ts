@@ -40,7 +40,8 @@ export const LoaderCheckRequest = z.object(
 );
 export type LoaderCheckRequest = z.infer<typeof LoaderCheckRequest>;
 
-export const REFUSAL_CODES = ['KEY_REVOKED', 'KEY_EXPIRED', 'KEY_OVER_LIMIT', 'KEY_INVALID'] as const;
+/** In the order they win when several apply (DESIGN.md: revoked, expired, HWID locked, over limit). */
+export const REFUSAL_CODES = ['KEY_REVOKED', 'KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_OVER_LIMIT', 'KEY_INVALID'] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
 /** A key that may run: this check counted one of its uses. */

@@ -45,3 +45,25 @@ export const WebhookSchema = z.strictObject({
   updated_at: unixSeconds(),
 });
 export type Webhook = z.infer<typeof WebhookSchema>;
+
+/** A machine a bound key holds: SHA-256 hex of the machine's id, as the loader sent it, and when it was bound. */
+export const BoundFingerprintSchema = z.strictObject({ fingerprint: z.string(), bound_at: unixSeconds() });
+
+/**
+ * One key in detail (DESIGN.md, "Selling keys"): the spec's fields and what selling adds, null where unset. The key
+ * list keeps exactly the spec's fields (KeySchema).
+ */
+export const KeyDetailSchema = z.strictObject({
+  ...KeySchema.shape,
+  note: z.nullable(z.string()),
+  discord_id: z.nullable(z.string()),
+  max_fingerprints: z.nullable(z.int().check(z.positive())),
+  fingerprints: z.array(BoundFingerprintSchema),
+  /** The last check that counted a use (a refusal writes nothing). */
+  last_check_at: z.nullable(unixSeconds()),
+});
+export type KeyDetail = z.infer<typeof KeyDetailSchema>;
+
+/** A key as an issue call answers it: `key` is the raw value, in this answer only. */
+export const IssuedKeySchema = z.strictObject({ id: z.string(), key: z.string(), watermark: z.string().check(z.regex(WATERMARK_PATTERN)), expires_at: unixSeconds() });
+export type IssuedKey = z.infer<typeof IssuedKeySchema>;

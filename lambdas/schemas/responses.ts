@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { KeySchema, VersionSchema, WebhookSchema } from './resources';
+import { IssuedKeySchema, KeyDetailSchema, KeySchema, VersionSchema, WebhookSchema } from './resources';
 
 export const ListKeysResponse = z.strictObject({ keys: z.array(KeySchema), total: z.int().check(z.nonnegative()) });
 export type ListKeysResponse = z.infer<typeof ListKeysResponse>;
@@ -30,3 +30,12 @@ export type ListWebhooksResponse = z.infer<typeof ListWebhooksResponse>;
 /** Every failure (spec §7). `request_id` comes with 5xx so a report can be matched to the logs. */
 export const ErrorResponse = z.object({ error: z.string(), request_id: z.optional(z.string()) });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;
+
+export const IssueKeysResponse = z.strictObject({ keys: z.array(IssuedKeySchema) });
+export type IssueKeysResponse = z.infer<typeof IssueKeysResponse>;
+
+export const KeyDetailResponse = z.strictObject({ key: KeyDetailSchema });
+export type KeyDetailResponse = z.infer<typeof KeyDetailResponse>;
+
+export const ResetHwidResponse = z.strictObject({ ok: z.literal(true), cleared: z.int().check(z.nonnegative()) });
+export type ResetHwidResponse = z.infer<typeof ResetHwidResponse>;

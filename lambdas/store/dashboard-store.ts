@@ -1,36 +1,18 @@
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { newId } from '#domain/ids';
-import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Plan } from '#domain/model';
+import { batchOf, randomKeys } from '#domain/selling-keys';
 import type { EventName } from '#schemas/resources';
-import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
-import { ENTITY, keyIndexAttributes, keyOf } from './layout';
+import { backoff, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
+import { DynamoKeyStore } from './key-store';
+import { ENTITY, keyOf } from './layout';
 import type { Item } from './paging';
-import { TABLE } from './table-definition';
-
-/** Keys per transaction when issuing: DynamoDB allows 100 actions, one of which moves the project's counter. */
-const KEYS_PER_TRANSACTION = 99;
+import { inTurn } from './sequence';
 
 export const KEY_LIFETIME_SECONDS = 30 * 24 * 3600;
 
-/**
- * Numbering writers (key issuance, version upload) of one project take turns through a lease item, so that
- * their transactions on the project's counter never race: racing transactions fail each other and, with enough
- * writers, run out of retries. A lease outlives any holder's few transactions; a holder that died leaves it
- * to expire, and the counter's own condition keeps numbers dense and unique even then.
- */
-export const SEQUENCE_LEASE = {
-  seconds: 30,
-  /** A writer waits this long for its turn, then fails saying so: longer than a crashed holder's lease. */
-  waitMs: 90_000,
-  /** Pause between tries to take the lease, doubling from `firstPauseMs` up to `maxPauseMs`, with jitter. */
-  firstPauseMs: 20,
-  maxPauseMs: 250,
-} as const;
-
 /** A key as `keys issue` hands it out: `key` is the raw value, shown this once. */
-export interface IssuedKey {
+export interface DashboardIssuedKey {
   id: string;
   watermark: string;
   key: string;
@@ -45,6 +27,10 @@ export interface NewKeys {
   maxUses: number | null;
   /** Defaults to KEY_LIFETIME_SECONDS after issue. */
   expiresAt?: number;
+  /** Machines each key may be bound to; unset, the keys are not bound. */
+  maxFingerprints?: number | null;
+  note?: string;
+  discordId?: string;
   now: number;
 }
 
@@ -68,10 +54,14 @@ export interface NewWebhook {
  * does, and the dashboard CLI, the local stack's seed and the tests write through this same code.
  */
 export class DashboardStore {
+  private readonly keys: DynamoKeyStore;
+
   constructor(
     private readonly db: DynamoDBDocumentClient,
     readonly tableName: string,
-  ) {}
+  ) {
+    this.keys = new DynamoKeyStore(db, tableName);
+  }
 
   async createOwner(now: number): Promise<string> {
     const ownerId = newId('own');
@@ -102,55 +92,31 @@ export class DashboardStore {
   }
 
   /**
-   * Issue keys with the next numbers of the project's dense issue sequence. The counter moves in the same
-   * transaction as the keys, conditioned on its old value, so the sequence never has a gap or a repeat.
-   * Each key's raw value is returned here, once; the table keeps its SHA-256, and its id is derived from that.
+   * Issue keys with the next numbers of the project's dense issue sequence, as the API's issue call does (the same
+   * store, DynamoKeyStore.issue). Each key's raw value is returned here, once; the table keeps its SHA-256, and its
+   * id is derived from that.
    */
-  async issueKeys(input: NewKeys): Promise<IssuedKey[]> {
-    return this.inTurn(input.projectId, () => this.issueKeysInTurn(input));
-  }
-
-  private async issueKeysInTurn(input: NewKeys): Promise<IssuedKey[]> {
-    const issued: IssuedKey[] = [];
-    for (let start = 0; start < input.count; start += KEYS_PER_TRANSACTION) {
-      const batch = Array.from({ length: Math.min(KEYS_PER_TRANSACTION, input.count - start) }, () => {
-        const key = newKeyValue();
-        return { id: keyIdOf(hashKeyValue(key)), watermark: input.watermark ?? randomBytes(8).toString('hex'), key };
-      });
-      await this.withSequence(input.projectId, 'keyCount', batch.length, (first) =>
-        batch.map((key, i) => ({
-          Put: {
-            TableName: this.tableName,
-            Item: {
-              ...keyOf.key(key.id),
-              entity: ENTITY.key,
-              projectId: input.projectId,
-              id: key.id,
-              keyHash: hashKeyValue(key.key),
-              user_hash: createHash('sha256').update(newId('own')).digest('hex'),
-              tier: input.tier,
-              watermark: key.watermark,
-              issued_at: input.now,
-              expires_at: input.expiresAt ?? input.now + KEY_LIFETIME_SECONDS,
-              max_uses: input.maxUses,
-              current_uses: 0,
-              revoked: 0,
-              [TABLE.indexes.byIssueOrder.sortKey]: first + i,
-              ...keyIndexAttributes(input.projectId, key.watermark),
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        })),
-      );
-      issued.push(...batch);
-    }
-    return issued;
+  async issueKeys(input: NewKeys): Promise<DashboardIssuedKey[]> {
+    const keys = randomKeys(input.count, input.watermark);
+    await this.keys.issue(
+      batchOf(input.projectId, keys, {
+        tier: input.tier,
+        maxUses: input.maxUses,
+        maxFingerprints: input.maxFingerprints ?? null,
+        note: input.note ?? null,
+        discordId: input.discordId ?? null,
+        issuedAt: input.now,
+        expiresAt: input.expiresAt ?? input.now + KEY_LIFETIME_SECONDS,
+      }),
+    );
+    // In the order DESIGN.md's dashboard contract lists the fields.
+    return keys.map(({ id, watermark, key }) => ({ id, watermark, key }));
   }
 
   /** A dashboard upload: the next version number, made current in the same transaction. */
   async uploadVersion(input: NewVersion): Promise<{ id: string; version_number: number }> {
     const id = newId('ver');
-    const versionNumber = await this.inTurn(input.projectId, () =>
+    const versionNumber = await inTurn(this.db, this.tableName, input.projectId, () =>
       this.withSequence(
         input.projectId,
         'versionCount',
@@ -236,52 +202,6 @@ export class DashboardStore {
         if (attempt >= TRANSACTION_ATTEMPTS || !(isConditionFailure(error) || isTransactionConflict(error))) throw error;
         await backoff(attempt);
       }
-    }
-  }
-
-  /**
-   * Run `work` holding the project's sequence lease (SEQUENCE_LEASE), waiting for it while another writer
-   * holds it. The lease is a conditional put of its own item, not of the project, so waiting writers never
-   * touch the item the holder's transactions write.
-   */
-  private async inTurn<T>(projectId: string, work: () => Promise<T>): Promise<T> {
-    const holder = randomUUID();
-    const lease = keyOf.sequenceLease(projectId);
-    const giveUpAt = Date.now() + SEQUENCE_LEASE.waitMs;
-    for (let attempt = 0; ; attempt++) {
-      const now = Math.floor(Date.now() / 1000);
-      const taken = await ifCondition(
-        this.db.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: { ...lease, entity: ENTITY.sequenceLease, holder, until: now + SEQUENCE_LEASE.seconds, [TABLE.ttlAttribute]: now + 2 * SEQUENCE_LEASE.seconds },
-            ConditionExpression: 'attribute_not_exists(pk) OR #until < :now',
-            ExpressionAttributeNames: { '#until': 'until' },
-            ExpressionAttributeValues: { ':now': now },
-          }),
-        ),
-      );
-      if (taken) break;
-      if (Date.now() >= giveUpAt) {
-        throw new Error(`Another writer kept project ${projectId}'s numbering busy for ${SEQUENCE_LEASE.waitMs / 1000} s; nothing was written, try again`);
-      }
-      const pause = Math.min(SEQUENCE_LEASE.maxPauseMs, SEQUENCE_LEASE.firstPauseMs * 2 ** attempt);
-      await new Promise((resolve) => setTimeout(resolve, pause / 2 + Math.random() * (pause / 2)));
-    }
-    try {
-      return await work();
-    } finally {
-      // Only our own lease: if it expired and another writer took it, that one's stays.
-      await ifCondition(
-        this.db.send(
-          new DeleteCommand({
-            TableName: this.tableName,
-            Key: lease,
-            ConditionExpression: 'holder = :holder',
-            ExpressionAttributeValues: { ':holder': holder },
-          }),
-        ),
-      );
     }
   }
 

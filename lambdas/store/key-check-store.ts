@@ -1,10 +1,10 @@
 import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type CountedCheck, type KeyState, refusalOf } from '#domain/key-check';
-import type { KeyCheckStore } from '#domain/ports';
+import { type CountedCheck, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
+import type { KeyCheck, KeyCheckStore } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
-import { keyOf } from './layout';
+import { boundFingerprints, fingerprintAttribute, keyOf } from './layout';
 import type { Item } from './paging';
 
 /**
@@ -14,23 +14,29 @@ import type { Item } from './paging';
  * attribute adds it here, one line; test/integration/granted-attributes.test.ts fails until it does.
  */
 export const KEY_CHECK_ATTRIBUTES = [
-  // written: the use count and the key's one-minute window of checks
+  // written: the use count, the last counted check, the key's one-minute window of checks, a bound machine
   'current_uses',
+  'last_check_at',
   'checkWindow',
   'checkCount',
-  // tested (MAY_RUN)
+  'fingerprints',
+  // tested (MAY_RUN and the binding conditions)
   'keyHash',
   'projectId',
   'revoked',
   'expires_at',
   'max_uses',
+  'max_fingerprints',
 ] as const;
 
 /** The check reads the key's state back from its own write (the answer's expires_at and uses_left). */
 export const KEY_CHECK_RETURN_VALUES = ['ALL_NEW'] as const;
 
-/** Rounds of both writes at one check: a minute turning over between them sends a check round once more. */
-const CHECK_ATTEMPTS = 3;
+/**
+ * Writes one check may take: normally one; a window another container opened, a machine to bind, or a write that
+ * raced another check each cost one more, and no check needs more than a few of them.
+ */
+const CHECK_WRITES = 8;
 
 /**
  * The key may run, stated as a condition on its own item: this project's key with this hash, not revoked, not
@@ -39,6 +45,19 @@ const CHECK_ATTEMPTS = 3;
  */
 const MAY_RUN =
   'keyHash = :hash AND projectId = :project AND revoked = :zero AND expires_at > :now AND (attribute_type(max_uses, :nullType) OR current_uses < max_uses)';
+
+/**
+ * Machine binding (DESIGN.md, "Selling keys"), as the two ways a write can treat the asking machine. A key issued
+ * with `max_fingerprints` holds a `fingerprints` map (machine → bound_at) from its issue on; a key without one has
+ * neither attribute and never gets them. `known` counts a use of an unbound key or of a machine already bound;
+ * `bind` binds a new machine while the map has room, in the same write that counts the use, so concurrent first
+ * checks from many machines bind exactly `max_fingerprints` of them and no other is counted.
+ */
+const BINDING = {
+  known: { update: '', condition: 'attribute_not_exists(max_fingerprints) OR attribute_type(max_fingerprints, :nullType) OR attribute_exists(fingerprints.#fp)' },
+  bind: { update: ', fingerprints.#fp = :now', condition: 'attribute_not_exists(fingerprints.#fp) AND size(fingerprints) < max_fingerprints' },
+} as const;
+type Binding = (typeof BINDING)[keyof typeof BINDING];
 
 /** Keys whose open window a store remembers: enough for a container's busy keys, and a few hundred KB at most. */
 const WINDOWS_REMEMBERED = 10_000;
@@ -59,38 +78,47 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
     readonly tableName: string,
   ) {}
 
-  async checkAndCount(check: { projectId: string; keyId: string; keyHash: string; now: number; perKeyPerMinute: number }): Promise<CountedCheck> {
-    const { projectId, keyId, keyHash, now, perKeyPerMinute } = check;
+  async checkAndCount(check: KeyCheck): Promise<CountedCheck> {
+    const { projectId, keyId, keyHash, fingerprint, now, perKeyPerMinute } = check;
     const window = rateWindowAt(now);
     const open: CountingWrite = {
-      update: 'SET current_uses = current_uses + :one, checkWindow = :window, checkCount = :one',
+      update: 'SET current_uses = current_uses + :one, last_check_at = :now, checkWindow = :window, checkCount = :one',
       // A window from another container's clock a little ahead counts as this one: the `within` write takes it.
       condition: 'attribute_not_exists(checkWindow) OR checkWindow < :window',
       values: { ':window': window.start },
     };
     const within: CountingWrite = {
-      update: 'SET current_uses = current_uses + :one, checkCount = checkCount + :one',
+      update: 'SET current_uses = current_uses + :one, last_check_at = :now, checkCount = checkCount + :one',
       condition: 'checkWindow >= :window AND checkCount < :limit',
       values: { ':window': window.start, ':limit': perKeyPerMinute },
     };
     const writes = this.openWindows.get(keyId) === window.start ? [within, open] : [open, within];
-    for (let attempt = 1; attempt <= CHECK_ATTEMPTS; attempt++) {
-      for (const write of writes) {
-        const result = await this.count(check, write);
-        if (result.counted) {
-          this.remember(keyId, window.start);
-          return { outcome: 'counted', keyId, key: result.key };
-        }
-        const refused = refusalOf(result.key, projectId, keyHash, now);
-        if (refused) return { outcome: 'refused', code: refused, keyId };
-        // The key may run and this minute's window is open, so `within` failed on the count: the limit is reached.
-        if (write === within && result.window !== undefined && result.window >= window.start) {
-          this.remember(keyId, window.start);
-          return { outcome: 'key_rate_limited', retryAfterSeconds: window.resetSeconds };
-        }
+    // Most checks come from an unbound key or a machine already bound; the failed write's item says otherwise.
+    let binding: Binding = BINDING.known;
+    let turn = 0;
+    for (let attempt = 1; attempt <= CHECK_WRITES; attempt++) {
+      const write = writes[turn % writes.length] as CountingWrite;
+      const result = await this.count(check, write, binding);
+      if (result.counted) {
+        this.remember(keyId, window.start);
+        return { outcome: 'counted', keyId, key: result.key };
       }
+      const refused = refusalOf(result.key, projectId, keyHash, now, fingerprint);
+      if (refused || !result.key) return { outcome: 'refused', code: refused ?? 'KEY_INVALID', keyId };
+      const wanted = needsBinding(result.key, fingerprint) ? BINDING.bind : BINDING.known;
+      // The machine's binding was not what this write assumed (or another check just bound it): the same write again.
+      if (wanted !== binding) {
+        binding = wanted;
+        continue;
+      }
+      // The key may run and this minute's window is open, so `within` failed on the count: the limit is reached.
+      if (write === within && result.window !== undefined && result.window >= window.start) {
+        this.remember(keyId, window.start);
+        return { outcome: 'key_rate_limited', retryAfterSeconds: window.resetSeconds };
+      }
+      turn++;
     }
-    throw new Error(`Key check of ${keyId} did not settle in ${CHECK_ATTEMPTS} attempts`);
+    throw new Error(`Key check of ${keyId} did not settle in ${CHECK_WRITES} writes`);
   }
 
   private remember(keyId: string, windowStart: number): void {
@@ -102,16 +130,18 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
 
   /** One conditional write that counts a use; the key's state after it, or as it was when the condition failed. */
   private async count(
-    check: { projectId: string; keyId: string; keyHash: string; now: number },
+    check: KeyCheck,
     write: CountingWrite,
+    binding: Binding,
   ): Promise<{ counted: true; key: KeyState } | { counted: false; key: KeyState | undefined; window: number | undefined }> {
     try {
       const { Attributes } = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keyOf.key(check.keyId),
-          UpdateExpression: write.update,
-          ConditionExpression: `${MAY_RUN} AND (${write.condition})`,
+          UpdateExpression: `${write.update}${binding.update}`,
+          ConditionExpression: `${MAY_RUN} AND (${write.condition}) AND (${binding.condition})`,
+          ExpressionAttributeNames: { '#fp': fingerprintAttribute(check.fingerprint) },
           ExpressionAttributeValues: {
             ':hash': check.keyHash,
             ':project': check.projectId,
@@ -149,5 +179,7 @@ function toKeyState(item: Item): KeyState {
     expiresAt: Number(item.expires_at),
     maxUses: typeof item.max_uses === 'number' ? item.max_uses : null,
     currentUses: Number(item.current_uses ?? 0),
+    maxFingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
+    fingerprints: boundFingerprints(item).map(({ fingerprint }) => fingerprint),
   };
 }

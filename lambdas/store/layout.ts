@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import type { AuditEntry, AuditSubject } from '#domain/audit';
 import { idStart } from '#domain/ids';
 import { DAY_SECONDS } from '#domain/time';
+import type { KeyBatch, NewKey } from '#domain/ports';
 import type { TokenScope } from '#domain/tokens';
 import type { AnalyticsEventName, EventData } from '#schemas/events';
+import type { Item } from './paging';
 import { TABLE } from './table-definition';
 
 /**
@@ -22,7 +24,8 @@ import { TABLE } from './table-definition';
  * | project            | PROJECT#<id>                | PROJECT                                     | always                   |
  * | script version     | PROJECT#<id>                | VERSION#<versionId>                         | always                   |
  * | webhook config     | PROJECT#<id>                | WEBHOOK#<webhookId>                         | always                   |
- * | sequence lease     | PROJECT#<id>                | SEQUENCE_LEASE                              | while a writer numbers   |
+ * | sequence lease     | SEQUENCE#<id>               | SEQUENCE_LEASE                              | while a writer numbers   |
+ * | issue order        | ORDER#<projectId>           | ORDER#<orderId>                             | always (ids never reused)|
  * | key                | KEY#<keyId>                 | KEY                                         | always (never deleted)   |
  * | rate window        | RATE#<bucket>               | WINDOW#<start>                              | 2 windows                |
  * | delivery claim     | DELIVERY#<deliveryId>       | DELIVERY                                    | 7 days                   |
@@ -79,6 +82,7 @@ export const ENTITY = {
   validationWindow: 'VALIDATIONS',
   sequenceLease: 'SEQUENCE_LEASE',
   alertHour: 'ALERT_HOUR',
+  order: 'ORDER',
 } as const;
 
 /** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
@@ -90,6 +94,9 @@ export const PARTITION = {
   ownerAudit: 'AUDIT#OWNER#',
   project: 'PROJECT#',
   key: 'KEY#',
+  /** Apart from PROJECT#, so the API's issue function may put and delete a lease and nothing of a project. */
+  sequenceLease: 'SEQUENCE#',
+  order: 'ORDER#',
   rateWindow: 'RATE#',
   deliveryClaim: 'DELIVERY#',
   dailyExecutions: 'EXECUTIONS#',
@@ -121,7 +128,8 @@ export const keyOf = {
   project: (projectId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: ENTITY.project }),
   version: (projectId: string, versionId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `VERSION#${versionId}` }),
   webhook: (projectId: string, webhookId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `WEBHOOK#${webhookId}` }),
-  sequenceLease: (projectId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: ENTITY.sequenceLease }),
+  sequenceLease: (projectId: string): ItemKey => ({ pk: `${PARTITION.sequenceLease}${projectId}`, sk: ENTITY.sequenceLease }),
+  order: (projectId: string, orderId: string): ItemKey => ({ pk: `${PARTITION.order}${projectId}`, sk: `ORDER#${orderId}` }),
   key: (keyId: string): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: ENTITY.key }),
   rateWindow: (bucket: string, windowStart: number): ItemKey => ({ pk: `${PARTITION.rateWindow}${bucket}`, sk: `WINDOW#${windowStart}` }),
   deliveryClaim: (deliveryId: string): ItemKey => ({ pk: `${PARTITION.deliveryClaim}${deliveryId}`, sk: ENTITY.deliveryClaim }),
@@ -167,7 +175,39 @@ export const UPDATED_ATTRIBUTES = {
   currentVersion: ['currentVersionId'],
   /** A bulk revoke completes its audit entry (audit-store.ts `finish`). */
   auditOutcome: ['status', 'outcome'],
+  /** An issue call moves the project's key counter (key-store.ts `reserve`). */
+  keyCount: ['keyCount'],
+  /** A machine reset empties a key's fingerprints, on the condition that it is the project's (key-store.ts). */
+  fingerprintReset: ['fingerprints', 'projectId'],
 } as const;
+
+/**
+ * A key item as issuance writes it. Selling's attributes are written only when set: a key without
+ * `max_fingerprints` has no `fingerprints` map and stays unbound for good, and items stay as small as before.
+ * A bound key gets its empty map now, so that a check binds a machine with one `SET fingerprints.#fp`.
+ */
+export function keyItem(batch: KeyBatch, key: NewKey, issueSeq: number, userHash: string) {
+  return {
+    ...keyOf.key(key.id),
+    entity: ENTITY.key,
+    projectId: batch.projectId,
+    id: key.id,
+    keyHash: key.keyHash,
+    user_hash: userHash,
+    tier: batch.tier,
+    watermark: key.watermark,
+    issued_at: batch.issuedAt,
+    expires_at: batch.expiresAt,
+    max_uses: batch.maxUses,
+    current_uses: 0,
+    revoked: 0,
+    [TABLE.indexes.byIssueOrder.sortKey]: issueSeq,
+    ...keyIndexAttributes(batch.projectId, key.watermark),
+    ...(batch.maxFingerprints !== null && { max_fingerprints: batch.maxFingerprints, fingerprints: {} }),
+    ...(batch.note !== null && { note: batch.note }),
+    ...(batch.discordId !== null && { discord_id: batch.discordId }),
+  };
+}
 
 /** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
 export const keyIndexAttributes = (projectId: string, watermark: string) => ({
@@ -247,4 +287,20 @@ export function auditPut(tableName: string, entry: AuditEntry) {
 export interface CoalescedEventItem extends Omit<EventItem, 'entity'> {
   entity: typeof ENTITY.coalescedEvent;
   summarizedBy: string;
+}
+
+/**
+ * A machine-bound key's `fingerprints` map names each machine by its fingerprint's 32 bytes in base64url (43
+ * characters, not 64 hex): every check rewrites the key item, and ten bound machines then stay inside the item's
+ * first KB with room for a note (see docs/selling-keys.md).
+ */
+export const fingerprintAttribute = (fingerprint: string): string => Buffer.from(fingerprint, 'hex').toString('base64url');
+
+/** The machines a key item holds bound, as the loader sent them (lowercase hex), oldest binding first. */
+export function boundFingerprints(item: Item): { fingerprint: string; bound_at: number }[] {
+  const map = item.fingerprints;
+  if (typeof map !== 'object' || map === null) return [];
+  return Object.entries(map as Record<string, unknown>)
+    .map(([name, boundAt]) => ({ fingerprint: Buffer.from(name, 'base64url').toString('hex'), bound_at: Number(boundAt) }))
+    .sort((a, b) => a.bound_at - b.bound_at || a.fingerprint.localeCompare(b.fingerprint));
 }

@@ -181,7 +181,7 @@ export class DynamoProjectStore implements ProjectStore {
 
 // Responses carry exactly the spec's fields: internal attributes (pk, sk, issueSeq, index keys) never leave.
 
-function toKey(item: Item): Key {
+export function toKey(item: Item): Key {
   return {
     id: String(item.id),
     user_hash: String(item.user_hash),

@@ -3,6 +3,7 @@ import { DynamoAuditStore } from './audit-store';
 import { DashboardStore } from './dashboard-store';
 import { DynamoDeliveryStore } from './delivery-store';
 import { DynamoKeyCheckStore } from './key-check-store';
+import { DynamoKeyStore } from './key-store';
 import { DynamoProjectStore } from './project-store';
 import { DynamoRateLimitStore } from './rate-limit-store';
 import { DynamoTelemetryStore } from './telemetry-store';
@@ -12,6 +13,7 @@ import { DynamoTokenStore } from './token-store';
 export interface Stores {
   projects: DynamoProjectStore;
   keyChecks: DynamoKeyCheckStore;
+  keys: DynamoKeyStore;
   tokens: DynamoTokenStore;
   rateLimits: DynamoRateLimitStore;
   dashboard: DashboardStore;
@@ -24,6 +26,7 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
   return {
     projects: new DynamoProjectStore(db, tableName),
     keyChecks: new DynamoKeyCheckStore(db, tableName),
+    keys: new DynamoKeyStore(db, tableName),
     tokens: new DynamoTokenStore(db, tableName),
     rateLimits: new DynamoRateLimitStore(db, tableName),
     dashboard: new DashboardStore(db, tableName),

@@ -319,7 +319,7 @@ function toValidationWindow(item: Item): ValidationWindow {
     projectId: String(item.projectId),
     keyId: String(item.keyId),
     hourStart: Number(item.hourStart),
-    counts: { ok: count('ok'), revoked: count('revoked'), expired: count('expired'), over_limit: count('over_limit'), unknown: count('unknown') },
+    counts: Object.fromEntries(VALIDATION_RESULTS.map((result) => [result, count(result)])) as Record<ValidationResult, number>,
     distinctFingerprints: fingerprints instanceof Set ? fingerprints.size : 0,
     lastAt: Number(item.lastAt),
     reported: reportedPatterns instanceof Set ? KEY_ABUSE_PATTERNS.filter((pattern) => reportedPatterns.has(pattern)) : [],

@@ -64,6 +64,20 @@ export const ROUTE_TABLE_ACCESS = {
     RECORD_AUDIT,
   ],
   'list-webhooks': [...EVERY_ROUTE, { actions: ['dynamodb:Query'], partitions: ['project'] }],
+  // key-store.ts: the project's lease taken and given back, the counter moved (nothing else of the project) with
+  // the order put in one transaction, the keys put in batches of 25; a repeat reads the order and its keys
+  // (BatchGetItem) and puts any key the first call did not write.
+  'issue-keys': [
+    ...EVERY_ROUTE,
+    { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: ['sequenceLease'] },
+    { actions: ['dynamodb:UpdateItem'], partitions: ['project'], attributes: UPDATED_ATTRIBUTES.keyCount },
+    { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: ['order'] },
+    { actions: ['dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'], partitions: ['key'] },
+    RECORD_AUDIT,
+  ],
+  'get-key': [...EVERY_ROUTE, { actions: ['dynamodb:GetItem'], partitions: ['key'] }],
+  // One conditional write of the key's fingerprints, then the audit entry.
+  'reset-hwid': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.fingerprintReset }, RECORD_AUDIT],
 } as const satisfies Record<Route['entry'], readonly TableGrant[]>;
 
 /** The authorizer: one GetItem of a token item. */

@@ -9,10 +9,13 @@ import type { Caller } from '#domain/model';
 import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import { FIXED_NOW, apiEvent, authorizerEvent, createTestTable, lambdaContext, seedOwner, seedProject, type ApiEventInput, type RouteEntry, type SeededOwner, type SeededProject, type TestTable } from '#test-support/fixtures';
+import { memoryKeySecret } from '#local/key-secret';
 
 const WATERMARK = 'feedfacecafebeef';
 
 const VALID_BODIES: Partial<Record<RouteEntry, unknown>> = {
+  'issue-keys': { count: 1 },
+  'reset-hwid': { key_id: 'key_x' },
   'revoke-key': { key_id: 'key_x' },
   'revoke-bulk': { watermark: WATERMARK },
   rollback: { version_id: 'ver_x' },
@@ -44,7 +47,7 @@ async function call(entry: RouteEntry, projectId: string, input: ApiEventInput =
 beforeAll(async () => {
   table = await createTestTable('api-handlers');
   authorize = createAuthorizer({ tokens: table.stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) });
-  HANDLERS = createRouteHandlers({ stores: table.stores, now: () => unixSeconds(), logger: new Logger({ serviceName: 'developer-api' }) });
+  HANDLERS = createRouteHandlers({ stores: table.stores, keySecret: memoryKeySecret(), now: () => unixSeconds(), logger: new Logger({ serviceName: 'developer-api' }) });
   owner = await seedOwner(table.stores);
   project = await seedProject(table.stores, {
     ownerId: owner.ownerId,

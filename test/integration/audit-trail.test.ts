@@ -10,6 +10,7 @@ import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
 import { keyOf, PARTITION, RETENTION_SECONDS } from '#store/layout';
 import { TABLE } from '#store/table-definition';
 import { apiEvent, authorizerEvent, createTestTable, lambdaContext, type RouteEntry, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
+import { memoryKeySecret } from '#local/key-secret';
 
 /**
  * The audit trail on DynamoDB Local: the route handlers the stack deploys, behind the real authorizer, write an
@@ -45,7 +46,7 @@ const entryOf = async (requestId: string): Promise<AuditEntry | undefined> => (a
 
 beforeAll(async () => {
   table = await createTestTable('audit-trail');
-  handlers = createRouteHandlers({ stores: table.stores, now: () => clock, logger: new Logger({ serviceName: 'developer-api' }) });
+  handlers = createRouteHandlers({ stores: table.stores, keySecret: memoryKeySecret(), now: () => clock, logger: new Logger({ serviceName: 'developer-api' }) });
   owner = await seedOwner(table.stores);
   project = await seedProject(table.stores, {
     ownerId: owner.ownerId,
@@ -142,7 +143,7 @@ describe('an audit entry for every change through the API', () => {
       },
     });
     // Silent: the 500 and its log line are this test's expected outcome.
-    const failingHandlers = createRouteHandlers({ stores: { ...table.stores, projects: failing }, now: () => clock, logger: new Logger({ serviceName: 'developer-api', logLevel: 'SILENT' }) });
+    const failingHandlers = createRouteHandlers({ stores: { ...table.stores, projects: failing }, keySecret: memoryKeySecret(), now: () => clock, logger: new Logger({ serviceName: 'developer-api', logLevel: 'SILENT' }) });
     expect(await call('revoke-bulk', { watermark }, 'req-bulk-cut', failingHandlers)).toMatchObject({ status: 500 });
 
     const revoked = (await table.stores.projects.listKeysAfter(project.projectId, 0, 1000)).filter((key) => key.watermark === watermark && key.revoked === 1).length;
@@ -203,6 +204,23 @@ describe('no write overwrites an entry', () => {
     expect((await table.stores.projects.getProject(other.projectId))?.currentVersionId).toBe(other.versions[1]?.id);
 
     expect(await table.stores.audit.list({ projectId: other.projectId }, 100)).toEqual([taken]);
+  });
+});
+
+describe('selling keys in the trail', () => {
+  it('enters key.issue with the order, the count and the ids (a repeat issuing 0) and key.reset_hwid with what it cleared; never a raw key value', async () => {
+    const order = { count: 2, max_fingerprints: 1, order_id: 'audit-order' };
+    const issued = await call('issue-keys', order, 'req-issue');
+    expect(issued.status).toBe(200);
+    expect(await call('issue-keys', order, 'req-issue-again')).toMatchObject({ status: 200 });
+    const keys = issued.body.keys as { id: string; key: string }[];
+    const ids = keys.map((key) => key.id).join(',');
+    expect(await entryOf('req-issue')).toMatchObject({ action: 'key.issue', status: 'completed', tokenId: owner.tokenId, target: { order_id: 'audit-order', count: 2 }, outcome: { issued_count: 2, key_ids: ids } });
+    expect(await entryOf('req-issue-again')).toMatchObject({ action: 'key.issue', target: { order_id: 'audit-order', count: 2 }, outcome: { issued_count: 0, key_ids: ids } });
+    expect(await call('reset-hwid', { key_id: keys[0]!.id }, 'req-reset')).toMatchObject({ status: 200, body: { ok: true, cleared: 0 } });
+    expect(await entryOf('req-reset')).toMatchObject({ action: 'key.reset_hwid', target: { key_id: keys[0]!.id }, outcome: { cleared: 0 } });
+    const text = JSON.stringify(await entries(1000));
+    for (const key of keys) expect(text).not.toContain(key.key);
   });
 });
 

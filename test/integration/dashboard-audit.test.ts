@@ -47,7 +47,7 @@ describe("the dashboard's writes in the audit trail", () => {
     expect(entries.map(({ entryId: _id, at: _at, ...entry }) => entry)).toEqual([
       { ...byDashboard, action: 'version.upload', target: {}, outcome: { version_id: version.id, version_number: version.version_number } },
       { ...byDashboard, action: 'webhook.add', target: { events: 'version_deployed,key_abuse', enabled: true }, outcome: { webhook_id: webhookId } },
-      { ...byDashboard, action: 'keys.issue', target: {}, outcome: { issued_count: 3, first_key_id: keys[0]?.id } },
+      { ...byDashboard, action: 'key.issue', target: {}, outcome: { issued_count: 3, first_key_id: keys[0]?.id } },
     ]);
     const text = JSON.stringify(entries);
     for (const secret of [...keys.map((key) => key.key), WEBHOOK_URL, 'dashboard-audit-webhook-token']) expect(text).not.toContain(secret);

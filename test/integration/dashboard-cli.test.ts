@@ -83,6 +83,18 @@ describe('dashboard commands against DynamoDB Local', () => {
     expect((await table.stores.tokens.findToken(hashToken(token)))?.ownerId).toBe(ownerId);
   });
 
+  it('keys issue --max-fingerprints --note --discord-id write a machine-bound key the API shows in detail', async () => {
+    const { ownerId } = await ownerCreate.run(dashboard.context, {});
+    const { projectId } = await projectCreate.run(dashboard.context, parseCommand(projectCreate, ['--owner', ownerId, '--name', 'Sold Script']));
+    const sold = await keysIssue.run(
+      dashboard.context,
+      parseCommand(keysIssue, ['--project', projectId, '--max-fingerprints', '2', '--note', 'giveaway winner', '--discord-id', '123456789012345678']),
+    );
+    const plain = await keysIssue.run(dashboard.context, parseCommand(keysIssue, ['--project', projectId]));
+    expect(await table.stores.keys.getKey(projectId, sold.keys[0]!.id)).toMatchObject({ max_fingerprints: 2, fingerprints: [], note: 'giveaway winner', discord_id: '123456789012345678' });
+    expect(await table.stores.keys.getKey(projectId, plain.keys[0]!.id)).toMatchObject({ max_fingerprints: null, fingerprints: [], note: null, discord_id: null });
+  });
+
   it('project create, keys issue, versions upload and webhooks add write what the API reads', async () => {
     const { ownerId } = await ownerCreate.run(dashboard.context, {});
     const { projectId } = await projectCreate.run(dashboard.context, parseCommand(projectCreate, ['--owner', ownerId, '--name', 'CLI Script', '--plan', 'pro']));
@@ -101,6 +113,7 @@ describe('dashboard commands against DynamoDB Local', () => {
     expect(listed[0]).toMatchObject({ tier: 'standard', issued_at: NOW, expires_at: NOW + KEY_LIFETIME_SECONDS, max_uses: null, current_uses: 0, revoked: 0 });
     expect(listed[0]?.user_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(listed[150]).toMatchObject({ watermark: 'abcdef0123456789', max_uses: 10, expires_at: 1_760_000_000 });
+    expect(Object.keys(marked.keys[0] ?? {})).toEqual(['id', 'watermark', 'key']);
 
     const v1 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--size-bytes', '4096']));
     const v2 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--size-bytes', '5120', '--notes', 'Second']));

@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
 import { hashKeyValue } from '#domain/key-values';
+import { consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
 import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#store/delivery-store';
 import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#store/key-check-store';
 import { keyOf, UPDATED_ATTRIBUTES } from '#store/layout';
@@ -44,6 +44,29 @@ describe('attributes the route roles may update', () => {
     const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
     expect(changed).toEqual([...UPDATED_ATTRIBUTES.currentVersion]);
   });
+
+  it('an issue call changes nothing of the project but its key counter', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const before = await stored(keyOf.project(projectId));
+    await table.stores.dashboard.issueKeys({ projectId, count: 2, tier: 'standard', maxUses: null, now: FIXED_NOW });
+    const after = await stored(keyOf.project(projectId));
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
+    expect(changed).toEqual([...UPDATED_ATTRIBUTES.keyCount]);
+  });
+
+  it('a machine reset changes nothing of the key but its fingerprints', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, maxFingerprints: 2, now: FIXED_NOW });
+    await table.stores.keyChecks.checkAndCount({ projectId, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint: 'c'.repeat(64), now: FIXED_NOW + 1, perKeyPerMinute: 10 });
+    const before = await stored(keyOf.key(key!.id));
+    expect(await table.stores.keys.resetFingerprints(projectId, key!.id)).toBe(1);
+    const after = await stored(keyOf.key(key!.id));
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
+    expect(changed).toEqual(['fingerprints']);
+    expect(UPDATED_ATTRIBUTES.fingerprintReset).toContain('fingerprints');
+  });
 });
 
 /** Words of DynamoDB's expression grammar; every other bare word in an expression is an attribute name. */
@@ -75,7 +98,7 @@ describe("attributes the loader and delivery roles may name (issue 21: IAM scope
     const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: 2, now: FIXED_NOW });
     const { db, inputs } = recording(table.db);
     const store = new DynamoKeyCheckStore(db, table.tableName);
-    const check = { projectId, keyId: key?.id ?? '', keyHash: hashKeyValue(key?.key ?? ''), now: FIXED_NOW, perKeyPerMinute: 60 };
+    const check = { projectId, keyId: key?.id ?? '', keyHash: hashKeyValue(key?.key ?? ''), fingerprint: 'f'.repeat(64), now: FIXED_NOW, perKeyPerMinute: 60 };
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
     expect((await store.checkAndCount(check)).outcome).toBe('refused');

@@ -6,7 +6,7 @@ import type { Project } from '#domain/model';
 import { revokeBulk, revokeKey } from '#domain/project-api';
 import { RATE_LIMIT, consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { SEQUENCE_LEASE } from '#store/dashboard-store';
+import { SEQUENCE_LEASE } from '#store/sequence';
 import { ENTITY, keyOf } from '#store/layout';
 import { DynamoProjectStore } from '#store/project-store';
 import { TABLE } from '#store/table-definition';

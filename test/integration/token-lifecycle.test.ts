@@ -92,7 +92,10 @@ describe('a read-only token', () => {
 });
 
 describe('every route with a read and a write token, through the authorizer and the handlers', () => {
+  /** The body of each POST route; a GET sends none. */
   const bodies: Record<string, () => unknown> = {
+    '/keys': () => ({ count: 1 }),
+    '/keys/reset-hwid': () => ({ key_id: keyIds[0] }),
     '/keys/revoke': () => ({ key_id: keyIds[1] }),
     '/keys/revoke-bulk': () => ({ watermark: 'abababababababab' }),
     '/versions/rollback': () => ({ version_id: versionIds[1] }),
@@ -101,10 +104,10 @@ describe('every route with a read and a write token, through the authorizer and 
     ROUTES.map((route) => [route.method, route.path, scope, route.method === 'GET' || scope === 'write' ? 200 : 403] as const),
   );
 
-  it.each(cases)('%s %s with a %s token answers %i', async (_method, path, scope, status) => {
-    const rest = path.replace('/v1/projects/{id}', '');
+  it.each(cases)('%s %s with a %s token answers %i', async (method, path, scope, status) => {
+    const rest = path.replace('/v1/projects/{id}', '').replace('{key_id}', keyIds[0]!);
     const token = scope === 'read' ? readToken.token : writeToken.token;
-    const reply = await api(token, rest, bodies[rest]?.());
+    const reply = await api(token, rest, method === 'POST' ? bodies[rest]?.() : undefined);
     expect(reply.status, JSON.stringify(reply.body)).toBe(status);
   });
 });

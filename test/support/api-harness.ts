@@ -8,6 +8,7 @@ import { RATE_LIMIT } from '#domain/rate-limit';
 import type { ApiHandler } from '#http/api-handler';
 import { DEFAULT_CALLER, lambdaContext, type RouteEntry } from './fixtures';
 import { MemoryStores } from './memory-stores';
+import { memoryKeySecret } from '#local/key-secret';
 
 /** Handler unit tests: the API's handlers and authorizer built on the in-memory stores, and what checks their replies. */
 
@@ -39,7 +40,7 @@ export interface MemoryApi {
 export function memoryApi(project: Partial<Project> = {}): MemoryApi {
   const store = new MemoryStores();
   store.addProject({ id: PROJECT_ID, ownerId: CALLER.ownerId, ...project });
-  return { store, handlers: createRouteHandlers({ stores: { projects: store, rateLimits: store, audit: store }, now: () => NOW, logger: new Logger({ serviceName: 'developer-api' }) }) };
+  return { store, handlers: createRouteHandlers({ stores: { projects: store, rateLimits: store, audit: store, keys: store }, keySecret: memoryKeySecret(), now: () => NOW, logger: new Logger({ serviceName: 'developer-api' }) }) };
 }
 
 export const memoryAuthorizer = (store: MemoryStores) => createAuthorizer({ tokens: store, logger: new Logger({ serviceName: 'developer-api-authorizer' }) });
@@ -62,6 +63,11 @@ const PORT_METHODS = [
   'listVersions',
   'setCurrentVersion',
   'listWebhooks',
+  'findOrder',
+  'issue',
+  'completeOrder',
+  'getKey',
+  'resetFingerprints',
 ] as const satisfies readonly (keyof MemoryStores)[];
 
 /** Watches every port method of the store; the returned function names those called so far, for "before any other work". */

@@ -33,6 +33,8 @@ export function routeOf(entry: RouteEntry): Route {
 export interface ApiEventInput {
   /** Path parameter `id`; omitted means the event has no path parameters at all. */
   projectId?: string;
+  /** Path parameter `key_id`, for the routes that name a key in their path. */
+  keyId?: string;
   /** The authorizer context API Gateway passes on; null builds an event that never went through the authorizer. */
   caller?: Caller | null;
   query?: Record<string, string>;
@@ -56,12 +58,12 @@ export function apiEvent(entry: RouteEntry, input: ApiEventInput = {}): APIGatew
   const projectId = input.projectId;
   const caller = input.caller === undefined ? DEFAULT_CALLER : input.caller;
   const hasBody = route.method === 'POST' && input.body !== undefined && input.body !== null;
-  const path = route.path.replace('{id}', projectId ?? '');
+  const path = route.path.replace('{id}', projectId ?? '').replace('{key_id}', input.keyId ?? '');
   return buildProxyEvent({
     method: route.method,
     resource: route.path,
     path,
-    pathParameters: projectId === undefined ? null : { id: projectId },
+    pathParameters: projectId === undefined ? null : { id: projectId, ...(input.keyId !== undefined && route.path.includes('{key_id}') ? { key_id: input.keyId } : {}) },
     headers: {
       Accept: 'application/json',
       Host: `${TEST_API_ID}.execute-api.us-east-1.amazonaws.com`,

@@ -1,8 +1,8 @@
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
-import { type CountedCheck, type KeyState, refusalOf } from '#domain/key-check';
+import { type CountedCheck, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
-import type { Key, Project, Version, Webhook } from '#domain/model';
-import type { AuditLog, KeyCheckStore, ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
+import type { Key, KeyDetail, Project, Version, Webhook } from '#domain/model';
+import type { AuditLog, IssueOrder, IssueOutcome, KeyBatch, KeyCheck, KeyCheckStore, KeyStore, ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { hashToken, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
 
@@ -18,6 +18,8 @@ export interface StoredKey extends Key {
   /** Dense per project, 1..n in issue order (the byIssueOrder index's sort key). */
   issueSeq: number;
   revokedAt?: number;
+  /** What selling adds (KeyDetail's fields), as the key item holds them. */
+  selling?: Omit<KeyDetail, keyof Key>;
 }
 
 /** A rate-limit counter: one per bucket and window start, as the table keeps one item each. */
@@ -33,7 +35,7 @@ const WATERMARK_PAGE_SIZE = 25;
 
 const SEEDED_AT = 1_700_000_000;
 
-export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, AuditLog {
+export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, AuditLog, KeyStore {
   private readonly projects = new Map<string, Project>();
   /** By key id: keys have a partition each, so ids are unique across projects. */
   private readonly keys = new Map<string, StoredKey>();
@@ -44,6 +46,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   private readonly entries: AuditEntry[] = [];
   private readonly windows = new Map<string, RateWindowCount>();
   private keysIssued = 0;
+  private readonly orders = new Map<string, IssueOrder>();
 
   // ---- Seeding, as the dashboard would ----
 
@@ -175,6 +178,63 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     return sortedById(this.webhooks.get(projectId));
   }
 
+  // ---- KeyStore ----
+
+  async findOrder(projectId: string, orderId: string): Promise<IssueOrder | undefined> {
+    const order = this.orders.get(`${projectId}#${orderId}`);
+    return order && { ...order };
+  }
+
+  async issue(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome> {
+    const project = this.projects.get(batch.projectId);
+    if (!project) throw new Error(`Project ${batch.projectId} does not exist`);
+    if (order) {
+      const recorded = this.orders.get(`${batch.projectId}#${order.orderId}`);
+      if (recorded) return { outcome: 'order_exists', order: { ...recorded } };
+    }
+    const firstSeq = project.keyCount + 1;
+    project.keyCount += batch.keys.length;
+    if (order) this.orders.set(`${batch.projectId}#${order.orderId}`, { projectId: batch.projectId, ...order, firstSeq, count: batch.keys.length, issuedAt: batch.issuedAt, firstKeyId: batch.keys[0]?.id ?? '' });
+    await this.completeOrder(batch, firstSeq);
+    return { outcome: 'issued', firstSeq };
+  }
+
+  async completeOrder(batch: KeyBatch, firstSeq: number): Promise<number> {
+    const missing = batch.keys.filter((key) => !this.keys.has(key.id));
+    for (const key of missing) {
+      this.keys.set(key.id, {
+        id: key.id,
+        user_hash: 'b'.repeat(64),
+        tier: batch.tier,
+        watermark: key.watermark,
+        issued_at: batch.issuedAt,
+        expires_at: batch.expiresAt,
+        max_uses: batch.maxUses,
+        current_uses: 0,
+        revoked: 0,
+        projectId: batch.projectId,
+        issueSeq: firstSeq + batch.keys.indexOf(key),
+        selling: { note: batch.note, discord_id: batch.discordId, max_fingerprints: batch.maxFingerprints, fingerprints: [], last_check_at: null },
+      });
+    }
+    return missing.length;
+  }
+
+  async getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined> {
+    const key = this.keys.get(keyId);
+    if (!key || key.projectId !== projectId) return undefined;
+    const selling = key.selling ?? { note: null, discord_id: null, max_fingerprints: null, fingerprints: [], last_check_at: null };
+    return { ...toKey(key), ...structuredClone(selling) };
+  }
+
+  async resetFingerprints(projectId: string, keyId: string): Promise<number | undefined> {
+    const key = this.keys.get(keyId);
+    if (!key || key.projectId !== projectId) return undefined;
+    const cleared = key.selling?.fingerprints.length ?? 0;
+    if (key.selling) key.selling.fingerprints = [];
+    return cleared;
+  }
+
   // ---- TokenStore ----
 
   async findToken(tokenHash: string): Promise<TokenGrant | undefined> {
@@ -248,7 +308,7 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     const key = newKeyValue();
     const keyHash = hashKeyValue(key);
     const id = keyIdOf(keyHash);
-    this.keys.set(id, { projectId, keyHash, revoked: false, expiresAt: SEEDED_AT + 30 * 86_400, maxUses: null, currentUses: 0, checkCount: 0, ...fields });
+    this.keys.set(id, { projectId, keyHash, revoked: false, expiresAt: SEEDED_AT + 30 * 86_400, maxUses: null, currentUses: 0, maxFingerprints: null, fingerprints: [], checkCount: 0, ...fields });
     return { id, key };
   }
 
@@ -263,9 +323,9 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     return key && { ...key };
   }
 
-  async checkAndCount(check: { projectId: string; keyId: string; keyHash: string; now: number; perKeyPerMinute: number }): Promise<CountedCheck> {
+  async checkAndCount(check: KeyCheck): Promise<CountedCheck> {
     const key = this.keys.get(check.keyId);
-    const code = refusalOf(key, check.projectId, check.keyHash, check.now);
+    const code = refusalOf(key, check.projectId, check.keyHash, check.now, check.fingerprint);
     if (code || !key) return { outcome: 'refused', code: code ?? 'KEY_INVALID', keyId: check.keyId };
     const window = rateWindowAt(check.now);
     // A window opened by a clock a little ahead counts as this one, as in the table.
@@ -273,6 +333,7 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     if (key.checkCount >= check.perKeyPerMinute) return { outcome: 'key_rate_limited', retryAfterSeconds: window.resetSeconds };
     key.checkCount += 1;
     key.currentUses += 1;
+    if (needsBinding(key, check.fingerprint)) key.fingerprints = [...key.fingerprints, check.fingerprint];
     const { checkWindow: _window, checkCount: _count, ...state } = key;
     return { outcome: 'counted', keyId: check.keyId, key: state };
   }

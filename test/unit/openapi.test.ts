@@ -71,7 +71,7 @@ describe('openapi.json', () => {
     const loader = document.paths[LOADER_ROUTE.path]?.[LOADER_ROUTE.method.toLowerCase()];
     expect(loader).toMatchObject({ tags: ['Loader'], security: [], parameters: [] });
     const examples = (loader?.responses[200] as { content: Record<string, { examples: Record<string, { value: { code: string } }> }> }).content['application/json']?.examples ?? {};
-    expect(Object.values(examples).map((example) => example.value.code).sort()).toEqual(['KEY_EXPIRED', 'KEY_INVALID', 'KEY_OVER_LIMIT', 'KEY_REVOKED', 'KEY_VALID']);
+    expect(Object.values(examples).map((example) => example.value.code).sort()).toEqual(['KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_INVALID', 'KEY_OVER_LIMIT', 'KEY_REVOKED', 'KEY_VALID']);
     expect(loader?.responses[429]).toMatchObject({ headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } });
     expect(loader?.responses).not.toHaveProperty('401');
   });

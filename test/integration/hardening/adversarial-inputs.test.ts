@@ -50,12 +50,15 @@ const UNAUTHORIZED = 'send Authorization: Bearer <API_TOKEN>';
 const NO_ROUTE = 'no such route';
 const PROJECT_NOT_FOUND = 'Project not found';
 
-const pathOf = (route: Route, projectId: string) => route.path.replace('{id}', projectId);
+/** A route that names a key names one no project has. */
+const pathOf = (route: Route, projectId: string) => route.path.replace('{id}', projectId).replace('{key_id}', 'key_00000000000000000000');
 const bearer = (token: string): [string, string] => ['Authorization', `Bearer ${token}`];
 const json: [string, string] = ['Content-Type', 'application/json'];
 
 /** A well-formed body per endpoint, so a case that changes something else is refused for that and not for its body. */
 const VALID_BODY: Partial<Record<Route['entry'], string>> = {
+  'issue-keys': JSON.stringify({ count: 1 }),
+  'reset-hwid': JSON.stringify({ key_id: 'key_00000000000000000000' }),
   'revoke-key': JSON.stringify({ key_id: 'key_00000000000000000000' }),
   'revoke-bulk': JSON.stringify({ watermark: '0000000000000000' }),
   rollback: JSON.stringify({ version_id: 'ver_00000000000000000000' }),
@@ -176,6 +179,31 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: "another project's key id", request: () => ({ ...call(routeOf('revoke-key'), targets.tokens['revoke-key']), body: JSON.stringify({ key_id: targets.foreignKeyId }) }), status: 404, message: 'not found in this project' },
     { name: 'key id with a lone surrogate', request: body('{"key_id":"\\ud800"}'), status: 404, message: 'not found in this project' },
     { name: 'query string on a POST', request: (r, t) => call(r, t, { query: 'force=1', body: '{"key_id":"key_1"}' }), status: 400, message: NO_QUERY },
+  ],
+  'issue-keys': [
+    { name: 'count 0', request: jsonBody({ count: 0 }), status: 400, message: 'count must be at least 1' },
+    { name: 'count 101', request: jsonBody({ count: 101 }), status: 400, message: 'count must be at most 100' },
+    { name: 'count a string', request: jsonBody({ count: '5' }), status: 400, message: 'count must be a whole number from 1 to 100' },
+    { name: 'duration 2w', request: jsonBody({ duration: '2w' }), status: 400, message: 'duration must be one of' },
+    { name: 'duration 59 seconds', request: jsonBody({ duration: 59 }), status: 400, message: 'duration must be one of' },
+    { name: 'max_fingerprints 11', request: jsonBody({ max_fingerprints: 11 }), status: 400, message: 'max_fingerprints must be at most 10' },
+    { name: 'max_uses 0', request: jsonBody({ max_uses: 0 }), status: 400, message: 'max_uses must be at least 1' },
+    { name: 'discord_id of 16 digits', request: jsonBody({ discord_id: '1234567890123456' }), status: 400, message: 'discord_id must be a Discord user id' },
+    { name: 'note of 256 characters', request: jsonBody({ note: 'n'.repeat(256) }), status: 400, message: 'note must be at most 255 characters' },
+    { name: 'order_id of 101 characters', request: jsonBody({ order_id: 'o'.repeat(101) }), status: 400, message: 'order_id must be 1 to 100 printable characters' },
+    { name: 'order_id with a newline', request: jsonBody({ order_id: 'order\n1' }), status: 400, message: 'order_id must be 1 to 100 printable characters' },
+    { name: 'extra field', request: jsonBody({ count: 1, tier: 'vip' }), status: 400, message: 'Unknown field "tier"' },
+    { name: 'JSON array', request: jsonBody([1]), status: 400, message: NOT_OBJECT },
+  ],
+  'get-key': [
+    { name: 'unknown key id', request: (r, t) => call(r, t), status: 404, message: 'not found in this project' },
+    { name: 'query parameter', request: query('full=1'), status: 400, message: NO_QUERY },
+  ],
+  'reset-hwid': [
+    { name: 'empty object', request: jsonBody({}), status: 400, message: 'key_id is required' },
+    { name: 'key_id a number', request: jsonBody({ key_id: 42 }), status: 400, message: 'key_id must be a string' },
+    { name: 'unknown key id', request: jsonBody({ key_id: 'key_00000000000000000000' }), status: 404, message: 'not found in this project' },
+    { name: 'extra field', request: jsonBody({ key_id: 'key_1', all: true }), status: 400, message: 'Unknown field "all"; allowed: key_id' },
   ],
   'revoke-bulk': [
     { name: 'empty object', request: jsonBody({}), status: 400, message: 'watermark is required' },

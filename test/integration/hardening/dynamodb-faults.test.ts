@@ -9,6 +9,7 @@ import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, type SeededOwner, 
 import { captureLogs } from '../../unit/events/fixtures';
 import { type DynamoFaultName, type FaultyClient, faultyDocumentClient } from '../../unit/hardening/dynamodb-faults';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
+import { memoryKeySecret } from '#local/key-secret';
 
 /**
  * DynamoDB failing under the revoke endpoints, on DynamoDB Local: the faults are injected in the client's
@@ -48,7 +49,7 @@ afterEach(() => {
 function onFaultyClient<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>) {
   let clock = FIXED_NOW;
   return (event: APIGatewayProxyEvent, context: Context) =>
-    createApiHandler(endpoint, { stores: createStores(client.db, table.tableName), now: () => (clock += 1), logger: new Logger({ serviceName: 'dynamo-faults-test' }) })(event, context);
+    createApiHandler(endpoint, { stores: createStores(client.db, table.tableName), keySecret: memoryKeySecret(), now: () => (clock += 1), logger: new Logger({ serviceName: 'dynamo-faults-test' }) })(event, context);
 }
 
 const revokeBulkHandler = onFaultyClient(revokeBulkEndpoint);

@@ -10,6 +10,7 @@ import { createApiHandler } from '#http/api-handler';
 import type { Stores } from '#store/stores';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, NO_DEADLINE, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
+import { memoryKeySecret } from '#local/key-secret';
 
 /**
  * The API's writes raced against each other on DynamoDB Local, each race repeated HARDENING_RUNS times on a
@@ -161,7 +162,7 @@ describe('rate limit under concurrency', () => {
   }, timeoutFor(250));
 
   it('answers 150 concurrent calls of the deployed list-versions handler with exactly 100 x 200 and 50 x 429 with Retry-After', async () => {
-    const listVersionsHandler = createApiHandler(listVersionsEndpoint, { stores, now: () => unixSeconds(), logger: new Logger({ serviceName: 'developer-api' }) });
+    const listVersionsHandler = createApiHandler(listVersionsEndpoint, { stores, keySecret: memoryKeySecret(), now: () => unixSeconds(), logger: new Logger({ serviceName: 'developer-api' }) });
     const owner = await seedOwner(stores);
     const { projectId } = await seedProject(stores, { ownerId: owner.ownerId, versions: ['only'] });
     // The handler reads the real clock: start the burst well inside a minute.

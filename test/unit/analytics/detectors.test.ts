@@ -130,7 +130,7 @@ describe('key_abuse', () => {
     projectId: 'prj_a',
     keyId: 'key_1',
     hourStart: HOUR,
-    counts: { ok: 0, revoked: 0, expired: 0, over_limit: 0, unknown: 0, ...counts },
+    counts: { ok: 0, revoked: 0, expired: 0, hwid_locked: 0, over_limit: 0, unknown: 0, ...counts },
     distinctFingerprints,
     lastAt: HOUR + 120,
     reported: [],
@@ -153,6 +153,12 @@ describe('key_abuse', () => {
   it('fires expired_key_burst at 10 expired validations in an hour, not at 9', () => {
     expect(judge(window({ expired: 9 }), undefined)).toEqual([]);
     expect(patterns(judge(window({ expired: 10 }), undefined))).toEqual(['expired_key_burst']);
+  });
+
+  it('fires hwid_locked_burst at 10 HWID-locked validations in an hour, not at 9', () => {
+    expect(judge(window({ hwid_locked: 9 }), undefined)).toEqual([]);
+    const [event] = judge(window({ hwid_locked: 10 }), undefined);
+    expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'hwid_locked_burst', count: 10, threshold: 10, windowSeconds: 3600 });
   });
 
   it('fires over_max_uses at max_uses + 1 ok validations in an hour, not at max_uses', () => {

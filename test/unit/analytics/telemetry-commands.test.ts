@@ -74,7 +74,7 @@ describe('telemetry validation flags', () => {
   });
 
   it.each([
-    [['--project', 'prj_a', '--key', 'key_1', '--result', 'stolen', '--executor', 'X'], '--result must be one of ok, revoked, expired, over_limit, unknown; got "stolen"'],
+    [['--project', 'prj_a', '--key', 'key_1', '--result', 'stolen', '--executor', 'X'], '--result must be one of ok, revoked, expired, hwid_locked, over_limit, unknown; got "stolen"'],
     [['--project', 'prj_a', '--key', 'KEY#1', '--result', 'ok', '--executor', 'X'], '--key: keyId must be 1-64 characters of A-Z, a-z, 0-9, _ or -; got "KEY#1"'],
     [[...validation, '--fingerprint', ' '], '--fingerprint must be 1-256 characters'],
   ])('refuses %j with a message that names the flag', (argv, message) => {

@@ -132,11 +132,15 @@ describe('project create', () => {
 
 describe('keys issue', () => {
   it('defaults to one standard key with no use cap and the default expiry', () => {
-    expect(parseCommand(keysIssue, PROJECT)).toEqual({ projectId: PROJECT[1], count: 1, tier: 'standard', maxUses: null });
+    expect(parseCommand(keysIssue, PROJECT)).toEqual({ projectId: PROJECT[1], count: 1, tier: 'standard', maxUses: null, maxFingerprints: null });
   });
 
   it('reads every optional flag', () => {
-    const argv = [...PROJECT, '--count', '5', '--watermark', '0123456789abcdef', '--tier', 'standard', '--max-uses', '3', '--expires-at', '1700000000'];
+    const argv = [
+      ...PROJECT,
+      ...['--count', '5', '--watermark', '0123456789abcdef', '--tier', 'standard', '--max-uses', '3', '--expires-at', '1700000000'],
+      ...['--max-fingerprints', '2', '--note', 'SellAuth 48213', '--discord-id', '123456789012345678'],
+    ];
     expect(parseCommand(keysIssue, argv)).toEqual({
       projectId: PROJECT[1],
       count: 5,
@@ -144,6 +148,9 @@ describe('keys issue', () => {
       tier: 'standard',
       maxUses: 3,
       expiresAt: 1_700_000_000,
+      maxFingerprints: 2,
+      note: 'SellAuth 48213',
+      discordId: '123456789012345678',
     });
   });
 
@@ -162,6 +169,10 @@ describe('keys issue', () => {
     [[...PROJECT, '--max-uses', '-3'], /--max-uses must be a whole number/],
     [[...PROJECT, '--expires-at', '1700000000000'], /--expires-at must be a whole number from 1 to 99999999999/],
     [[...PROJECT, '--expires-at', 'tomorrow'], /--expires-at must be a whole number/],
+    [[...PROJECT, '--max-fingerprints', '0'], /--max-fingerprints must be a whole number from 1 to 10/],
+    [[...PROJECT, '--max-fingerprints', '11'], /--max-fingerprints must be a whole number from 1 to 10/],
+    [[...PROJECT, '--note', 'n'.repeat(256)], /--note must be at most 255 characters/],
+    [[...PROJECT, '--discord-id', '12345'], /--discord-id must be a Discord user id: 17 to 20 digits/],
   ])('rejects %j', (argv, message) => {
     expect(rejection(keysIssue, argv)).toMatch(message);
   });

@@ -26,6 +26,8 @@ const state = (fields: Partial<KeyState> = {}): KeyState => ({
   expiresAt: NOW + 3_600,
   maxUses: 10,
   currentUses: 3,
+  maxFingerprints: null,
+  fingerprints: [],
   ...fields,
 });
 const REVOKED = { revoked: true };
@@ -34,7 +36,7 @@ const SPENT = { maxUses: 5, currentUses: 5 };
 
 describe('refusalOf: which code a check answers (DESIGN.md, Loader key check)', () => {
   it('lets an active key of the project with uses left run', () => {
-    expect(refusalOf(state(), PROJECT, HASH, NOW)).toBeUndefined();
+    expect(refusalOf(state(), PROJECT, HASH, NOW, FINGERPRINT)).toBeUndefined();
   });
 
   it.each([
@@ -46,21 +48,45 @@ describe('refusalOf: which code a check answers (DESIGN.md, Loader key check)', 
     ['revoked and over its cap', { ...REVOKED, ...SPENT }, 'KEY_REVOKED'],
     ['expired and over its cap', { ...EXPIRED, ...SPENT }, 'KEY_EXPIRED'],
   ] as const)('refuses a key %s with %s: revoked wins over expired, which wins over over limit', (_case, fields, code) => {
-    expect(refusalOf(state(fields), PROJECT, HASH, NOW)).toBe(code);
+    expect(refusalOf(state(fields), PROJECT, HASH, NOW, FINGERPRINT)).toBe(code);
+  });
+
+  const OTHER_MACHINE = 'e'.repeat(64);
+  const LOCKED = { maxFingerprints: 1, fingerprints: [OTHER_MACHINE] };
+
+  it.each([
+    ['HWID locked', LOCKED, 'KEY_HWID_LOCKED'],
+    ['HWID locked and over its cap', { ...LOCKED, ...SPENT }, 'KEY_HWID_LOCKED'],
+    ['expired and HWID locked', { ...EXPIRED, ...LOCKED }, 'KEY_EXPIRED'],
+    ['revoked and HWID locked', { ...REVOKED, ...LOCKED }, 'KEY_REVOKED'],
+  ] as const)('refuses a key %s with %s: revoked, expired, HWID locked, over limit', (_case, fields, code) => {
+    expect(refusalOf(state(fields), PROJECT, HASH, NOW, FINGERPRINT)).toBe(code);
+  });
+
+  it('locks a bound key only for a new machine once max_fingerprints are bound, never for a bound machine or an unbound key', () => {
+    expect(refusalOf(state({ maxFingerprints: 2, fingerprints: [OTHER_MACHINE] }), PROJECT, HASH, NOW, FINGERPRINT)).toBeUndefined();
+    expect(refusalOf(state({ maxFingerprints: 2, fingerprints: [OTHER_MACHINE, 'd'.repeat(64)] }), PROJECT, HASH, NOW, FINGERPRINT)).toBe('KEY_HWID_LOCKED');
+    expect(refusalOf(state({ maxFingerprints: 1, fingerprints: [FINGERPRINT] }), PROJECT, HASH, NOW, FINGERPRINT)).toBeUndefined();
+    expect(refusalOf(state({ maxFingerprints: 1, fingerprints: [FINGERPRINT] }), PROJECT, HASH, NOW, OTHER_MACHINE)).toBe('KEY_HWID_LOCKED');
+    expect(refusalOf(state({ maxFingerprints: null, fingerprints: [] }), PROJECT, HASH, NOW, OTHER_MACHINE)).toBeUndefined();
+  });
+
+  it('lists the refusal codes in the order they win', () => {
+    expect(REFUSAL_CODES.slice(0, 4)).toEqual(['KEY_REVOKED', 'KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_OVER_LIMIT']);
   });
 
   it('counts a key expired from the second of expires_at on (now >= expires_at), not before', () => {
-    expect(refusalOf(state({ expiresAt: NOW + 1 }), PROJECT, HASH, NOW)).toBeUndefined();
-    expect(refusalOf(state({ expiresAt: NOW }), PROJECT, HASH, NOW)).toBe('KEY_EXPIRED');
-    expect(refusalOf(state({ expiresAt: NOW - 1 }), PROJECT, HASH, NOW)).toBe('KEY_EXPIRED');
+    expect(refusalOf(state({ expiresAt: NOW + 1 }), PROJECT, HASH, NOW, FINGERPRINT)).toBeUndefined();
+    expect(refusalOf(state({ expiresAt: NOW }), PROJECT, HASH, NOW, FINGERPRINT)).toBe('KEY_EXPIRED');
+    expect(refusalOf(state({ expiresAt: NOW - 1 }), PROJECT, HASH, NOW, FINGERPRINT)).toBe('KEY_EXPIRED');
   });
 
   it('counts a key over its limit once current_uses reaches max_uses, and never a key without a cap', () => {
-    expect(refusalOf(state({ maxUses: 5, currentUses: 4 }), PROJECT, HASH, NOW)).toBeUndefined();
-    expect(refusalOf(state({ maxUses: 5, currentUses: 5 }), PROJECT, HASH, NOW)).toBe('KEY_OVER_LIMIT');
-    expect(refusalOf(state({ maxUses: 5, currentUses: 9 }), PROJECT, HASH, NOW)).toBe('KEY_OVER_LIMIT');
-    expect(refusalOf(state({ maxUses: 0, currentUses: 0 }), PROJECT, HASH, NOW)).toBe('KEY_OVER_LIMIT');
-    expect(refusalOf(state({ maxUses: null, currentUses: 1_000_000 }), PROJECT, HASH, NOW)).toBeUndefined();
+    expect(refusalOf(state({ maxUses: 5, currentUses: 4 }), PROJECT, HASH, NOW, FINGERPRINT)).toBeUndefined();
+    expect(refusalOf(state({ maxUses: 5, currentUses: 5 }), PROJECT, HASH, NOW, FINGERPRINT)).toBe('KEY_OVER_LIMIT');
+    expect(refusalOf(state({ maxUses: 5, currentUses: 9 }), PROJECT, HASH, NOW, FINGERPRINT)).toBe('KEY_OVER_LIMIT');
+    expect(refusalOf(state({ maxUses: 0, currentUses: 0 }), PROJECT, HASH, NOW, FINGERPRINT)).toBe('KEY_OVER_LIMIT');
+    expect(refusalOf(state({ maxUses: null, currentUses: 1_000_000 }), PROJECT, HASH, NOW, FINGERPRINT)).toBeUndefined();
   });
 
   it.each([
@@ -70,7 +96,7 @@ describe('refusalOf: which code a check answers (DESIGN.md, Loader key check)', 
     ['a key whose stored hash is not the value\'s', state(), PROJECT, hashKeyValue('sdk_other')],
     ['a revoked key whose stored hash is not the value\'s', state(REVOKED), PROJECT, hashKeyValue('sdk_other')],
   ])('answers KEY_INVALID for %s, before any state of the key shows', (_case, key, projectId, keyHash) => {
-    expect(refusalOf(key, projectId, keyHash, NOW)).toBe('KEY_INVALID');
+    expect(refusalOf(key, projectId, keyHash, NOW, FINGERPRINT)).toBe('KEY_INVALID');
   });
 });
 
@@ -275,6 +301,7 @@ describe('checkKey: telemetry for the analytics detectors', () => {
   it.each([
     ['revoked', { revoked: true }],
     ['expired', { expiresAt: NOW }],
+    ['hwid_locked', { maxFingerprints: 1, fingerprints: ['e'.repeat(64)] }],
     ['over_limit', { maxUses: 1, currentUses: 1 }],
   ] as const)('reports a refused check as a key validation with result %s, and no execution', async (result, fields) => {
     const { keys, telemetry, check } = loaderCheck();

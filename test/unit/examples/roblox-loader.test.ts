@@ -387,6 +387,7 @@ describe('examples/roblox-loader.luau: what it does with the answer', () => {
   it.each([
     ['KEY_REVOKED', refusal('KEY_REVOKED'), '[Key check] This key has been revoked by the script\'s publisher. Ask them if you think that is a mistake. (KEY_REVOKED)'],
     ['KEY_EXPIRED', refusal('KEY_EXPIRED'), '[Key check] This key has expired. Renew it with the script\'s publisher to keep using the script. (KEY_EXPIRED)'],
+    ['KEY_HWID_LOCKED', refusal('KEY_HWID_LOCKED'), '[Key check] This key is locked to another device (or another executor). Ask the seller for a reset (HWID reset), then run the script again here. (KEY_HWID_LOCKED)'],
     ['KEY_OVER_LIMIT', refusal('KEY_OVER_LIMIT'), '[Key check] This key has no uses left. Get a new key from the script\'s publisher. (KEY_OVER_LIMIT)'],
     ['KEY_INVALID', refusal('KEY_INVALID'), '[Key check] This key is not valid for this script. Check that you copied the whole key, with no spaces, and that it is for this script. (KEY_INVALID)'],
     ['429 with Retry-After', json(429, { error: 'Too many key checks' }, { 'Retry-After': '30' }), '[Key check] Too many key checks right now. Try again in 30 seconds.'],

@@ -13,6 +13,7 @@ import { captureLogs } from '../events/fixtures';
 import { DYNAMO_FAULTS, type DynamoFaultName, faultyDocumentClient } from './dynamodb-faults';
 import { reportFigure } from './runs';
 import { projectItem } from './table-items';
+import { memoryKeySecret } from '#local/key-secret';
 
 /**
  * DynamoDB throttling and server errors injected below the SDK (in the client's transport, no network), so the
@@ -37,7 +38,7 @@ function tableAnswer(operation: string): unknown {
 
 /** The list-keys endpoint on stores whose client has the injected transport. */
 function listKeysOn(db: DynamoDBDocumentClient) {
-  return createApiHandler(listKeysEndpoint, { stores: createStores(db, 'faults-table'), now: () => NOW, logger: new Logger({ serviceName: 'faults-test' }) });
+  return createApiHandler(listKeysEndpoint, { stores: createStores(db, 'faults-table'), keySecret: memoryKeySecret(), now: () => NOW, logger: new Logger({ serviceName: 'faults-test' }) });
 }
 
 describe('DynamoDB faults below the SDK, with the client configured as the product configures it', () => {

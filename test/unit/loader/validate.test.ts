@@ -68,6 +68,16 @@ describe('POST /v1/loader/validate answers 200 for every well-formed request', (
     expect(reply.raw).toBe('{"valid":false,"code":"KEY_REVOKED"}');
   });
 
+  it('answers KEY_HWID_LOCKED with exactly {valid, code} for a machine past a bound key\'s max_fingerprints, counting no use', async () => {
+    const { body, send, keys } = loaderApi();
+    const bound = keys.issue(PROJECT, { maxFingerprints: 1, fingerprints: ['e'.repeat(64)] });
+    const reply = await send({ ...body, key: bound.key });
+    expect(reply.status).toBe(200);
+    expect(reply.raw).toBe('{"valid":false,"code":"KEY_HWID_LOCKED"}');
+    expect(keys.storedKey(bound.id)).toMatchObject({ currentUses: 0, fingerprints: ['e'.repeat(64)] });
+    expect((await send({ ...body, key: bound.key, fingerprint: 'e'.repeat(64) })).body).toMatchObject({ valid: true, code: 'KEY_VALID' });
+  });
+
   it("answers an unknown key, another project's key and an unknown project with the same bytes", async () => {
     const { body, send, keys } = loaderApi();
     const theirs = keys.issue('prj_theirs');

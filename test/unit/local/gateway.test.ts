@@ -63,15 +63,17 @@ function expectGatewayResponse(response: { status: number; headers: Record<strin
 describe('matchRoute', () => {
   it('matches every route of ROUTES by method and path template', () => {
     for (const route of ROUTES) {
-      const match = matchRoute(route.method, route.path.replace('{id}', 'prj_abc'));
+      const match = matchRoute(route.method, route.path.replace('{id}', 'prj_abc').replace('{key_id}', 'key_1'));
       expect(match?.route).toBe(route);
-      expect(match?.pathParameters).toEqual({ id: 'prj_abc' });
+      expect(match?.pathParameters).toEqual(route.path.includes('{key_id}') ? { id: 'prj_abc', key_id: 'key_1' } : { id: 'prj_abc' });
     }
   });
 
   it('tells keys/revoke from keys/revoke-bulk', () => {
     expect(matchRoute('POST', '/v1/projects/p/keys/revoke')?.route.entry).toBe('revoke-key');
     expect(matchRoute('POST', '/v1/projects/p/keys/revoke-bulk')?.route.entry).toBe('revoke-bulk');
+    expect(matchRoute('POST', '/v1/projects/p/keys/reset-hwid')?.route.entry).toBe('reset-hwid');
+    expect(matchRoute('GET', '/v1/projects/p/keys/key_1')?.route.entry).toBe('get-key');
   });
 
   it('URL-decodes the path parameter', () => {
@@ -81,7 +83,8 @@ describe('matchRoute', () => {
   it('finds no route for an unknown path, a wrong method, an empty or multi-segment id, or a bad escape', () => {
     expect(matchRoute('GET', '/v1/projects')).toBeUndefined();
     expect(matchRoute('DELETE', '/v1/projects/p/keys')).toBeUndefined();
-    expect(matchRoute('POST', '/v1/projects/p/keys')).toBeUndefined();
+    expect(matchRoute('PUT', '/v1/projects/p/keys')).toBeUndefined();
+    expect(matchRoute('GET', '/v1/projects/p/keys/')).toBeUndefined();
     expect(matchRoute('GET', '/v1/projects//keys')).toBeUndefined();
     expect(matchRoute('GET', '/v1/projects/a/b/keys')).toBeUndefined();
     expect(matchRoute('GET', '/v1/projects/%E0%A4%A/keys')).toBeUndefined();

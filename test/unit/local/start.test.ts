@@ -62,6 +62,9 @@ describe('banner', () => {
     expect(text).toContain("curl -s -H 'Authorization: Bearer sdt_abc' 'http://127.0.0.1:3000/v1/projects/prj_1/keys?limit=5'");
     expect(text).toContain("curl -s -H 'Authorization: Bearer sdt_abc' 'http://127.0.0.1:3000/v1/projects/prj_1/versions'");
     expect(text).toContain(
+      `curl -s -X POST -H 'Authorization: Bearer sdt_abc' -H 'Content-Type: application/json' -d '{"order_id":"demo-order-1","max_fingerprints":1}' 'http://127.0.0.1:3000/v1/projects/prj_1/keys'`,
+    );
+    expect(text).toContain(
       `curl -s -X POST -H 'Authorization: Bearer sdt_abc' -H 'Content-Type: application/json' -d '{"watermark":"0123456789abcdef"}' 'http://127.0.0.1:3000/v1/projects/prj_1/keys/revoke-bulk'`,
     );
     const fingerprint = createHash('sha256').update('demo-machine').digest('hex');

@@ -1,0 +1,184 @@
+import { type AttributeValue, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { createHash, randomBytes } from 'node:crypto';
+import type { KeyDetail } from '#domain/model';
+import type { IssueOrder, IssueOutcome, KeyBatch, KeyStore } from '#domain/ports';
+import { batchGetConsistent, itemKeyId } from './batch-get';
+import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
+import { boundFingerprints, ENTITY, keyItem, keyOf } from './layout';
+import type { Item } from './paging';
+import { toKey } from './project-store';
+import { inTurn } from './sequence';
+
+/** BatchWriteItem takes at most 25 puts per request. */
+const BATCH_WRITE_LIMIT = 25;
+const BATCH_WRITE_ATTEMPTS = 8;
+/** Batches in flight at once: 100 keys go out in one round, the dashboard's 10,000 without a burst of 400 requests. */
+const BATCH_WRITES_IN_FLIGHT = 16;
+
+/**
+ * Keys as the API and the dashboard issue them, shop orders, and the key detail and machine reset.
+ *
+ * Issuing costs one write per key, with no read per key: the project's counter moves (with the order, when there
+ * is one) in one small transaction while the writer holds the project's sequence lease, and then the keys go out
+ * in plain BatchWriteItem puts of 25, 1 WCU each, all at once. A transaction of the keys themselves would charge
+ * 2 WCU a key. The puts need no condition: every key's id is new (a random value's, or one derived from an order
+ * that the transaction just recorded as new), so a put overwrites nothing.
+ */
+export class DynamoKeyStore implements KeyStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  async findOrder(projectId: string, orderId: string): Promise<IssueOrder | undefined> {
+    const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.order(projectId, orderId), ConsistentRead: true }));
+    return item && toOrder(item);
+  }
+
+  async issue(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome> {
+    const reserved = await inTurn(this.db, this.tableName, batch.projectId, () => this.reserve(batch, order));
+    if (reserved.outcome === 'issued') await this.putKeys(batch, reserved.firstSeq);
+    return reserved;
+  }
+
+  async completeOrder(batch: KeyBatch, firstSeq: number): Promise<number> {
+    const items = this.itemsOf(batch, firstSeq);
+    const found = await batchGetConsistent(this.db, this.tableName, items, { expression: 'id' });
+    const missing = items.filter((item) => !found.has(itemKeyId(item)));
+    // Conditional, one by one: the first call may still be writing these, and a key it wrote may be in use already.
+    const written = await Promise.all(
+      missing.map((item) => ifCondition(this.db.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })))),
+    );
+    return written.filter(Boolean).length;
+  }
+
+  async getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined> {
+    const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true }));
+    if (!item || item.projectId !== projectId) return undefined;
+    return {
+      ...toKey(item),
+      note: typeof item.note === 'string' ? item.note : null,
+      discord_id: typeof item.discord_id === 'string' ? item.discord_id : null,
+      max_fingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
+      fingerprints: boundFingerprints(item),
+      last_check_at: typeof item.last_check_at === 'number' ? item.last_check_at : null,
+    };
+  }
+
+  /**
+   * One conditional write: the map emptied on a bound key of this project. The old item says how many machines it
+   * held, or, when the condition failed, whether the key is this project's at all (an unbound key clears 0).
+   */
+  async resetFingerprints(projectId: string, keyId: string): Promise<number | undefined> {
+    try {
+      const { Attributes } = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf.key(keyId),
+          UpdateExpression: 'SET fingerprints = :none',
+          ConditionExpression: 'projectId = :p AND attribute_exists(fingerprints)',
+          ExpressionAttributeValues: { ':p': projectId, ':none': {} },
+          ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return boundFingerprints(Attributes ?? {}).length;
+    } catch (error) {
+      if (!isConditionFailure(error) || error instanceof TransactionCanceledException) throw error;
+      const old = error.Item ? unmarshall(error.Item as Record<string, AttributeValue>) : undefined;
+      return old?.projectId === projectId ? 0 : undefined;
+    }
+  }
+
+  /**
+   * Reserve the batch's numbers: the counter moves from the value just read, conditioned on it, so numbers stay
+   * dense and unique; with an order, the order item is put in the same transaction, conditioned on being new.
+   */
+  private async reserve(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome> {
+    const projectKey = keyOf.project(batch.projectId);
+    for (let attempt = 1; ; attempt++) {
+      const { Item: project } = await this.db.send(
+        new GetCommand({ TableName: this.tableName, Key: projectKey, ConsistentRead: true, ProjectionExpression: 'keyCount' }),
+      );
+      if (!project) throw new Error(`Project ${batch.projectId} does not exist`);
+      const current = Number(project.keyCount ?? 0);
+      const firstSeq = current + 1;
+      const counter = {
+        TableName: this.tableName,
+        Key: projectKey,
+        UpdateExpression: 'SET keyCount = :next',
+        ConditionExpression: 'keyCount = :current',
+        ExpressionAttributeValues: { ':current': current, ':next': current + batch.keys.length },
+      };
+      try {
+        if (!order) {
+          await this.db.send(new UpdateCommand(counter));
+          return { outcome: 'issued', firstSeq };
+        }
+        const recorded: IssueOrder = { projectId: batch.projectId, ...order, firstSeq, count: batch.keys.length, issuedAt: batch.issuedAt, firstKeyId: batch.keys[0]?.id ?? '' };
+        await this.db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Update: counter },
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: { ...keyOf.order(batch.projectId, order.orderId), entity: ENTITY.order, ...recorded },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                  ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+                },
+              },
+            ],
+          }),
+        );
+        return { outcome: 'issued', firstSeq };
+      } catch (error) {
+        const existing = error instanceof TransactionCanceledException ? error.CancellationReasons?.[1] : undefined;
+        if (existing?.Code === 'ConditionalCheckFailed' && existing.Item) {
+          return { outcome: 'order_exists', order: toOrder(unmarshall(existing.Item as Record<string, AttributeValue>)) };
+        }
+        if (attempt >= TRANSACTION_ATTEMPTS || !(isConditionFailure(error) || isTransactionConflict(error))) throw error;
+        await backoff(attempt);
+      }
+    }
+  }
+
+  private itemsOf(batch: KeyBatch, firstSeq: number) {
+    return batch.keys.map((key, index) => keyItem(batch, key, firstSeq + index, createHash('sha256').update(randomBytes(16)).digest('hex')));
+  }
+
+  /** Every key in puts of 25, BATCH_WRITES_IN_FLIGHT requests at a time, unprocessed puts retried with backoff. */
+  private async putKeys(batch: KeyBatch, firstSeq: number): Promise<void> {
+    const items = this.itemsOf(batch, firstSeq);
+    const chunks = Array.from({ length: Math.ceil(items.length / BATCH_WRITE_LIMIT) }, (_, i) => items.slice(i * BATCH_WRITE_LIMIT, (i + 1) * BATCH_WRITE_LIMIT));
+    let next = 0;
+    const writer = async () => {
+      for (let chunk = chunks[next++]; chunk; chunk = chunks[next++]) await this.putChunk(chunk);
+    };
+    await Promise.all(Array.from({ length: Math.min(BATCH_WRITES_IN_FLIGHT, chunks.length) }, writer));
+  }
+
+  private async putChunk(chunk: readonly Item[]): Promise<void> {
+    let pending: { PutRequest: { Item: Item } }[] = chunk.map((item) => ({ PutRequest: { Item: item } }));
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      if (attempt > BATCH_WRITE_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} keys unwritten after ${BATCH_WRITE_ATTEMPTS} attempts`);
+      if (attempt > 1) await backoff(attempt);
+      const { UnprocessedItems } = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+      pending = (UnprocessedItems?.[this.tableName] ?? []).flatMap((request) => (request.PutRequest?.Item ? [{ PutRequest: { Item: request.PutRequest.Item } }] : []));
+    }
+  }
+}
+
+function toOrder(item: Item): IssueOrder {
+  return {
+    projectId: String(item.projectId),
+    orderId: String(item.orderId),
+    bodyHash: String(item.bodyHash),
+    firstSeq: Number(item.firstSeq),
+    count: Number(item.count),
+    issuedAt: Number(item.issuedAt),
+    firstKeyId: String(item.firstKeyId),
+  };
+}
