@@ -5,7 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { createAuthorizer } from '#api/authorizer';
 import { createRouteHandlers } from '#api/endpoints';
 import { unixSeconds } from '#domain/model';
-import type { AuditLog, KeyCheckStore, ProjectStore, RateLimitStore, TelemetrySink, TokenStore } from '#domain/ports';
+import type { AuditLog, KeyCheckStore, ProjectStore, RateLimitStore, ScriptStore, ScriptVersionStore, TelemetrySink, TokenStore } from '#domain/ports';
+import { ScriptCache } from '#domain/scripts';
+import { SCRIPT_CACHE_BYTES } from '#loader/function';
+import { createScriptHandler } from '#loader/script';
 import { createValidateHandler } from '#loader/validate';
 import {
   type GatewayDeps,
@@ -37,6 +40,8 @@ export interface LocalServerOptions {
   stores: LocalServerStores;
   /** Where the loader check's telemetry goes (the local stack's ingest queue). */
   telemetry: TelemetrySink;
+  /** Where version scripts are read from (the local stack's S3). */
+  scripts: ScriptStore;
   extensions?: readonly LocalExtension[];
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -47,29 +52,32 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export type LocalServerStores = { projects: ProjectStore; rateLimits: RateLimitStore; tokens: TokenStore; keyChecks: KeyCheckStore; audit: AuditLog };
+export type LocalServerStores = {
+  projects: ProjectStore;
+  rateLimits: RateLimitStore;
+  tokens: TokenStore;
+  keyChecks: KeyCheckStore;
+  scriptVersions: ScriptVersionStore;
+  audit: AuditLog;
+};
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
-export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink): GatewayDeps {
+export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, scripts: ScriptStore): GatewayDeps {
   const now = () => unixSeconds();
+  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, telemetry, now, logger: new Logger({ serviceName: 'loader-check' }) };
   return {
     authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
     handlers: {
       ...createRouteHandlers({ stores, now, logger: new Logger({ serviceName: 'developer-api' }) }),
-      'loader-validate': createValidateHandler({
-        keys: stores.keyChecks,
-        rateLimits: stores.rateLimits,
-        telemetry,
-        now,
-        logger: new Logger({ serviceName: 'loader-check' }),
-      }),
+      'loader-validate': createValidateHandler(loader),
+      'loader-script': createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) }),
     },
   };
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const host = options.host ?? '127.0.0.1';
-  const deps = localGatewayDeps(options.stores, options.telemetry);
+  const deps = localGatewayDeps(options.stores, options.telemetry, options.scripts);
   const extensions = options.extensions ?? [];
   // Known once listening; no request arrives before that.
   let origin = `http://${host}:${options.port}`;

@@ -3,6 +3,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unixSeconds } from '#domain/model';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createS3Client, localS3Config, S3ScriptStore } from '#store/script-store';
 import { createStores } from '#store/stores';
 import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';
@@ -11,6 +12,7 @@ import { docsExtension } from './docs';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local';
 import { type DemoSeed, seedDemo } from './seed';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
+import { startLocalS3 } from './s3-local';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
 import { ensureTable } from './table';
 import { startTelemetryPipeline } from './telemetry-pipeline';
@@ -52,7 +54,8 @@ export interface LocalStack extends StackInfo {
 type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark' | 'demoKey'>;
 
 /**
- * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), webhook
+ * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), a local S3 for
+ * the version scripts, webhook
  * delivery (stream poller → fan-out → in-process queue → delivery → Discord stand-in), the daily analytics
  * detector, the demo data, and the HTTP server in front of the real authorizer and handlers. Whatever fails
  * half-way is stopped again before the error reaches the caller.
@@ -87,6 +90,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const { created } = await ensureTable(client, tableName);
     const stores = createStores(db, tableName);
 
+    // Kept beside the table with --persist: a persisted table's versions need their scripts.
+    const s3 = await startLocalS3({ dataDir: options.persistDir && join(options.persistDir, 'scripts') });
+    stops.push(() => s3.stop());
+    const s3Client = createS3Client(localS3Config(s3.endpoint));
+    stops.push(async () => s3Client.destroy());
+    const scripts = new S3ScriptStore(s3Client, s3.bucketName);
+
     // Before the seed, so the demo's own uploads already arrive in the inbox.
     const delivery = await startDeliveryPipeline({
       endpoint: dynamodb.endpoint,
@@ -103,7 +113,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => dailyDetector.stop());
 
     const previous = created || !options.persistDir ? undefined : await readDemo(options.persistDir);
-    const demo: DemoRecord = previous ?? (await seedDemo(stores, unixSeconds()));
+    const demo: DemoRecord = previous ?? (await seedDemo(stores, scripts, unixSeconds()));
     if (options.persistDir && !previous) await writeDemo(options.persistDir, demo);
 
     const discord = createDiscordStandIn();
@@ -112,6 +122,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       host: '127.0.0.1',
       stores,
       telemetry: telemetry.sink,
+      scripts,
       extensions: [discord, docsExtension, ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });
@@ -126,6 +137,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tableName,
       inboxUrl: `${server.url}${INBOX_PATH}`,
       demoKey: demo.demoKey,
+      s3Endpoint: s3.endpoint,
+      bucketName: s3.bucketName,
     };
     await writeStateFile(stateFile, info);
     stops.push(() => removeStateFileIfOurs(stateFile, info));

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOADER_ROUTE } from '#api/routes';
+import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
 import type { RequestLogEntry } from './server';
 import { DEFAULT_PORT, type LocalStack, startLocalStack } from './stack';
 
@@ -65,6 +65,7 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     `  Inbox       ${stack.inboxUrl}   (the Discord embeds the webhook deliveries post)`,
     `  Docs        ${stack.baseUrl}/_local/docs`,
     `  DynamoDB    ${stack.dynamodbEndpoint}   table ${stack.tableName}, ${storage}`,
+    `  Scripts     ${stack.s3Endpoint}   bucket ${stack.bucketName} (local S3), ${storage}`,
     `  Details in  ${relative(process.cwd(), stack.stateFile)}${stack.reusedDemo ? '   (demo from the persisted table)' : ''}`,
     '',
     'Try it:',
@@ -74,6 +75,9 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     '',
     'A buyer\'s loader checks the demo key (no token; KEY_VALID until the key is revoked):',
     `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${LOADER_ROUTE.path}'`,
+    '',
+    'The script the buyer\'s stub loader runs: the current version, stamped with the demo key\'s watermark:',
+    `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${SCRIPT_ROUTE.path}'`,
     '',
     'Dashboard: npm run -s dashboard -- help',
     'Press Ctrl+C to stop.',

@@ -16,11 +16,14 @@ export interface StackInfo {
   inboxUrl: string;
   /** The raw value of one active demo key, for the loader key check (POST /v1/loader/validate). */
   demoKey: string;
+  /** The local S3 (s3rver) and the bucket that hold each version's script, for the dashboard's uploads. */
+  s3Endpoint: string;
+  bucketName: string;
 }
 
 export function stackInfoJson(info: StackInfo): string {
-  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey } = info;
-  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey }, null, 2)}\n`;
+  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, s3Endpoint, bucketName } = info;
+  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, s3Endpoint, bucketName }, null, 2)}\n`;
 }
 
 /**

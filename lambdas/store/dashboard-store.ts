@@ -3,6 +3,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { newId } from '#domain/ids';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Plan } from '#domain/model';
+import type { NewScriptVersion, VersionWriter } from '#domain/scripts';
 import type { EventName } from '#schemas/resources';
 import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
 import { ENTITY, keyIndexAttributes, keyOf } from './layout';
@@ -48,13 +49,6 @@ export interface NewKeys {
   now: number;
 }
 
-export interface NewVersion {
-  projectId: string;
-  sizeBytes: number;
-  notes: string;
-  now: number;
-}
-
 export interface NewWebhook {
   projectId: string;
   url: string;
@@ -67,7 +61,7 @@ export interface NewWebhook {
  * The dashboard's writes (owners, projects, keys, versions, webhooks): the API never makes these, the dashboard
  * does, and the dashboard CLI, the local stack's seed and the tests write through this same code.
  */
-export class DashboardStore {
+export class DashboardStore implements VersionWriter {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     readonly tableName: string,
@@ -147,9 +141,13 @@ export class DashboardStore {
     return issued;
   }
 
-  /** A dashboard upload: the next version number, made current in the same transaction. */
-  async uploadVersion(input: NewVersion): Promise<{ id: string; version_number: number }> {
-    const id = newId('ver');
+  /**
+   * A dashboard upload's version item (its script already stored under `input.id`, see #domain/scripts): the next
+   * version number, made current in the same transaction. `sha256` stays on the item only: the owner API's version
+   * resource keeps exactly the spec's fields.
+   */
+  async uploadVersion(input: NewScriptVersion): Promise<{ id: string; version_number: number }> {
+    const { id } = input;
     const versionNumber = await this.inTurn(input.projectId, () =>
       this.withSequence(
         input.projectId,
@@ -167,6 +165,7 @@ export class DashboardStore {
                 version_number: number,
                 uploaded_at: input.now,
                 size_bytes: input.sizeBytes,
+                sha256: input.sha256,
                 notes: input.notes,
               },
               ConditionExpression: 'attribute_not_exists(pk)',

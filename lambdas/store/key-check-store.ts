@@ -1,5 +1,5 @@
 import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type CountedCheck, type KeyState, refusalOf } from '#domain/key-check';
 import type { KeyCheckStore } from '#domain/ports';
@@ -71,6 +71,12 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
     throw new Error(`Key check of ${keyId} did not settle in ${CHECK_ATTEMPTS} attempts`);
   }
 
+  /** Strongly consistent, so a revoke that answered 200 is seen: a fetch with nothing to serve still refuses a revoked key. */
+  async peek(keyId: string): Promise<KeyState | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true }));
+    return Item && toKeyState(Item);
+  }
+
   private remember(keyId: string, windowStart: number): void {
     this.openWindows.delete(keyId);
     this.openWindows.set(keyId, windowStart);
@@ -127,5 +133,6 @@ function toKeyState(item: Item): KeyState {
     expiresAt: Number(item.expires_at),
     maxUses: typeof item.max_uses === 'number' ? item.max_uses : null,
     currentUses: Number(item.current_uses ?? 0),
+    watermark: String(item.watermark ?? ''),
   };
 }

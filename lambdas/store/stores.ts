@@ -5,6 +5,7 @@ import { DynamoDeliveryStore } from './delivery-store';
 import { DynamoKeyCheckStore } from './key-check-store';
 import { DynamoProjectStore } from './project-store';
 import { DynamoRateLimitStore } from './rate-limit-store';
+import { DynamoScriptVersionStore } from './script-version-store';
 import { DynamoTelemetryStore } from './telemetry-store';
 import { DynamoTokenStore } from './token-store';
 
@@ -14,6 +15,7 @@ export interface Stores {
   keyChecks: DynamoKeyCheckStore;
   tokens: DynamoTokenStore;
   rateLimits: DynamoRateLimitStore;
+  scriptVersions: DynamoScriptVersionStore;
   dashboard: DashboardStore;
   delivery: DynamoDeliveryStore;
   telemetry: DynamoTelemetryStore;
@@ -26,6 +28,7 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     keyChecks: new DynamoKeyCheckStore(db, tableName),
     tokens: new DynamoTokenStore(db, tableName),
     rateLimits: new DynamoRateLimitStore(db, tableName),
+    scriptVersions: new DynamoScriptVersionStore(db, tableName),
     dashboard: new DashboardStore(db, tableName),
     delivery: new DynamoDeliveryStore(db, tableName),
     telemetry: new DynamoTelemetryStore(db, tableName),

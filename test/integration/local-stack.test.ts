@@ -10,6 +10,7 @@ import { RATE_LIMIT_MESSAGE, rateWindowAt } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { npmCommand } from '#local/npm-command';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalExtension, type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
@@ -67,7 +68,7 @@ const projectPath = (id: string, rest: string) => `/v1/projects/${id}${rest}`;
 beforeAll(async () => {
   table = await createTestTable('local-stack');
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, extensions: [ping] });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts: new MemoryScriptStore(), extensions: [ping] });
   dashboard = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
 
   owner = await dashboardRun('owner create');
@@ -241,7 +242,7 @@ describe('the local server itself', () => {
   });
 
   it('refuses a taken port in one sentence that says what to do', async () => {
-    await expect(startLocalServer({ port: server.port, stores: table.stores, telemetry: telemetry.sink })).rejects.toThrow(
+    await expect(startLocalServer({ port: server.port, stores: table.stores, telemetry: telemetry.sink, scripts: new MemoryScriptStore() })).rejects.toThrow(
       `Port ${server.port} is in use: set PORT=... or stop the other process`,
     );
   });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { type DemoSeed, seedDemo } from '#local/seed';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
@@ -15,6 +16,7 @@ import { OpenApiValidator } from '../../scripts/openapi-validator';
  */
 const validator = new OpenApiValidator(buildOpenApiDocument());
 
+const scripts = new MemoryScriptStore();
 let table: TestTable;
 let server: LocalServer;
 let telemetry: TelemetryPipeline;
@@ -22,9 +24,9 @@ let demo: DemoSeed;
 
 beforeAll(async () => {
   table = await createTestTable('openapi-conformance');
-  demo = await seedDemo(table.stores, unixSeconds());
+  demo = await seedDemo(table.stores, scripts, unixSeconds());
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts });
 });
 
 afterAll(async () => {

@@ -5,6 +5,7 @@ import { COMMANDS } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext } from '#dashboard/context';
 import type { AuditEntry } from '#domain/audit';
 import { hashToken, newApiToken, tokenIdOf, type TokenScope } from '#domain/tokens';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { keyOf } from '#store/layout';
@@ -47,7 +48,7 @@ async function api(token: string, rest: string, body?: unknown) {
 beforeAll(async () => {
   table = await createTestTable('token-lifecycle');
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts: new MemoryScriptStore() });
   dashboard = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
 
   const owner = await dashboardRun<{ ownerId: string; token: string; tokenId: string }>('owner create');

@@ -12,6 +12,8 @@ import type { EventName } from '#schemas/resources';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
 import { createTableInput } from '#store/table-definition';
+import { newId } from '#domain/ids';
+import { sha256Hex } from '#domain/scripts';
 
 /** A fixed clock for seeded data: Tue, 14 Nov 2023 22:13:20 UTC. */
 export const FIXED_NOW = 1_700_000_000;
@@ -218,7 +220,7 @@ export async function seedProject({ dashboard }: Pick<Stores, 'dashboard'>, seed
     : [];
   const versions: SeededProject['versions'] = [];
   for (const [i, notes] of (seed.versions ?? []).entries()) {
-    versions.push(await dashboard.uploadVersion({ projectId, sizeBytes: 1024 * (i + 1), notes, now: now + i }));
+    versions.push(await dashboard.uploadVersion({ id: newId('ver'), projectId, sizeBytes: 1024 * (i + 1), sha256: sha256Hex(notes), notes, now: now + i }));
   }
   const webhookIds: string[] = [];
   for (const webhook of seed.webhooks ?? []) {
