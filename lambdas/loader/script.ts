@@ -4,7 +4,7 @@ import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { deliverScript, type ScriptDelivery, type ScriptDeliveryDeps } from '#domain/scripts';
 import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler, requestIdsInLogs } from '#http/middlewares';
 import { jsonResponse, SECURITY_HEADERS } from '#http/responses';
-import { LoaderCheckRequest } from '#schemas/loader';
+import { LoaderCheckRequest, type LoaderScriptRefused } from '#schemas/loader';
 
 export interface ScriptHandlerDeps extends ScriptDeliveryDeps {
   now: () => number;
@@ -49,8 +49,10 @@ export function scriptResponse(delivery: ScriptDelivery): APIGatewayProxyResult 
       };
       return delivery.outcome === 'served' ? { statusCode: 200, headers, body: delivery.body } : { statusCode: 304, headers, body: '' };
     }
-    case 'refused':
-      return jsonResponse(403, { error: delivery.sentence, valid: false, code: delivery.code });
+    case 'refused': {
+      const refusal: LoaderScriptRefused = { error: delivery.sentence, valid: false, code: delivery.code };
+      return jsonResponse(403, refusal);
+    }
     case 'no_version':
       return jsonResponse(404, { error: NO_VERSION_YET });
   }
