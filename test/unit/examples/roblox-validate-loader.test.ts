@@ -2,15 +2,15 @@ import luaparse, { type Identifier, type Node as LuaNode } from 'luaparse';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createLuaVm, LuaRaise, type HostFunction, type LuaValue } from './lua-vm';
+import { createLuaVm, LuaRaise, type HostFunction, type LuaValue } from '../../../loader-runner/lua-vm';
 
 /**
- * examples/roblox-loader.luau, run in a Lua VM written in JavaScript (fengari) with Roblox and the executor
+ * examples/roblox-validate-loader.luau, run in a Lua VM written in JavaScript (fengari) with Roblox and the executor
  * stubbed: the request it sends (DESIGN.md, "Loader key check"), where it takes the key, the machine id and
  * the executor name from, and that only {"valid": true, "code": "KEY_VALID"} lets the script after it run.
  */
 
-const LOADER = readFileSync(new URL('../../../examples/roblox-loader.luau', import.meta.url), 'utf8');
+const LOADER = readFileSync(new URL('../../../examples/roblox-validate-loader.luau', import.meta.url), 'utf8');
 
 const BASE_URL = 'https://keys.test.example';
 const PROJECT_ID = 'prj_0123456789abcdef0123';
@@ -191,7 +191,7 @@ function loaderSha256(input: Uint8Array): string {
   return result.value as string;
 }
 
-describe('examples/roblox-loader.luau: what it is made of', () => {
+describe('examples/roblox-validate-loader.luau: what it is made of', () => {
   it('is Lua 5.1 syntax, so no Luau-only syntax, and reaches for no globals but these', () => {
     // A Lua 5.1 parser refuses type annotations, compound assignment (+=), continue, and Lua 5.3's // and &.
     const libraryFunctions = new Set<string>();
@@ -249,7 +249,7 @@ describe('examples/roblox-loader.luau: what it is made of', () => {
   });
 });
 
-describe('examples/roblox-loader.luau: the request it sends', () => {
+describe('examples/roblox-validate-loader.luau: the request it sends', () => {
   it('POSTs JSON to <base>/v1/loader/validate with project_id, key, fingerprint and executor', () => {
     const { requests, error } = runLoader();
     expect(error).toBeUndefined();
@@ -293,7 +293,7 @@ describe('examples/roblox-loader.luau: the request it sends', () => {
   });
 });
 
-describe('examples/roblox-loader.luau: where the key, the machine id and the executor come from', () => {
+describe('examples/roblox-validate-loader.luau: where the key, the machine id and the executor come from', () => {
   const bodyOf = (outcome: Outcome) => JSON.parse(outcome.requests[0]?.Body ?? '') as Record<string, string>;
 
   it('reads the key from getgenv().script_key first, then from the global script_key', () => {
@@ -370,7 +370,7 @@ describe('examples/roblox-loader.luau: where the key, the machine id and the exe
   });
 });
 
-describe('examples/roblox-loader.luau: what it does with the answer', () => {
+describe('examples/roblox-validate-loader.luau: what it does with the answer', () => {
   it('on KEY_VALID, lets the script after it run, with key_id, expires_at and uses_left', () => {
     const outcome = runLoader({ reply: json(200, VALID_ANSWER) });
     expect(outcome.error).toBeUndefined();
