@@ -115,7 +115,7 @@ describe('the REST API', () => {
     },
   );
 
-  it('has no method besides the routes and the loader routes (no ANY, no OPTIONS), and only the loader routes without the authorizer', () => {
+  it('has no method besides the routes and the loader check (no ANY, no OPTIONS), and only the loader check without the authorizer', () => {
     const methods = ofType('AWS::ApiGateway::Method');
     expect(methods).toHaveLength(ROUTES.length + PUBLIC_ROUTES.length);
     const open = methods.filter(([, method]) => method.Properties.AuthorizationType !== 'CUSTOM');
