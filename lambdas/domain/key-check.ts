@@ -94,9 +94,9 @@ export type KeyCheckOutcome<Served> =
 export type CheckGuard<Served extends { versionId: string }> = () => Promise<Served | undefined>;
 
 /**
- * One check, the same for `/v1/loader/validate` and `/v1/loader/script`: the client's address within its limit,
- * then what the check guards (a script fetch's version), then the key's own item judged and (when valid) counted
- * in one conditional write, then the check reported as telemetry: a key validation always, an execution when
+ * One check, the same for `/v1/loader/validate` and `/v1/loader/script`: the client's address within its limit
+ * and, beside it, what the check guards (a script fetch's version), then the key's own item judged and (when valid)
+ * counted in one conditional write, then the check reported as telemetry: a key validation always, an execution when
  * valid. With nothing to serve, the key is judged by a consistent read that counts nothing. Throws RateLimited
  * past a limit; answers every other case, refusals included.
  */
@@ -116,17 +116,22 @@ export async function checkKey<Served extends { versionId: string }>(
   guard?: CheckGuard<Served>,
 ): Promise<KeyCheckOutcome<Served | undefined>> {
   const window = rateWindowAt(now);
-  const addressCount = await deps.rateLimits.countRequest(
-    `loader-address#${clientAddressBucket(sourceIp)}`,
-    { start: window.start, seconds: LOADER_LIMITS.windowSeconds },
-    LOADER_LIMITS.perAddressPerMinute,
-  );
+  // The guard's read does not depend on the address's count: both go at once, so a fetch waits for as many round
+  // trips in a row as validate (address and pointer together, then the key). The pointer is still read before any
+  // use is counted.
+  const [addressCount, served] = await Promise.all([
+    deps.rateLimits.countRequest(
+      `loader-address#${clientAddressBucket(sourceIp)}`,
+      { start: window.start, seconds: LOADER_LIMITS.windowSeconds },
+      LOADER_LIMITS.perAddressPerMinute,
+    ),
+    guard?.(),
+  ]);
   if (addressCount === undefined) {
     throw new RateLimited(window.resetSeconds, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`);
   }
   const keyHash = hashKeyValue(request.key);
   const keyId = keyIdOf(keyHash);
-  const served = guard ? await guard() : undefined;
   if (guard && served === undefined) {
     const code = refusalOf(await deps.keys.peek(keyId), request.project_id, keyHash, now);
     if (!code) return { outcome: 'nothing_to_serve' };

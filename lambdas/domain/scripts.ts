@@ -30,13 +30,22 @@ export function scriptFileProblem(bytes: Uint8Array): string | undefined {
 export const sha256Hex = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
 
 /**
+ * A script cut at its placeholders, once per version: stamping a fetch then joins the pieces around the mark
+ * instead of searching megabytes of text again.
+ */
+export const placeholderParts = (script: string): readonly string[] => script.split(WATERMARK_PLACEHOLDER);
+
+/**
  * The script as one key receives it: every placeholder becomes `WM_<watermark>`; a script without one gets the
  * line `--WM_<watermark>` in front, a Luau comment, so it runs the same.
  */
-export function stampWatermark(script: string, watermark: string): string {
+export function stampParts(parts: readonly string[], watermark: string): string {
   const mark = `WM_${watermark}`;
-  return script.includes(WATERMARK_PLACEHOLDER) ? script.replaceAll(WATERMARK_PLACEHOLDER, mark) : `--${mark}\n${script}`;
+  // `+` leaves V8 a rope of the cached pieces rather than a copy of the whole script per fetch.
+  return parts.length === 1 ? `--${mark}\n` + (parts[0] ?? '') : parts.reduce((stamped, part) => stamped + mark + part);
 }
+
+export const stampWatermark = (script: string, watermark: string): string => stampParts(placeholderParts(script), watermark);
 
 /**
  * A strong ETag of the stamped body. Versions never change, so the version id and the watermark decide the body:
@@ -63,11 +72,11 @@ export const REFUSAL_SENTENCES: Readonly<Record<RefusalCode, string>> = {
   KEY_INVALID: 'This key is not valid for this script: check that you pasted the whole key.',
 };
 
-/** One immutable version's script, as a container keeps it. */
+/** One immutable version's script, as a container keeps it: cut at its placeholders (placeholderParts). */
 export interface LoadedScript {
   versionId: string;
   versionNumber: number;
-  text: string;
+  parts: readonly string[];
 }
 
 /**
@@ -134,7 +143,7 @@ export async function currentScript(deps: Pick<ScriptDeliveryDeps, 'versions' | 
   const version = await deps.versions.version(projectId, versionId);
   const bytes = version && (await deps.scripts.get({ projectId, versionId }));
   if (!version || !bytes) throw new Error(`Version ${versionId} of project ${projectId} has no stored script`);
-  const script = { versionId, versionNumber: version.versionNumber, text: new TextDecoder().decode(bytes) };
+  const script = { versionId, versionNumber: version.versionNumber, parts: placeholderParts(new TextDecoder().decode(bytes)) };
   deps.cache.set(script, bytes.length);
   return script;
 }
@@ -156,7 +165,7 @@ export async function deliverScript(
   const { served: script, key } = checked;
   const etag = scriptEtag(script.versionId, key.watermark);
   if (etagMatches(ifNoneMatch, etag)) return { outcome: 'not_modified', script, etag };
-  return { outcome: 'served', script, body: stampWatermark(script.text, key.watermark), etag };
+  return { outcome: 'served', script, body: stampParts(script.parts, key.watermark), etag };
 }
 
 /** A version as an upload writes it: its id, chosen before the script is stored under it. */

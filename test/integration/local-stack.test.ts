@@ -16,6 +16,7 @@ import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry
 import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import { createTestTable, freePort, type TestTable } from '#test-support/fixtures';
+import { scriptFileOf } from '#test-support/fixtures';
 
 /**
  * The local server over real HTTP: the real authorizer and handlers on DynamoDB Local, fixtures made with the
@@ -24,6 +25,8 @@ import { createTestTable, freePort, type TestTable } from '#test-support/fixture
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 const WATERMARK = '0badc0ffee15dead';
 
+/** Where uploads' scripts go: these tests are not about where scripts live (script-delivery.test.ts is). */
+const scripts = new MemoryScriptStore();
 let table: TestTable;
 let server: LocalServer;
 let telemetry: TelemetryPipeline;
@@ -68,8 +71,9 @@ const projectPath = (id: string, rest: string) => `/v1/projects/${id}${rest}`;
 beforeAll(async () => {
   table = await createTestTable('local-stack');
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts: new MemoryScriptStore(), extensions: [ping] });
-  dashboard = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts, extensions: [ping] });
+  const opened = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
+  dashboard = { context: { ...opened.context, scripts }, close: opened.close };
 
   owner = await dashboardRun('owner create');
   ({ projectId: project } = await dashboardRun<{ projectId: string }>('project create', '--owner', owner.ownerId, '--name', 'HTTP Script'));
@@ -79,7 +83,7 @@ beforeAll(async () => {
   ];
   versions = [];
   for (const [i, notes] of ['first', 'second', 'third'].entries()) {
-    versions.push(await dashboardRun('versions upload', '--project', project, '--size-bytes', String(1000 * (i + 1)), '--notes', notes));
+    versions.push(await dashboardRun('versions upload', '--project', project, '--file', scriptFileOf(1000 * (i + 1)), '--notes', notes));
   }
   ({ id: webhookId } = await dashboardRun<{ id: string }>(
     'webhooks add',
@@ -242,7 +246,7 @@ describe('the local server itself', () => {
   });
 
   it('refuses a taken port in one sentence that says what to do', async () => {
-    await expect(startLocalServer({ port: server.port, stores: table.stores, telemetry: telemetry.sink, scripts: new MemoryScriptStore() })).rejects.toThrow(
+    await expect(startLocalServer({ port: server.port, stores: table.stores, telemetry: telemetry.sink, scripts })).rejects.toThrow(
       `Port ${server.port} is in use: set PORT=... or stop the other process`,
     );
   });

@@ -2,7 +2,10 @@ import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import { ROUTES, type Route } from '#api/routes';
 import type { Caller, Plan } from '#domain/model';
@@ -237,4 +240,12 @@ export async function freePort(): Promise<number> {
   await new Promise((resolve) => probe.close(resolve));
   if (typeof address !== 'object' || address === null) throw new Error('no free port');
   return address.port;
+}
+
+/** A script file of exactly `bytes` bytes (a print, then a Luau comment), for `versions upload --file`. */
+export function scriptFileOf(bytes: number): string {
+  const path = join(tmpdir(), `test-script-${randomUUID()}.luau`);
+  const head = 'print("test script")\n--';
+  writeFileSync(path, (head + '-'.repeat(Math.max(0, bytes - head.length))).slice(0, bytes));
+  return path;
 }

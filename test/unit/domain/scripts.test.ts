@@ -79,7 +79,7 @@ describe('REFUSAL_SENTENCES', () => {
 });
 
 describe('ScriptCache', () => {
-  const script = (versionId: string) => ({ versionId, versionNumber: 1, text: versionId });
+  const script = (versionId: string) => ({ versionId, versionNumber: 1, parts: [versionId] });
 
   it('evicts the least recently used bodies once their bytes pass the bound', () => {
     const cache = new ScriptCache(100);
