@@ -317,12 +317,13 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
   });
 
   it('prints a working curl line, writes the state file, and stops DynamoDB Local and exits 0 on SIGTERM', { timeout: 300_000 }, async () => {
+    // (The banner's script curl is checked here too: it returns the demo script stamped with the demo key's watermark.)
     const port = await freePort();
     const stateFile = join(dir, 'stack.json');
     const { child, output, exited } = await startUntilBanner(process.execPath, ['--import', 'tsx', 'local/start.ts', '--state-file', stateFile], port);
     try {
       const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, string>;
-      expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl', 'demoKey']);
+      expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl', 'demoKey', 's3Endpoint', 'bucketName']);
       expect(state.baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(state.inboxUrl).toBe(`http://127.0.0.1:${port}/_local/inbox`);
 
@@ -331,6 +332,13 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
       const response = await fetch(curl?.[2] ?? '', { headers: { Authorization: `Bearer ${curl?.[1]}` } });
       expect(response.status).toBe(200);
       expect(ListVersionsResponse.parse(await response.json()).versions).toHaveLength(3);
+
+      const scriptCurl = /curl -s -X POST -H 'Content-Type: application\/json' -d '(\{[^']+\})' '(\S+\/v1\/loader\/script)'/.exec(output.stdout);
+      const script = await fetch(scriptCurl?.[2] ?? '', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: scriptCurl?.[1] ?? '' });
+      expect(script.status).toBe(200);
+      const body = await script.text();
+      expect(body).toMatch(/^local WATERMARK = "WM_[0-9a-f]{16}"$/m);
+      expect(body).toContain('print("Demo Script v3 running (" .. WATERMARK .. ")")');
 
       const javaPids = await dynamoDbLocalDescendants(child.pid ?? -1);
       expect(javaPids).toHaveLength(1);
