@@ -7,8 +7,7 @@ import { createRouteHandlers } from '#api/endpoints';
 import { unixSeconds } from '#domain/model';
 import type { AuditLog, KeyCheckStore, ProjectStore, RateLimitStore, ScriptStore, ScriptVersionStore, TelemetrySink, TokenStore } from '#domain/ports';
 import { ScriptCache } from '#domain/scripts';
-import { SCRIPT_CACHE_BYTES } from '#loader/function';
-import { createScriptHandler } from '#loader/script';
+import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#loader/script';
 import { createValidateHandler } from '#loader/validate';
 import {
   type GatewayDeps,

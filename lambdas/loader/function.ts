@@ -5,14 +5,8 @@ import { ScriptCache } from '#domain/scripts';
 import { SqsMessageSender } from '#events/sqs-queue';
 import { awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
 import { createS3Client, S3ScriptStore } from '#store/script-store';
-import { createScriptHandler } from './script';
+import { createScriptHandler, SCRIPT_CACHE_BYTES } from './script';
 import { createValidateHandler } from './validate';
-
-/**
- * Script bodies a container keeps, by bytes: twenty 5 MiB scripts or hundreds of typical ones, well inside the
- * function's 512 MB beside the runtime and one request's stamped copy.
- */
-export const SCRIPT_CACHE_BYTES = 100 * 1024 * 1024;
 
 /**
  * The loader's function: both public routes (`/v1/loader/validate` and `/v1/loader/script`) make the same key

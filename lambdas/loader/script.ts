@@ -11,6 +11,12 @@ export interface ScriptHandlerDeps extends ScriptDeliveryDeps {
   logger: Logger;
 }
 
+/**
+ * Script bodies a container keeps, by bytes: twenty 5 MiB scripts or hundreds of typical ones, well inside the
+ * function's 512 MB beside the runtime and one request's stamped copy.
+ */
+export const SCRIPT_CACHE_BYTES = 100 * 1024 * 1024;
+
 /** The 404 of a valid key whose project has no version yet: nothing to run, no use counted. */
 export const NO_VERSION_YET = 'This script has no version yet: the publisher has not uploaded one';
 
