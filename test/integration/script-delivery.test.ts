@@ -162,6 +162,9 @@ describe('POST /v1/loader/script on the local stack', () => {
     const served = await fetchScript(stack.projectId, key.key);
     expect(served.headers.get('x-version-id')).toBe(uploaded.id);
     expect(served.text).toBe(`--WM_${key.watermark}\nprint("no placeholder here")\n`);
+    // The owner API's version resource keeps exactly the spec's fields: no sha256 there.
+    const listed = JSON.parse(await ownerGet(`/v1/projects/${stack.projectId}/versions`)) as { versions: Record<string, unknown>[] };
+    expect(listed.versions.find((version) => version.id === uploaded.id)).toEqual({ id: uploaded.id, version_number: 4, uploaded_at: expect.any(Number), size_bytes: Buffer.byteLength(plain), notes: 'plain upload' });
   });
 
   it('refuses a key revoked through the owner API on the very next fetch with 403 and a sentence for the buyer, and serves no byte of the script', async () => {
