@@ -2,7 +2,7 @@ import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -242,16 +242,12 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-let scriptDir: string | undefined;
-
-/** A script file of exactly `bytes` bytes (a print, then a Luau comment), for `versions upload --file`; removed at exit. */
+/**
+ * A script file of exactly `bytes` bytes (a print, then a Luau comment), for `versions upload --file`. The content
+ * depends on the size alone, so one file per size serves every test and run.
+ */
 export function scriptFileOf(bytes: number): string {
-  if (!scriptDir) {
-    const dir = mkdtempSync(join(tmpdir(), 'test-scripts-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    scriptDir = dir;
-  }
-  const path = join(scriptDir, `${randomUUID()}.luau`);
+  const path = join(tmpdir(), `sdapi-test-script-${bytes}.luau`);
   const head = 'print("test script")\n--';
   writeFileSync(path, (head + '-'.repeat(Math.max(0, bytes - head.length))).slice(0, bytes));
   return path;
