@@ -18,6 +18,8 @@ import { apiGatewayEvent, createBusinessProject, issueKeys, lambdaContext, nowSe
 import { type BenchResult, row, type Row } from './support/report';
 import { median, round } from './support/stats';
 import { startStubDiscord, startStubSqs } from './support/stub-services';
+import { newId } from '#domain/ids';
+import { sha256Hex } from '#domain/scripts';
 
 const NAME = 'cold-start';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -323,7 +325,7 @@ async function serviceFunctions(
   const watermarks = Array.from({ length: events }, () => randomBytes(8).toString('hex'));
   for (const watermark of watermarks) await stores.dashboard.issueKeys({ projectId, count: 5, watermark, tier: 'standard', maxUses: null, now });
   const versions: { id: string }[] = [];
-  for (let n = 1; n <= 3; n++) versions.push(await stores.dashboard.uploadVersion({ projectId, sizeBytes: 20_000 + n, notes: `bench v${n}`, now }));
+  for (let n = 1; n <= 3; n++) versions.push(await stores.dashboard.uploadVersion({ id: newId('ver'), projectId, sizeBytes: 20_000 + n, sha256: sha256Hex(`bench v${n}`), notes: `bench v${n}`, now }));
   const webhookUrl = demoDiscordWebhookUrl();
   const webhookId = await stores.dashboard.addWebhook({ projectId, url: webhookUrl, events: ['version_deployed'], enabled: true, now });
   const versionItem = (await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.version(projectId, versions[2]?.id ?? '') }))).Item;

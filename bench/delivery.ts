@@ -9,6 +9,8 @@ import { type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row, type Row } from './support/report';
 import { percentile, round } from './support/stats';
 import { startStubDiscord } from './support/stub-services';
+import { newId } from '#domain/ids';
+import { sha256Hex } from '#domain/scripts';
 
 const NAME = 'delivery';
 export const DELIVERY_SETTINGS = {
@@ -91,7 +93,7 @@ async function uploadAndWait(stores: Stores, inbox: Inbox, uploads: number, poll
     // Letters, digits and spaces only, so the embed carries the notes unescaped.
     const notes = `bench ${nonce} upload ${i}`;
     const uploadedAt = Date.now();
-    await stores.dashboard.uploadVersion({ projectId, sizeBytes: 40_000 + i, notes, now: nowSeconds() });
+    await stores.dashboard.uploadVersion({ id: newId('ver'), projectId, sizeBytes: 40_000 + i, sha256: sha256Hex(notes), notes, now: nowSeconds() });
     const receivedAt = await waitForEmbed(inbox, notes, uploadedAt + s.waitLimitMs);
     if (receivedAt === undefined) lost++;
     else latenciesMs.push(receivedAt - uploadedAt);

@@ -13,6 +13,7 @@ import type { BenchTable } from './support/dynamodb';
 import { batchWriteKeys, createBusinessProject } from './support/fixtures';
 import { type BenchResult, row } from './support/report';
 import { median, round, timed } from './support/stats';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 
 const NAME = 'sdapi-leak';
 export const SDAPI_LEAK_SETTINGS = {
@@ -46,7 +47,7 @@ export async function benchSdapiLeak(table: BenchTable, log: (line: string) => v
   log(`${NAME}: seeded ${s.projectKeys} keys in ${Math.round(seeding.reduce((sum, seed) => sum + seed.ms, 0))} ms`);
 
   const telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  const server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
+  const server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts: new MemoryScriptStore() });
   const dir = await mkdtemp(join(tmpdir(), 'bench-sdapi-leak-'));
   try {
     const leak = async (file: string): Promise<Run> => {

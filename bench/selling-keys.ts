@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { issueKeysEndpoint } from '#api/issue-keys';
-import { checkKey } from '#domain/key-check';
+import { checkKey, validateAnswer } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import { createApiHandler } from '#http/api-handler';
 import { memoryKeySecret } from '#local/key-secret';
@@ -81,7 +81,7 @@ export async function benchSellingKeys(table: BenchTable, log: (line: string) =>
     address += 1;
     const deps = { keys: stores.keyChecks, rateLimits: stores.rateLimits, telemetry: noTelemetry };
     recorder.take();
-    const { ms, result } = await timed(() => checkKey(deps, { project_id: project.projectId, key, fingerprint, executor: 'Wave' }, `10.9.${address >> 8}.${address & 255}`, nowSeconds()));
+    const { ms, result } = await timed(() => checkKey(deps, { project_id: project.projectId, key, fingerprint, executor: 'Wave' }, `10.9.${address >> 8}.${address & 255}`, nowSeconds()).then(validateAnswer));
     if (!result.valid) throw new Error(`bench check refused: ${result.code}`);
     return { ms, capacity: recorder.take() };
   };

@@ -1,6 +1,9 @@
 import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
+import { readFile } from 'node:fs/promises';
 import type { AuditEntry } from '#domain/audit';
+import { newId } from '#domain/ids';
 import { type Plan, PLANS } from '#domain/model';
+import { publishScript, scriptFileProblem } from '#domain/scripts';
 import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, tokenIdOf, type TokenScope } from '#domain/tokens';
 import { parseDiscordWebhookUrl, redactWebhookUrl } from '#events/discord-webhook-url';
 import { PATH_ID_PATTERN } from '#schemas/formats';
@@ -12,7 +15,7 @@ import type { DashboardIssuedKey, NewKeys } from '#store/dashboard-store';
 import type { MigratedToken, TokenSummary } from '#store/token-store';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
 import { audited, DASHBOARD_AUDITS } from './audited';
-import { CommandError, type DashboardContext } from './context';
+import { CommandError, type DashboardContext, oneLine } from './context';
 
 /**
  * The dashboard's commands. Each is pure argument checking (`validate`: flags → input, throws UsageError)
@@ -284,23 +287,44 @@ export const keysIssue: Command<KeysIssueInput, { keys: DashboardIssuedKey[] }> 
   },
 };
 
-export const versionsUpload: Command<{ projectId: string; sizeBytes: number; notes: string }, { id: string; version_number: number }> = {
+/**
+ * Upload a script: the file is read and checked whole before anything is written (1 byte to 5 MiB, UTF-8), then
+ * stored and its version written and made current (#domain/scripts publishScript says in what order, and how a
+ * failed version write is cleaned up).
+ */
+export const versionsUpload: Command<{ projectId: string; file: string; notes: string }, { id: string; version_number: number; size_bytes: number; sha256: string }> = {
   name: 'versions upload',
   flags: {
     project: { required: true, placeholder: 'ID' },
-    'size-bytes': { required: true, placeholder: 'N' },
+    file: { required: true, placeholder: 'PATH' },
     notes: { placeholder: 'TEXT' },
   },
   validate: (flags) => ({
     projectId: projectId(flags),
-    sizeBytes: wholeNumber('size-bytes', flags.required('size-bytes'), { min: 0, max: Number.MAX_SAFE_INTEGER }),
+    file: flags.required('file'),
     notes: printableText('notes', flags.optional('notes') ?? '', MAX_NOTES_LENGTH, { allowEmpty: true }),
   }),
   async run(context, input) {
+    const bytes = await scriptFile(input.file);
+    if (!context.scripts) throw new CommandError('No scripts bucket known: run npm start, or set SCRIPT_BUCKET (and S3_ENDPOINT for a local S3), or deploy the stack (output ScriptBucketName)');
     await requireProject(context, input.projectId);
-    return context.stores.dashboard.uploadVersion({ ...input, now: context.now() });
+    return publishScript({ scripts: context.scripts, versions: context.stores.dashboard }, { id: newId('ver'), projectId: input.projectId, bytes, notes: input.notes, now: context.now() });
   },
 };
+
+/** The file's bytes, checked to be a script; anything else is one line naming the problem. */
+async function scriptFile(path: string): Promise<Uint8Array> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`--file ${path} cannot be read: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : oneLine(error)}`);
+  }
+  const problem = scriptFileProblem(bytes);
+  if (problem) throw new UsageError(`--file ${path} ${problem}`);
+  return bytes;
+}
 
 export const webhooksAdd: Command<{ projectId: string; url: string; events: EventName[]; enabled: boolean }, { id: string }> = {
   name: 'webhooks add',

@@ -12,9 +12,11 @@ import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { unixSeconds } from '#domain/model';
+import type { ScriptStore } from '#domain/ports';
 import { AUTHORIZER_CACHE_SECONDS, SECOND_FLUSH_AFTER_SECONDS } from '#domain/tokens';
 import type { StackInfo } from '#local/state-file';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createS3Client, localS3Config, S3ScriptStore } from '#store/script-store';
 import { createStores, type Stores } from '#store/stores';
 
 export const DEFAULT_STACK_NAME = 'ScriptDistributionDeveloperApi';
@@ -43,6 +45,8 @@ export const LOCAL_TOKEN_KEYS: TokenKeys = { check: async () => undefined, regis
 export interface DashboardContext {
   /** The table's stores: the dashboard's writes, tokens, projects, and telemetry (dashboard/commands/telemetry.ts). */
   stores: Stores;
+  /** Where version scripts are stored; undefined when the location named no bucket (only `versions upload` needs one). */
+  scripts?: ScriptStore;
   now: () => number;
   tokenKeys: TokenKeys;
   /** Who runs the command, for its audit entries: the AWS identity's ARN, or locally `local:<OS user>`. */
@@ -71,8 +75,14 @@ export function awsCaller(sts: Pick<STSClient, 'send'>): () => Promise<string> {
 }
 
 export type TableLocation =
-  | { kind: 'local'; endpoint: string; tableName: string }
-  | { kind: 'aws'; tableName: string; stackName: string; gateway?: GatewayOutputs };
+  | { kind: 'local'; endpoint: string; tableName: string; scripts?: ScriptBucket }
+  | { kind: 'aws'; tableName: string; stackName: string; gateway?: GatewayOutputs; scripts?: ScriptBucket };
+
+/** Where `versions upload` stores scripts: the stack's bucket, and the local S3's endpoint when it is the local stack's. */
+export interface ScriptBucket {
+  bucketName: string;
+  endpoint?: string;
+}
 
 /** The stack outputs the dashboard needs of the API: the usage plan for new tokens' keys, the stage whose cache a revoke flushes. */
 export interface GatewayOutputs {
@@ -93,15 +103,17 @@ export interface LocateOptions {
 /**
  * Where the table is, first match wins: `DYNAMODB_ENDPOINT` + `TABLE_NAME` (a local table named
  * explicitly), `TABLE_NAME` alone (a table in AWS), the running local stack's `.local/stack.json`, and
- * last the deployed stack's outputs in AWS.
+ * last the deployed stack's outputs in AWS. The scripts bucket comes with it: `SCRIPT_BUCKET` (and `S3_ENDPOINT`
+ * for a local S3) beside the first two, the state file's `s3Endpoint` and `bucketName`, the stack's ScriptBucketName.
  */
 export async function locateTable({ env, stateFile, readStackOutputs }: LocateOptions): Promise<TableLocation> {
   const stackName = env.STACK_NAME || DEFAULT_STACK_NAME;
+  const envScripts = env.SCRIPT_BUCKET ? { scripts: { bucketName: env.SCRIPT_BUCKET, ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}) } } : {};
   if (env.DYNAMODB_ENDPOINT) {
     if (!env.TABLE_NAME) throw new CommandError('DYNAMODB_ENDPOINT is set but TABLE_NAME is not: set both, or neither to use .local/stack.json');
-    return { kind: 'local', endpoint: env.DYNAMODB_ENDPOINT, tableName: env.TABLE_NAME };
+    return { kind: 'local', endpoint: env.DYNAMODB_ENDPOINT, tableName: env.TABLE_NAME, ...envScripts };
   }
-  if (env.TABLE_NAME) return { kind: 'aws', tableName: env.TABLE_NAME, stackName };
+  if (env.TABLE_NAME) return { kind: 'aws', tableName: env.TABLE_NAME, stackName, ...envScripts };
 
   const state = await readStateFile(stateFile);
   if (state) return { kind: 'local', ...state };
@@ -122,7 +134,8 @@ export async function locateDeployedTable(
   }
   const tableName = outputNamed(outputs, 'TableName');
   if (!tableName) throw new CommandError(`The AWS stack ${stackName} has no output whose key contains TableName`);
-  return { kind: 'aws', tableName, stackName, gateway: gatewayOutputs(outputs) };
+  const bucketName = outputNamed(outputs, 'ScriptBucketName');
+  return { kind: 'aws', tableName, stackName, gateway: gatewayOutputs(outputs), ...(bucketName ? { scripts: { bucketName } } : {}) };
 }
 
 const GATEWAY_OUTPUTS = { usagePlanId: 'UsagePlanId', restApiId: 'RestApiId', stageName: 'StageName' } as const satisfies Record<keyof GatewayOutputs, string>;
@@ -134,7 +147,7 @@ function gatewayOutputs(outputs: StackOutputs): GatewayOutputs | undefined {
   return Object.fromEntries(found) as unknown as GatewayOutputs;
 }
 
-async function readStateFile(path: string): Promise<{ endpoint: string; tableName: string } | undefined> {
+async function readStateFile(path: string): Promise<{ endpoint: string; tableName: string; scripts?: ScriptBucket } | undefined> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -148,11 +161,12 @@ async function readStateFile(path: string): Promise<{ endpoint: string; tableNam
   } catch {
     throw new CommandError(`${path} is not valid JSON: restart npm start to rewrite it`);
   }
-  const { dynamodbEndpoint, tableName } = (state ?? {}) as Partial<Record<keyof StackInfo, unknown>>;
+  const { dynamodbEndpoint, tableName, s3Endpoint, bucketName } = (state ?? {}) as Partial<Record<keyof StackInfo, unknown>>;
   if (typeof dynamodbEndpoint !== 'string' || typeof tableName !== 'string') {
     throw new CommandError(`${path} lacks dynamodbEndpoint or tableName: restart npm start to rewrite it`);
   }
-  return { endpoint: dynamodbEndpoint, tableName };
+  const scripts = typeof s3Endpoint === 'string' && typeof bucketName === 'string' ? { scripts: { bucketName, endpoint: s3Endpoint } } : {};
+  return { endpoint: dynamodbEndpoint, tableName, ...scripts };
 }
 
 /** The first output whose key contains `part`: CDK suffixes output keys with a hash of their path. */
@@ -265,9 +279,12 @@ export function openContext(
   const db = createDocumentClient(location.kind === 'local' ? { ...localDynamoConfig(location.endpoint), maxAttempts: 2 } : undefined);
   const tokenKeys = location.kind === 'aws' ? usagePlanTokenKeys(location, readOutputs, sleep) : undefined;
   const sts = location.kind === 'aws' ? new STSClient({}) : undefined;
+  const bucket = location.scripts;
+  const s3 = bucket && createS3Client(bucket.endpoint ? { ...localS3Config(bucket.endpoint), maxAttempts: 2 } : {});
   return {
     context: {
       stores: createStores(db, location.tableName),
+      ...(bucket && s3 ? { scripts: new S3ScriptStore(s3, bucket.bucketName) } : {}),
       now: () => unixSeconds(),
       tokenKeys: tokenKeys ?? LOCAL_TOKEN_KEYS,
       caller: sts ? awsCaller(sts) : async () => localCaller(),
@@ -275,6 +292,7 @@ export function openContext(
     },
     close: () => {
       db.destroy();
+      s3?.destroy();
       tokenKeys?.close();
       sts?.destroy();
     },

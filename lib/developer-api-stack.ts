@@ -6,7 +6,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { LOADER_ROUTE, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
+import { PUBLIC_ROUTES, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
 import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
@@ -16,6 +16,7 @@ import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses'
 import { LoaderCheck } from '#lib/constructs/loader-check';
 import { Monitoring } from '#lib/constructs/monitoring';
 import { PerAddressFirewall } from '#lib/constructs/per-address-firewall';
+import { ScriptBucket } from '#lib/constructs/script-bucket';
 import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
@@ -54,6 +55,7 @@ export class DeveloperApiStack extends Stack {
   readonly webhooks: WebhookDelivery;
   readonly analytics: Analytics;
   readonly loaderCheck: LoaderCheck;
+  readonly scripts: ScriptBucket;
   readonly authorizerFunction: ServiceFunction;
   /** Each owner API route's function, by its entry (`list-keys`, ...). */
   readonly routeFunctions: Readonly<Record<Route['entry'], ServiceFunction>>;
@@ -107,12 +109,13 @@ export class DeveloperApiStack extends Stack {
         dataTraceEnabled: false,
         throttlingRateLimit: STAGE_METHOD_THROTTLE.rateLimit,
         throttlingBurstLimit: STAGE_METHOD_THROTTLE.burstLimit,
-        methodOptions: {
-          [`${LOADER_ROUTE.path}/${LOADER_ROUTE.method}`]: {
-            throttlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit,
-            throttlingBurstLimit: LOADER_METHOD_THROTTLE.burstLimit,
-          },
-        },
+        // Each loader route its own bucket of LOADER_METHOD_THROTTLE: a fetch follows no check, it is one.
+        methodOptions: Object.fromEntries(
+          PUBLIC_ROUTES.map((route) => [
+            `${route.path}/${route.method}`,
+            { throttlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit, throttlingBurstLimit: LOADER_METHOD_THROTTLE.burstLimit },
+          ]),
+        ),
       },
     });
     addJsonGatewayResponses(this.api);
@@ -181,10 +184,13 @@ export class DeveloperApiStack extends Stack {
     new CfnOutput(this, 'TableName', { description: 'The service table (TABLE_NAME for the dashboard CLI)', value: this.table.tableName });
     this.webhooks = new WebhookDelivery(this, 'Webhooks', { table: this.table });
     this.analytics = new Analytics(this, 'Analytics', { table: this.table });
+    this.scripts = new ScriptBucket(this, 'ScriptStorage');
+    new CfnOutput(this, 'ScriptBucketName', { description: 'Bucket of the version scripts (SCRIPT_BUCKET for the dashboard CLI)', value: this.scripts.bucket.bucketName });
     this.loaderCheck = new LoaderCheck(this, 'LoaderCheck', {
       table: this.table,
       api: this.api,
       telemetryQueue: this.analytics.telemetryQueue,
+      scripts: this.scripts.bucket,
     });
     if (booleanContext(this.node, 'reservedConcurrency', true)) this.reserveConcurrency();
     if (booleanContext(this.node, 'waf', false)) {

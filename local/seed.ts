@@ -1,7 +1,10 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { EVENT_NAMES } from '#schemas/resources';
+import type { ScriptStore } from '#domain/ports';
+import { publishScript } from '#domain/scripts';
 import type { Stores } from '#store/stores';
+import { newId } from '#domain/ids';
 
 export const DEMO_PROJECT_NAME = 'Demo Script';
 
@@ -10,11 +13,20 @@ const KEYS_BEFORE_SHARED = 70;
 const KEYS_AFTER_SHARED = 48;
 export const DEMO_KEY_COUNT = KEYS_BEFORE_SHARED + 2 + KEYS_AFTER_SHARED;
 
-const DEMO_VERSIONS = [
-  { sizeBytes: 48_213, notes: 'Initial release' },
-  { sizeBytes: 51_877, notes: 'Fix key validation on slow executors' },
-  { sizeBytes: 53_402, notes: 'Faster loader, new settings menu' },
-] as const;
+const DEMO_VERSIONS = ['Initial release', 'Fix key validation on slow executors', 'Faster loader, new settings menu'] as const;
+
+/**
+ * The demo's script of version `n`: it prints its version, and carries the watermark placeholder, so a fetch shows
+ * both the version served and the key's watermark stamped in.
+ */
+export function demoScript(n: number): string {
+  return [
+    `-- Demo Script v${n}: served by POST /v1/loader/script, stamped with the key's watermark`,
+    `local WATERMARK = "WM_XXXXXXXXXXXXXXXX"`,
+    `print("Demo Script v${n} running (" .. WATERMARK .. ")")`,
+    '',
+  ].join('\n');
+}
 
 export interface DemoSeed {
   ownerId: string;
@@ -40,11 +52,12 @@ export function demoDiscordWebhookUrl(): string {
 }
 
 /**
- * The demo a fresh local stack starts with, written through the stores the dashboard writes with.
+ * The demo a fresh local stack starts with, written through the stores the dashboard writes with; its three
+ * versions are uploaded as the dashboard uploads them, each with its demo script.
  * The webhook is added before the uploads, so the three `version_deployed` events reach it once the
  * delivery pipeline reads the stream.
  */
-export async function seedDemo({ dashboard, tokens }: Pick<Stores, 'dashboard' | 'tokens'>, now: number): Promise<DemoSeed> {
+export async function seedDemo({ dashboard, tokens }: Pick<Stores, 'dashboard' | 'tokens'>, scripts: ScriptStore, now: number): Promise<DemoSeed> {
   const ownerId = await dashboard.createOwner(now);
   const token = newApiToken();
   await tokens.saveTokenHash(ownerId, hashToken(token), now);
@@ -61,10 +74,11 @@ export async function seedDemo({ dashboard, tokens }: Pick<Stores, 'dashboard' |
   await dashboard.issueKeys({ ...keys, count: KEYS_AFTER_SHARED });
 
   const versionIds: string[] = [];
-  for (const [i, version] of DEMO_VERSIONS.entries()) {
+  for (const [i, notes] of DEMO_VERSIONS.entries()) {
     // A day apart, oldest first, so the list reads like a release history.
     const uploadedAt = now - (DEMO_VERSIONS.length - 1 - i) * 86_400;
-    versionIds.push((await dashboard.uploadVersion({ projectId, ...version, now: uploadedAt })).id);
+    const bytes = new TextEncoder().encode(demoScript(i + 1));
+    versionIds.push((await publishScript({ scripts, versions: dashboard }, { id: newId('ver'), projectId, bytes, notes, now: uploadedAt })).id);
   }
   return { ownerId, token, projectId, sharedWatermark, demoKey: first.key, demoKeyId: first.id, keyCount: DEMO_KEY_COUNT, versionIds, webhookId, webhookUrl };
 }

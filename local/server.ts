@@ -6,7 +6,9 @@ import { createAuthorizer } from '#api/authorizer';
 import { isLoopbackHostHeader } from '#http/loopback';
 import { createRouteHandlers } from '#api/endpoints';
 import { unixSeconds } from '#domain/model';
-import type { AuditLog, KeyCheckStore, KeySecret, KeyStore, ProjectStore, RateLimitStore, TelemetrySink, TokenStore } from '#domain/ports';
+import type { AuditLog, KeyCheckStore, KeySecret, KeyStore, ProjectStore, RateLimitStore, ScriptStore, ScriptVersionStore, TelemetrySink, TokenStore } from '#domain/ports';
+import { ScriptCache } from '#domain/scripts';
+import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#loader/script';
 import { createValidateHandler } from '#loader/validate';
 import { memoryKeySecret } from './key-secret';
 import {
@@ -43,6 +45,8 @@ export interface LocalServerOptions {
   telemetry: TelemetrySink;
   /** What order keys derive from; `npm start` keeps it in .local/, a server of a test has one for its life. */
   keySecret?: KeySecret;
+  /** Where version scripts are read from (the local stack's S3). */
+  scripts: ScriptStore;
   extensions?: readonly LocalExtension[];
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -53,29 +57,33 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export type LocalServerStores = { projects: ProjectStore; rateLimits: RateLimitStore; tokens: TokenStore; keyChecks: KeyCheckStore; keys: KeyStore; audit: AuditLog };
+export type LocalServerStores = {
+  projects: ProjectStore;
+  rateLimits: RateLimitStore;
+  tokens: TokenStore;
+  keyChecks: KeyCheckStore;
+  keys: KeyStore;
+  scriptVersions: ScriptVersionStore;
+  audit: AuditLog;
+};
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
-export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, keySecret: KeySecret = memoryKeySecret()): GatewayDeps {
+export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, scripts: ScriptStore, keySecret: KeySecret = memoryKeySecret()): GatewayDeps {
   const now = () => unixSeconds();
+  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, telemetry, now, logger: new Logger({ serviceName: 'loader-check' }) };
   return {
     authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
     handlers: {
       ...createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
-      'loader-validate': createValidateHandler({
-        keys: stores.keyChecks,
-        rateLimits: stores.rateLimits,
-        telemetry,
-        now,
-        logger: new Logger({ serviceName: 'loader-check' }),
-      }),
+      'loader-validate': createValidateHandler(loader),
+      'loader-script': createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) }),
     },
   };
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const host = options.host ?? '127.0.0.1';
-  const deps = localGatewayDeps(options.stores, options.telemetry, options.keySecret);
+  const deps = localGatewayDeps(options.stores, options.telemetry, options.scripts, options.keySecret);
   const extensions = options.extensions ?? [];
   // Known once listening; no request arrives before that.
   let origin = `http://${host}:${options.port}`;

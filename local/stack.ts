@@ -3,6 +3,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unixSeconds } from '#domain/model';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createS3Client, localS3Config, S3ScriptStore } from '#store/script-store';
 import { createStores } from '#store/stores';
 import { startAlertDigestTimer } from './alert-digest-timer';
 import { startDailyDetectorTimer } from './daily-detector-timer';
@@ -13,6 +14,7 @@ import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dy
 import { type DemoSeed, seedDemo } from './seed';
 import { fileKeySecret } from './key-secret';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
+import { startLocalS3 } from './s3-local';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
 import { ensureTable } from './table';
 import { startTelemetryPipeline } from './telemetry-pipeline';
@@ -58,7 +60,8 @@ export interface LocalStack extends StackInfo {
 type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWatermark' | 'demoKey' | 'demoKeyId'>;
 
 /**
- * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), webhook
+ * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), a local S3 for
+ * the version scripts, webhook
  * delivery (stream poller → fan-out → in-process queue → delivery → Discord stand-in), the daily analytics
  * detector and the hourly alert digest, the demo data, and the HTTP server in front of the real authorizer and handlers. Whatever fails
  * half-way is stopped again before the error reaches the caller.
@@ -95,6 +98,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // A table persisted by an earlier version may hold tokens from before scopes, which read until migrated.
     if (!created) await stores.tokens.migrateLegacyTokens();
 
+    // Kept beside the table with --persist: a persisted table's versions need their scripts.
+    const s3 = await startLocalS3({ dataDir: options.persistDir && join(options.persistDir, 'scripts') });
+    stops.push(() => s3.stop());
+    const s3Client = createS3Client(localS3Config(s3.endpoint));
+    stops.push(async () => s3Client.destroy());
+    const scripts = new S3ScriptStore(s3Client, s3.bucketName);
+
     // Before the seed, so the demo's own uploads already arrive in the inbox.
     const delivery = await startDeliveryPipeline({
       endpoint: dynamodb.endpoint,
@@ -116,7 +126,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => alertDigest.stop());
 
     const previous = created || !options.persistDir ? undefined : await readDemo(options.persistDir);
-    const demo: DemoRecord = previous ?? (await seedDemo(stores, unixSeconds()));
+    const demo: DemoRecord = previous ?? (await seedDemo(stores, scripts, unixSeconds()));
     if (options.persistDir && !previous) await writeDemo(options.persistDir, demo);
 
     // Made (or read and checked) now, so that a bad secret file stops the start rather than a shop's first order.
@@ -129,6 +139,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       stores,
       telemetry: telemetry.sink,
       keySecret,
+      scripts,
       extensions: [discord, createDocsExtension({ exampleProjectId: demo.projectId }), ...(options.extensions ?? [])],
       onRequest: options.onRequest,
     });
@@ -144,6 +155,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       inboxUrl: `${server.url}${INBOX_PATH}`,
       demoKey: demo.demoKey,
       demoKeyId: demo.demoKeyId,
+      s3Endpoint: s3.endpoint,
+      bucketName: s3.bucketName,
     };
     await writeStateFile(stateFile, info);
     stops.push(() => removeStateFileIfOurs(stateFile, info));

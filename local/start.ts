@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOADER_ROUTE } from '#api/routes';
+import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
 import type { FetchReporter } from './dynamodb-local';
 import { oldNodeProblem } from './node-version';
 import type { RequestLogEntry } from './server';
@@ -67,6 +67,7 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     `  Inbox       ${stack.inboxUrl}   (the Discord embeds the webhook deliveries post)`,
     `  Docs        ${stack.baseUrl}/_local/docs`,
     `  DynamoDB    ${stack.dynamodbEndpoint}   table ${stack.tableName}, ${storage}`,
+    `  Scripts     ${stack.s3Endpoint}   bucket ${stack.bucketName} (local S3), ${storage}`,
     `  Details in  ${relative(process.cwd(), stack.stateFile)}${stack.reusedDemo ? '   (demo from the persisted table)' : ''}`,
     '',
     'Try it:',
@@ -81,6 +82,9 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${LOADER_ROUTE.path}'`,
     'Revoke it, then check again (KEY_REVOKED):',
     `  curl -s -X POST ${auth} -H 'Content-Type: application/json' -d '{"key_id":"${stack.demoKeyId}"}' '${project}/keys/revoke'`,
+    '',
+    'The script the buyer\'s stub loader runs: the current version, stamped with the demo key\'s watermark:',
+    `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${SCRIPT_ROUTE.path}'`,
     '',
     'Dashboard: npm run -s dashboard -- help',
     'Press Ctrl+C to stop.',

@@ -18,11 +18,14 @@ export interface StackInfo {
   demoKey: string;
   /** That key's id, for revoking it (POST /v1/projects/:id/keys/revoke). */
   demoKeyId: string;
+  /** The local S3 (s3rver) and the bucket that hold each version's script, for the dashboard's uploads. */
+  s3Endpoint: string;
+  bucketName: string;
 }
 
 export function stackInfoJson(info: StackInfo): string {
-  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId } = info;
-  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId }, null, 2)}\n`;
+  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName } = info;
+  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName }, null, 2)}\n`;
 }
 
 /**

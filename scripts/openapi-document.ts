@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
-import { LOADER_ROUTE, ROUTES, type Route, scopeNeededBy } from '#api/routes';
+import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, scopeNeededBy } from '#api/routes';
 import { type DomainError, InvalidInput, KeyNotFound, OrderConflict, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, ScopeMissing, Unauthenticated, VersionNotFound } from '#domain/errors';
 import { LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
@@ -12,7 +12,9 @@ import { rateLimitHeaders } from '#http/rate-limit-headers';
 import { INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { WATERMARK_PATTERN } from '#schemas/formats';
-import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid } from '#schemas/loader';
+import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid, LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
+import { REFUSAL_SENTENCES } from '#domain/scripts';
+import { NO_VERSION_YET } from '#loader/script';
 import { IssueKeysBody, KEYS_PAGE, LIFETIME_EXPIRES_AT, ListKeysQuery, NoQuery, ResetHwidBody, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
 import { IssuedKeySchema, KeyDetailSchema, KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import {
@@ -58,11 +60,12 @@ interface Header {
 interface ResponseObject {
   description: string;
   headers?: Record<string, Ref>;
-  content: Record<string, MediaType>;
+  /** Absent for a response without a body (a 304). */
+  content?: Record<string, MediaType>;
 }
 interface Parameter {
   name: string;
-  in: 'path' | 'query';
+  in: 'path' | 'query' | 'header';
   required: boolean;
   description: string;
   schema: JsonSchema;
@@ -286,7 +289,7 @@ function buildSchemas(): Record<string, JsonSchema> {
       ErrorResponse,
     }),
     ...componentSchemas(docs, 'output', { LoaderCheckResponse }),
-    ...componentSchemas(docs, 'output', { LoaderCheckValid, LoaderCheckRefused }),
+    ...componentSchemas(docs, 'output', { LoaderCheckValid, LoaderCheckRefused, LoaderScriptRefused }),
     ...componentSchemas(docs, 'input', {
       RevokeKeyRequest: RevokeKeyBody,
       RevokeBulkRequest: RevokeBulkBody,
@@ -411,6 +414,13 @@ function sharedHeaders(): Record<string, Header> {
       schema: { type: 'integer', minimum: 1, maximum: RATE_LIMIT.windowSeconds },
       example: 42,
     },
+    ETag: {
+      description: 'Strong tag of the served body: the same for the same version and watermark. Send it back as `If-None-Match`.',
+      schema: { type: 'string' },
+      example: '"577d2eff1378cbcc8207097a0e498908"',
+    },
+    'X-Version-Id': { description: 'The version served: the current version of the project.', schema: { type: 'string' }, example: 'ver_8c1d4e2f6a0b9e3d7f51' },
+    'X-Version-Number': { description: "The served version's number.", schema: { type: 'integer', minimum: 1 }, example: 3 },
   };
 }
 
@@ -683,6 +693,45 @@ function loaderOperation(): Operation {
   };
 }
 
+/** `POST /v1/loader/script`: the same body and check as validate; the script on 200, 304 for a cached copy, 403 refusals. */
+function scriptOperation(): Operation {
+  const check = loaderOperation();
+  const versionHeaders = { ETag: headerRef('ETag'), 'X-Version-Id': headerRef('X-Version-Id'), 'X-Version-Number': headerRef('X-Version-Number') };
+  return {
+    operationId: 'fetchScript',
+    tags: ['Loader'],
+    summary: "Fetch the script for a buyer's key",
+    description: `Called by the stub loader at every execution, with no bearer token and the body of the key check. One fetch is one check: the same codes in the same order, the same limits, one use counted per 200 or 304 and none otherwise. A valid key gets the project's current version's script with every \`WM_XXXXXXXXXXXXXXXX\` replaced by \`WM_<its watermark>\` (a script without the placeholder gets the line \`--WM_<watermark>\` in front). \`If-None-Match\` with the \`ETag\` of the copy the loader holds answers 304 without a body. After a rollback answered 200 or an upload finished, the next fetch serves the new version; after a revoke answered 200, the next fetch of that key is refused.`,
+    security: [],
+    parameters: [
+      { name: 'If-None-Match', in: 'header', required: false, description: 'The `ETag` of the copy the loader holds.', schema: { type: 'string' }, example: '"577d2eff1378cbcc8207097a0e498908"' },
+    ],
+    requestBody: check.requestBody,
+    responses: {
+      200: {
+        description: 'The script, stamped with the key\'s watermark. `Cache-Control: private, no-store`.',
+        headers: versionHeaders,
+        content: { 'text/plain; charset=utf-8': { schema: { type: 'string' }, examples: { script: { summary: 'A stamped script', value: 'local WATERMARK = "WM_3f9a1c7e5b2d8046"\nprint("running")\n' } } } },
+      },
+      304: { description: 'The copy named by `If-None-Match` is current: no body (one use counted).', headers: versionHeaders },
+      400: check.responses[400]!,
+      403: {
+        description: 'The key may not run: a sentence for the buyer, and the code. No use counted, no script bytes.',
+        content: {
+          [JSON_TYPE]: {
+            schema: schemaRef('LoaderScriptRefused'),
+            examples: Object.fromEntries(REFUSAL_CODES.map((code) => [code, { summary: code, value: { error: REFUSAL_SENTENCES[code], valid: false, code } }])),
+          },
+        },
+      },
+      404: { description: 'A valid key of a project with no version yet (no use counted).', content: errorContent({ none: { summary: 'No version yet', value: { error: NO_VERSION_YET } } }) },
+      413: check.responses[413]!,
+      429: check.responses[429]!,
+      500: check.responses[500]!,
+    },
+  };
+}
+
 const invalidBody = (summary: string, input: unknown): ErrorExample => ({ summary, error: new InvalidInput(firstIssue(LoaderCheckRequest, input)) });
 
 const DESCRIPTION = `Manage a script-distribution project over HTTP: issue keys (for a shop or a bot, idempotent by order id), read, list and revoke them (one by id, or every key carrying a leaked watermark), reset a key's bound machines, list script versions and roll back, read webhook configurations.
@@ -705,6 +754,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     paths[route.path]![route.method.toLowerCase()] = operation(specs[route.entry]);
   }
   paths[LOADER_ROUTE.path] = { [LOADER_ROUTE.method.toLowerCase()]: loaderOperation() };
+  paths[SCRIPT_ROUTE.path] = { [SCRIPT_ROUTE.method.toLowerCase()]: scriptOperation() };
   return {
     openapi: '3.1.0',
     info: { title: 'Script Distribution Developer API', version: '1.0.0', summary: 'Keys, versions and webhooks of a script-distribution project.', description: DESCRIPTION },
@@ -720,7 +770,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
       { name: 'Keys', description: 'Issued keys: metadata, revocation one by one or by leaked watermark.' },
       { name: 'Versions', description: 'Script versions and the current-version pointer.' },
       { name: 'Webhooks', description: 'Webhook configurations (read-only; managed in the dashboard).' },
-      { name: 'Loader', description: "The buyer's loader asks whether its key may run. Public: no bearer token." },
+      { name: 'Loader', description: "The buyer's loader asks whether its key may run, or fetches the script it may run. Public: no bearer token." },
     ],
     paths,
     components: {

@@ -34,13 +34,17 @@ export function scopeNeededBy(entry: Route['entry']): ScopeNeed {
 
 /** The loader's key check (DESIGN.md, "Loader key check"): public, no bearer token, its own function. */
 export const LOADER_ROUTE = { method: 'POST', path: '/v1/loader/validate', entry: 'loader-validate' } as const;
-export type LoaderRoute = typeof LOADER_ROUTE;
+/** Script delivery (DESIGN.md, "Script delivery"): public like the check it makes, served by the loader check's function. */
+export const SCRIPT_ROUTE = { method: 'POST', path: '/v1/loader/script', entry: 'loader-script' } as const;
+/** The routes a buyer's loader calls: no bearer token, the key in the body is the credential. */
+export const PUBLIC_ROUTES = [LOADER_ROUTE, SCRIPT_ROUTE] as const;
+export type LoaderRoute = (typeof PUBLIC_ROUTES)[number];
 
 /** Every route the API serves, as API Gateway (and the local gateway) routes requests. */
-export const ALL_ROUTES = [...ROUTES, LOADER_ROUTE] as const;
+export const ALL_ROUTES = [...ROUTES, ...PUBLIC_ROUTES] as const;
 export type AnyRoute = Route | LoaderRoute;
 
 export const timeoutSecondsOf = (route: AnyRoute): number => ('timeoutSeconds' in route ? route.timeoutSeconds : API_FUNCTION_TIMEOUT_SECONDS);
 
 /** Whether API Gateway runs the token authorizer before the route (every route but the loader's). */
-export const needsToken = (route: AnyRoute): route is Route => route !== LOADER_ROUTE;
+export const needsToken = (route: AnyRoute): route is Route => !(PUBLIC_ROUTES as readonly AnyRoute[]).includes(route);

@@ -31,6 +31,8 @@ export interface KeyState {
   maxFingerprints: number | null;
   /** The fingerprints bound so far (none for an unbound key). */
   fingerprints: readonly string[];
+  /** What a served script is stamped with (`WM_<watermark>`), so a leaked dump names its key. */
+  watermark: string;
 }
 
 /**
@@ -89,30 +91,80 @@ const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
   KEY_INVALID: 'unknown',
 };
 
+/** What one check came to, for the endpoint to answer: validate says it in JSON, a script fetch serves or refuses. */
+export type KeyCheckOutcome<Served> =
+  | { outcome: 'valid'; keyId: string; key: KeyState; served: Served }
+  | { outcome: 'refused'; code: RefusalCode }
+  /** The key may run but the guard had nothing to serve (a project without a version): no use counted. */
+  | { outcome: 'nothing_to_serve' };
+
 /**
- * One check: the client's address within its limit, then the key's own item judged and (when valid) counted in
- * one conditional write, then the check reported as telemetry: a key validation always, an execution when valid.
- * Throws RateLimited past a limit; answers every other case, refusals included.
+ * What a check guards besides the key's answer: a script fetch's current version, read after the address limit and
+ * before the counting write, so a fetch with nothing to serve counts no use. Its `versionId` is the execution's.
  */
-export async function checkKey(deps: KeyCheckDeps, request: LoaderCheckRequest, sourceIp: string, now: number): Promise<LoaderCheckResponse> {
+export type CheckGuard<Served extends { versionId: string }> = () => Promise<Served | undefined>;
+
+/**
+ * One check, the same for `/v1/loader/validate` and `/v1/loader/script`: the client's address within its limit
+ * and, beside it, what the check guards (a script fetch's version), then the key's own item judged and (when valid)
+ * counted in one conditional write, then the check reported as telemetry: a key validation always, an execution when
+ * valid. With nothing to serve, the key is judged by a consistent read that counts nothing. Throws RateLimited
+ * past a limit; answers every other case, refusals included.
+ */
+export async function checkKey(deps: KeyCheckDeps, request: LoaderCheckRequest, sourceIp: string, now: number): Promise<KeyCheckOutcome<undefined>>;
+export async function checkKey<Served extends { versionId: string }>(
+  deps: KeyCheckDeps,
+  request: LoaderCheckRequest,
+  sourceIp: string,
+  now: number,
+  guard: CheckGuard<Served>,
+): Promise<KeyCheckOutcome<Served>>;
+export async function checkKey<Served extends { versionId: string }>(
+  deps: KeyCheckDeps,
+  request: LoaderCheckRequest,
+  sourceIp: string,
+  now: number,
+  guard?: CheckGuard<Served>,
+): Promise<KeyCheckOutcome<Served | undefined>> {
   const window = rateWindowAt(now);
-  const addressCount = await deps.rateLimits.countRequest(
-    `loader-address#${clientAddressBucket(sourceIp)}`,
-    { start: window.start, seconds: LOADER_LIMITS.windowSeconds },
-    LOADER_LIMITS.perAddressPerMinute,
-  );
+  // The guard's read does not depend on the address's count: both go at once, so a fetch waits for as many round
+  // trips in a row as validate (address and pointer together, then the key). The pointer is still read before any
+  // use is counted.
+  const [addressCount, served] = await Promise.all([
+    deps.rateLimits.countRequest(
+      `loader-address#${clientAddressBucket(sourceIp)}`,
+      { start: window.start, seconds: LOADER_LIMITS.windowSeconds },
+      LOADER_LIMITS.perAddressPerMinute,
+    ),
+    guard?.(),
+  ]);
   if (addressCount === undefined) {
     throw new RateLimited(window.resetSeconds, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`);
   }
   const keyHash = hashKeyValue(request.key);
-  const counted = await deps.keys.checkAndCount({ projectId: request.project_id, keyId: keyIdOf(keyHash), keyHash, fingerprint: request.fingerprint, now, perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute });
+  const keyId = keyIdOf(keyHash);
+  if (guard && served === undefined) {
+    const code = refusalOf(await deps.keys.peek(keyId), request.project_id, keyHash, now, request.fingerprint);
+    if (!code) return { outcome: 'nothing_to_serve' };
+    await deps.telemetry.report(checkTelemetry(request, keyId, code, now));
+    return { outcome: 'refused', code };
+  }
+  const counted = await deps.keys.checkAndCount({ projectId: request.project_id, keyId, keyHash, fingerprint: request.fingerprint, now, perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute });
   if (counted.outcome === 'key_rate_limited') {
     throw new RateLimited(counted.retryAfterSeconds, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`);
   }
   const code = counted.outcome === 'counted' ? 'KEY_VALID' : counted.code;
-  await deps.telemetry.report(checkTelemetry(request, counted.keyId, code, now));
-  if (counted.outcome === 'refused') return { valid: false, code: counted.code };
-  return { valid: true, code: 'KEY_VALID', key_id: counted.keyId, expires_at: counted.key.expiresAt, uses_left: usesLeft(counted.key) };
+  const executed = served ? { ...request, version_id: served.versionId } : request;
+  await deps.telemetry.report(checkTelemetry(executed, counted.keyId, code, now));
+  if (counted.outcome === 'refused') return { outcome: 'refused', code: counted.code };
+  return { outcome: 'valid', keyId: counted.keyId, key: counted.key, served };
+}
+
+/** The validate endpoint's answer to a check (it guards nothing, so there is always a verdict). */
+export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheckResponse {
+  if (outcome.outcome === 'valid') return { valid: true, code: 'KEY_VALID', key_id: outcome.keyId, expires_at: outcome.key.expiresAt, uses_left: usesLeft(outcome.key) };
+  if (outcome.outcome === 'refused') return { valid: false, code: outcome.code };
+  throw new Error('A check that guards nothing always has a verdict');
 }
 
 /** The records a check makes for the analytics detectors, as if reported through the ingest path. */

@@ -16,7 +16,7 @@ import type {
   ValidationWindow,
 } from './analytics';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
-import type { CountedCheck } from './key-check';
+import type { CountedCheck, KeyState } from './key-check';
 import type { Key, KeyDetail, Project, Version, Webhook } from './model';
 import type { TokenGrant } from './tokens';
 
@@ -163,6 +163,32 @@ export interface KeyCheckStore {
    * refuses KEY_HWID_LOCKED when it has none.
    */
   checkAndCount(check: KeyCheck): Promise<CountedCheck>;
+  /** The key's state as last written (a strongly consistent read), counting nothing; undefined when there is no such key. */
+  peek(keyId: string): Promise<KeyState | undefined>;
+}
+
+// ---- Script delivery ----
+
+/** One version's script, as it is stored: versions are immutable, so is the object. */
+export interface ScriptObject {
+  projectId: string;
+  versionId: string;
+}
+
+/** Where version scripts live (S3 in AWS, s3rver locally). */
+export interface ScriptStore {
+  put(object: ScriptObject, body: Uint8Array): Promise<void>;
+  /** The stored bytes, or undefined when there is no such object. */
+  get(object: ScriptObject): Promise<Uint8Array | undefined>;
+  delete(object: ScriptObject): Promise<void>;
+}
+
+/** What a script fetch reads of the table besides the key. */
+export interface ScriptVersionStore {
+  /** The project's current version pointer, read with strong consistency; undefined for no version or no project. */
+  currentVersionId(projectId: string): Promise<string | undefined>;
+  /** A version item of the project (immutable once written); undefined when there is none. */
+  version(projectId: string, versionId: string): Promise<{ versionNumber: number; sha256: string } | undefined>;
 }
 
 /** Where the loader check's telemetry goes, to be ingested off the answer's path (a queue in AWS). */

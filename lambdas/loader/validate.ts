@@ -1,12 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { QueueTelemetrySink } from '#analytics/telemetry-queue';
-import { checkKey, type KeyCheckDeps } from '#domain/key-check';
-import { SqsMessageSender } from '#events/sqs-queue';
+import { checkKey, type KeyCheckDeps, validateAnswer } from '#domain/key-check';
 import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler, requestIdsInLogs } from '#http/middlewares';
 import { jsonResponse } from '#http/responses';
-import { awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
 import { LoaderCheckRequest } from '#schemas/loader';
 
 export interface LoaderDeps extends KeyCheckDeps {
@@ -27,19 +24,7 @@ export function createValidateHandler(deps: LoaderDeps): ProxyHandler {
     .use(jsonBody())
     .handler(async (event) => {
       const request = parse(LoaderCheckRequest, event.body);
-      return jsonResponse(200, await checkKey(deps, request, event.requestContext.identity.sourceIp, deps.now()));
+      return jsonResponse(200, validateAnswer(await checkKey(deps, request, event.requestContext.identity.sourceIp, deps.now())));
     });
   return handler;
 }
-
-export const handler = lazyHandler(() => {
-  const logger = awsLogger('loader-check');
-  const stores = awsStores();
-  return createValidateHandler({
-    keys: stores.keyChecks,
-    rateLimits: stores.rateLimits,
-    telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
-    now: clock,
-    logger,
-  });
-});

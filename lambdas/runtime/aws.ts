@@ -26,6 +26,8 @@ export const settings = {
   /** The loader check's telemetry queue, which the ingest function consumes. */
   telemetryQueueUrl: () => setting('TELEMETRY_QUEUE_URL'),
   deadLetterQueueUrl: () => setting('DEAD_LETTER_QUEUE_URL'),
+  /** The bucket holding each version's script (the loader function reads it). */
+  scriptBucket: () => setting('SCRIPT_BUCKET'),
   claimStaleAfterSeconds: () => Number(setting('CLAIM_STALE_AFTER_SECONDS')),
   /** Discord's API unless a test stack points deliveries elsewhere. */
   discordApiBase: () => setting('DISCORD_API_BASE'),

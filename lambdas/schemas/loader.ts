@@ -59,3 +59,10 @@ export const LoaderCheckRefused = z.strictObject({ valid: z.literal(false), code
 
 export const LoaderCheckResponse = z.union([LoaderCheckValid, LoaderCheckRefused]);
 export type LoaderCheckResponse = z.infer<typeof LoaderCheckResponse>;
+
+/**
+ * A fetch of the script that is refused (`POST /v1/loader/script`, 403): the refusal of validate, with a sentence
+ * the stub loader shows the buyer as `error`. No script bytes.
+ */
+export const LoaderScriptRefused = z.strictObject({ error: z.string(), valid: z.literal(false), code: z.enum(REFUSAL_CODES) });
+export type LoaderScriptRefused = z.infer<typeof LoaderScriptRefused>;

@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { newId } from '#domain/ids';
 import type { Plan } from '#domain/model';
+import type { NewScriptVersion, VersionWriter } from '#domain/scripts';
 import { batchOf, randomKeys } from '#domain/selling-keys';
 import type { EventName } from '#schemas/resources';
 import { backoff, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
@@ -34,13 +35,6 @@ export interface NewKeys {
   now: number;
 }
 
-export interface NewVersion {
-  projectId: string;
-  sizeBytes: number;
-  notes: string;
-  now: number;
-}
-
 export interface NewWebhook {
   projectId: string;
   url: string;
@@ -53,7 +47,7 @@ export interface NewWebhook {
  * The dashboard's writes (owners, projects, keys, versions, webhooks): the API never makes these, the dashboard
  * does, and the dashboard CLI, the local stack's seed and the tests write through this same code.
  */
-export class DashboardStore {
+export class DashboardStore implements VersionWriter {
   private readonly keys: DynamoKeyStore;
 
   constructor(
@@ -113,9 +107,13 @@ export class DashboardStore {
     return keys.map(({ id, watermark, key }) => ({ id, watermark, key }));
   }
 
-  /** A dashboard upload: the next version number, made current in the same transaction. */
-  async uploadVersion(input: NewVersion): Promise<{ id: string; version_number: number }> {
-    const id = newId('ver');
+  /**
+   * A dashboard upload's version item (its script already stored under `input.id`, see #domain/scripts): the next
+   * version number, made current in the same transaction. `sha256` stays on the item only: the owner API's version
+   * resource keeps exactly the spec's fields.
+   */
+  async uploadVersion(input: NewScriptVersion): Promise<{ id: string; version_number: number }> {
+    const { id } = input;
     const versionNumber = await inTurn(this.db, this.tableName, input.projectId, () =>
       this.withSequence(
         input.projectId,
@@ -133,6 +131,7 @@ export class DashboardStore {
                 version_number: number,
                 uploaded_at: input.now,
                 size_bytes: input.sizeBytes,
+                sha256: input.sha256,
                 notes: input.notes,
               },
               ConditionExpression: 'attribute_not_exists(pk)',

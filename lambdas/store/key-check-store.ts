@@ -1,5 +1,5 @@
 import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type CountedCheck, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
 import type { KeyCheck, KeyCheckStore } from '#domain/ports';
@@ -121,6 +121,12 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
     throw new Error(`Key check of ${keyId} did not settle in ${CHECK_WRITES} writes`);
   }
 
+  /** Strongly consistent, so a revoke that answered 200 is seen: a fetch with nothing to serve still refuses a revoked key. */
+  async peek(keyId: string): Promise<KeyState | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true }));
+    return Item && toKeyState(Item);
+  }
+
   private remember(keyId: string, windowStart: number): void {
     this.openWindows.delete(keyId);
     this.openWindows.set(keyId, windowStart);
@@ -181,5 +187,6 @@ function toKeyState(item: Item): KeyState {
     currentUses: Number(item.current_uses ?? 0),
     maxFingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
     fingerprints: boundFingerprints(item).map(({ fingerprint }) => fingerprint),
+    watermark: String(item.watermark ?? ''),
   };
 }

@@ -150,6 +150,12 @@ export const keyOf = {
   }),
 };
 
+/**
+ * A version's script in the scripts bucket (not the table): under its project, named by the version id, so an
+ * upload stores it before the version item exists and a failed version write deletes exactly it.
+ */
+export const scriptObjectKey = (object: { projectId: string; versionId: string }): string => `scripts/${object.projectId}/${object.versionId}.luau`;
+
 /** Sort-key prefixes of a project's (and an owner's) children, for the queries that list them. */
 export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#' } as const;
 

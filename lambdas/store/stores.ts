@@ -6,6 +6,7 @@ import { DynamoKeyCheckStore } from './key-check-store';
 import { DynamoKeyStore } from './key-store';
 import { DynamoProjectStore } from './project-store';
 import { DynamoRateLimitStore } from './rate-limit-store';
+import { DynamoScriptVersionStore } from './script-version-store';
 import { DynamoTelemetryStore } from './telemetry-store';
 import { DynamoTokenStore } from './token-store';
 
@@ -16,6 +17,7 @@ export interface Stores {
   keys: DynamoKeyStore;
   tokens: DynamoTokenStore;
   rateLimits: DynamoRateLimitStore;
+  scriptVersions: DynamoScriptVersionStore;
   dashboard: DashboardStore;
   delivery: DynamoDeliveryStore;
   telemetry: DynamoTelemetryStore;
@@ -29,6 +31,7 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     keys: new DynamoKeyStore(db, tableName),
     tokens: new DynamoTokenStore(db, tableName),
     rateLimits: new DynamoRateLimitStore(db, tableName),
+    scriptVersions: new DynamoScriptVersionStore(db, tableName),
     dashboard: new DashboardStore(db, tableName),
     delivery: new DynamoDeliveryStore(db, tableName),
     telemetry: new DynamoTelemetryStore(db, tableName),

@@ -1,14 +1,16 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
-import { LOADER_ROUTE } from '#api/routes';
+import { LOADER_ROUTE, PUBLIC_ROUTES, SCRIPT_ROUTE } from '#api/routes';
 import { KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#store/key-check-store';
-import { UPDATED_ATTRIBUTES } from '#store/layout';
+import { scriptObjectKey, UPDATED_ATTRIBUTES } from '#store/layout';
 import { RATE_WINDOW_RETURN_VALUES } from '#store/rate-limit-store';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
@@ -18,45 +20,64 @@ export interface LoaderCheckProps {
   api: apigateway.RestApi;
   /** Where every check's telemetry goes; the analytics construct ingests it. */
   telemetryQueue: sqs.IQueue;
+  /** The version scripts `/v1/loader/script` serves. */
+  scripts: s3.IBucket;
 }
 
 /**
- * The loader's key check (`POST /v1/loader/validate`): public, so no token authorizer and no usage-plan key; its
- * own function, limited in the handler per key and per client address, throttled per method in API Gateway (see
- * the stack's stage) and kept to its reserved concurrency (set by the stack). The function may update key items (one conditional
- * write counts a use) and rate windows, and send to the telemetry queue: nothing else of the table or the account.
+ * The loader's routes (`POST /v1/loader/validate` and `POST /v1/loader/script`, the same key check): public, so no
+ * token authorizer and no usage-plan key; one function of their own, limited in the handler per key and per client
+ * address, each method throttled in API Gateway (see the stack's stage) and the function kept to its reserved
+ * concurrency (set by the stack). The function may update key items (one conditional write counts a use) and rate
+ * windows, read key items (a fetch with nothing to serve judges without counting) and project items (the current
+ * version pointer and the version it names), read script objects, and send to the telemetry queue: nothing else.
  */
 export class LoaderCheck extends Construct {
   readonly function: ServiceFunction;
   readonly method: apigateway.Method;
+  readonly scriptMethod: apigateway.Method;
   readonly telemetryNotQueuedAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: LoaderCheckProps) {
     super(scope, id);
     const { table } = props;
     this.function = new ServiceFunction(this, 'Function', {
-      entry: 'loader/validate.ts',
-      description: `Loader key check ${LOADER_ROUTE.method} ${LOADER_ROUTE.path} (public)`,
-      environment: { TABLE_NAME: table.tableName, TELEMETRY_QUEUE_URL: props.telemetryQueue.queueUrl },
+      entry: 'loader/function.ts',
+      description: `Loader key check and script delivery ${PUBLIC_ROUTES.map((route) => `${route.method} ${route.path}`).join(', ')} (public)`,
+      environment: { TABLE_NAME: table.tableName, TELEMETRY_QUEUE_URL: props.telemetryQueue.queueUrl, SCRIPT_BUCKET: props.scripts.bucketName },
     });
     // A check counts a use on its key item, naming only what the count writes and tests: not a key's note, owner
     // fields or index keys' neighbours; and counts itself in its rate windows.
     grantItems(this.function, table, ['dynamodb:UpdateItem'], ['key'], { attributes: KEY_CHECK_ATTRIBUTES, returnValues: KEY_CHECK_RETURN_VALUES });
     grantItems(this.function, table, ['dynamodb:UpdateItem'], ['rateWindow'], { attributes: UPDATED_ATTRIBUTES.rateWindow, returnValues: RATE_WINDOW_RETURN_VALUES });
+    // A script fetch reads the current-version pointer and version items, and a key when there is nothing to serve.
+    grantItems(this.function, table, ['dynamodb:GetItem'], ['key', 'project']);
     props.telemetryQueue.grantSendMessages(this.function);
+    // GetObject of script objects only: not the bucket's listing, nor any other object it may hold.
+    const scriptObjects = props.scripts.arnForObjects(scriptObjectKey({ projectId: '*', versionId: '*' }));
+    this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [scriptObjects] }));
+    Validations.of(this.function).acknowledge({
+      // cdk-nag names the resource by the bucket's logical id, which the stack resolves to a plain string.
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).resolve(Stack.of(this).getLogicalId(props.scripts.node.defaultChild as CfnElement)) as string}.Arn>/${scriptObjectKey({ projectId: '*', versionId: '*' })}]`,
+      reason: 'The function serves the current version of any project, so it reads any script object, and only script objects (GetObject, no listing).',
+    });
 
-    this.method = props.api.root.resourceForPath(LOADER_ROUTE.path).addMethod(
-      LOADER_ROUTE.method,
-      new apigateway.LambdaIntegration(this.function, { allowTestInvoke: false }),
-      { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: false },
-    );
-    Validations.of(this.method).acknowledge(
-      {
-        id: 'AwsSolutions-APIG4',
-        reason: "Public by design (DESIGN.md): a buyer's loader has no API token; the key in the body is the credential, checked by the function, which is limited per key and per address.",
-      },
-      { id: 'AwsSolutions-COG4', reason: 'Buyers are not Cognito users; the key in the body is the credential.' },
-    );
+    const addMethod = (route: (typeof PUBLIC_ROUTES)[number]) => {
+      const method = props.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(this.function, { allowTestInvoke: false }), {
+        authorizationType: apigateway.AuthorizationType.NONE,
+        apiKeyRequired: false,
+      });
+      Validations.of(method).acknowledge(
+        {
+          id: 'AwsSolutions-APIG4',
+          reason: "Public by design (DESIGN.md): a buyer's loader has no API token; the key in the body is the credential, checked by the function, which is limited per key and per address.",
+        },
+        { id: 'AwsSolutions-COG4', reason: 'Buyers are not Cognito users; the key in the body is the credential.' },
+      );
+      return method;
+    };
+    this.method = addMethod(LOADER_ROUTE);
+    this.scriptMethod = addMethod(SCRIPT_ROUTE);
 
     // A check whose telemetry could not be queued is logged with this message; counted here, alarmed on.
     const notQueued = new logs.MetricFilter(this, 'TelemetryNotQueued', {

@@ -8,17 +8,21 @@ import { hashToken } from '#domain/tokens';
 import { npmCommand } from '#local/npm-command';
 import { KEY_LIFETIME_SECONDS } from '#store/dashboard-store';
 import { createTestTable, scanTable, type TestTable } from '#test-support/fixtures';
+import { scriptFileOf } from '#test-support/fixtures';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 const NOW = 1_750_000_000;
 
+/** Where uploads' scripts go: these tests are not about where scripts live (script-delivery.test.ts is). */
+const scripts = new MemoryScriptStore();
 let table: TestTable;
 let dashboard: { context: DashboardContext; close(): void };
 
 beforeAll(async () => {
   table = await createTestTable('dashboard-cli');
   const opened = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
-  dashboard = { context: { ...opened.context, now: () => NOW }, close: opened.close };
+  dashboard = { context: { ...opened.context, scripts, now: () => NOW }, close: opened.close };
 });
 
 afterAll(async () => {
@@ -32,7 +36,7 @@ describe('concurrent writers on one project (issue 15.6)', () => {
   const openIssuer = () => {
     const opened = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
     contexts.push(opened);
-    return { ...opened.context, now: () => NOW };
+    return { ...opened.context, scripts, now: () => NOW };
   };
   afterAll(() => {
     for (const opened of contexts) opened.close();
@@ -60,7 +64,7 @@ describe('concurrent writers on one project (issue 15.6)', () => {
     const { ownerId } = await ownerCreate.run(dashboard.context, {});
     const { projectId } = await projectCreate.run(dashboard.context, parseCommand(projectCreate, ['--owner', ownerId, '--name', 'Busy uploads', '--plan', 'business']));
     const uploads = await Promise.all(
-      Array.from({ length: 8 }, () => versionsUpload.run(openIssuer(), parseCommand(versionsUpload, ['--project', projectId, '--size-bytes', '4096']))),
+      Array.from({ length: 8 }, () => versionsUpload.run(openIssuer(), parseCommand(versionsUpload, ['--project', projectId, '--file', scriptFileOf(4096)]))),
     );
     expect(uploads.map((upload) => upload.version_number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     const project = await table.stores.projects.getProject(projectId);
@@ -115,8 +119,8 @@ describe('dashboard commands against DynamoDB Local', () => {
     expect(listed[150]).toMatchObject({ watermark: 'abcdef0123456789', max_uses: 10, expires_at: 1_760_000_000 });
     expect(Object.keys(marked.keys[0] ?? {})).toEqual(['id', 'watermark', 'key']);
 
-    const v1 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--size-bytes', '4096']));
-    const v2 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--size-bytes', '5120', '--notes', 'Second']));
+    const v1 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--file', scriptFileOf(4096)]));
+    const v2 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--file', scriptFileOf(5120), '--notes', 'Second']));
     expect([v1.version_number, v2.version_number]).toEqual([1, 2]);
     expect(await table.stores.projects.getProject(projectId)).toMatchObject({ currentVersionId: v2.id, keyCount: 152 });
     expect(await table.stores.projects.listVersions(projectId)).toContainEqual({ id: v1.id, version_number: 1, uploaded_at: NOW, size_bytes: 4096, notes: '' });
@@ -134,7 +138,7 @@ describe('dashboard commands against DynamoDB Local', () => {
     ['token create', ['--owner', 'own_00000000000000000000'], 'Owner own_00000000000000000000 not found'],
     ['project create', ['--owner', 'own_00000000000000000000', '--name', 'X'], 'Owner own_00000000000000000000 not found'],
     ['keys issue', ['--project', 'prj_00000000000000000000', '--count', '3'], 'Project prj_00000000000000000000 not found'],
-    ['versions upload', ['--project', 'prj_00000000000000000000', '--size-bytes', '1'], 'Project prj_00000000000000000000 not found'],
+    ['versions upload', ['--project', 'prj_00000000000000000000', '--file', scriptFileOf(1)], 'Project prj_00000000000000000000 not found'],
     ['webhooks add', ['--project', 'prj_00000000000000000000', '--url', 'https://discord.com/api/webhooks/1/t', '--events', 'key_abuse'], 'Project prj_00000000000000000000 not found'],
   ])('%s naming an unknown owner or project fails and writes nothing', async (command, argv, message) => {
     const before = await scanTable(table);

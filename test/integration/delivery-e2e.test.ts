@@ -6,6 +6,8 @@ import { EVENT_NAMES } from '#schemas/resources';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { discordUrl, FIXED_NOW, keyAbuseItem } from '../unit/events/fixtures';
 import { type PipelineToStandIn, pipelineToStandIn, type ServedStandIn } from './delivery-helpers';
+import { newId } from '#domain/ids';
+import { sha256Hex } from '#domain/scripts';
 
 /** The local stack's promise: an upload shows in the inbox within 2 s. */
 
@@ -45,7 +47,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
 
 describe('DynamoDB Local stream → fan-out → in-process queue → delivery → Discord stand-in', () => {
   it('delivers exactly one version_deployed embed per upload to the one enabled subscribed webhook', async () => {
-    await table.stores.dashboard.uploadVersion({ projectId, sizeBytes: 12_595, notes: '', now: FIXED_NOW });
+    await table.stores.dashboard.uploadVersion({ id: newId('ver'), projectId, sizeBytes: 12_595, sha256: sha256Hex(''), notes: '', now: FIXED_NOW });
 
     await arrival(1);
     await settle();

@@ -4,6 +4,7 @@ import { type DashboardContext, openContext } from '#dashboard/context';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
 import { expectEmbeds as expectEmbedsAt } from './local-stack-inbox';
+import { scriptFileOf } from '#test-support/fixtures';
 
 // Each of the five events, made to fire in the running local stack by dashboard commands alone, arrives as
 // exactly one embed at the stack's Discord stand-in (the page at inboxUrl shows the same messages).
@@ -32,7 +33,7 @@ beforeAll(async () => {
     tableName: `local-events-${Date.now()}`,
     stateFile: `/tmp/local-events-${process.pid}.json`,
   });
-  dashboard = openContext({ kind: 'local', endpoint: stack.dynamodbEndpoint, tableName: stack.tableName });
+  dashboard = openContext({ kind: 'local', endpoint: stack.dynamodbEndpoint, tableName: stack.tableName, scripts: { bucketName: stack.bucketName, endpoint: stack.s3Endpoint } });
   // The demo's three seeded uploads are delivered first; later assertions count from there.
   await expectEmbeds(COLORS.version_deployed, 3);
 }, 120_000);
@@ -44,7 +45,7 @@ afterAll(async () => {
 
 describe('events in the local stack, from dashboard commands to one embed each', () => {
   it('version_deployed: an upload posts one green embed with the version, size and notes', async () => {
-    await dashboardCommand('versions', 'upload', '--project', stack.projectId, '--size-bytes', '12595', '--notes', 'Local e2e');
+    await dashboardCommand('versions', 'upload', '--project', stack.projectId, '--file', scriptFileOf(12595), '--notes', 'Local e2e');
     const [, , , embed] = await expectEmbeds(COLORS.version_deployed, 4);
     expect(embed?.fields?.map((field) => field.value)).toEqual(['v4', '12.3 KB', 'Local e2e']);
   });

@@ -10,12 +10,14 @@ import { RATE_LIMIT_MESSAGE, rateWindowAt } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { npmCommand } from '#local/npm-command';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalExtension, type LocalServer, startLocalServer } from '#local/server';
 import { startLocalStack } from '#local/stack';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import { createTestTable, freePort, type TestTable } from '#test-support/fixtures';
+import { scriptFileOf } from '#test-support/fixtures';
 
 /**
  * The local server over real HTTP: the real authorizer and handlers on DynamoDB Local, fixtures made with the
@@ -24,6 +26,8 @@ import { createTestTable, freePort, type TestTable } from '#test-support/fixture
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 const WATERMARK = '0badc0ffee15dead';
 
+/** Where uploads' scripts go: these tests are not about where scripts live (script-delivery.test.ts is). */
+const scripts = new MemoryScriptStore();
 let table: TestTable;
 let server: LocalServer;
 let telemetry: TelemetryPipeline;
@@ -68,8 +72,9 @@ const projectPath = (id: string, rest: string) => `/v1/projects/${id}${rest}`;
 beforeAll(async () => {
   table = await createTestTable('local-stack');
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, extensions: [ping] });
-  dashboard = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts, extensions: [ping] });
+  const opened = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
+  dashboard = { context: { ...opened.context, scripts }, close: opened.close };
 
   owner = await dashboardRun('owner create');
   ({ projectId: project } = await dashboardRun<{ projectId: string }>('project create', '--owner', owner.ownerId, '--name', 'HTTP Script'));
@@ -79,7 +84,7 @@ beforeAll(async () => {
   ];
   versions = [];
   for (const [i, notes] of ['first', 'second', 'third'].entries()) {
-    versions.push(await dashboardRun('versions upload', '--project', project, '--size-bytes', String(1000 * (i + 1)), '--notes', notes));
+    versions.push(await dashboardRun('versions upload', '--project', project, '--file', scriptFileOf(1000 * (i + 1)), '--notes', notes));
   }
   ({ id: webhookId } = await dashboardRun<{ id: string }>(
     'webhooks add',
@@ -242,7 +247,7 @@ describe('the local server itself', () => {
   });
 
   it('refuses a taken port in one sentence that says what to do', async () => {
-    await expect(startLocalServer({ port: server.port, stores: table.stores, telemetry: telemetry.sink })).rejects.toThrow(
+    await expect(startLocalServer({ port: server.port, stores: table.stores, telemetry: telemetry.sink, scripts })).rejects.toThrow(
       `Port ${server.port} is in use: set PORT=... or stop the other process`,
     );
   });
@@ -327,12 +332,13 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
   });
 
   it('prints a working curl line, writes the state file, and stops DynamoDB Local and exits 0 on SIGTERM', { timeout: 300_000 }, async () => {
+    // (The banner's script curl is checked here too: it returns the demo script stamped with the demo key's watermark.)
     const port = await freePort();
     const stateFile = join(dir, 'stack.json');
     const { child, output, exited } = await startUntilBanner(process.execPath, ['--import', 'tsx', 'local/start.ts', '--state-file', stateFile], port);
     try {
       const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, string>;
-      expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl', 'demoKey', 'demoKeyId']);
+      expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl', 'demoKey', 'demoKeyId', 's3Endpoint', 'bucketName']);
       expect(state.baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(state.inboxUrl).toBe(`http://127.0.0.1:${port}/_local/inbox`);
 
@@ -341,6 +347,13 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
       const response = await fetch(curl?.[2] ?? '', { headers: { Authorization: `Bearer ${curl?.[1]}` } });
       expect(response.status).toBe(200);
       expect(ListVersionsResponse.parse(await response.json()).versions).toHaveLength(3);
+
+      const scriptCurl = /curl -s -X POST -H 'Content-Type: application\/json' -d '(\{[^']+\})' '(\S+\/v1\/loader\/script)'/.exec(output.stdout);
+      const script = await fetch(scriptCurl?.[2] ?? '', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: scriptCurl?.[1] ?? '' });
+      expect(script.status).toBe(200);
+      const body = await script.text();
+      expect(body).toMatch(/^local WATERMARK = "WM_[0-9a-f]{16}"$/m);
+      expect(body).toContain('print("Demo Script v3 running (" .. WATERMARK .. ")")');
 
       const javaPids = await dynamoDbLocalDescendants(child.pid ?? -1);
       expect(javaPids).toHaveLength(1);

@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { type DemoSeed, seedDemo } from '#local/seed';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
 import { buildOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
+import { SCRIPT_ROUTE } from '#api/routes';
 
 /**
  * Real answers of the local server (the deployed authorizer and handlers behind the API Gateway stand-in,
@@ -15,6 +17,7 @@ import { OpenApiValidator } from '../../scripts/openapi-validator';
  */
 const validator = new OpenApiValidator(buildOpenApiDocument());
 
+const scripts = new MemoryScriptStore();
 let table: TestTable;
 let server: LocalServer;
 let telemetry: TelemetryPipeline;
@@ -22,9 +25,9 @@ let demo: DemoSeed;
 
 beforeAll(async () => {
   table = await createTestTable('openapi-conformance');
-  demo = await seedDemo(table.stores, unixSeconds());
+  demo = await seedDemo(table.stores, scripts, unixSeconds());
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts });
 });
 
 afterAll(async () => {
@@ -133,5 +136,27 @@ describe('error answers of the local stack match openapi.json', () => {
     expect(refused!.body).toEqual({ error: 'Rate limit exceeded: 100 requests per minute' });
     expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(refused!.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+  });
+});
+
+describe('POST /v1/loader/script answers match openapi.json', () => {
+  const body = (key: string) => ({ project_id: demo.projectId, key, fingerprint: 'e'.repeat(64), executor: 'Wave' });
+
+  it('200 in the documented media type with the documented headers; 403, 404 and 400 in the documented JSON', async () => {
+    // A key of its own: the demo key is revoked by a test above.
+    const [buyer] = await table.stores.dashboard.issueKeys({ projectId: demo.projectId, count: 1, tier: 'standard', maxUses: null, now: unixSeconds() });
+    const served = await fetch(`${server.url}${SCRIPT_ROUTE.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body(buyer!.key)) });
+    expect(served.status).toBe(200);
+    const documented = validator.document.paths[SCRIPT_ROUTE.path]?.post?.responses[200] as { content: Record<string, unknown>; headers: Record<string, unknown> };
+    expect(Object.keys(documented.content)).toEqual([served.headers.get('content-type')]);
+    for (const header of Object.keys(documented.headers)) expect(served.headers.get(header), header).not.toBeNull();
+    await served.arrayBuffer();
+
+    const refused = await call('POST', SCRIPT_ROUTE.path, { token: null, body: body('sdk_not-a-key') });
+    expect(refused).toMatchObject({ status: 403, body: { valid: false, code: 'KEY_INVALID' } });
+    const empty = await table.stores.dashboard.createProject({ ownerId: demo.ownerId, name: 'Nothing uploaded', plan: 'business', now: unixSeconds() });
+    const [fresh] = await table.stores.dashboard.issueKeys({ projectId: empty, count: 1, tier: 'standard', maxUses: null, now: unixSeconds() });
+    expect((await call('POST', SCRIPT_ROUTE.path, { token: null, body: { ...body(fresh!.key), project_id: empty } })).status).toBe(404);
+    expect((await call('POST', SCRIPT_ROUTE.path, { token: null, body: { project_id: demo.projectId } })).status).toBe(400);
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
 import { DEMO_KEY_COUNT, type DemoSeed, seedDemo } from '#local/seed';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
@@ -15,6 +16,7 @@ import { runCli } from '../unit/sdapi/run-cli';
  * the same demo `npm start` seeds. (The server is started on the run's shared DynamoDB Local rather than
  * through startLocalStack, which starts a DynamoDB Local of its own.)
  */
+const scripts = new MemoryScriptStore();
 let table: TestTable;
 let server: LocalServer;
 let telemetry: TelemetryPipeline;
@@ -27,9 +29,9 @@ const run = (argv: string[], options: { stdinIsTTY?: boolean; answers?: string[]
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sdapi-local-'));
   table = await createTestTable('sdapi-local-stack');
-  demo = await seedDemo(table.stores, unixSeconds());
+  demo = await seedDemo(table.stores, scripts, unixSeconds());
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts });
 });
 
 afterAll(async () => {

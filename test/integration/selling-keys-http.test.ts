@@ -6,6 +6,7 @@ import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry
 import { createTestTable, type TestTable } from '#test-support/fixtures';
 import { EXIT } from '../../sdapi/errors';
 import { runCli } from '../unit/sdapi/run-cli';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 
 /**
  * Selling keys over HTTP through the local stack's server (the real authorizer, handlers and gateway on DynamoDB
@@ -22,9 +23,9 @@ const MACHINE_B = 'b'.repeat(64);
 
 beforeAll(async () => {
   table = await createTestTable('selling-keys-http');
-  demo = await seedDemo(table.stores, unixSeconds());
+  demo = await seedDemo(table.stores, new MemoryScriptStore(), unixSeconds());
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts: new MemoryScriptStore() });
 });
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkKey, LOADER_LIMITS } from '#domain/key-check';
+import { checkKey, LOADER_LIMITS, validateAnswer } from '#domain/key-check';
 import { hashKeyValue } from '#domain/key-values';
 import type { Project } from '#domain/model';
 import type { TelemetrySink } from '#domain/ports';
@@ -50,7 +50,7 @@ const issue = (project: Project, body: unknown, now = FIXED_NOW) => issueKeys(is
 function check(projectId: string, key: string, fingerprint: string, now = FIXED_NOW + 10) {
   addresses += 1;
   const deps = { keys: new DynamoKeyCheckStore(table.db, table.tableName), rateLimits: table.stores.rateLimits, telemetry: noTelemetry };
-  return checkKey(deps, { project_id: projectId, key, fingerprint, executor: 'Wave' }, `198.51.${addresses >> 8}.${addresses & 255}`, now);
+  return checkKey(deps, { project_id: projectId, key, fingerprint, executor: 'Wave' }, `198.51.${addresses >> 8}.${addresses & 255}`, now).then(validateAnswer);
 }
 
 async function storedKey(keyId: string) {

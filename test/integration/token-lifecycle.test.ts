@@ -5,10 +5,12 @@ import { COMMANDS } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext } from '#dashboard/context';
 import type { AuditEntry } from '#domain/audit';
 import { hashToken, newApiToken, tokenIdOf, type TokenScope } from '#domain/tokens';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { keyOf } from '#store/layout';
 import { createTestTable, scanTable, type TestTable } from '#test-support/fixtures';
+import { scriptFileOf } from '#test-support/fixtures';
 
 /**
  * Tokens from the dashboard to the API over real HTTP: the local server (gateway stand-in, real authorizer and
@@ -18,6 +20,8 @@ import { createTestTable, scanTable, type TestTable } from '#test-support/fixtur
  */
 const WATERMARK = 'c0ffee00c0ffee00';
 
+/** Where uploads' scripts go: these tests are not about where scripts live (script-delivery.test.ts is). */
+const scripts = new MemoryScriptStore();
 let table: TestTable;
 let server: LocalServer;
 let telemetry: TelemetryPipeline;
@@ -47,8 +51,9 @@ async function api(token: string, rest: string, body?: unknown) {
 beforeAll(async () => {
   table = await createTestTable('token-lifecycle');
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
-  dashboard = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts });
+  const opened = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
+  dashboard = { context: { ...opened.context, scripts }, close: opened.close };
 
   const owner = await dashboardRun<{ ownerId: string; token: string; tokenId: string }>('owner create');
   ownerId = owner.ownerId;
@@ -60,7 +65,7 @@ beforeAll(async () => {
     ...(await dashboardRun<{ keys: { id: string }[] }>('keys issue', '--project', project, '--count', '2', '--watermark', WATERMARK)).keys,
   ].map((key) => key.id);
   versionIds = [];
-  for (const notes of ['one', 'two']) versionIds.push((await dashboardRun<{ id: string }>('versions upload', '--project', project, '--size-bytes', '100', '--notes', notes)).id);
+  for (const notes of ['one', 'two']) versionIds.push((await dashboardRun<{ id: string }>('versions upload', '--project', project, '--file', scriptFileOf(100), '--notes', notes)).id);
 });
 
 afterAll(async () => {

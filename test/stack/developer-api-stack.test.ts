@@ -3,7 +3,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
-import { LOADER_ROUTE, ROUTES } from '#api/routes';
+import { LOADER_ROUTE, PUBLIC_ROUTES, ROUTES, SCRIPT_ROUTE } from '#api/routes';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { newId } from '#domain/ids';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
@@ -118,11 +118,13 @@ describe('the REST API', () => {
 
   it('has no method besides the routes and the loader check (no ANY, no OPTIONS), and only the loader check without the authorizer', () => {
     const methods = ofType('AWS::ApiGateway::Method');
-    expect(methods).toHaveLength(ROUTES.length + 1);
+    expect(methods).toHaveLength(ROUTES.length + PUBLIC_ROUTES.length);
     const open = methods.filter(([, method]) => method.Properties.AuthorizationType !== 'CUSTOM');
-    expect(open).toHaveLength(1);
-    expect(open[0]?.[1].Properties).toMatchObject({ HttpMethod: LOADER_ROUTE.method, AuthorizationType: 'NONE', ApiKeyRequired: false });
-    expect(open[0]?.[1].Properties.AuthorizerId).toBeUndefined();
+    expect(open).toHaveLength(PUBLIC_ROUTES.length);
+    for (const route of PUBLIC_ROUTES) {
+      expect(methodOf(route).Properties).toMatchObject({ HttpMethod: route.method, AuthorizationType: 'NONE', ApiKeyRequired: false });
+      expect(methodOf(route).Properties.AuthorizerId).toBeUndefined();
+    }
   });
 
   it(`checks the Authorization header with a TOKEN authorizer whose answer is cached for ${AUTHORIZER_CACHE_SECONDS} seconds`, () => {
@@ -252,13 +254,13 @@ describe('the stage', () => {
 describe('the loader key check', () => {
   const loaderFunctionId = () => built.stack.getLogicalId(built.stack.loaderCheck.function.node.defaultChild as never);
 
-  it('throttles its method in API Gateway, for all clients together', () => {
+  it.each(PUBLIC_ROUTES.map((route) => [route.path, route] as const))('throttles %s in API Gateway, for all clients together', (_path, route) => {
     const [, stage] = only('AWS::ApiGateway::Stage');
     expect(stage.Properties.MethodSettings).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
-          HttpMethod: LOADER_ROUTE.method,
-          ResourcePath: `/${LOADER_ROUTE.path.replaceAll('/', '~1')}`,
+          HttpMethod: route.method,
+          ResourcePath: `/${route.path.replaceAll('/', '~1')}`,
           ThrottlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit,
           ThrottlingBurstLimit: LOADER_METHOD_THROTTLE.burstLimit,
         }),
@@ -266,19 +268,39 @@ describe('the loader key check', () => {
     );
   });
 
+  it('serves the validate check and the script fetch from the one function', () => {
+    expect(functionIdOf(LOADER_ROUTE)).toBe(loaderFunctionId());
+    expect(functionIdOf(SCRIPT_ROUTE)).toBe(loaderFunctionId());
+  });
+
   it('runs in its own function with reserved concurrency, so a flood of checks cannot take the instances other functions need', () => {
     expect(resources()[loaderFunctionId()]?.Properties.ReservedConcurrentExecutions).toBe(LOADER_RESERVED_CONCURRENCY);
   });
 
-  it('may update key items and rate windows only, naming only the attributes a check writes or tests, and send to the telemetry queue', () => {
+  it('may update key items and rate windows naming only the attributes a check writes or tests, read key and project items, read script objects, and send to the telemetry queue: nothing else', () => {
     const statements = statementsOf(loaderFunctionId());
     const actions = statements.flatMap((statement) => [statement.Action].flat());
-    expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem', 'dynamodb:UpdateItem']);
-    const dynamo = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
-    expect(dynamo.map((statement) => statement.Condition)).toEqual([
+    expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem']);
+    const updates = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
+    expect(updates.map((statement) => statement.Condition)).toEqual([
       {
         'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*'] },
-        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...Object.keys(KEY_ATTRIBUTE_TYPES), 'current_uses', 'checkWindow', 'checkCount', 'keyHash', 'projectId', 'revoked', 'expires_at', 'max_uses'] },
+        'ForAllValues:StringEquals': {
+          'dynamodb:Attributes': [
+            ...Object.keys(KEY_ATTRIBUTE_TYPES),
+            'current_uses',
+            'last_check_at',
+            'checkWindow',
+            'checkCount',
+            'fingerprints',
+            'keyHash',
+            'projectId',
+            'revoked',
+            'expires_at',
+            'max_uses',
+            'max_fingerprints',
+          ],
+        },
         StringEqualsIfExists: { 'dynamodb:ReturnValues': ['ALL_NEW'] },
       },
       {
@@ -287,6 +309,11 @@ describe('the loader key check', () => {
         StringEqualsIfExists: { 'dynamodb:ReturnValues': ['UPDATED_NEW'] },
       },
     ]);
+    const reads = statements.find((statement) => [statement.Action].flat().includes('dynamodb:GetItem'));
+    expect(reads?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(['KEY#*', 'PROJECT#*']);
+    expect(actions.filter((action) => action.startsWith('s3:'))).toEqual(['s3:GetObject']);
+    const s3Statement = statements.find((statement) => [statement.Action].flat().includes('s3:GetObject'));
+    expect(JSON.stringify(s3Statement?.Resource)).toContain('/scripts/*/*.luau');
     expect(actions.filter((action) => action.startsWith('sqs:')).sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
   });
 
@@ -446,12 +473,39 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
 describe('outputs', () => {
   it('exports the API base URL (the stage URL, to which /v1/... is appended), the table name, the usage plan id, the alarm topic, and the API and stage a token revoke flushes', () => {
     const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).toSorted()).toEqual(['AlarmTopicArn', 'ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'RestApiId', 'StageName', 'TableName', 'UsagePlanId']);
+    expect(Object.keys(outputs).toSorted()).toEqual(['AlarmTopicArn', 'ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'RestApiId', 'ScriptBucketName', 'StageName', 'TableName', 'UsagePlanId']);
     expect(outputs.RestApiId?.Value).toEqual({ Ref: restApiId() });
     expect(outputs.StageName?.Value).toEqual({ Ref: only('AWS::ApiGateway::Stage')[0] });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toMatch(new RegExp(`"/${STAGE_NAME}"\\]\\]\\}$`));
     expect(outputs.TableName?.Value).toEqual({ Ref: tableId() });
     expect(outputs.UsagePlanId?.Value).toEqual({ Ref: only('AWS::ApiGateway::UsagePlan')[0] });
+  });
+});
+
+describe('the scripts bucket', () => {
+  const scriptsBucketId = () => built.stack.getLogicalId(built.stack.scripts.bucket.node.defaultChild as never);
+
+  it('is private, encrypted, versioned, logs its access, and is exported for the dashboard', () => {
+    expect(resources()[scriptsBucketId()]?.Properties).toMatchObject({
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      VersioningConfiguration: { Status: 'Enabled' },
+      LoggingConfiguration: { LogFilePrefix: 'scripts/' },
+    });
+    const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs.ScriptBucketName?.Value).toEqual({ Ref: scriptsBucketId() });
+  });
+
+  it('refuses any request without TLS', () => {
+    const policies = ofType('AWS::S3::BucketPolicy').filter(([, policy]) => JSON.stringify(policy.Properties.Bucket) === JSON.stringify({ Ref: scriptsBucketId() }));
+    expect(policies).toHaveLength(1);
+    expect(JSON.stringify(policies[0]?.[1].Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+  });
+
+  it('is read by the loader function alone', () => {
+    const readers = ofType('AWS::IAM::Policy').filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes(`"${scriptsBucketId()}"`));
+    expect(readers.map(([id]) => id)).toHaveLength(1);
+    expect(readers[0]?.[0]).toMatch(/^LoaderCheckFunction/);
   });
 });
 

@@ -2,7 +2,10 @@ import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import { ROUTES, type Route } from '#api/routes';
 import type { Caller, Plan } from '#domain/model';
@@ -12,6 +15,8 @@ import type { EventName } from '#schemas/resources';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
 import { createTableInput } from '#store/table-definition';
+import { newId } from '#domain/ids';
+import { sha256Hex } from '#domain/scripts';
 
 /** A fixed clock for seeded data: Tue, 14 Nov 2023 22:13:20 UTC. */
 export const FIXED_NOW = 1_700_000_000;
@@ -220,7 +225,7 @@ export async function seedProject({ dashboard }: Pick<Stores, 'dashboard'>, seed
     : [];
   const versions: SeededProject['versions'] = [];
   for (const [i, notes] of (seed.versions ?? []).entries()) {
-    versions.push(await dashboard.uploadVersion({ projectId, sizeBytes: 1024 * (i + 1), notes, now: now + i }));
+    versions.push(await dashboard.uploadVersion({ id: newId('ver'), projectId, sizeBytes: 1024 * (i + 1), sha256: sha256Hex(notes), notes, now: now + i }));
   }
   const webhookIds: string[] = [];
   for (const webhook of seed.webhooks ?? []) {
@@ -237,4 +242,15 @@ export async function freePort(): Promise<number> {
   await new Promise((resolve) => probe.close(resolve));
   if (typeof address !== 'object' || address === null) throw new Error('no free port');
   return address.port;
+}
+
+/**
+ * A script file of exactly `bytes` bytes (a print, then a Luau comment), for `versions upload --file`. The content
+ * depends on the size alone, so one file per size serves every test and run.
+ */
+export function scriptFileOf(bytes: number): string {
+  const path = join(tmpdir(), `sdapi-test-script-${bytes}.luau`);
+  const head = 'print("test script")\n--';
+  writeFileSync(path, (head + '-'.repeat(Math.max(0, bytes - head.length))).slice(0, bytes));
+  return path;
 }

@@ -1,8 +1,23 @@
+import { randomBytes } from 'node:crypto';
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
 import { type CountedCheck, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Key, KeyDetail, Project, Version, Webhook } from '#domain/model';
-import type { AuditLog, IssueOrder, IssueOutcome, KeyBatch, KeyCheck, KeyCheckStore, KeyStore, ProjectStore, RateLimitStore, RevokeOutcome, TokenStore } from '#domain/ports';
+import type {
+  AuditLog,
+  IssueOrder,
+  IssueOutcome,
+  KeyBatch,
+  KeyCheck,
+  KeyCheckStore,
+  KeyStore,
+  ProjectStore,
+  RateLimitStore,
+  RevokeOutcome,
+  ScriptObject,
+  ScriptStore,
+  TokenStore,
+} from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { hashToken, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
 
@@ -308,7 +323,19 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     const key = newKeyValue();
     const keyHash = hashKeyValue(key);
     const id = keyIdOf(keyHash);
-    this.keys.set(id, { projectId, keyHash, revoked: false, expiresAt: SEEDED_AT + 30 * 86_400, maxUses: null, currentUses: 0, maxFingerprints: null, fingerprints: [], checkCount: 0, ...fields });
+    this.keys.set(id, {
+      projectId,
+      keyHash,
+      revoked: false,
+      expiresAt: SEEDED_AT + 30 * 86_400,
+      maxUses: null,
+      currentUses: 0,
+      maxFingerprints: null,
+      fingerprints: [],
+      watermark: randomBytes(8).toString('hex'),
+      checkCount: 0,
+      ...fields,
+    });
     return { id, key };
   }
 
@@ -321,6 +348,13 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
   storedKey(keyId: string): CheckedKey | undefined {
     const key = this.keys.get(keyId);
     return key && { ...key };
+  }
+
+  async peek(keyId: string): Promise<KeyState | undefined> {
+    const key = this.keys.get(keyId);
+    if (!key) return undefined;
+    const { checkWindow: _window, checkCount: _count, ...state } = key;
+    return state;
   }
 
   async checkAndCount(check: KeyCheck): Promise<CountedCheck> {
@@ -336,5 +370,31 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     if (needsBinding(key, check.fingerprint)) key.fingerprints = [...key.fingerprints, check.fingerprint];
     const { checkWindow: _window, checkCount: _count, ...state } = key;
     return { outcome: 'counted', keyId: check.keyId, key: state };
+  }
+}
+
+// ---- Script delivery ----
+
+/** Version scripts in memory, for tests whose subject is not where scripts live (the delivery tests use s3rver). */
+export class MemoryScriptStore implements ScriptStore {
+  private readonly objects = new Map<string, Uint8Array>();
+  /** GetObject calls made, as a wrapped S3 client counts them. */
+  gets = 0;
+
+  async put(object: ScriptObject, body: Uint8Array): Promise<void> {
+    this.objects.set(`${object.projectId}/${object.versionId}`, body);
+  }
+
+  async get(object: ScriptObject): Promise<Uint8Array | undefined> {
+    this.gets += 1;
+    return this.objects.get(`${object.projectId}/${object.versionId}`);
+  }
+
+  async delete(object: ScriptObject): Promise<void> {
+    this.objects.delete(`${object.projectId}/${object.versionId}`);
+  }
+
+  has(object: ScriptObject): boolean {
+    return this.objects.has(`${object.projectId}/${object.versionId}`);
   }
 }

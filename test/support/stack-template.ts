@@ -1,6 +1,6 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
-import type { Route } from '#api/routes';
+import type { AnyRoute } from '#api/routes';
 import { DeveloperApiStack } from '#lib/developer-api-stack';
 import { type CfnResource, type GetAtt, type Statement, templateOnlyApp } from './cdk';
 
@@ -38,7 +38,7 @@ export function templateLookups(resources: () => Record<string, CfnResource>) {
     return `${parentPath}/${String(resource.Properties.PathPart)}`;
   }
 
-  function methodOf(route: Pick<Route, 'method' | 'path'>): CfnResource {
+  function methodOf(route: Pick<AnyRoute, 'method' | 'path'>): CfnResource {
     const methods = ofType('AWS::ApiGateway::Method')
       .map(([, method]) => method)
       .filter((method) => method.Properties.HttpMethod === route.method && resourcePath((method.Properties.ResourceId as Ref).Ref) === route.path);
@@ -57,7 +57,7 @@ export function templateLookups(resources: () => Record<string, CfnResource>) {
   }
 
   /** Logical id of the Lambda function a method's proxy integration invokes. */
-  const functionIdOf = (route: Pick<Route, 'method' | 'path'>) => functionNamedIn(methodOf(route).Properties.Integration, `function behind ${route.method} ${route.path}`);
+  const functionIdOf = (route: Pick<AnyRoute, 'method' | 'path'>) => functionNamedIn(methodOf(route).Properties.Integration, `function behind ${route.method} ${route.path}`);
   const authorizerFunctionId = () => functionNamedIn(only('AWS::ApiGateway::Authorizer')[1].Properties.AuthorizerUri, 'function of the authorizer');
 
   /** Every statement of the inline policies on a function's execution role. */

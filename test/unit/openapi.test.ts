@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ALL_ROUTES, LOADER_ROUTE, ROUTES } from '#api/routes';
+import { ALL_ROUTES, LOADER_ROUTE, ROUTES, SCRIPT_ROUTE } from '#api/routes';
+import { LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { MAX_BODY_BYTES } from '#http/middlewares';
@@ -36,10 +37,10 @@ function examplesWithSchemas(): { where: string; schema: JsonSchema; value: unkn
     const where = `${route.method} ${route.path}`;
     visitMedia(`${where} request`, operation?.requestBody?.content['application/json']);
     for (const [status, response] of Object.entries(operation?.responses ?? {})) {
-      if (!('$ref' in response)) visitMedia(`${where} ${status}`, response.content['application/json']);
+      if (!('$ref' in response)) visitMedia(`${where} ${status}`, response.content?.['application/json']);
     }
   }
-  for (const [name, response] of Object.entries(document.components.responses)) visitMedia(`responses.${name}`, response.content['application/json']);
+  for (const [name, response] of Object.entries(document.components.responses)) visitMedia(`responses.${name}`, response.content?.['application/json']);
   for (const [name, parameter] of Object.entries(document.components.parameters)) {
     found.push({ where: `parameters.${name}`, schema: parameter.schema, value: parameter.example });
   }
@@ -65,6 +66,18 @@ describe('openapi.json', () => {
     expect(documented.sort()).toEqual(ALL_ROUTES.map((route) => `${route.method} ${route.path}`).sort());
     const ids = operations.map(({ operation }) => operation?.operationId);
     expect(new Set(ids).size).toBe(ROUTES.length);
+  });
+
+  it('documents the script fetch: public, a text/plain 200 and a 304 with the version headers, a 403 example per refusal code in the refusal schema', () => {
+    const fetchScript = document.paths[SCRIPT_ROUTE.path]?.[SCRIPT_ROUTE.method.toLowerCase()];
+    expect(fetchScript).toMatchObject({ tags: ['Loader'], security: [] });
+    const responses = fetchScript?.responses as Record<string, { headers?: object; content?: Record<string, { examples?: Record<string, { value: unknown }> }> }>;
+    expect(Object.keys(responses[200]?.content ?? {})).toEqual(['text/plain; charset=utf-8']);
+    expect(responses[304]?.content).toBeUndefined();
+    for (const status of [200, 304]) expect(Object.keys(responses[status]?.headers ?? {})).toEqual(['ETag', 'X-Version-Id', 'X-Version-Number']);
+    const refusals = Object.values(responses[403]?.content?.['application/json']?.examples ?? {}).map((example) => LoaderScriptRefused.parse(example.value));
+    expect(refusals.map((refusal) => refusal.code)).toEqual([...REFUSAL_CODES]);
+    expect(responses).not.toHaveProperty('401');
   });
 
   it('documents the loader check under its own tag, with no security, every refusal code and the 429 with Retry-After', () => {
@@ -108,7 +121,7 @@ describe('openapi.json', () => {
     expect(document.components.responses.TooManyRequests?.headers).toEqual(
       expect.objectContaining({ 'Retry-After': expect.anything(), RateLimit: expect.anything(), 'RateLimit-Policy': expect.anything() }),
     );
-    expect(Object.values(document.components.responses.TooManyRequests?.content['application/json']?.examples ?? {}).map((example) => example.value)).toEqual([
+    expect(Object.values(document.components.responses.TooManyRequests?.content?.['application/json']?.examples ?? {}).map((example) => example.value)).toEqual([
       { error: RATE_LIMIT_MESSAGE },
     ]);
     expect(document.components.headers['RateLimit-Policy']?.example).toBe('"per-token";q=100;w=60');

@@ -12,6 +12,7 @@ import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
 import { captureLogs } from '../../unit/events/fixtures';
 import { freePort, type RawReply, rawRequest, reportFigure } from './support';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 
 /**
  * The local stack with its DynamoDB Local killed under it and started again on the same port. This test runs
@@ -104,7 +105,7 @@ describe('DynamoDB Local killed and restarted under the local stack', () => {
       await ensureTable(client, TABLE_NAME);
       // The old token went with the data: refused like any unknown token, by the same running server.
       expect((await listVersions(stack.token, stack.projectId)).status).toBe(401);
-      const demo = await seedDemo(createStores(db, TABLE_NAME), unixSeconds());
+      const demo = await seedDemo(createStores(db, TABLE_NAME), new MemoryScriptStore(), unixSeconds());
       const recovered = await listVersions(demo.token, demo.projectId);
       expect(recovered.status).toBe(200);
       expect((recovered.json as { versions: unknown[] }).versions).toHaveLength(3);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type LocalServer, NOT_LOOPBACK_HOST, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 
 /**
  * DNS rebinding: a web page on a name the attacker controls, re-pointed at 127.0.0.1, reaches a local server from
@@ -16,7 +17,7 @@ let server: LocalServer;
 beforeAll(async () => {
   table = await createTestTable('loopback-hosts');
   telemetry = startTelemetryPipeline({ store: table.stores.telemetry });
-  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink });
+  server = await startLocalServer({ port: 0, stores: table.stores, telemetry: telemetry.sink, scripts: new MemoryScriptStore() });
 });
 
 afterAll(async () => {

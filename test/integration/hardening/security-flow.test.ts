@@ -12,6 +12,7 @@ import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { dynamodbEndpoint } from '#test-support/fixtures';
 import { captureAllOutput, leakedSecrets } from '../../unit/hardening/capture';
 import { freePort, rawRequest, type RawRequestInput, reportFigure } from './support';
+import { scriptFileOf } from '#test-support/fixtures';
 
 /**
  * One full flow through the local stack with everything it prints captured: tokens made with the dashboard,
@@ -94,7 +95,7 @@ beforeAll(async () => {
     stateFile: `/tmp/security-flow-${process.pid}.json`,
     discordApiBase: discordBase,
   });
-  dashboard = openContext({ kind: 'local', endpoint: stack.dynamodbEndpoint, tableName: stack.tableName });
+  dashboard = openContext({ kind: 'local', endpoint: stack.dynamodbEndpoint, tableName: stack.tableName, scripts: { bucketName: stack.bucketName, endpoint: stack.s3Endpoint } });
   fetchSpy = vi.spyOn(globalThis, 'fetch');
   queueSpies = [vi.spyOn(InProcessQueue.prototype, 'sendBatch'), vi.spyOn(InProcessQueue.prototype, 'deadLetter')];
 }, 120_000);
@@ -140,7 +141,7 @@ describe('secrets across a full flow through the local stack', () => {
     let requests = 0;
     try {
       // One upload, fanned out to all eight configs: four reach the scripted Discord, four are refused unsent.
-      const { id: versionId } = await dashboardRun<{ id: string }>('versions upload', '--project', projectId, '--size-bytes', '2048', '--notes', 'security flow');
+      const { id: versionId } = await dashboardRun<{ id: string }>('versions upload', '--project', projectId, '--file', scriptFileOf(2048), '--notes', 'security flow');
 
       const send = async (input: RawRequestInput) => {
         requests += 1;

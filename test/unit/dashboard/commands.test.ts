@@ -179,18 +179,17 @@ describe('keys issue', () => {
 });
 
 describe('versions upload', () => {
-  it('requires a size and defaults the notes to the empty string', () => {
-    expect(parseCommand(versionsUpload, [...PROJECT, '--size-bytes', '0'])).toEqual({ projectId: PROJECT[1], sizeBytes: 0, notes: '' });
-    expect(parseCommand(versionsUpload, [...PROJECT, '--size-bytes', '2048', '--notes', 'Fixes']).notes).toBe('Fixes');
+  it('requires a file and defaults the notes to the empty string', () => {
+    expect(parseCommand(versionsUpload, [...PROJECT, '--file', 'script.luau'])).toEqual({ projectId: PROJECT[1], file: 'script.luau', notes: '' });
+    expect(parseCommand(versionsUpload, [...PROJECT, '--file', 'script.luau', '--notes', 'Fixes']).notes).toBe('Fixes');
   });
 
   it.each([
-    [[...PROJECT], /needs --size-bytes/],
-    [[...PROJECT, '--size-bytes', '-1'], /--size-bytes must be a whole number from 0/],
-    [[...PROJECT, '--size-bytes', '1KB'], /--size-bytes must be a whole number/],
-    [[...PROJECT, '--size-bytes', '1', '--notes', 'n'.repeat(1025)], /--notes must be at most 1024 characters/],
-    [[...PROJECT, '--size-bytes', '1', '--notes', 'a\u0000b'], /--notes must not contain control characters/],
-    [[...PROJECT, '--size-bytes', '1', '--notes', 'a\u2066b\u2069'], /--notes must not contain bidirectional-override characters/],
+    [[...PROJECT], /needs --file/],
+    [[...PROJECT, '--size-bytes', '1'], /Unknown flag --size-bytes/],
+    [[...PROJECT, '--file', 'a.luau', '--notes', 'n'.repeat(1025)], /--notes must be at most 1024 characters/],
+    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u0000b'], /--notes must not contain control characters/],
+    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u2066b\u2069'], /--notes must not contain bidirectional-override characters/],
   ])('rejects %j', (argv, message) => {
     expect(rejection(versionsUpload, argv)).toMatch(message);
   });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RateLimited } from '#domain/errors';
-import { checkKey, checkTelemetry, clientAddressBucket, type KeyCheckDeps, type KeyState, LOADER_LIMITS, refusalOf, usesLeft } from '#domain/key-check';
+import { checkKey, checkTelemetry, clientAddressBucket, type KeyCheckDeps, type KeyState, LOADER_LIMITS, refusalOf, usesLeft, validateAnswer } from '#domain/key-check';
 import { hashKeyValue, newKeyValue } from '#domain/key-values';
 import type { TelemetrySink } from '#domain/ports';
 import { LoaderCheckRequest, REFUSAL_CODES } from '#schemas/loader';
@@ -20,6 +20,7 @@ const FINGERPRINT = 'f'.repeat(64);
 
 const HASH = hashKeyValue('sdk_rule');
 const state = (fields: Partial<KeyState> = {}): KeyState => ({
+  watermark: '0123456789abcdef',
   projectId: PROJECT,
   keyHash: HASH,
   revoked: false,
@@ -157,7 +158,7 @@ function loaderCheck() {
   const deps: KeyCheckDeps = { keys, rateLimits, telemetry };
   const request = (key: string, fields: Partial<LoaderCheckRequest> = {}): LoaderCheckRequest => ({ project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave', ...fields });
   const check = (key: string, fields: Partial<LoaderCheckRequest> = {}, at: { now?: number; address?: string } = {}) =>
-    checkKey(deps, request(key, fields), at.address ?? ADDRESS, at.now ?? NOW);
+    checkKey(deps, request(key, fields), at.address ?? ADDRESS, at.now ?? NOW).then(validateAnswer);
   return { keys, rateLimits, telemetry, check };
 }
 

@@ -47,6 +47,8 @@ describe('banner', () => {
       dynamodbEndpoint: 'http://127.0.0.1:8000',
       tableName: 't',
       inboxUrl: 'http://127.0.0.1:3000/_local/inbox',
+      s3Endpoint: 'http://127.0.0.1:4569',
+      bucketName: 'scripts-bucket',
       sharedWatermark: '0123456789abcdef',
       demoKey: 'sdk_demo',
       demoKeyId: 'key_demo',

@@ -1,0 +1,34 @@
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { QueueTelemetrySink } from '#analytics/telemetry-queue';
+import { SCRIPT_ROUTE } from '#api/routes';
+import { ScriptCache } from '#domain/scripts';
+import { SqsMessageSender } from '#events/sqs-queue';
+import { awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
+import { createS3Client, S3ScriptStore } from '#store/script-store';
+import { createScriptHandler, SCRIPT_CACHE_BYTES } from './script';
+import { createValidateHandler } from './validate';
+
+/**
+ * The loader's function: both public routes (`/v1/loader/validate` and `/v1/loader/script`) make the same key
+ * check, so they share one function, its throttle and its reserved concurrency; API Gateway names the route in
+ * the event's `resource`.
+ */
+export const handler = lazyHandler(() => {
+  const logger = awsLogger('loader-check');
+  const stores = awsStores();
+  const deps = {
+    keys: stores.keyChecks,
+    rateLimits: stores.rateLimits,
+    telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
+    now: clock,
+    logger,
+  };
+  const validate = createValidateHandler(deps);
+  const script = createScriptHandler({
+    ...deps,
+    versions: stores.scriptVersions,
+    scripts: new S3ScriptStore(createS3Client(), settings.scriptBucket()),
+    cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+  });
+  return (event: APIGatewayProxyEvent, context: Context) => (event.resource === SCRIPT_ROUTE.path ? script(event, context) : validate(event, context));
+});

@@ -1,0 +1,102 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { describe, expect, it } from 'vitest';
+import { SCRIPT_ROUTE } from '#api/routes';
+import { REFUSAL_SENTENCES, ScriptCache, sha256Hex } from '#domain/scripts';
+import { createScriptHandler, NO_VERSION_YET } from '#loader/script';
+import { buildProxyEvent } from '#local/proxy-event';
+import { NOW } from '#test-support/api-harness';
+import { lambdaContext } from '#test-support/fixtures';
+import { MemoryKeyCheckStore, MemoryScriptStore, MemoryStores } from '#test-support/memory-stores';
+
+const PROJECT = 'prj_script';
+const WATERMARK = '00112233aabbccdd';
+
+/** The handler on memory stores, with one version current unless `withVersion` is false. */
+async function scriptApi(withVersion = true) {
+  const keys = new MemoryKeyCheckStore();
+  const scripts = new MemoryScriptStore();
+  const text = 'print("v1 WM_XXXXXXXXXXXXXXXX")';
+  if (withVersion) await scripts.put({ projectId: PROJECT, versionId: 'ver_1' }, new TextEncoder().encode(text));
+  const handler = createScriptHandler({
+    keys,
+    rateLimits: new MemoryStores(),
+    telemetry: { report: async () => undefined },
+    scripts,
+    cache: new ScriptCache(1024 * 1024),
+    versions: {
+      currentVersionId: async () => (withVersion ? 'ver_1' : undefined),
+      version: async () => ({ versionNumber: 7, sha256: sha256Hex(text) }),
+    },
+    now: () => NOW,
+    logger: new Logger({ serviceName: 'loader-check', logLevel: 'SILENT' }),
+  });
+  const issued = keys.issue(PROJECT, { watermark: WATERMARK, expiresAt: NOW + 86_400 });
+  const send = async (body: unknown, headers: Record<string, string> = {}) => {
+    const event = buildProxyEvent({
+      method: SCRIPT_ROUTE.method,
+      resource: SCRIPT_ROUTE.path,
+      path: SCRIPT_ROUTE.path,
+      pathParameters: null,
+      headers: { 'Content-Type': 'application/json', ...headers },
+      queryStringParameters: null,
+      body: JSON.stringify(body),
+      authorizer: null,
+      requestId: 'req-script',
+      requestTimeEpoch: NOW * 1000,
+      sourceIp: '198.51.100.30',
+      stage: 'v1',
+      accountId: '123456789012',
+      apiId: 'a1b2c3d4e5',
+    });
+    return handler(event, lambdaContext());
+  };
+  return { keys, issued, send, body: { project_id: PROJECT, key: issued.key, fingerprint: 'd'.repeat(64), executor: 'Wave' } };
+}
+
+describe('POST /v1/loader/script', () => {
+  it('answers 200 text/plain with the stamped body, a strong ETag, the version headers and private, no-store', async () => {
+    const { send, body } = await scriptApi();
+    const reply = await send(body);
+    expect(reply.statusCode).toBe(200);
+    expect(reply.body).toBe(`print("v1 WM_${WATERMARK}")`);
+    expect(reply.headers).toMatchObject({
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Cache-Control': 'private, no-store',
+      'X-Content-Type-Options': 'nosniff',
+      ETag: expect.stringMatching(/^"[0-9a-f]{32}"$/),
+      'X-Version-Id': 'ver_1',
+      'X-Version-Number': '7',
+    });
+  });
+
+  it('answers 304 with no body to If-None-Match of that ETag, in any header case', async () => {
+    const { send, body } = await scriptApi();
+    const etag = String((await send(body)).headers?.ETag);
+    const reply = await send(body, { 'if-none-match': etag });
+    expect(reply).toMatchObject({ statusCode: 304, body: '' });
+    expect(reply.headers).toMatchObject({ ETag: etag });
+  });
+
+  it('answers 403 JSON with the sentence, valid false and the code to a refused key', async () => {
+    const { send, body, keys, issued } = await scriptApi();
+    keys.revoke(issued.id);
+    const reply = await send(body);
+    expect(reply.statusCode).toBe(403);
+    expect(reply.headers).toMatchObject({ 'Content-Type': 'application/json' });
+    expect(JSON.parse(reply.body)).toEqual({ error: REFUSAL_SENTENCES.KEY_REVOKED, valid: false, code: 'KEY_REVOKED' });
+  });
+
+  it('answers 404 to a valid key of a project with no version yet', async () => {
+    const { send, body } = await scriptApi(false);
+    const reply = await send(body);
+    expect(reply.statusCode).toBe(404);
+    expect(JSON.parse(reply.body)).toEqual({ error: NO_VERSION_YET });
+  });
+
+  it('answers 400 naming the field for a malformed body', async () => {
+    const { send, body } = await scriptApi();
+    const reply = await send({ ...body, fingerprint: 'not-hex' });
+    expect(reply.statusCode).toBe(400);
+    expect(JSON.parse(reply.body).error).toMatch(/^fingerprint must be 64 lowercase hex/);
+  });
+});
