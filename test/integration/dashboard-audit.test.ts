@@ -1,7 +1,11 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, localCaller, openContext } from '#dashboard/context';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 
 /**
  * The dashboard's writes in the audit trail (issue 21: they wrote none): `keys issue`, `webhooks add`,
@@ -13,6 +17,8 @@ const WEBHOOK_URL = 'https://discord.com/api/webhooks/1234567890123456789/dashbo
 let table: TestTable;
 let dashboard: { context: DashboardContext; close(): void };
 let projectId: string;
+let scriptDir: string;
+let scriptFile: string;
 const warnings: string[] = [];
 
 async function run<T>(context: DashboardContext, command: string, ...argv: string[]): Promise<T> {
@@ -24,13 +30,17 @@ async function run<T>(context: DashboardContext, command: string, ...argv: strin
 beforeAll(async () => {
   table = await createTestTable('dashboard-audit');
   const opened = openContext({ kind: 'local', endpoint: table.endpoint, tableName: table.tableName });
-  dashboard = { context: { ...opened.context, warn: (line) => void warnings.push(line) }, close: opened.close };
+  dashboard = { context: { ...opened.context, scripts: new MemoryScriptStore(), warn: (line) => void warnings.push(line) }, close: opened.close };
+  scriptDir = await mkdtemp(join(tmpdir(), 'dashboard-audit-'));
+  scriptFile = join(scriptDir, 'script.luau');
+  await writeFile(scriptFile, 'print("audited")\n');
   const owner = await seedOwner(table.stores);
   ({ projectId } = await run<{ projectId: string }>(dashboard.context, 'project create', '--owner', owner.ownerId, '--name', 'Audited'));
 });
 
 afterAll(async () => {
   dashboard?.close();
+  if (scriptDir) await rm(scriptDir, { recursive: true, force: true });
   await table?.drop();
 });
 
@@ -40,7 +50,7 @@ describe("the dashboard's writes in the audit trail", () => {
   it('enters keys issue, webhooks add and versions upload in the project trail with the caller, ids and counts, and no raw key or webhook token', async () => {
     const { keys } = await run<{ keys: { id: string; key: string }[] }>(dashboard.context, 'keys issue', '--project', projectId, '--count', '3');
     const { id: webhookId } = await run<{ id: string }>(dashboard.context, 'webhooks add', '--project', projectId, '--url', WEBHOOK_URL, '--events', 'version_deployed,key_abuse');
-    const version = await run<{ id: string; version_number: number }>(dashboard.context, 'versions upload', '--project', projectId, '--size-bytes', '2048', '--notes', 'audited');
+    const version = await run<{ id: string; version_number: number }>(dashboard.context, 'versions upload', '--project', projectId, '--file', scriptFile, '--notes', 'audited');
 
     const entries = await trail();
     const byDashboard = { projectId, source: 'dashboard', status: 'completed', tokenId: null, requestId: null, caller: localCaller() };
@@ -67,7 +77,7 @@ describe("the dashboard's writes in the audit trail", () => {
       const context = { ...dashboard.context, stores: table.stores };
       const { keys } = await run<{ keys: { id: string; key: string }[] }>(context, 'keys issue', '--project', projectId, '--count', '2');
       expect(keys).toHaveLength(2);
-      expect(warnings.at(-1)).toMatch(/^keys issue is done, but its audit entry \(keys\.issue .*"issued_count":2.*\) could not be written: ProvisionedThroughputExceededException$/);
+      expect(warnings.at(-1)).toMatch(/^keys issue is done, but its audit entry \(key\.issue .*"issued_count":2.*\) could not be written: ProvisionedThroughputExceededException$/);
     } finally {
       record.mockRestore();
     }
@@ -76,7 +86,7 @@ describe("the dashboard's writes in the audit trail", () => {
   it('runs no command whose caller cannot be named', async () => {
     const before = await trail();
     const context: DashboardContext = { ...dashboard.context, caller: () => Promise.reject(new Error('ExpiredToken: the security token included in the request is expired')) };
-    await expect(run(context, 'versions upload', '--project', projectId, '--size-bytes', '10')).rejects.toThrow('ExpiredToken');
+    await expect(run(context, 'versions upload', '--project', projectId, '--file', scriptFile)).rejects.toThrow('ExpiredToken');
     expect((await table.stores.projects.listVersions(projectId)).map((version) => version.notes)).toEqual(['audited']);
     expect(await trail()).toEqual(before);
   });

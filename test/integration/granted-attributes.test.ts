@@ -75,7 +75,9 @@ const GRAMMAR = new Set(['SET', 'REMOVE', 'ADD', 'DELETE', 'AND', 'OR', 'NOT', '
 /** Top-level attribute names a request names in its expressions (`#placeholders` resolved), as `dynamodb:Attributes` sees them. */
 function attributesNamed(input: { UpdateExpression?: string; ConditionExpression?: string; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> }): string[] {
   const text = [input.UpdateExpression, input.ConditionExpression, input.ProjectionExpression].filter(Boolean).join(' ');
-  const names = [...text.replaceAll(/:\w+/g, ' ').matchAll(/#?[A-Za-z_][\w]*/g)].map(([word]) => (word.startsWith('#') ? (input.ExpressionAttributeNames?.[word] ?? word) : word));
+  // `dynamodb:Attributes` holds top-level names: a name after a `.` is a map key inside one (fingerprints.#fp).
+  const topLevel = [...text.replaceAll(/:\w+/g, ' ').matchAll(/(\.?)(#?[A-Za-z_][\w]*)/g)].filter(([, dot]) => dot === '').map(([, , word]) => word as string);
+  const names = topLevel.map((word) => (word.startsWith('#') ? (input.ExpressionAttributeNames?.[word] ?? word) : word));
   return [...new Set(names.filter((name) => !GRAMMAR.has(name)))].toSorted();
 }
 
