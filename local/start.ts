@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
@@ -238,4 +239,5 @@ function firstSentence(error: unknown): string {
   return message.split('\n')[0] ?? message;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
+// realpath: from a symlinked checkout argv[1] is the link and import.meta.url the file it points to.
+if (process.argv[1] && realpathSync(resolve(process.argv[1])) === fileURLToPath(import.meta.url)) await main();
