@@ -1,7 +1,5 @@
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isMainModule } from '#local/main-module';
 import { oldNodeProblem } from '#local/node-version';
 import { DEFAULT_STATE_FILE } from '#local/state-file';
 import { UsageError } from './args';
@@ -70,8 +68,7 @@ function isConnectionRefused(error: unknown): boolean {
   return code === 'ECONNREFUSED' || (typeof message === 'string' && message.includes('ECONNREFUSED'));
 }
 
-// realpath: from a symlinked checkout argv[1] is the link and import.meta.url the file it points to.
-if (process.argv[1] && realpathSync(resolve(process.argv[1])) === fileURLToPath(import.meta.url)) {
+if (isMainModule(import.meta.url)) {
   process.exitCode = await runCli({
     argv: process.argv.slice(2),
     env: process.env,

@@ -1,8 +1,8 @@
-import { realpathSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isMainModule } from '#local/main-module';
 import { requestSync } from './http-sync';
 import { type HttpReply, type HttpRequest, runInRoblox } from './roblox';
 
@@ -139,5 +139,4 @@ async function main(): Promise<number> {
   return run.error ? 1 : 0;
 }
 
-// realpath: from a symlinked checkout argv[1] is the link and import.meta.url the file it points to.
-if (process.argv[1] && realpathSync(resolve(process.argv[1])) === fileURLToPath(import.meta.url)) process.exitCode = await main();
+if (isMainModule(import.meta.url)) process.exitCode = await main();

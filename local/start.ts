@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
 import type { FetchReporter } from './dynamodb-local';
+import { isMainModule } from './main-module';
 import { oldNodeProblem } from './node-version';
 import type { RequestLogEntry } from './server';
 import { DEFAULT_PORT, type LocalStack, startLocalStack } from './stack';
@@ -239,5 +239,4 @@ function firstSentence(error: unknown): string {
   return message.split('\n')[0] ?? message;
 }
 
-// realpath: from a symlinked checkout argv[1] is the link and import.meta.url the file it points to.
-if (process.argv[1] && realpathSync(resolve(process.argv[1])) === fileURLToPath(import.meta.url)) await main();
+if (isMainModule(import.meta.url)) await main();
