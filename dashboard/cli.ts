@@ -1,6 +1,5 @@
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isMainModule } from '#local/main-module';
 import { oldNodeProblem } from '#local/node-version';
 import { DEFAULT_STATE_FILE } from '#local/state-file';
 import { UsageError } from './args';
@@ -69,7 +68,7 @@ function isConnectionRefused(error: unknown): boolean {
   return code === 'ECONNREFUSED' || (typeof message === 'string' && message.includes('ECONNREFUSED'));
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isMainModule(import.meta.url)) {
   process.exitCode = await runCli({
     argv: process.argv.slice(2),
     env: process.env,

@@ -1,15 +1,17 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_STATE_FILE } from '#local/state-file';
+import { isMainModule } from '#local/main-module';
 import { requestSync } from './http-sync';
 import { type HttpReply, type HttpRequest, runInRoblox } from './roblox';
 
 /**
- * `npm run loader -- --key KEY [--fingerprint ID] [--state-file PATH]`: runs examples/roblox-loader.luau, the stub
- * buyers run, in the fengari Lua VM against the running local stack (found through .local/stack.json), and prints
- * what the buyer would see: the served script's output, or the sentence that stopped it.
+ * `npm run loader -- --key KEY [--project ID] [--base-url URL] [--fingerprint ID] [--state-file PATH]`: runs
+ * examples/roblox-loader.luau, the stub buyers run, in the fengari Lua VM and prints what the buyer would see: the
+ * served script's output, or the sentence that stopped it. --project and --base-url are the stub's own STUB_SETTINGS
+ * (a publisher's project other than the demo's, another API); what they leave out comes from the running local
+ * stack's .local/stack.json in the current folder, as sdapi finds it (npm run runs in the repository's folder).
  */
 
 export const STUB_LOADER = fileURLToPath(new URL('../examples/roblox-loader.luau', import.meta.url));
@@ -65,41 +67,71 @@ export async function runStubLoader(options: {
   return run;
 }
 
-const USAGE = 'usage: npm run loader -- --key KEY [--fingerprint MACHINE_ID] [--state-file PATH]';
+const USAGE = 'usage: npm run loader -- --key KEY [--project ID] [--base-url URL] [--fingerprint MACHINE_ID] [--state-file PATH]';
 
-export function parseLoaderArgs(argv: readonly string[]): { key: string; machineId: string; stateFile: string } {
+const LOCAL_STACK_FILE = join('.local', 'stack.json');
+
+export interface LoaderArgs {
+  key: string;
+  machineId: string;
+  stateFile: string;
+  /** Set only when given: otherwise the local stack's. */
+  projectId?: string;
+  baseUrl?: string;
+}
+
+export function parseLoaderArgs(argv: readonly string[], cwd: string = process.cwd()): LoaderArgs {
   const values = new Map<string, string>();
   for (let i = 0; i < argv.length; i += 2) {
     const flag = argv[i] ?? '';
     const value = argv[i + 1];
-    if (!['--key', '--fingerprint', '--state-file'].includes(flag)) throw new Error(`Unexpected argument "${flag}"; ${USAGE}`);
+    if (!['--key', '--project', '--base-url', '--fingerprint', '--state-file'].includes(flag)) throw new Error(`Unexpected argument "${flag}"; ${USAGE}`);
     if (value === undefined || value.startsWith('--')) throw new Error(`${flag} needs a value; ${USAGE}`);
     values.set(flag, value);
   }
   const key = values.get('--key');
   if (!key) throw new Error(`--key is required: the demo key is "demoKey" in .local/stack.json; ${USAGE}`);
-  return { key, machineId: values.get('--fingerprint') ?? hostname(), stateFile: resolve(values.get('--state-file') ?? DEFAULT_STATE_FILE) };
+  const baseUrl = values.get('--base-url');
+  if (baseUrl !== undefined && !/^https?:\/\/[^/]/.test(baseUrl)) throw new Error(`--base-url "${baseUrl}" is not an http(s) URL: expected something like http://127.0.0.1:3000; ${USAGE}`);
+  const projectId = values.get('--project');
+  return {
+    key,
+    machineId: values.get('--fingerprint') ?? hostname(),
+    stateFile: resolve(cwd, values.get('--state-file') ?? LOCAL_STACK_FILE),
+    ...(projectId === undefined ? {} : { projectId }),
+    ...(baseUrl === undefined ? {} : { baseUrl }),
+  };
+}
+
+/** Where the stub sends its fetch: the flags first, then the local stack's state file for what they leave out. */
+export function stubTarget(args: LoaderArgs, stack: unknown): { baseUrl: string; projectId: string } | string {
+  const state = typeof stack === 'object' && stack !== null ? (stack as Record<string, unknown>) : {};
+  const baseUrl = args.baseUrl ?? state.baseUrl;
+  const projectId = args.projectId ?? state.projectId;
+  if (typeof baseUrl === 'string' && typeof projectId === 'string') return { baseUrl, projectId };
+  return `No running local stack (${args.stateFile} not found): run npm start first, or pass both --base-url and --project`;
 }
 
 async function main(): Promise<number> {
-  let args: ReturnType<typeof parseLoaderArgs>;
+  let args: LoaderArgs;
   try {
     args = parseLoaderArgs(process.argv.slice(2));
   } catch (error) {
     console.error((error as Error).message);
     return 2;
   }
-  let stack: { baseUrl: string; projectId: string };
-  try {
-    stack = JSON.parse(await readFile(args.stateFile, 'utf8')) as { baseUrl: string; projectId: string };
-  } catch {
-    console.error(`No running local stack (${args.stateFile} not found): run npm start first`);
+  const needsStack = args.baseUrl === undefined || args.projectId === undefined;
+  const stack = needsStack ? await readFile(args.stateFile, 'utf8').then((text): unknown => JSON.parse(text)).catch(() => undefined) : undefined;
+  const target = stubTarget(args, stack);
+  if (typeof target === 'string') {
+    console.error(target);
     return 1;
   }
   // The executor's files persist between runs, as an executor's workspace folder does: a repeat run is a 304.
   const filesPath = join(dirname(args.stateFile), 'loader-files.json');
   const files = new Map<string, string>(Object.entries(await readFile(filesPath, 'utf8').then((text) => JSON.parse(text) as Record<string, string>, () => ({}))));
-  const run = await runStubLoader({ baseUrl: stack.baseUrl, projectId: stack.projectId, key: args.key, machineId: args.machineId, files });
+  const run = await runStubLoader({ ...target, key: args.key, machineId: args.machineId, files });
+  await mkdir(dirname(filesPath), { recursive: true });
   await writeFile(filesPath, JSON.stringify(Object.fromEntries(files)), { mode: 0o600 });
   for (const line of run.output) console.log(line);
   if (run.error) console.log(run.error);
@@ -107,4 +139,4 @@ async function main(): Promise<number> {
   return run.error ? 1 : 0;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = await main();
+if (isMainModule(import.meta.url)) process.exitCode = await main();

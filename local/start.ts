@@ -3,6 +3,7 @@ import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
 import type { FetchReporter } from './dynamodb-local';
+import { isMainModule } from './main-module';
 import { oldNodeProblem } from './node-version';
 import type { RequestLogEntry } from './server';
 import { DEFAULT_PORT, type LocalStack, startLocalStack } from './stack';
@@ -237,4 +238,4 @@ function firstSentence(error: unknown): string {
   return message.split('\n')[0] ?? message;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
+if (isMainModule(import.meta.url)) await main();
