@@ -162,7 +162,8 @@ Usage: sdapi <command> [options]
 
 Commands:
 ${Object.values(COMMANDS)
-  .map((command) => `  ${command.usage.padEnd(44)}${command.summary}`)
+  // A usage longer than its column gets its summary on the next line, so the two never run together.
+  .map((command) => (command.usage.length < 44 ? `  ${command.usage.padEnd(44)}${command.summary}` : `  ${command.usage}\n  ${''.padEnd(44)}${command.summary}`))
   .join('\n')}
 
 Options:

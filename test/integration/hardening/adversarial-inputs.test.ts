@@ -306,7 +306,7 @@ afterAll(async () => {
 });
 
 describe('adversarial input over HTTP: every bad request gets an actionable 4xx JSON error and changes nothing', () => {
-  it('answers each of the cases for all six endpoints with the expected 4xx {"error"} and leaves the table unchanged', async () => {
+  it('answers each of the cases for all nine owner endpoints with the expected 4xx {"error"} and leaves the table unchanged', async () => {
     const before = await snapshotTable(db, TABLE_NAME);
     const perEndpoint: Record<string, number> = {};
     const statuses: Record<number, number> = {};
