@@ -31,3 +31,13 @@ export function emailContext(node: Node, name: string): string | undefined {
   if (typeof value !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) throw new Error(`-c ${name}=${String(value)}: give an email address such as ops@example.com`);
   return value;
 }
+
+/** An IAM role or user ARN, or undefined when none is set. */
+export function principalArnContext(node: Node, name: string): string | undefined {
+  const value: unknown = node.tryGetContext(name);
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !/^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/.test(value)) {
+    throw new Error(`-c ${name}=${String(value)}: give an IAM role or user ARN such as arn:aws:iam::123456789012:role/Dashboard`);
+  }
+  return value;
+}

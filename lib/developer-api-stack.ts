@@ -10,7 +10,7 @@ import { PUBLIC_ROUTES, ROUTES, type Route, timeoutSecondsOf } from '#api/routes
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
 import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
-import { booleanContext, emailContext, integerContext } from '#lib/context';
+import { booleanContext, emailContext, integerContext, principalArnContext } from '#lib/context';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { LoaderCheck } from '#lib/constructs/loader-check';
@@ -184,14 +184,18 @@ export class DeveloperApiStack extends Stack {
     new CfnOutput(this, 'TableName', { description: 'The service table (TABLE_NAME for the dashboard CLI)', value: this.table.tableName });
     this.webhooks = new WebhookDelivery(this, 'Webhooks', { table: this.table });
     this.analytics = new Analytics(this, 'Analytics', { table: this.table });
-    this.scripts = new ScriptBucket(this, 'ScriptStorage');
+    this.scripts = new ScriptBucket(this, 'ScriptStorage', { dashboardPrincipalArn: principalArnContext(this.node, 'dashboardPrincipalArn') });
     new CfnOutput(this, 'ScriptBucketName', { description: 'Bucket of the version scripts (SCRIPT_BUCKET for the dashboard CLI)', value: this.scripts.bucket.bucketName });
+    new CfnOutput(this, 'ScriptUploadPolicyArn', { description: "Attach to the dashboard's role or user: it may upload scripts", value: this.scripts.uploadPolicy.managedPolicyArn });
     this.loaderCheck = new LoaderCheck(this, 'LoaderCheck', {
       table: this.table,
       api: this.api,
       telemetryQueue: this.analytics.telemetryQueue,
       scripts: this.scripts.bucket,
     });
+    const loaderRole = this.loaderCheck.function.role;
+    if (!loaderRole) throw new Error('The loader function has no role to let read the scripts');
+    this.scripts.readableOnlyBy(loaderRole);
     if (booleanContext(this.node, 'reservedConcurrency', true)) this.reserveConcurrency();
     if (booleanContext(this.node, 'waf', false)) {
       this.firewall = new PerAddressFirewall(this, 'Firewall', {

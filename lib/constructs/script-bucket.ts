@@ -1,18 +1,35 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { scriptObjectKey } from '#store/layout';
+
+export interface ScriptBucketProps {
+  /**
+   * The IAM role or user the dashboard runs as (context `dashboardPrincipalArn`). When given, the bucket refuses
+   * script writes and deletes from any other principal, admins included; without it, any principal its own IAM
+   * policy allows may write (attach the upload policy, output ScriptUploadPolicyArn, to the dashboard's principal).
+   */
+  dashboardPrincipalArn?: string;
+}
+
+/** Every version script's object key: `scripts/<project>/<version>.luau`. */
+const SCRIPT_OBJECTS = scriptObjectKey({ projectId: '*', versionId: '*' });
 
 /**
  * Where each version's script lives: a private bucket, TLS only, encrypted, versioned (an overwritten or deleted
- * script object can be recovered), every request logged to an access-log bucket. Only the loader function reads it
- * (granted in LoaderCheck); the dashboard writes it with the deploying account's credentials, as it writes the
- * table. Kept when the stack goes, like the table: the scripts are the publisher's.
+ * script object can be recovered), every request logged to an access-log bucket. Its policy lets only the loader
+ * function read a script (`readableOnlyBy`), so an account admin's console or a stray grant cannot leak one, and,
+ * with `dashboardPrincipalArn`, only the dashboard write or delete one. Kept when the stack goes, like the table:
+ * the scripts are the publisher's.
  */
 export class ScriptBucket extends Construct {
   readonly bucket: s3.Bucket;
   readonly accessLogs: s3.Bucket;
+  /** What the dashboard's principal needs to upload (PutObject) and clean up a failed upload (DeleteObject). */
+  readonly uploadPolicy: iam.ManagedPolicy;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: ScriptBucketProps = {}) {
     super(scope, id);
     this.accessLogs = new s3.Bucket(this, 'AccessLogs', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
@@ -35,5 +52,41 @@ export class ScriptBucket extends Construct {
       lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
+
+    const writes = ['s3:PutObject', 's3:DeleteObject'];
+    this.uploadPolicy = new iam.ManagedPolicy(this, 'UploadPolicy', {
+      description: "Upload version scripts with the dashboard CLI (versions upload): attach to the dashboard's role or user",
+      statements: [new iam.PolicyStatement({ actions: writes, resources: [this.bucket.arnForObjects(SCRIPT_OBJECTS)] })],
+    });
+    Validations.of(this.uploadPolicy).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).resolve(Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnElement)) as string}.Arn>/${SCRIPT_OBJECTS}]`,
+      reason: 'Each upload writes a new version id under its project, so the dashboard writes any script object, and only script objects.',
+    });
+    if (props.dashboardPrincipalArn) {
+      this.bucket.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'OnlyTheDashboardWritesScripts',
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: [...writes, 's3:PutObjectAcl', 's3:DeleteObjectVersion'],
+          resources: [this.bucket.arnForObjects('*')],
+          conditions: { ArnNotEquals: { 'aws:PrincipalArn': props.dashboardPrincipalArn } },
+        }),
+      );
+    }
+  }
+
+  /** Refuse every read of a script object but the given role's (the loader function's): a Deny no grant can undo. */
+  readableOnlyBy(role: iam.IRole): void {
+    this.bucket.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'OnlyTheLoaderReadsScripts',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['s3:GetObject', 's3:GetObjectVersion'],
+        resources: [this.bucket.arnForObjects('*')],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': role.roleArn } },
+      }),
+    );
   }
 }

@@ -473,7 +473,7 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
 describe('outputs', () => {
   it('exports the API base URL (the stage URL, to which /v1/... is appended), the table name, the usage plan id, the alarm topic, and the API and stage a token revoke flushes', () => {
     const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).toSorted()).toEqual(['AlarmTopicArn', 'ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'RestApiId', 'ScriptBucketName', 'StageName', 'TableName', 'UsagePlanId']);
+    expect(Object.keys(outputs).toSorted()).toEqual(['AlarmTopicArn', 'ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'RestApiId', 'ScriptBucketName', 'ScriptUploadPolicyArn', 'StageName', 'TableName', 'UsagePlanId']);
     expect(outputs.RestApiId?.Value).toEqual({ Ref: restApiId() });
     expect(outputs.StageName?.Value).toEqual({ Ref: only('AWS::ApiGateway::Stage')[0] });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toMatch(new RegExp(`"/${STAGE_NAME}"\\]\\]\\}$`));
@@ -506,6 +506,38 @@ describe('the scripts bucket', () => {
     const readers = ofType('AWS::IAM::Policy').filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes(`"${scriptsBucketId()}"`));
     expect(readers.map(([id]) => id)).toHaveLength(1);
     expect(readers[0]?.[0]).toMatch(/^LoaderCheckFunction/);
+  });
+
+  type BucketStatement = { Sid?: string; Effect: string; Action: string | string[]; Condition?: Record<string, Record<string, unknown>> };
+  const scriptBucketStatements = (template: typeof built.template, bucketId: string) =>
+    Object.values(template.toJSON().Resources as Record<string, { Type: string; Properties: { Bucket: unknown; PolicyDocument: { Statement: BucketStatement[] } } }>)
+      .filter((resource) => resource.Type === 'AWS::S3::BucketPolicy' && JSON.stringify(resource.Properties.Bucket) === JSON.stringify({ Ref: bucketId }))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+
+  it("denies a script's read to every principal but the loader function's role, whatever their own IAM grants", () => {
+    const deny = scriptBucketStatements(built.template, scriptsBucketId()).find((statement) => statement.Sid === 'OnlyTheLoaderReadsScripts');
+    expect(deny?.Effect).toBe('Deny');
+    expect([deny?.Action].flat().toSorted()).toEqual(['s3:GetObject', 's3:GetObjectVersion']);
+    const loaderRole = built.stack.getLogicalId(built.stack.loaderCheck.function.role?.node.defaultChild as never);
+    expect(deny?.Condition).toEqual({ ArnNotEquals: { 'aws:PrincipalArn': { 'Fn::GetAtt': [loaderRole, 'Arn'] } } });
+  });
+
+  it('exports a policy that lets the dashboard put and delete script objects only, and with dashboardPrincipalArn refuses every other writer', () => {
+    const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    const policyId = built.stack.getLogicalId(built.stack.scripts.uploadPolicy.node.defaultChild as never);
+    expect(outputs.ScriptUploadPolicyArn?.Value).toEqual({ Ref: policyId });
+    const document = resources()[policyId]?.Properties.PolicyDocument as { Statement: { Action: string[]; Resource: unknown }[] };
+    expect(document.Statement.map((statement) => [statement.Action].flat().toSorted())).toEqual([['s3:DeleteObject', 's3:PutObject']]);
+    expect(JSON.stringify(document.Statement[0]?.Resource)).toContain('/scripts/*/*.luau');
+    expect(scriptBucketStatements(built.template, scriptsBucketId()).some((statement) => statement.Sid === 'OnlyTheDashboardWritesScripts')).toBe(false);
+
+    const dashboard = 'arn:aws:iam::123456789012:role/Dashboard';
+    const pinned = synthesizeApiStack({ dashboardPrincipalArn: dashboard });
+    const pinnedBucket = pinned.stack.getLogicalId(pinned.stack.scripts.bucket.node.defaultChild as never);
+    const onlyDashboard = scriptBucketStatements(pinned.template, pinnedBucket).find((statement) => statement.Sid === 'OnlyTheDashboardWritesScripts');
+    expect(onlyDashboard).toMatchObject({ Effect: 'Deny', Condition: { ArnNotEquals: { 'aws:PrincipalArn': dashboard } } });
+    expect([onlyDashboard?.Action].flat().toSorted()).toEqual(['s3:DeleteObject', 's3:DeleteObjectVersion', 's3:PutObject', 's3:PutObjectAcl']);
+    expect(() => synthesizeApiStack({ dashboardPrincipalArn: 'Dashboard' })).toThrow('give an IAM role or user ARN');
   });
 });
 
