@@ -109,20 +109,26 @@ export async function fireEvents(store: TelemetryStore, events: readonly Analyti
     ...unfired.filter((fresh) => fresh.length > COALESCE_ABOVE).map((storm) => ({ post: summarize(storm), conditions: storm })),
   ];
   const budgets = [...groupBy(alerts, ({ post }) => [post.projectId, post.name]).values()];
-  const outcomes = await mapBounded(budgets, async (group) => {
-    const { projectId, name } = group[0].post;
-    if (!isBudgeted(name)) return mapBounded(group, (alert) => postAlert(store, alert, now));
-    // A condition that already fired (a retried batch) must not spend the hour's budget; a storm's were read already.
-    const singles = group.filter((alert) => alert.conditions.length === 1).map(({ post }) => post);
-    const unposted = new Set(singles.length === 0 ? [] : (await store.notYetFired(singles)).map(({ dedupKey }) => dedupKey));
-    const fresh = group.filter((alert) => alert.conditions.length > 1 || unposted.has(alert.post.dedupKey));
-    if (fresh.length === 0) return [];
-    const hour: AlertHourRef = { projectId, name, hourStart: hourStart(now) };
-    const admitted = admittedOf(await store.claimAlerts(hour, fresh.length), fresh.length, ALERTS_PER_HOUR);
-    const posted = await mapBounded(fresh.slice(0, admitted), (alert) => postAlert(store, alert, now));
-    return [...posted, await holdAlerts(store, hour, fresh.slice(admitted), now)];
-  });
+  // One budget at a time: each already posts its alerts, and each alert its conditions, INGEST_CONCURRENCY at a time,
+  // so a third level in parallel would multiply the requests in flight past the ingest's bound.
+  const outcomes: (FiredEvent | undefined)[][] = [];
+  for (const group of budgets) outcomes.push(await fireBudget(store, group, now));
   return outcomes.flat().filter((event) => event !== undefined);
+}
+
+/** The alerts of one project and kind: posted while the hour's budget lasts, held for the digest after it. */
+async function fireBudget(store: TelemetryStore, group: readonly [Alert, ...Alert[]], now: number): Promise<(FiredEvent | undefined)[]> {
+  const { projectId, name } = group[0].post;
+  if (!isBudgeted(name)) return mapBounded(group, (alert) => postAlert(store, alert, now));
+  // A condition that already fired (a retried batch) must not spend the hour's budget; a storm's were read already.
+  const singles = group.filter((alert) => alert.conditions.length === 1).map(({ post }) => post);
+  const unposted = new Set(singles.length === 0 ? [] : (await store.notYetFired(singles)).map(({ dedupKey }) => dedupKey));
+  const fresh = group.filter((alert) => alert.conditions.length > 1 || unposted.has(alert.post.dedupKey));
+  if (fresh.length === 0) return [];
+  const hour: AlertHourRef = { projectId, name, hourStart: hourStart(now) };
+  const admitted = admittedOf(await store.claimAlerts(hour, fresh.length), fresh.length, ALERTS_PER_HOUR);
+  const posted = await mapBounded(fresh.slice(0, admitted), (alert) => postAlert(store, alert, now));
+  return [...posted, await holdAlerts(store, hour, fresh.slice(admitted), now)];
 }
 
 /** What one alert posts (a condition, or the summary of a batch's storm) and the conditions it stands for. */
