@@ -16,6 +16,7 @@ import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixt
 import { type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
+import { AddressTally } from '#domain/address-tally';
 
 const NAME = 'loader-check';
 export const LOADER_CHECK_SETTINGS = {
@@ -110,6 +111,7 @@ async function benchHandler(table: BenchTable, log: (line: string) => void) {
   const handler = createValidateHandler({
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
     // The queue answers at once: the handler's figure is DynamoDB and our code, SendMessage is added in docs/performance.md.
     telemetry: new QueueTelemetrySink(
       {

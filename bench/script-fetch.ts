@@ -20,6 +20,7 @@ import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixt
 import { type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
+import { AddressTally } from '#domain/address-tally';
 
 const NAME = 'script-fetch';
 const KIB = 1024;
@@ -125,7 +126,7 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
   const stores = createStores(recorder.db, table.tableName);
   const silent = new Logger({ serviceName: 'bench-script', logLevel: 'SILENT' });
   const telemetry = { report: async () => undefined };
-  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, telemetry, now: nowSeconds, logger: silent };
+  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry, now: nowSeconds, logger: silent };
   const fetchScript = createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) });
   const validate = createValidateHandler(loader);
 

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { AddressTally } from '#domain/address-tally';
 import { QueueTelemetrySink } from '#analytics/telemetry-queue';
 import { SCRIPT_ROUTE } from '#api/routes';
 import { ScriptCache } from '#domain/scripts';
@@ -19,6 +20,7 @@ export const handler = lazyHandler(() => {
   const deps = {
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
     telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
     now: clock,
     logger,

@@ -20,6 +20,7 @@ import { type EventItem, keyOf } from '#store/layout';
 import { createStores } from '#store/stores';
 import { invoke, type Reply } from '#test-support/api-harness';
 import { createTestTable, FIXED_NOW, NO_DEADLINE, seedOwner, type SeededOwner, type TestTable } from '#test-support/fixtures';
+import { AddressTally } from '#domain/address-tally';
 
 /**
  * The loader key check (DESIGN.md "Loader key check") on DynamoDB Local: the handler with the real stores, each
@@ -77,7 +78,7 @@ function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sou
   // of checks at one fixed minute, which must not count against another test's address window.
   addresses += 1;
   const sourceIp = options.sourceIp ?? `10.${(addresses >> 8) & 255}.${addresses & 255}.1`;
-  const handler = createValidateHandler({ keys: stores.keyChecks, rateLimits: stores.rateLimits, telemetry: options.telemetry ?? noTelemetry, now: () => now, logger: silent() });
+  const handler = createValidateHandler({ keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: options.telemetry ?? noTelemetry, now: () => now, logger: silent() });
   return {
     setNow: (at: number) => {
       now = at;

@@ -7,6 +7,7 @@ import { buildProxyEvent } from '#local/proxy-event';
 import { NOW } from '#test-support/api-harness';
 import { lambdaContext } from '#test-support/fixtures';
 import { MemoryKeyCheckStore, MemoryScriptStore, MemoryStores } from '#test-support/memory-stores';
+import { AddressTally } from '#domain/address-tally';
 
 const PROJECT = 'prj_script';
 const WATERMARK = '00112233aabbccdd';
@@ -20,6 +21,7 @@ async function scriptApi(withVersion = true) {
   const handler = createScriptHandler({
     keys,
     rateLimits: new MemoryStores(),
+    addresses: new AddressTally(),
     telemetry: { report: async () => undefined },
     scripts,
     cache: new ScriptCache(1024 * 1024),

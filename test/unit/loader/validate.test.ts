@@ -13,6 +13,7 @@ import { buildProxyEvent } from '#local/proxy-event';
 import { invoke, NOW, SECONDS_TO_NEXT_WINDOW, SECURITY_HEADERS } from '#test-support/api-harness';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
 import { captureLogs } from '../events/fixtures';
+import { AddressTally } from '#domain/address-tally';
 
 const PROJECT = 'prj_loader';
 const FINGERPRINT = 'c'.repeat(64);
@@ -42,7 +43,7 @@ const noTelemetry: TelemetrySink = { report: async () => undefined };
 
 function loaderApi(telemetry: TelemetrySink = noTelemetry, logger: Logger = silent()) {
   const keys = new MemoryKeyCheckStore();
-  const handler = createValidateHandler({ keys, rateLimits: new MemoryStores(), telemetry, now: () => NOW, logger });
+  const handler = createValidateHandler({ keys, rateLimits: new MemoryStores(), addresses: new AddressTally(), telemetry, now: () => NOW, logger });
   const { id, key } = keys.issue(PROJECT, { maxUses: 10, currentUses: 4, expiresAt: NOW + 86_400 });
   const body = { project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave' };
   const send = (payload: unknown, headers?: Record<string, string>, sourceIp?: string) =>
