@@ -74,8 +74,8 @@ export function localGatewayDeps(stores: LocalServerStores, telemetry: Telemetry
   const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry, now, logger: new Logger({ serviceName: 'loader-check' }) };
   return {
     authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
-    handlers: {
-      ...createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
+    handlers: createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
+    loaderHandlers: {
       'loader-validate': createValidateHandler(loader),
       'loader-script': createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) }),
     },

@@ -14,7 +14,7 @@ import { rateWindowAt } from '#domain/rate-limit';
 import { utcDate } from '#domain/time';
 import { createValidateHandler } from '#loader/validate';
 import { InProcessQueue } from '#local/in-process-queue';
-import { buildProxyEvent } from '#local/proxy-event';
+import { buildLoaderEvent } from '#local/proxy-event';
 import type { LoaderCheckRequest } from '#schemas/loader';
 import { type EventItem, keyOf } from '#store/layout';
 import { createStores } from '#store/stores';
@@ -86,21 +86,12 @@ function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sou
     check: (body: CheckBody): Promise<Reply> =>
       invoke(
         handler,
-        buildProxyEvent({
-          method: LOADER_ROUTE.method,
-          resource: LOADER_ROUTE.path,
-          path: LOADER_ROUTE.path,
-          pathParameters: null,
-          headers: { 'Content-Type': 'application/json' },
-          queryStringParameters: null,
+        buildLoaderEvent({
+          route: LOADER_ROUTE,
           body: JSON.stringify({ fingerprint: FP(1), executor: 'Wave', ...body }),
-          authorizer: null,
           requestId: randomUUID(),
-          requestTimeEpoch: now * 1000,
+          timeEpoch: now * 1000,
           sourceIp,
-          stage: 'v1',
-          accountId: '123456789012',
-          apiId: 'a1b2c3d4e5',
         }),
       ),
   };
