@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { LOADER_MAPPING_KEY, type LoaderRoute, mappedPathOf, PUBLIC_ROUTES } from '#api/routes';
 import { LOADER_429_ALARM, LOADER_ROUTE_THROTTLE } from '#lib/capacity';
+import { SERVER_ERROR_RATE_ALARM } from './monitoring';
 
 /** A publisher's own domain for the API: one base URL for the owner API and the loader routes. */
 export interface CustomDomain {
@@ -39,6 +40,7 @@ export class LoaderApi extends Construct {
   readonly stage: apigwv2.HttpStage;
   readonly accessLogs: logs.LogGroup;
   readonly throttledAlarm: cloudwatch.Alarm;
+  readonly serverErrorAlarm: cloudwatch.Alarm;
   readonly domain?: apigwv2.DomainName;
 
   constructor(scope: Construct, id: string, props: LoaderApiProps) {
@@ -131,6 +133,14 @@ export class LoaderApi extends Construct {
       threshold: LOADER_429_ALARM.percent,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: LOADER_429_ALARM.periods,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    // The REST stage's 5xx alarm no longer sees the loader routes: the same rule on their own stage.
+    this.serverErrorAlarm = this.stage.metricServerError({ period: Duration.minutes(5), statistic: cloudwatch.Stats.AVERAGE }).createAlarm(this, 'ServerErrorRate', {
+      alarmDescription: `More than ${SERVER_ERROR_RATE_ALARM * 100}% of the loader routes' answers were 5xx for 10 minutes.`,
+      threshold: SERVER_ERROR_RATE_ALARM,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 2,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
   }
