@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyEvent, SQSEvent } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
 import { randomBytes, randomInt } from 'node:crypto';
 import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
 import { QueueTelemetrySink } from '#analytics/telemetry-queue';
@@ -7,7 +7,7 @@ import { LOADER_ROUTE } from '#api/routes';
 import { hashToken, newApiToken } from '#domain/tokens';
 import type { OutgoingMessage } from '#events/ports';
 import { createValidateHandler } from '#loader/validate';
-import { buildProxyEvent } from '#local/proxy-event';
+import { buildLoaderEvent } from '#local/proxy-event';
 import { localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
 import { capacityRecordingClient, type CapacityTally, indexUnits } from '#test-support/consumed-capacity';
@@ -16,6 +16,7 @@ import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixt
 import { type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
+import { AddressTally } from '#domain/address-tally';
 
 const NAME = 'loader-check';
 export const LOADER_CHECK_SETTINGS = {
@@ -110,6 +111,7 @@ async function benchHandler(table: BenchTable, log: (line: string) => void) {
   const handler = createValidateHandler({
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
     // The queue answers at once: the handler's figure is DynamoDB and our code, SendMessage is added in docs/performance.md.
     telemetry: new QueueTelemetrySink(
       {
@@ -286,22 +288,14 @@ function checkBody(projectId: string, key: string) {
 }
 
 /** The event API Gateway hands the check's function; each from its own address, as buyers' loaders are. */
-function checkEvent(projectId: string, key: string): APIGatewayProxyEvent {
-  return buildProxyEvent({
-    method: LOADER_ROUTE.method,
-    resource: LOADER_ROUTE.path,
-    path: LOADER_ROUTE.path,
-    pathParameters: null,
+function checkEvent(projectId: string, key: string): APIGatewayProxyEventV2 {
+  return buildLoaderEvent({
+    route: LOADER_ROUTE,
     headers: { 'Content-Type': 'application/json', 'User-Agent': 'Roblox/Linux' },
-    queryStringParameters: null,
     body: JSON.stringify(checkBody(projectId, key)),
-    authorizer: null,
     requestId: randomBytes(8).toString('hex'),
-    requestTimeEpoch: Date.now(),
+    timeEpoch: Date.now(),
     sourceIp: `198.51.${randomInt(0, 256)}.${randomInt(1, 255)}`,
-    stage: 'v1',
-    accountId: '123456789012',
-    apiId: 'benchapi',
   });
 }
 

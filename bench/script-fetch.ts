@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { S3Client } from '@aws-sdk/client-s3';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { randomBytes, randomInt } from 'node:crypto';
 import { SCRIPT_ROUTE } from '#api/routes';
 import { newId } from '#domain/ids';
@@ -8,8 +8,8 @@ import { publishScript, ScriptCache, WATERMARK_PLACEHOLDER } from '#domain/scrip
 import { hashToken, newApiToken } from '#domain/tokens';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#loader/script';
 import { createValidateHandler } from '#loader/validate';
-import type { ProxyHandler } from '#http/middlewares';
-import { buildProxyEvent } from '#local/proxy-event';
+import type { HttpApiHandler } from '#http/http-api';
+import { buildLoaderEvent } from '#local/proxy-event';
 import { startLocalS3 } from '#local/s3-local';
 import { localDynamoConfig } from '#store/client';
 import { localS3Config, S3ScriptStore } from '#store/script-store';
@@ -20,6 +20,7 @@ import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixt
 import { type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
+import { AddressTally } from '#domain/address-tally';
 
 const NAME = 'script-fetch';
 const KIB = 1024;
@@ -125,7 +126,7 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
   const stores = createStores(recorder.db, table.tableName);
   const silent = new Logger({ serviceName: 'bench-script', logLevel: 'SILENT' });
   const telemetry = { report: async () => undefined };
-  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, telemetry, now: nowSeconds, logger: silent };
+  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry, now: nowSeconds, logger: silent };
   const fetchScript = createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) });
   const validate = createValidateHandler(loader);
 
@@ -139,7 +140,7 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
       await publishScript({ scripts, versions: table.stores.dashboard }, { id: newId('ver'), projectId, bytes: scriptOf(size.bytes), notes: size.label, now: nowSeconds() });
       const keys = (await table.stores.dashboard.issueKeys({ projectId, count: s.keys, tier: 'standard', maxUses: null, now: nowSeconds() })).map((key) => key.key);
       let next = 0;
-      const call = async (handler: ProxyHandler): Promise<Sample> => {
+      const call = async (handler: HttpApiHandler): Promise<Sample> => {
         const { ms, result } = await timed(() => handler(eventFor(projectId, keys[next++ % keys.length] ?? ''), lambdaContext(NAME)));
         return { ms, status: result.statusCode };
       };
@@ -191,22 +192,14 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
   return { rows, details, fetchMs256, dynamoPerFetch };
 }
 
-function eventFor(projectId: string, key: string): APIGatewayProxyEvent {
-  return buildProxyEvent({
-    method: SCRIPT_ROUTE.method,
-    resource: SCRIPT_ROUTE.path,
-    path: SCRIPT_ROUTE.path,
-    pathParameters: null,
+function eventFor(projectId: string, key: string): APIGatewayProxyEventV2 {
+  return buildLoaderEvent({
+    route: SCRIPT_ROUTE,
     headers: { 'Content-Type': 'application/json', 'User-Agent': 'Roblox/Linux' },
-    queryStringParameters: null,
     body: JSON.stringify({ project_id: projectId, key, fingerprint: randomBytes(32).toString('hex'), executor: 'bench-executor' }),
-    authorizer: null,
     requestId: randomBytes(8).toString('hex'),
-    requestTimeEpoch: Date.now(),
+    timeEpoch: Date.now(),
     sourceIp: `198.51.${randomInt(0, 256)}.${randomInt(1, 255)}`,
-    stage: 'v1',
-    accountId: '123456789012',
-    apiId: 'benchapi',
   });
 }
 

@@ -12,6 +12,7 @@ import type { BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, CallerPool, createBusinessProject, expectStatus, lambdaContext, nowSeconds } from './support/fixtures';
 import { type BenchResult, row } from './support/report';
 import { median, round, timed } from './support/stats';
+import { AddressTally } from '#domain/address-tally';
 
 const NAME = 'selling-keys';
 export const SELLING_KEYS_SETTINGS = {
@@ -79,7 +80,7 @@ export async function benchSellingKeys(table: BenchTable, log: (line: string) =>
   let address = 0;
   const check = async (key: string, fingerprint: string) => {
     address += 1;
-    const deps = { keys: stores.keyChecks, rateLimits: stores.rateLimits, telemetry: noTelemetry };
+    const deps = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: noTelemetry };
     recorder.take();
     const { ms, result } = await timed(() => checkKey(deps, { project_id: project.projectId, key, fingerprint, executor: 'Wave' }, `10.9.${address >> 8}.${address & 255}`, nowSeconds()).then(validateAnswer));
     if (!result.valid) throw new Error(`bench check refused: ${result.code}`);

@@ -23,10 +23,27 @@ export const USAGE_PLAN_THROTTLE = {
 } as const satisfies TokenBucket;
 
 /**
- * The loader check's throttle in API Gateway, across all its clients (the handler limits each key and address):
- * room for a script checked 1,000 times a second, and a ceiling a flood of checks cannot raise.
+ * Checks a second the loader routes are planned for, all publishers' buyers together (issue 23's 1,000 a second).
  */
-export const LOADER_METHOD_THROTTLE = { rateLimit: 1_000, burstLimit: 2_000 } as const satisfies TokenBucket;
+export const LOADER_PLANNED_CHECKS_PER_SECOND = 1_000;
+
+/**
+ * Each loader route's throttle on its HTTP API stage, for all clients together (docs/loader.md, "Sizing the route's
+ * throttle"). An HTTP API cannot limit one address before Lambda, so past the throttle a flood and the buyers share
+ * what it admits in proportion to what they send: one address takes (A / (A + H)) of the route. The rate leaves
+ * 1,500 a second above the planned 1,000, so one host must send 90,000 requests a minute (37 times the 2,400 a
+ * minute the function admits from one address) before any buyer meets a 429; what it sends below that reaches the
+ * function, which refuses the address in memory at about a millisecond a request, with no DynamoDB request, inside
+ * the reserved 100 instances (2,500 a second at 1 ms is 2.5 instances). Two routes at 2,500 beside the owner API's
+ * 9 × 500 stay within the account's 10,000 a second across every API of the Region.
+ */
+export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: 5_000 } as const satisfies TokenBucket;
+
+/**
+ * The alarm on the loader routes' 429s: more than this share of requests over two 5-minute periods. An honest
+ * loader meets a 429 only past 120 checks a minute of one key, so a few percent is a flood or a mis-sized limit.
+ */
+export const LOADER_429_ALARM = { percent: 5, periods: 2 } as const;
 
 /** Instances the loader check may run at most, and keeps for itself (see the README on reserved concurrency). */
 export const LOADER_RESERVED_CONCURRENCY = 100;
@@ -79,8 +96,8 @@ export const TELEMETRY_MAX_CONCURRENCY = RESERVED_CONCURRENCY.queueIngest;
 
 /**
  * The optional per-address limit in AWS WAF (`-c waf=true`; `-c wafRateLimit=N` sets N): requests a minute from one
- * IP address, over all routes. Above the loader check's own 2,400 a minute per address, so it refuses only what the
- * handlers would refuse anyway, at the edge, before any authorizer or function runs.
+ * IP address, over the owner API's routes (the loader's HTTP API cannot carry a web ACL). Above the loader check's
+ * own 2,400 a minute per address, so an address of buyers that also calls the owner API is not refused for it.
  */
 export const WAF_DEFAULT_REQUESTS_PER_MINUTE = 3_000;
 /** The least `-c wafRateLimit` may be: DESIGN.md promises at least 1,000 key checks a minute per address. */

@@ -41,3 +41,20 @@ export function principalArnContext(node: Node, name: string): string | undefine
   }
   return value;
 }
+
+/**
+ * The custom domain of `-c domainName=api.example.com -c certificateArn=arn:aws:acm:...`: both or neither, since a
+ * domain needs its certificate and a certificate alone names no domain.
+ */
+export function customDomainContext(node: Node): { domainName: string; certificateArn: string } | undefined {
+  const domainName: unknown = node.tryGetContext('domainName');
+  const certificateArn: unknown = node.tryGetContext('certificateArn');
+  if ((domainName === undefined || domainName === '') && (certificateArn === undefined || certificateArn === '')) return undefined;
+  if (typeof domainName !== 'string' || !/^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i.test(domainName)) {
+    throw new Error(`-c domainName=${String(domainName)}: give a domain name such as api.example.com, with -c certificateArn`);
+  }
+  if (typeof certificateArn !== 'string' || !/^arn:aws[\w-]*:acm:[\w-]+:\d{12}:certificate\/[\w-]+$/.test(certificateArn)) {
+    throw new Error(`-c certificateArn=${String(certificateArn)}: give the ARN of an ACM certificate of ${domainName} in the stack's Region`);
+  }
+  return { domainName, certificateArn };
+}

@@ -6,13 +6,14 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { PUBLIC_ROUTES, ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
+import { ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
-import { LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
-import { booleanContext, emailContext, integerContext, principalArnContext } from '#lib/context';
+import { RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import { booleanContext, customDomainContext, emailContext, integerContext, principalArnContext } from '#lib/context';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
+import { LoaderApi } from '#lib/constructs/loader-api';
 import { LoaderCheck } from '#lib/constructs/loader-check';
 import { Monitoring } from '#lib/constructs/monitoring';
 import { PerAddressFirewall } from '#lib/constructs/per-address-firewall';
@@ -46,7 +47,7 @@ const pascalCase = (entry: string) => entry.replace(/(?:^|-)([a-z])/g, (_, lette
 
 /**
  * The Developer API: the one table, one Lambda per route behind a REST API with a token authorizer, a usage
- * plan that throttles per token, and API Gateway's own responses rewritten to `{"error"}` JSON; the table's
+ * plan that throttles per token, the loader routes behind their own HTTP API (docs/loader.md), and API Gateway's own responses rewritten to `{"error"}` JSON; the table's
  * stream feeds webhook delivery, and the analytics detectors write their events into the same table.
  */
 export class DeveloperApiStack extends Stack {
@@ -55,6 +56,8 @@ export class DeveloperApiStack extends Stack {
   readonly webhooks: WebhookDelivery;
   readonly analytics: Analytics;
   readonly loaderCheck: LoaderCheck;
+  /** The loader routes' own front door (an HTTP API), and the custom domain when one is given. */
+  readonly loaderApi: LoaderApi;
   readonly scripts: ScriptBucket;
   readonly authorizerFunction: ServiceFunction;
   /** Each owner API route's function, by its entry (`list-keys`, ...). */
@@ -109,13 +112,6 @@ export class DeveloperApiStack extends Stack {
         dataTraceEnabled: false,
         throttlingRateLimit: STAGE_METHOD_THROTTLE.rateLimit,
         throttlingBurstLimit: STAGE_METHOD_THROTTLE.burstLimit,
-        // Each loader route its own bucket of LOADER_METHOD_THROTTLE: a fetch follows no check, it is one.
-        methodOptions: Object.fromEntries(
-          PUBLIC_ROUTES.map((route) => [
-            `${route.path}/${route.method}`,
-            { throttlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit, throttlingBurstLimit: LOADER_METHOD_THROTTLE.burstLimit },
-          ]),
-        ),
       },
     });
     addJsonGatewayResponses(this.api);
@@ -178,7 +174,7 @@ export class DeveloperApiStack extends Stack {
     // RestApi adds its own `Endpoint` output (stage URL with a trailing slash, hashed output name); ApiUrl replaces it.
     this.api.node.tryRemoveChild('Endpoint');
     new CfnOutput(this, 'ApiUrl', {
-      description: 'Base URL of the API; requests go to <ApiUrl>/v1/projects/{id}/...',
+      description: 'Base URL of the owner API; requests go to <ApiUrl>/v1/projects/{id}/... (the loader routes are at LoaderUrl)',
       value: `https://${this.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}`,
     });
     new CfnOutput(this, 'TableName', { description: 'The service table (TABLE_NAME for the dashboard CLI)', value: this.table.tableName });
@@ -189,13 +185,13 @@ export class DeveloperApiStack extends Stack {
     new CfnOutput(this, 'ScriptUploadPolicyArn', { description: "Attach to the dashboard's role or user: it may upload scripts", value: this.scripts.uploadPolicy.managedPolicyArn });
     this.loaderCheck = new LoaderCheck(this, 'LoaderCheck', {
       table: this.table,
-      api: this.api,
       telemetryQueue: this.analytics.telemetryQueue,
       scripts: this.scripts.bucket,
     });
     const loaderRole = this.loaderCheck.function.role;
     if (!loaderRole) throw new Error('The loader function has no role to let read the scripts');
     this.scripts.readableOnlyBy(loaderRole);
+    this.loaderApi = new LoaderApi(this, 'LoaderApi', { function: this.loaderCheck.function, restApi: this.api, domain: customDomainContext(this.node) });
     if (booleanContext(this.node, 'reservedConcurrency', true)) this.reserveConcurrency();
     if (booleanContext(this.node, 'waf', false)) {
       this.firewall = new PerAddressFirewall(this, 'Firewall', {
@@ -283,7 +279,7 @@ function acknowledgeReviewedApiFindings(api: apigateway.RestApi, firewalled: boo
   if (!firewalled) {
     Validations.of(api).acknowledge({
       id: 'AwsSolutions-APIG3',
-      reason: 'WAF is opt-in (-c waf=true, README "Operating at scale"): every route is throttled per method in API Gateway, owner routes per token by the usage plan and exactly per token in DynamoDB, and each function group has reserved concurrency.',
+      reason: 'WAF is opt-in (-c waf=true, README "Operating at scale"): every route is throttled per method in API Gateway, per token by the usage plan and exactly per token in DynamoDB, and each function group has reserved concurrency.',
     });
   }
   Validations.of(api).acknowledge(

@@ -3,7 +3,7 @@ import { createLuaVm, type HostFunction, LuaRaise, type LuaValue } from './lua-v
 /**
  * Roblox and an executor as a loader sees them, in the fengari Lua VM: `game:GetService` (HttpService's JSON and
  * RequestAsync, RbxAnalyticsService, Players), the executor's `request`, `identifyexecutor`, `gethwid`,
- * `getgenv().script_key`, `readfile`/`writefile`/`isfile`/`makefolder`, Luau's `loadstring`, and `print`. What
+ * `getgenv().script_key`, `readfile`/`writefile`/`isfile`/`makefolder`, Luau's `loadstring`, `task.wait` and `print`. What
  * they do is the host's: tests answer requests themselves, `npm run loader` sends them to the running stack.
  */
 
@@ -24,6 +24,8 @@ export interface RobloxHost {
   machineId: string;
   executor: string;
   request(request: HttpRequest): HttpReply;
+  /** What `task.wait(seconds)` does: the stub waits there before asking a busy server again. */
+  wait(seconds: number): void;
   /** The executor's files (`readfile`, `writefile`, `isfile`); absent: an executor without them. */
   files?: Map<string, string>;
   print(line: string): void;
@@ -40,6 +42,7 @@ request = function(options)
   if reply.raise ~= nil then error(reply.raise, 0) end
   return reply
 end
+task = { wait = function(seconds) host.wait(seconds) return seconds end }
 loadstring = function(source, name) return load(source, name or "=loadstring") end
 print = function(...)
   local parts = {}
@@ -94,6 +97,10 @@ export function runInRoblox(source: string, chunkName: string, host: RobloxHost)
     request: (options: LuaValue) => host.request(options as unknown as HttpRequest) as unknown as LuaValue,
     print: (line: LuaValue) => {
       host.print(String(line));
+      return undefined;
+    },
+    wait: (seconds: LuaValue) => {
+      host.wait(Number(seconds));
       return undefined;
     },
     readfile: (path: LuaValue) => {

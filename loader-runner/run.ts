@@ -23,6 +23,8 @@ export interface StubRun {
   error?: string;
   /** The status of each request the stub sent. */
   statuses: number[];
+  /** The seconds of each `task.wait` before the stub asked again. */
+  waits: number[];
 }
 
 /** The stub with its STUB_SETTINGS lines set, as a publisher edits them before handing it out. */
@@ -47,9 +49,11 @@ export async function runStubLoader(options: {
   machineId: string;
   files?: Map<string, string>;
   request?: (request: HttpRequest) => HttpReply;
+  /** What a wait does; by default the run really waits (the stub's Retry-After, a few seconds at most). */
+  wait?: (seconds: number) => void;
 }): Promise<StubRun> {
   const source = configuredStub(await readFile(STUB_LOADER, 'utf8'), { api_base_url: options.baseUrl, project_id: options.projectId });
-  const run: StubRun = { output: [], statuses: [] };
+  const run: StubRun = { output: [], statuses: [], waits: [] };
   const send = options.request ?? requestSync;
   const result = runInRoblox(source, 'roblox-loader.luau', {
     key: options.key,
@@ -57,6 +61,10 @@ export async function runStubLoader(options: {
     executor: 'npm run loader',
     files: options.files,
     print: (line) => run.output.push(line),
+    wait: (seconds) => {
+      run.waits.push(seconds);
+      (options.wait ?? sleepSync)(seconds);
+    },
     request: (request) => {
       const reply = send(request);
       if (!('raise' in reply)) run.statuses.push(reply.StatusCode);
@@ -65,6 +73,11 @@ export async function runStubLoader(options: {
   });
   if (!result.ok) run.error = result.error;
   return run;
+}
+
+/** The VM's calls are synchronous: a real wait blocks this thread, as `task.wait` blocks the buyer's script. */
+function sleepSync(seconds: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, seconds * 1000);
 }
 
 const USAGE = 'usage: npm run loader -- --key KEY [--project ID] [--base-url URL] [--fingerprint MACHINE_ID] [--state-file PATH]';

@@ -1,19 +1,22 @@
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
+  APIGatewayProxyEventV2,
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, needsToken, timeoutSecondsOf } from '#api/routes';
+import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, type LoaderRoute, needsToken, type Route, timeoutSecondsOf } from '#api/routes';
+import type { HttpApiHandler } from '#http/http-api';
 import { GATEWAY_RESPONSE_HEADERS, GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
-import { buildProxyEvent } from './proxy-event';
+import { buildHttpApiEvent, buildProxyEvent } from './proxy-event';
 
 /**
- * What API Gateway (REST, Lambda proxy integration, TOKEN authorizer) does between the client and the
- * handlers, for the local server: route matching, the authorizer call, the proxy event, the handler's
- * result back to HTTP, and the gateway's own responses in the API's `{"error": "..."}` shape.
+ * What API Gateway does between the client and the handlers, for the local server: route matching, for the owner
+ * API's routes what the REST API does (TOKEN authorizer, REST proxy event), for the loader's routes what their HTTP
+ * API does (payload format 2.0 event), the handler's result back to HTTP, and the gateway's own responses in the
+ * API's `{"error": "..."}` shape.
  * Everything here works on plain values; server.ts does the socket I/O.
  */
 
@@ -54,7 +57,10 @@ export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise
 
 export interface GatewayDeps {
   authorizer: TokenAuthorizer;
-  handlers: Readonly<Record<EntryName, ProxyHandler>>;
+  /** The owner API's routes, behind the REST API. */
+  handlers: Readonly<Record<Route['entry'], ProxyHandler>>;
+  /** The loader's routes, behind their HTTP API. */
+  loaderHandlers: Readonly<Record<LoaderRoute['entry'], HttpApiHandler>>;
   newRequestId?: () => string;
   now?: () => Date;
   handlerTimeoutMs?: number;
@@ -216,6 +222,35 @@ export function toProxyEvent({ request, match, authorizerContext, requestId, now
   });
 }
 
+/**
+ * Media types an HTTP API passes as text; any other body (none named included) reaches the function base64-encoded
+ * with `isBase64Encoded` set.
+ */
+const TEXT_MEDIA_TYPE = /^(?:text\/[\w.+-]+|application\/(?:[\w.+-]+\+)?(?:json|xml|javascript)|application\/x-www-form-urlencoded)$/;
+
+/** The payload format 2.0 event the loader's HTTP API would send its Lambda for this request. */
+export function toHttpApiEvent({ request, match, requestId, now }: Omit<ProxyEventInput, 'authorizerContext'>): APIGatewayProxyEventV2 {
+  const { path, query } = splitTarget(request.target);
+  const mediaType = (headerValue(request.rawHeaders, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const text = TEXT_MEDIA_TYPE.test(mediaType);
+  return buildHttpApiEvent({
+    method: request.method,
+    routePath: match.route.path,
+    rawPath: path,
+    rawQueryString: query,
+    headerPairs: [...headerPairs(request.rawHeaders)],
+    body: request.body.length > 0 ? request.body.toString(text ? 'utf8' : 'base64') : null,
+    isBase64Encoded: request.body.length > 0 && !text,
+    requestId,
+    timeEpoch: now.getTime(),
+    sourceIp: request.sourceIp,
+    stage: '$default',
+    accountId: LOCAL_ACCOUNT,
+    apiId: LOCAL_API_ID,
+    domainName: headerValue(request.rawHeaders, 'host') ?? '127.0.0.1',
+  });
+}
+
 /** The parts of a Lambda context the handlers and their middlewares read. */
 export function lambdaContext(functionName: string, requestId: string, timeoutMs: number, startedAt: number): Context {
   const failure = () => {
@@ -303,20 +338,24 @@ export async function handleGatewayRequest(request: RawRequest, deps: GatewayDep
   const match = matchRoute(request.method, path);
   if (!match) return { requestId, response: gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId) };
 
-  let authorizerContext: Record<string, string | null> | null = null;
-  if (needsToken(match.route)) {
+  const { route } = match;
+  let invoke: (context: Context) => Promise<unknown>;
+  if (needsToken(route)) {
     const authorized = await authorize(request, path, deps);
     if ('response' in authorized) return { requestId, ...authorized, response: authorized.response(requestId) };
-    authorizerContext = authorized.context;
+    const event = toProxyEvent({ request, match, authorizerContext: authorized.context, requestId, now });
+    invoke = (context) => deps.handlers[route.entry](event, context);
+  } else {
+    // The loader's routes have their own HTTP API: no authorizer, a 2.0 event.
+    const event = toHttpApiEvent({ request, match, requestId, now });
+    invoke = (context) => deps.loaderHandlers[route.entry](event, context);
   }
-
-  const event = toProxyEvent({ request, match, authorizerContext, requestId, now });
   // Past the deployed function's timeout Lambda fails the call.
-  const timeoutMs = deps.handlerTimeoutMs ?? timeoutSecondsOf(match.route) * 1000;
-  const context = lambdaContext(match.route.entry, requestId, timeoutMs, Date.now());
+  const timeoutMs = deps.handlerTimeoutMs ?? timeoutSecondsOf(route) * 1000;
+  const context = lambdaContext(route.entry, requestId, timeoutMs, Date.now());
   let result: unknown;
   try {
-    result = await withFunctionTimeout(deps.handlers[match.route.entry](event, context), timeoutMs);
+    result = await withFunctionTimeout(invoke(context), timeoutMs);
   } catch (error) {
     return { requestId, response: gatewayResponse('INTEGRATION_FAILURE', requestId), failure: error };
   }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createAuthorizer } from '#api/authorizer';
 import { isLoopbackHostHeader } from '#http/loopback';
 import { createRouteHandlers } from '#api/endpoints';
+import { AddressTally } from '#domain/address-tally';
 import { unixSeconds } from '#domain/model';
 import type { AuditLog, KeyCheckStore, KeySecret, KeyStore, ProjectStore, RateLimitStore, ScriptStore, ScriptVersionStore, TelemetrySink, TokenStore } from '#domain/ports';
 import { ScriptCache } from '#domain/scripts';
@@ -70,11 +71,11 @@ export type LocalServerStores = {
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
 export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, scripts: ScriptStore, keySecret: KeySecret = memoryKeySecret()): GatewayDeps {
   const now = () => unixSeconds();
-  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, telemetry, now, logger: new Logger({ serviceName: 'loader-check' }) };
+  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry, now, logger: new Logger({ serviceName: 'loader-check' }) };
   return {
     authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
-    handlers: {
-      ...createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
+    handlers: createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
+    loaderHandlers: {
       'loader-validate': createValidateHandler(loader),
       'loader-script': createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) }),
     },

@@ -63,6 +63,7 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     'Script Distribution Developer API: local stack is up',
     '',
     `  Base URL    ${stack.baseUrl}   (paths start with /v1)`,
+    `  Loader URL  ${stack.baseUrl}   (here the same; in AWS the stack's LoaderUrl output, or your custom domain)`,
     `  Token       ${stack.token}`,
     `  Project     ${stack.projectId}   ("Demo Script", Business plan, keys, 3 versions, 1 webhook)`,
     `  Inbox       ${stack.inboxUrl}   (the Discord embeds the webhook deliveries post)`,

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
 import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, scopeNeededBy } from '#api/routes';
 import { type DomainError, InvalidInput, KeyNotFound, OrderConflict, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, ScopeMissing, Unauthenticated, VersionNotFound } from '#domain/errors';
-import { LOADER_LIMITS } from '#domain/key-check';
+import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
@@ -644,6 +644,7 @@ function loaderOperation(): Operation {
   const tooMany: ErrorExample[] = [
     { summary: 'Over the per-key limit', error: new RateLimited(42, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`) },
     { summary: 'Over the per-address limit', error: new RateLimited(42, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`) },
+    { summary: 'Too many unknown keys from one address', error: new RateLimited(42, `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute`) },
   ];
   const invalid: ErrorExample[] = [
     invalidBody('No key', { project_id: EXAMPLE.projectId, fingerprint: EXAMPLE_FINGERPRINT, executor: 'Wave' }),
@@ -655,7 +656,7 @@ function loaderOperation(): Operation {
     operationId: 'validateKey',
     tags: ['Loader'],
     summary: "Check a buyer's key",
-    description: `Called by the script's loader at every execution, with no bearer token. Answers 200 for every well-formed request, whatever the key's state: \`valid: true\` counts one use; a refusal counts none. When several refusals apply, revoked wins over expired, which wins over over-limit; an unknown key, a key of another project and an unknown project are all \`KEY_INVALID\`. After a revoke or bulk revoke answered 200, every later check of those keys answers \`KEY_REVOKED\`. Limits: ${LOADER_LIMITS.perKeyPerMinute} checks per minute per key and ${LOADER_LIMITS.perAddressPerMinute} per client address (an IPv6 client is its /64); past them, 429 with \`Retry-After\`.`,
+    description: `Called by the script's loader at every execution, with no bearer token. Answers 200 for every well-formed request, whatever the key's state: \`valid: true\` counts one use; a refusal counts none. When several refusals apply, revoked wins over expired, which wins over over-limit; an unknown key, a key of another project and an unknown project are all \`KEY_INVALID\`. After a revoke or bulk revoke answered 200, every later check of those keys answers \`KEY_REVOKED\`. Limits: ${LOADER_LIMITS.perKeyPerMinute} checks per minute per key, ${LOADER_LIMITS.perAddressPerMinute} per client address (an IPv6 client is its /64) and ${ADDRESS_COUNTING.invalidKeysPerMinute} unknown keys per address; past them, 429 with \`Retry-After\`. In AWS the loader routes are served at the stack's \`LoaderUrl\` output (their own HTTP API) or the custom domain's base URL; that API's own throttle answers 429 \`{"message":"Too Many Requests"}\` without \`Retry-After\`.`,
     security: [],
     parameters: [],
     requestBody: {
@@ -761,7 +762,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     servers: [
       {
         url: '{baseUrl}',
-        description: 'The `ApiUrl` output of `cdk deploy`, or the local stack of `npm start`.',
+        description: 'The `ApiUrl` output of `cdk deploy` (the Loader routes: `LoaderUrl`), the custom domain, or the local stack of `npm start`.',
         variables: { baseUrl: { default: 'http://127.0.0.1:3000', description: 'Base URL without a trailing slash; the local stack listens on http://127.0.0.1:3000.' } },
       },
     ],
@@ -770,7 +771,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
       { name: 'Keys', description: 'Issued keys: metadata, revocation one by one or by leaked watermark.' },
       { name: 'Versions', description: 'Script versions and the current-version pointer.' },
       { name: 'Webhooks', description: 'Webhook configurations (read-only; managed in the dashboard).' },
-      { name: 'Loader', description: "The buyer's loader asks whether its key may run, or fetches the script it may run. Public: no bearer token." },
+      { name: 'Loader', description: "The buyer's loader asks whether its key may run, or fetches the script it may run. Public: no bearer token. In AWS at the `LoaderUrl` output (or the custom domain), not at `ApiUrl`." },
     ],
     paths,
     components: {

@@ -40,6 +40,20 @@ export const SCRIPT_ROUTE = { method: 'POST', path: '/v1/loader/script', entry: 
 export const PUBLIC_ROUTES = [LOADER_ROUTE, SCRIPT_ROUTE] as const;
 export type LoaderRoute = (typeof PUBLIC_ROUTES)[number];
 
+/**
+ * The public routes are served by their own HTTP API. Under a custom domain it is mapped at this key, which API
+ * Gateway strips before routing: there the routes are `POST /validate` and `POST /script`.
+ */
+export const LOADER_MAPPING_KEY = 'v1/loader';
+
+/** A public route's path as its HTTP API sees it through the custom domain's mapping. */
+export const mappedPathOf = (route: LoaderRoute): string => route.path.slice(LOADER_MAPPING_KEY.length + 1);
+
+/** The public route an HTTP API route key (`POST /v1/loader/script`, or `POST /script` through the mapping) names. */
+export function publicRouteOf(routeKey: string): LoaderRoute | undefined {
+  return PUBLIC_ROUTES.find((route) => routeKey === `${route.method} ${route.path}` || routeKey === `${route.method} ${mappedPathOf(route)}`);
+}
+
 /** Every route the API serves, as API Gateway (and the local gateway) routes requests. */
 export const ALL_ROUTES = [...ROUTES, ...PUBLIC_ROUTES] as const;
 export type AnyRoute = Route | LoaderRoute;

@@ -1,8 +1,9 @@
 import { isIPv6 } from 'node:net';
 import type { LoaderCheckRequest, LoaderCheckResponse, RefusalCode } from '#schemas/loader';
 import type { ExecutionRecord, ValidationRecord, ValidationResult } from '#schemas/telemetry';
+import type { AddressTally } from './address-tally';
 import { RateLimited } from './errors';
-import { hashKeyValue, keyIdOf } from './key-values';
+import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { KeyCheckStore, RateLimitStore, TelemetrySink } from './ports';
 import { rateWindowAt } from './rate-limit';
 
@@ -18,6 +19,17 @@ import { rateWindowAt } from './rate-limit';
  * Fingerprints are not limited on their own: the loader chooses them, so a limit on them stops nobody.
  */
 export const LOADER_LIMITS = { perKeyPerMinute: 120, perAddressPerMinute: 2_400, windowSeconds: 60 } as const;
+
+/**
+ * How an address is counted (docs/loader.md, "Limits per address"). Each container counts every address in memory
+ * and refuses past `perAddressPerMinute` before any DynamoDB request; it writes the address's shared window only for
+ * checks past `sharedAfter` in the minute, so a common check (an address with fewer) makes one DynamoDB request, the
+ * key's own write. Across containers an address gets at most `perAddressPerMinute + containers × sharedAfter`.
+ * Well-formed keys that do not exist cost a failed conditional write each: past `invalidKeysPerMinute` of them
+ * from one address in a container's minute, its checks are refused before the write. Both at or above the 1,000
+ * floor, so an address of honest buyers is never refused by them.
+ */
+export const ADDRESS_COUNTING = { sharedAfter: 100, invalidKeysPerMinute: 1_000 } as const;
 
 /** The state of a key a check is judged on, as its item holds it. */
 export interface KeyState {
@@ -80,6 +92,8 @@ export interface KeyCheckDeps {
   keys: KeyCheckStore;
   rateLimits: RateLimitStore;
   telemetry: TelemetrySink;
+  /** This container's counts per address (one per container: its memory is the point). */
+  addresses: AddressTally;
 }
 
 const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
@@ -106,7 +120,8 @@ export type CheckGuard<Served extends { versionId: string }> = () => Promise<Ser
 
 /**
  * One check, the same for `/v1/loader/validate` and `/v1/loader/script`: the client's address within its limit
- * and, beside it, what the check guards (a script fetch's version), then the key's own item judged and (when valid)
+ * (in memory, then in its shared window once busy), a value of no key's form refused with no request, and beside
+ * the shared window what the check guards (a script fetch's version), then the key's own item judged and (when valid)
  * counted in one conditional write, then the check reported as telemetry: a key validation always, an execution when
  * valid. With nothing to serve, the key is judged by a consistent read that counts nothing. Throws RateLimited
  * past a limit; answers every other case, refusals included.
@@ -127,25 +142,36 @@ export async function checkKey<Served extends { versionId: string }>(
   guard?: CheckGuard<Served>,
 ): Promise<KeyCheckOutcome<Served | undefined>> {
   const window = rateWindowAt(now);
-  // The guard's read does not depend on the address's count: both go at once, so a fetch waits for as many round
-  // trips in a row as validate (address and pointer together, then the key). The pointer is still read before any
-  // use is counted.
+  const address = clientAddressBucket(sourceIp);
+  const local = deps.addresses.countCheck(address, window.start);
+  const addressLimited = () => new RateLimited(window.resetSeconds, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`);
+  if (local && local.checks > LOADER_LIMITS.perAddressPerMinute) throw addressLimited();
+  if (local && local.invalidKeys >= ADDRESS_COUNTING.invalidKeysPerMinute) {
+    throw new RateLimited(window.resetSeconds, `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute`);
+  }
+  // A value this service cannot have made is no key of any project: answered with no request at all, still a check.
+  if (!hasKeyValueForm(request.key)) {
+    const keyId = keyIdOf(hashKeyValue(request.key));
+    await deps.telemetry.report(checkTelemetry(request, keyId, 'KEY_INVALID', now));
+    return { outcome: 'refused', code: 'KEY_INVALID' };
+  }
+  // The shared window only for a busy address (or one the full tally could not track); the guard's read does not
+  // depend on it, so both go at once and a fetch waits for as many round trips in a row as validate. The pointer is
+  // still read before any use is counted.
+  const shared = local === undefined || local.checks > ADDRESS_COUNTING.sharedAfter;
   const [addressCount, served] = await Promise.all([
-    deps.rateLimits.countRequest(
-      `loader-address#${clientAddressBucket(sourceIp)}`,
-      { start: window.start, seconds: LOADER_LIMITS.windowSeconds },
-      LOADER_LIMITS.perAddressPerMinute,
-    ),
+    shared
+      ? deps.rateLimits.countRequest(`loader-address#${address}`, { start: window.start, seconds: LOADER_LIMITS.windowSeconds }, LOADER_LIMITS.perAddressPerMinute)
+      : 0,
     guard?.(),
   ]);
-  if (addressCount === undefined) {
-    throw new RateLimited(window.resetSeconds, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`);
-  }
+  if (addressCount === undefined) throw addressLimited();
   const keyHash = hashKeyValue(request.key);
   const keyId = keyIdOf(keyHash);
   if (guard && served === undefined) {
     const code = refusalOf(await deps.keys.peek(keyId), request.project_id, keyHash, now, request.fingerprint);
     if (!code) return { outcome: 'nothing_to_serve' };
+    if (code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
     await deps.telemetry.report(checkTelemetry(request, keyId, code, now));
     return { outcome: 'refused', code };
   }
@@ -154,6 +180,7 @@ export async function checkKey<Served extends { versionId: string }>(
     throw new RateLimited(counted.retryAfterSeconds, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`);
   }
   const code = counted.outcome === 'counted' ? 'KEY_VALID' : counted.code;
+  if (code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
   const executed = served ? { ...request, version_id: served.versionId } : request;
   await deps.telemetry.report(checkTelemetry(executed, counted.keyId, code, now));
   if (counted.outcome === 'refused') return { outcome: 'refused', code: counted.code };

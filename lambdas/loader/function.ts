@@ -1,6 +1,7 @@
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { AddressTally } from '#domain/address-tally';
 import { QueueTelemetrySink } from '#analytics/telemetry-queue';
-import { SCRIPT_ROUTE } from '#api/routes';
+import { publicRouteOf, SCRIPT_ROUTE } from '#api/routes';
 import { ScriptCache } from '#domain/scripts';
 import { SqsMessageSender } from '#events/sqs-queue';
 import { awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
@@ -10,8 +11,8 @@ import { createValidateHandler } from './validate';
 
 /**
  * The loader's function: both public routes (`/v1/loader/validate` and `/v1/loader/script`) make the same key
- * check, so they share one function, its throttle and its reserved concurrency; API Gateway names the route in
- * the event's `resource`.
+ * check, so they share one function and its reserved concurrency, behind their own HTTP API (payload format 2.0),
+ * which names the route in the event's `routeKey`.
  */
 export const handler = lazyHandler(() => {
   const logger = awsLogger('loader-check');
@@ -19,6 +20,7 @@ export const handler = lazyHandler(() => {
   const deps = {
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
     telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
     now: clock,
     logger,
@@ -30,5 +32,5 @@ export const handler = lazyHandler(() => {
     scripts: new S3ScriptStore(createS3Client(), settings.scriptBucket()),
     cache: new ScriptCache(SCRIPT_CACHE_BYTES),
   });
-  return (event: APIGatewayProxyEvent, context: Context) => (event.resource === SCRIPT_ROUTE.path ? script(event, context) : validate(event, context));
+  return (event: APIGatewayProxyEventV2, context: Context) => (publicRouteOf(event.routeKey) === SCRIPT_ROUTE ? script(event, context) : validate(event, context));
 });

@@ -2,7 +2,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { deliverScript, type ScriptDelivery, type ScriptDeliveryDeps } from '#domain/scripts';
-import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler, requestIdsInLogs } from '#http/middlewares';
+import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, requestIdsInLogs } from '#http/middlewares';
+import { type HttpApiHandler, onHttpApi } from '#http/http-api';
 import { jsonResponse, SECURITY_HEADERS } from '#http/responses';
 import { LoaderCheckRequest, type LoaderScriptRefused } from '#schemas/loader';
 
@@ -26,7 +27,7 @@ export const NO_VERSION_YET = 'This script has no version yet: the publisher has
  * `error` is a sentence for the buyer. Malformed is a 400 naming the field, a limit passed a 429. The body is
  * never logged: nothing here logs, and the error middleware logs the error, not the response.
  */
-export function createScriptHandler(deps: ScriptHandlerDeps): ProxyHandler {
+export function createScriptHandler(deps: ScriptHandlerDeps): HttpApiHandler {
   const handler = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(requestIdsInLogs(deps.logger))
     .use(jsonErrors(deps.logger))
@@ -37,7 +38,7 @@ export function createScriptHandler(deps: ScriptHandlerDeps): ProxyHandler {
       const delivery = await deliverScript(deps, request, event.requestContext.identity.sourceIp, deps.now(), event.headers['if-none-match']);
       return scriptResponse(delivery);
     });
-  return handler;
+  return onHttpApi(handler);
 }
 
 /** The HTTP answer of each outcome (DESIGN.md, "Script delivery"). */

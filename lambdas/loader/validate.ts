@@ -2,7 +2,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { checkKey, type KeyCheckDeps, validateAnswer } from '#domain/key-check';
-import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler, requestIdsInLogs } from '#http/middlewares';
+import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, requestIdsInLogs } from '#http/middlewares';
+import { type HttpApiHandler, onHttpApi } from '#http/http-api';
 import { jsonResponse } from '#http/responses';
 import { LoaderCheckRequest } from '#schemas/loader';
 
@@ -16,7 +17,7 @@ export interface LoaderDeps extends KeyCheckDeps {
  * whatever the key's state; a malformed request is a 400 naming the field, a limit passed a 429 with
  * `Retry-After`. No bearer token, so never a 401.
  */
-export function createValidateHandler(deps: LoaderDeps): ProxyHandler {
+export function createValidateHandler(deps: LoaderDeps): HttpApiHandler {
   const handler = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(requestIdsInLogs(deps.logger))
     .use(jsonErrors(deps.logger))
@@ -26,5 +27,5 @@ export function createValidateHandler(deps: LoaderDeps): ProxyHandler {
       const request = parse(LoaderCheckRequest, event.body);
       return jsonResponse(200, validateAnswer(await checkKey(deps, request, event.requestContext.identity.sourceIp, deps.now())));
     });
-  return handler;
+  return onHttpApi(handler);
 }

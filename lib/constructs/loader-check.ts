@@ -1,5 +1,4 @@
 import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
-import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -8,7 +7,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
-import { LOADER_ROUTE, PUBLIC_ROUTES, SCRIPT_ROUTE } from '#api/routes';
+import { PUBLIC_ROUTES } from '#api/routes';
 import { KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#store/key-check-store';
 import { scriptObjectKey, UPDATED_ATTRIBUTES } from '#store/layout';
 import { RATE_WINDOW_RETURN_VALUES } from '#store/rate-limit-store';
@@ -17,7 +16,6 @@ import { grantItems } from './table-access';
 
 export interface LoaderCheckProps {
   table: TableV2;
-  api: apigateway.RestApi;
   /** Where every check's telemetry goes; the analytics construct ingests it. */
   telemetryQueue: sqs.IQueue;
   /** The version scripts `/v1/loader/script` serves. */
@@ -27,15 +25,13 @@ export interface LoaderCheckProps {
 /**
  * The loader's routes (`POST /v1/loader/validate` and `POST /v1/loader/script`, the same key check): public, so no
  * token authorizer and no usage-plan key; one function of their own, limited in the handler per key and per client
- * address, each method throttled in API Gateway (see the stack's stage) and the function kept to its reserved
+ * address, behind their own HTTP API (LoaderApi) whose stage throttles each route, and kept to its reserved
  * concurrency (set by the stack). The function may update key items (one conditional write counts a use) and rate
  * windows, read key items (a fetch with nothing to serve judges without counting) and project items (the current
  * version pointer and the version it names), read script objects, and send to the telemetry queue: nothing else.
  */
 export class LoaderCheck extends Construct {
   readonly function: ServiceFunction;
-  readonly method: apigateway.Method;
-  readonly scriptMethod: apigateway.Method;
   readonly telemetryNotQueuedAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: LoaderCheckProps) {
@@ -61,23 +57,6 @@ export class LoaderCheck extends Construct {
       id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).resolve(Stack.of(this).getLogicalId(props.scripts.node.defaultChild as CfnElement)) as string}.Arn>/${scriptObjectKey({ projectId: '*', versionId: '*' })}]`,
       reason: 'The function serves the current version of any project, so it reads any script object, and only script objects (GetObject, no listing).',
     });
-
-    const addMethod = (route: (typeof PUBLIC_ROUTES)[number]) => {
-      const method = props.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(this.function, { allowTestInvoke: false }), {
-        authorizationType: apigateway.AuthorizationType.NONE,
-        apiKeyRequired: false,
-      });
-      Validations.of(method).acknowledge(
-        {
-          id: 'AwsSolutions-APIG4',
-          reason: "Public by design (DESIGN.md): a buyer's loader has no API token; the key in the body is the credential, checked by the function, which is limited per key and per address.",
-        },
-        { id: 'AwsSolutions-COG4', reason: 'Buyers are not Cognito users; the key in the body is the credential.' },
-      );
-      return method;
-    };
-    this.method = addMethod(LOADER_ROUTE);
-    this.scriptMethod = addMethod(SCRIPT_ROUTE);
 
     // A check whose telemetry could not be queued is logged with this message; counted here, alarmed on.
     const notQueued = new logs.MetricFilter(this, 'TelemetryNotQueued', {

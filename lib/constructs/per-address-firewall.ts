@@ -6,7 +6,7 @@ import { SECURITY_HEADERS } from '#http/responses';
 export interface PerAddressFirewallProps {
   /** The stage the web ACL guards. */
   stage: apigateway.Stage;
-  /** Requests a minute one IP address may send, over all routes, before the rest of the minute is refused. */
+  /** Requests a minute one IP address may send, over the owner API's routes, before the rest of the minute is refused. */
   requestsPerMinute: number;
 }
 
@@ -14,7 +14,8 @@ export interface PerAddressFirewallProps {
 const WINDOW_SECONDS = 60;
 
 /**
- * An AWS WAF regional web ACL on the API's stage with one rate-based rule per client IP address: a flood from one
+ * An AWS WAF regional web ACL on the owner API's REST stage (the loader routes' HTTP API cannot carry one) with one
+ * rate-based rule per client IP address: a flood from one
  * address is refused at the edge, before the authorizer or any function runs. The refusal is the API's own 429
  * (`{"error"}` JSON, `Retry-After`, the security headers); WAF's custom response takes precedence over API
  * Gateway's gateway responses. Costs a web ACL and a rule a month plus a charge per request (README).

@@ -14,12 +14,13 @@ import { rateWindowAt } from '#domain/rate-limit';
 import { utcDate } from '#domain/time';
 import { createValidateHandler } from '#loader/validate';
 import { InProcessQueue } from '#local/in-process-queue';
-import { buildProxyEvent } from '#local/proxy-event';
+import { buildLoaderEvent } from '#local/proxy-event';
 import type { LoaderCheckRequest } from '#schemas/loader';
 import { type EventItem, keyOf } from '#store/layout';
 import { createStores } from '#store/stores';
 import { invoke, type Reply } from '#test-support/api-harness';
 import { createTestTable, FIXED_NOW, NO_DEADLINE, seedOwner, type SeededOwner, type TestTable } from '#test-support/fixtures';
+import { AddressTally } from '#domain/address-tally';
 
 /**
  * The loader key check (DESIGN.md "Loader key check") on DynamoDB Local: the handler with the real stores, each
@@ -77,7 +78,7 @@ function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sou
   // of checks at one fixed minute, which must not count against another test's address window.
   addresses += 1;
   const sourceIp = options.sourceIp ?? `10.${(addresses >> 8) & 255}.${addresses & 255}.1`;
-  const handler = createValidateHandler({ keys: stores.keyChecks, rateLimits: stores.rateLimits, telemetry: options.telemetry ?? noTelemetry, now: () => now, logger: silent() });
+  const handler = createValidateHandler({ keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: options.telemetry ?? noTelemetry, now: () => now, logger: silent() });
   return {
     setNow: (at: number) => {
       now = at;
@@ -85,21 +86,12 @@ function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sou
     check: (body: CheckBody): Promise<Reply> =>
       invoke(
         handler,
-        buildProxyEvent({
-          method: LOADER_ROUTE.method,
-          resource: LOADER_ROUTE.path,
-          path: LOADER_ROUTE.path,
-          pathParameters: null,
-          headers: { 'Content-Type': 'application/json' },
-          queryStringParameters: null,
+        buildLoaderEvent({
+          route: LOADER_ROUTE,
           body: JSON.stringify({ fingerprint: FP(1), executor: 'Wave', ...body }),
-          authorizer: null,
           requestId: randomUUID(),
-          requestTimeEpoch: now * 1000,
+          timeEpoch: now * 1000,
           sourceIp,
-          stage: 'v1',
-          accountId: '123456789012',
-          apiId: 'a1b2c3d4e5',
         }),
       ),
   };

@@ -13,6 +13,7 @@ import { keyOf } from '#store/layout';
 import { createStores } from '#store/stores';
 import { capacityRecordingClient } from '#test-support/consumed-capacity';
 import { createTestTable, FIXED_NOW, seedOwner, type SeededOwner, type TestTable } from '#test-support/fixtures';
+import { AddressTally } from '#domain/address-tally';
 
 /**
  * Selling keys on DynamoDB Local (DESIGN.md, "Selling keys: issue over the API, bind to machines"): order
@@ -49,7 +50,7 @@ const issue = (project: Project, body: unknown, now = FIXED_NOW) => issueKeys(is
 /** One check as its own Lambda container makes it (a store of its own), from its own address. */
 function check(projectId: string, key: string, fingerprint: string, now = FIXED_NOW + 10) {
   addresses += 1;
-  const deps = { keys: new DynamoKeyCheckStore(table.db, table.tableName), rateLimits: table.stores.rateLimits, telemetry: noTelemetry };
+  const deps = { keys: new DynamoKeyCheckStore(table.db, table.tableName), rateLimits: table.stores.rateLimits, addresses: new AddressTally(), telemetry: noTelemetry };
   return checkKey(deps, { project_id: projectId, key, fingerprint, executor: 'Wave' }, `198.51.${addresses >> 8}.${addresses & 255}`, now).then(validateAnswer);
 }
 

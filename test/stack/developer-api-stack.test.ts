@@ -3,14 +3,14 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
-import { LOADER_ROUTE, PUBLIC_ROUTES, ROUTES, SCRIPT_ROUTE } from '#api/routes';
+import { LOADER_MAPPING_KEY, mappedPathOf, PUBLIC_ROUTES, ROUTES } from '#api/routes';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { newId } from '#domain/ids';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
-import { LOADER_METHOD_THROTTLE, LOADER_RESERVED_CONCURRENCY, USAGE_PLAN_THROTTLE } from '#lib/capacity';
+import { LOADER_429_ALARM, LOADER_RESERVED_CONCURRENCY, LOADER_ROUTE_THROTTLE, USAGE_PLAN_THROTTLE } from '#lib/capacity';
 import { BEARER_VALIDATION_REGEX, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '#lib/developer-api-stack';
 import { admitsEveryCompliantClient } from '#lib/token-bucket';
 import { INDEX_PARTITION, keyIndexAttributes } from '#store/layout';
@@ -116,15 +116,10 @@ describe('the REST API', () => {
     },
   );
 
-  it('has no method besides the routes and the loader check (no ANY, no OPTIONS), and only the loader check without the authorizer', () => {
+  it('has no method besides the owner routes (no ANY, no OPTIONS, no loader route), every one behind the authorizer', () => {
     const methods = ofType('AWS::ApiGateway::Method');
-    expect(methods).toHaveLength(ROUTES.length + PUBLIC_ROUTES.length);
-    const open = methods.filter(([, method]) => method.Properties.AuthorizationType !== 'CUSTOM');
-    expect(open).toHaveLength(PUBLIC_ROUTES.length);
-    for (const route of PUBLIC_ROUTES) {
-      expect(methodOf(route).Properties).toMatchObject({ HttpMethod: route.method, AuthorizationType: 'NONE', ApiKeyRequired: false });
-      expect(methodOf(route).Properties.AuthorizerId).toBeUndefined();
-    }
+    expect(methods).toHaveLength(ROUTES.length);
+    expect(methods.filter(([, method]) => method.Properties.AuthorizationType !== 'CUSTOM')).toEqual([]);
   });
 
   it(`checks the Authorization header with a TOKEN authorizer whose answer is cached for ${AUTHORIZER_CACHE_SECONDS} seconds`, () => {
@@ -254,23 +249,100 @@ describe('the stage', () => {
 describe('the loader key check', () => {
   const loaderFunctionId = () => built.stack.getLogicalId(built.stack.loaderCheck.function.node.defaultChild as never);
 
-  it.each(PUBLIC_ROUTES.map((route) => [route.path, route] as const))('throttles %s in API Gateway, for all clients together', (_path, route) => {
-    const [, stage] = only('AWS::ApiGateway::Stage');
-    expect(stage.Properties.MethodSettings).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({
-          HttpMethod: route.method,
-          ResourcePath: `/${route.path.replaceAll('/', '~1')}`,
-          ThrottlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit,
-          ThrottlingBurstLimit: LOADER_METHOD_THROTTLE.burstLimit,
-        }),
-      ]),
-    );
+  const httpApiId = () => only('AWS::ApiGatewayV2::Api')[0];
+  const routeKeys = (resourcesOf: Record<string, { Type: string; Properties: Record<string, unknown> }>) =>
+    Object.values(resourcesOf)
+      .filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Route')
+      .map((route) => route.Properties.RouteKey)
+      .toSorted();
+
+  it('serves both loader routes from an HTTP API with payload format 2.0, public, and no other route', () => {
+    const [, api] = only('AWS::ApiGatewayV2::Api');
+    expect(api.Properties.ProtocolType).toBe('HTTP');
+    expect(routeKeys(resources())).toEqual(PUBLIC_ROUTES.map((route) => `${route.method} ${route.path}`).toSorted());
+    for (const [, route] of ofType('AWS::ApiGatewayV2::Route')) {
+      expect(route.Properties.ApiId).toEqual({ Ref: httpApiId() });
+      expect(route.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+    }
+    const [, integration] = only('AWS::ApiGatewayV2::Integration');
+    expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+    expect(JSON.stringify(integration.Properties.IntegrationUri)).toContain(loaderFunctionId());
   });
 
-  it('serves the validate check and the script fetch from the one function', () => {
-    expect(functionIdOf(LOADER_ROUTE)).toBe(loaderFunctionId());
-    expect(functionIdOf(SCRIPT_ROUTE)).toBe(loaderFunctionId());
+  it('throttles each loader route on the $default stage, auto-deployed, with JSON access logs holding the status', () => {
+    const [, stage] = only('AWS::ApiGatewayV2::Stage');
+    expect(stage.Properties).toMatchObject({
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: LOADER_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: LOADER_ROUTE_THROTTLE.burstLimit },
+    });
+    const format = JSON.parse(String((stage.Properties.AccessLogSettings as { Format: string }).Format)) as Record<string, string>;
+    expect(format).toMatchObject({ status: '$context.status', ip: '$context.identity.sourceIp', routeKey: '$context.routeKey' });
+  });
+
+  it(`alarms when more than ${LOADER_429_ALARM.percent}% of loader requests are answered 429, counted from the access log`, () => {
+    const filters = ofType('AWS::Logs::MetricFilter').filter(([, filter]) => filter.Properties.FilterPattern === '{ $.status = "429" }');
+    expect(filters).toHaveLength(1);
+    const alarms = ofType('AWS::CloudWatch::Alarm').filter(([, alarm]) => JSON.stringify(alarm.Properties.Metrics ?? []).includes('LoaderResponses429'));
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]?.[1].Properties).toMatchObject({ Threshold: LOADER_429_ALARM.percent, EvaluationPeriods: LOADER_429_ALARM.periods, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(JSON.stringify(alarms[0]?.[1].Properties.AlarmActions)).toContain('AlarmTopic');
+  });
+
+  it('outputs the loader URL apart from the owner API URL when there is no custom domain, and maps no domain', () => {
+    const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(JSON.stringify(outputs.LoaderUrl?.Value)).toContain(httpApiId());
+    expect(outputs.CustomDomainUrl).toBeUndefined();
+    expect(ofType('AWS::ApiGatewayV2::DomainName')).toEqual([]);
+    expect(ofType('AWS::ApiGatewayV2::ApiMapping')).toEqual([]);
+  });
+
+  describe('with -c domainName and -c certificateArn', () => {
+    const CERTIFICATE = 'arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789';
+    let withDomain: ReturnType<typeof synthesizeApiStack>;
+    beforeAll(() => {
+      withDomain = synthesizeApiStack({ domainName: 'api.example.com', certificateArn: CERTIFICATE });
+    });
+    const ofTypeIn = (type: string) => Object.entries(withDomain.resources).filter(([, resource]) => resource.Type === type);
+
+    it('maps v1/loader to the HTTP API and the rest of the domain to the REST API, one regional TLS 1.2 domain', () => {
+      const [[domainId, domain]] = ofTypeIn('AWS::ApiGatewayV2::DomainName') as [[string, (typeof withDomain.resources)[string]]];
+      expect(domain.Properties).toMatchObject({
+        DomainName: 'api.example.com',
+        DomainNameConfigurations: [{ CertificateArn: CERTIFICATE, EndpointType: 'REGIONAL', SecurityPolicy: 'TLS_1_2' }],
+      });
+      const mappings = ofTypeIn('AWS::ApiGatewayV2::ApiMapping').map(([, mapping]) => mapping.Properties);
+      const [httpId] = ofTypeIn('AWS::ApiGatewayV2::Api')[0] ?? [];
+      const [restId] = ofTypeIn('AWS::ApiGateway::RestApi')[0] ?? [];
+      expect(mappings).toHaveLength(2);
+      expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: LOADER_MAPPING_KEY, DomainName: { Ref: domainId } }));
+      const owner = mappings.find((mapping) => JSON.stringify(mapping.ApiId) === JSON.stringify({ Ref: restId }));
+      expect(owner).toMatchObject({ DomainName: { Ref: domainId } });
+      expect(owner?.ApiMappingKey).toBeUndefined();
+    });
+
+    it('also routes the paths the mapping leaves (/validate, /script), throttled like the others', () => {
+      const expected = PUBLIC_ROUTES.flatMap((route) => [`${route.method} ${route.path}`, `${route.method} ${mappedPathOf(route)}`]).toSorted();
+      expect(routeKeys(withDomain.resources)).toEqual(expected);
+    });
+
+    it('outputs the one base URL and the name DNS must point at', () => {
+      const outputs = withDomain.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+      expect(outputs.CustomDomainUrl?.Value).toBe('https://api.example.com');
+      expect(outputs.CustomDomainTarget).toBeDefined();
+    });
+
+    it('refuses a domain without its certificate, and a certificate that is no ACM ARN', () => {
+      expect(() => synthesizeApiStack({ domainName: 'api.example.com' })).toThrow('-c certificateArn=undefined');
+      expect(() => synthesizeApiStack({ domainName: 'api.example.com', certificateArn: 'cert' })).toThrow('-c certificateArn=cert');
+      expect(() => synthesizeApiStack({ certificateArn: CERTIFICATE })).toThrow('-c domainName=undefined');
+    });
+
+    it('passes the AwsSolutions cdk-nag checks', () => {
+      const report = new AwsSolutionsChecks(withDomain.app, { verbose: true }).validateScope(withDomain.stack);
+      expect(report.violations.map((violation) => `${violation.ruleName}: ${violation.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+      expect(report.success).toBe(true);
+    });
   });
 
   it('runs in its own function with reserved concurrency, so a flood of checks cannot take the instances other functions need', () => {
@@ -471,9 +543,9 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
 });
 
 describe('outputs', () => {
-  it('exports the API base URL (the stage URL, to which /v1/... is appended), the table name, the usage plan id, the alarm topic, and the API and stage a token revoke flushes', () => {
+  it('exports the API base URL (the stage URL, to which /v1/... is appended), the loader URL, the table name, the usage plan id, the alarm topic, and the API and stage a token revoke flushes', () => {
     const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).toSorted()).toEqual(['AlarmTopicArn', 'ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'RestApiId', 'ScriptBucketName', 'ScriptUploadPolicyArn', 'StageName', 'TableName', 'UsagePlanId']);
+    expect(Object.keys(outputs).toSorted()).toEqual(['AlarmTopicArn', 'ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'LoaderUrl', 'RestApiId', 'ScriptBucketName', 'ScriptUploadPolicyArn', 'StageName', 'TableName', 'UsagePlanId']);
     expect(outputs.RestApiId?.Value).toEqual({ Ref: restApiId() });
     expect(outputs.StageName?.Value).toEqual({ Ref: only('AWS::ApiGateway::Stage')[0] });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toMatch(new RegExp(`"/${STAGE_NAME}"\\]\\]\\}$`));

@@ -1,8 +1,9 @@
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LOADER_ROUTE, ROUTES } from '#api/routes';
+import { PUBLIC_ROUTES, ROUTES } from '#api/routes';
+import { LOADER_LIMITS } from '#domain/key-check';
 import { SECURITY_HEADERS } from '#http/responses';
-import { ACCOUNT_CONCURRENCY, LOADER_METHOD_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import { ACCOUNT_CONCURRENCY, LOADER_PLANNED_CHECKS_PER_SECOND, LOADER_RESERVED_CONCURRENCY, LOADER_ROUTE_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
 import type { CfnResource } from '#test-support/cdk';
 import { synthesizeApiStack, templateLookups } from '#test-support/stack-template';
 
@@ -33,10 +34,19 @@ describe('API Gateway throttling', () => {
     );
   });
 
-  it("keeps the loader check's own method throttle", () => {
-    expect(methodSettings()).toContainEqual(
-      expect.objectContaining({ HttpMethod: LOADER_ROUTE.method, ThrottlingRateLimit: LOADER_METHOD_THROTTLE.rateLimit, ThrottlingBurstLimit: LOADER_METHOD_THROTTLE.burstLimit }),
-    );
+  it("throttles each loader route on its HTTP API's stage, not on the REST stage", () => {
+    expect(methodSettings().filter((setting) => setting.HttpMethod !== '*')).toEqual([]);
+    expect(lookups.only('AWS::ApiGatewayV2::Stage')[1].Properties.DefaultRouteSettings).toEqual({
+      ThrottlingRateLimit: LOADER_ROUTE_THROTTLE.rateLimit,
+      ThrottlingBurstLimit: LOADER_ROUTE_THROTTLE.burstLimit,
+    });
+  });
+
+  it('sizes the loader route from the per-address limit: one host must send 37 times what the function admits from it before a buyer meets a 429', () => {
+    const headroomPerMinute = (LOADER_ROUTE_THROTTLE.rateLimit - LOADER_PLANNED_CHECKS_PER_SECOND) * 60;
+    expect(headroomPerMinute / LOADER_LIMITS.perAddressPerMinute).toBeGreaterThanOrEqual(37);
+    // Refused in memory at about 1 ms each, a whole route's flood needs a few of the reserved instances.
+    expect((LOADER_ROUTE_THROTTLE.rateLimit * 2 * 1) / 1000).toBeLessThan(LOADER_RESERVED_CONCURRENCY / 10);
   });
 
   it("never meets a single client before its usage plan does: the stage's burst and rate are above the plan's", () => {
@@ -45,7 +55,7 @@ describe('API Gateway throttling', () => {
   });
 
   it("stays inside the account's default 10,000 requests a second with every method at its limit", () => {
-    expect(ROUTES.length * STAGE_METHOD_THROTTLE.rateLimit + LOADER_METHOD_THROTTLE.rateLimit).toBeLessThanOrEqual(10_000);
+    expect(ROUTES.length * STAGE_METHOD_THROTTLE.rateLimit + PUBLIC_ROUTES.length * LOADER_ROUTE_THROTTLE.rateLimit).toBeLessThanOrEqual(10_000);
   });
 
   it('refuses a malformed Authorization header before any function runs: the TOKEN authorizer has a validation expression', () => {

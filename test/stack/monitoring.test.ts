@@ -26,8 +26,9 @@ const alarmsOn = (namespace: string, metricName: string, name?: string, value?: 
 describe('the alarm topic', () => {
   it('is one SNS topic, and every alarm of the stack notifies it going into ALARM and back to OK', () => {
     const all = alarms();
-    // Errors and throttles of each function but the authorizer (throttles only), and the stack's own alarms.
-    expect(all.length).toBe(43);
+    // Errors and throttles of each function but the authorizer (throttles only), and the stack's own alarms (the
+    // loader routes' 429 and 5xx rates among them).
+    expect(all.length).toBe(45);
     for (const alarm of all) {
       expect(alarm.AlarmActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
       expect(alarm.OKActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
@@ -65,6 +66,12 @@ describe('the alarms', () => {
     const [alarm] = alarmsOn('AWS/ApiGateway', '5XXError');
     expect(alarm).toMatchObject({ Statistic: 'Average', Period: 300, Threshold: SERVER_ERROR_RATE_ALARM, EvaluationPeriods: 2, ComparisonOperator: 'GreaterThanThreshold' });
     expect(dimension(alarm ?? {}, 'Stage')).toBeDefined();
+  });
+
+  it("alarms on the loader routes' 5xx rate the same way, on their HTTP API's stage", () => {
+    const [httpApiId] = ofType('AWS::ApiGatewayV2::Api')[0] ?? [];
+    const [alarm] = alarmsOn('AWS/ApiGateway', '5xx', 'ApiId', { Ref: httpApiId });
+    expect(alarm).toMatchObject({ Statistic: 'Average', Period: 300, Threshold: SERVER_ERROR_RATE_ALARM, EvaluationPeriods: 2, ComparisonOperator: 'GreaterThanThreshold' });
   });
 
   it("alarms on every function's errors, but the authorizer's (each refused token is one), and on every function's throttles", () => {

@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { expect, vi } from 'vitest';
 import { createAuthorizer } from '#api/authorizer';
 import { createRouteHandlers } from '#api/endpoints';
@@ -83,7 +83,12 @@ export interface Reply {
   raw: string;
 }
 
-export async function invoke(handler: ApiHandler, event: APIGatewayProxyEvent, context: Context = lambdaContext()): Promise<Reply> {
+/** Calls a handler of either front door (the owner API's REST events, the loader's 2.0 events) and reads its JSON answer. */
+export async function invoke<Event = APIGatewayProxyEvent>(
+  handler: (event: Event, context: Context) => Promise<APIGatewayProxyResult>,
+  event: Event,
+  context: Context = lambdaContext(),
+): Promise<Reply> {
   const result = await handler(event, context);
   return { status: result.statusCode, headers: result.headers ?? {}, body: JSON.parse(result.body) as Record<string, unknown>, raw: result.body };
 }

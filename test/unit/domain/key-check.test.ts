@@ -1,12 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RateLimited } from '#domain/errors';
-import { checkKey, checkTelemetry, clientAddressBucket, type KeyCheckDeps, type KeyState, LOADER_LIMITS, refusalOf, usesLeft, validateAnswer } from '#domain/key-check';
-import { hashKeyValue, newKeyValue } from '#domain/key-values';
+import { ADDRESS_COUNTING, checkKey, checkTelemetry, clientAddressBucket, type KeyCheckDeps, type KeyState, LOADER_LIMITS, refusalOf, usesLeft, validateAnswer } from '#domain/key-check';
+import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { TelemetrySink } from '#domain/ports';
 import { LoaderCheckRequest, REFUSAL_CODES } from '#schemas/loader';
 import { type ExecutionRecord, RECORD_SCHEMAS, type ValidationRecord } from '#schemas/telemetry';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
+import { AddressTally } from '#domain/address-tally';
 
 /** 45 s into the minute that opened at 1_700_000_040. */
 const NOW = 1_700_000_085;
@@ -155,7 +156,7 @@ function loaderCheck() {
   const keys = new MemoryKeyCheckStore();
   const rateLimits = new MemoryStores();
   const telemetry = new RecordingSink();
-  const deps: KeyCheckDeps = { keys, rateLimits, telemetry };
+  const deps: KeyCheckDeps = { keys, rateLimits, telemetry, addresses: new AddressTally() };
   const request = (key: string, fields: Partial<LoaderCheckRequest> = {}): LoaderCheckRequest => ({ project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave', ...fields });
   const check = (key: string, fields: Partial<LoaderCheckRequest> = {}, at: { now?: number; address?: string } = {}) =>
     checkKey(deps, request(key, fields), at.address ?? ADDRESS, at.now ?? NOW).then(validateAnswer);
@@ -344,5 +345,104 @@ describe('checkKey: telemetry for the analytics detectors', () => {
     const reported = telemetry.reports.length;
     await expect(check(key)).rejects.toBeInstanceOf(RateLimited);
     expect(telemetry.reports).toHaveLength(reported);
+  });
+});
+
+// ---- What reaches DynamoDB: the address counted in memory, the shared window only for a busy address ----
+
+/** A rate-limit store that records each window it was asked to count in. */
+class CountingRateLimits extends MemoryStores {
+  readonly counted: string[] = [];
+  override async countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined> {
+    this.counted.push(bucket);
+    return super.countRequest(bucket, window, limit);
+  }
+}
+
+/** A key store that records each conditional write it was asked for. */
+class CountingKeyChecks extends MemoryKeyCheckStore {
+  writes = 0;
+  override async checkAndCount(check: Parameters<MemoryKeyCheckStore['checkAndCount']>[0]) {
+    this.writes += 1;
+    return super.checkAndCount(check);
+  }
+}
+
+function countedCheck(addresses = new AddressTally()) {
+  const keys = new CountingKeyChecks();
+  const rateLimits = new CountingRateLimits();
+  const telemetry = new RecordingSink();
+  const deps: KeyCheckDeps = { keys, rateLimits, telemetry, addresses };
+  const check = (key: string, address = ADDRESS, now = NOW) =>
+    checkKey(deps, { project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave' }, address, now).then(validateAnswer);
+  return { keys, rateLimits, telemetry, check };
+}
+
+describe('checkKey: one DynamoDB request on the common path', () => {
+  it("writes only the key's item while the address has checked at most sharedAfter times this minute", async () => {
+    const { keys, rateLimits, check } = countedCheck();
+    const { key } = keys.issue(PROJECT, { maxUses: null });
+    for (let i = 0; i < ADDRESS_COUNTING.sharedAfter; i++) await check(key);
+    expect(rateLimits.counted).toEqual([]);
+    expect(keys.writes).toBe(ADDRESS_COUNTING.sharedAfter);
+  });
+
+  it("counts a busy address's later checks in its shared window, one write each", async () => {
+    const { keys, rateLimits, check } = countedCheck();
+    for (let i = 0; i < ADDRESS_COUNTING.sharedAfter + 3; i++) await check(keys.issue(PROJECT).key);
+    expect(rateLimits.counted).toEqual(Array(3).fill(`loader-address#${ADDRESS}`));
+  });
+
+  it('counts every check of an address the full tally cannot track in the shared window', async () => {
+    const { keys, rateLimits, check } = countedCheck(new AddressTally(1));
+    const { key } = keys.issue(PROJECT);
+    await check(key, '198.51.100.1');
+    await check(key, '198.51.100.2');
+    expect(rateLimits.counted).toEqual(['loader-address#198.51.100.2']);
+  });
+
+  it("refuses an address past its limit in this container before any DynamoDB request, though its shared window says less", async () => {
+    const { keys, rateLimits, check } = countedCheck();
+    for (let i = 0; i < LOADER_LIMITS.perAddressPerMinute; i++) await check(`sdk_guess${i}`);
+    const { key } = keys.issue(PROJECT);
+    const before = { windows: rateLimits.counted.length, writes: keys.writes };
+    await expect(check(key)).rejects.toMatchObject({ message: `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute` });
+    expect({ windows: rateLimits.counted.length, writes: keys.writes }).toEqual(before);
+  });
+});
+
+describe('checkKey: random-key floods stop before any DynamoDB write', () => {
+  it.each([['a made-up value', 'letmein'], ['a key of another length', `sdk_${'A'.repeat(31)}`], ['a character outside base64url', `sdk_${'A'.repeat(31)}+`], ['another prefix', `sdt_${'A'.repeat(32)}`]])(
+    'answers %s KEY_INVALID with no request to any store, reported like any check',
+    async (_, value) => {
+      const { keys, rateLimits, telemetry, check } = countedCheck();
+      expect(await check(value)).toEqual({ valid: false, code: 'KEY_INVALID' });
+      expect(keys.writes).toBe(0);
+      expect(rateLimits.counted).toEqual([]);
+      expect(telemetry.reports[0]).toEqual([expect.objectContaining({ kind: 'validation', result: 'unknown', keyId: keyIdOf(hashKeyValue(value)) })]);
+    },
+  );
+
+  it('still counts a malformed value as a check of its address', async () => {
+    const { keys, check } = countedCheck();
+    for (let i = 0; i < LOADER_LIMITS.perAddressPerMinute; i++) await check('letmein');
+    await expect(check(keys.issue(PROJECT).key)).rejects.toBeInstanceOf(RateLimited);
+  });
+
+  it('refuses checks from an address past invalidKeysPerMinute well-formed unknown keys, before the write, until the next minute', async () => {
+    const { keys, check } = countedCheck();
+    for (let i = 0; i < ADDRESS_COUNTING.invalidKeysPerMinute; i++) expect(await check(newKeyValue())).toEqual({ valid: false, code: 'KEY_INVALID' });
+    const writes = keys.writes;
+    const { key } = keys.issue(PROJECT);
+    const error = await refusedBy(check(key));
+    expect(error).toMatchObject({ retryAfterSeconds: SECONDS_TO_NEXT_WINDOW, message: `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute` });
+    expect(keys.writes).toBe(writes);
+    expect(await check(key, '203.0.113.99')).toMatchObject({ code: 'KEY_VALID' });
+    expect(await check(key, ADDRESS, NOW + SECONDS_TO_NEXT_WINDOW)).toMatchObject({ code: 'KEY_VALID' });
+  });
+
+  it('keeps the per-address limits at or above the 1,000 a minute DESIGN.md promises', () => {
+    expect(ADDRESS_COUNTING.invalidKeysPerMinute).toBeGreaterThanOrEqual(1_000);
+    expect(ADDRESS_COUNTING.sharedAfter).toBeLessThan(LOADER_LIMITS.perAddressPerMinute);
   });
 });

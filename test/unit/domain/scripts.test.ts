@@ -16,6 +16,7 @@ import {
 } from '#domain/scripts';
 import { REFUSAL_CODES } from '#schemas/loader';
 import { MemoryKeyCheckStore, MemoryScriptStore, MemoryStores } from '#test-support/memory-stores';
+import { AddressTally } from '#domain/address-tally';
 
 const PROJECT = 'prj_scripts';
 const NOW = 1_700_000_000;
@@ -116,6 +117,7 @@ function deliveryFixture() {
   const deps = {
     keys,
     rateLimits: new MemoryStores(),
+    addresses: new AddressTally(),
     telemetry: new NullSink(),
     scripts,
     cache: new ScriptCache(1024 * 1024),

@@ -36,6 +36,7 @@ async function stub(answers: HttpReply[], files?: Map<string, string>) {
       sent.push(request);
       return queue.shift() ?? { raise: 'no answer scripted' };
     },
+    wait: () => undefined,
   });
   return { ...run, sent };
 }
@@ -47,7 +48,7 @@ describe('examples/roblox-loader.luau: what it is made of', () => {
     expect(globals).toEqual(
       [
         'error', 'ipairs', 'math', 'pairs', 'pcall', 'string', 'table', 'tonumber', 'tostring', 'type', 'loadstring',
-        'bit32', 'game',
+        'bit32', 'game', 'task',
         'getgenv', 'script_key',
         'gethwid', 'http', 'http_request', 'identifyexecutor', 'request', 'syn',
         'readfile', 'writefile', 'isfile', 'makefolder',
@@ -99,9 +100,7 @@ describe('examples/roblox-loader.luau: what the buyer sees when it does not run'
   it.each([
     ['a 403 refusal: the service\'s sentence and the code', reply(403, JSON.stringify({ error: 'This key has been revoked: contact the seller for a new one.', valid: false, code: 'KEY_REVOKED' })), '[Loader] This key has been revoked: contact the seller for a new one. (KEY_REVOKED)'],
     ['a 404: no version yet', reply(404, JSON.stringify({ error: 'no version' })), "[Loader] The script's publisher has not uploaded the script yet. Try again later."],
-    ['a 429 with Retry-After', reply(429, JSON.stringify({ error: 'Too many' }), { 'Retry-After': '12' }), '[Loader] Too many runs right now. Try again in 12 seconds.'],
     ['a 400', reply(400, JSON.stringify({ error: 'fingerprint must be 64 lowercase hex characters' })), '[Loader] The script server could not read the request: fingerprint must be 64 lowercase hex characters.'],
-    ['a 500', reply(500, JSON.stringify({ error: 'Internal error' })), '[Loader] The script server answered HTTP 500: Internal error. Try again later.'],
     ['a network failure', { raise: 'HttpError: ConnectFail' } as HttpReply, '[Loader] Could not reach the script server (HttpError: ConnectFail). Check your connection and try again.'],
     ['a 200 that is not Lua', reply(200, 'this is not lua ((('), /^\[Loader\] The script \(version nil\) could not be loaded: /],
   ])('on %s, it stops with a message and runs nothing', async (_name, answer, message) => {
@@ -109,5 +108,52 @@ describe('examples/roblox-loader.luau: what the buyer sees when it does not run'
     expect(run.output).toEqual([]);
     if (typeof message === 'string') expect(run.error).toBe(message);
     else expect(run.error).toMatch(message);
+  });
+});
+
+describe('examples/roblox-loader.luau: a busy server is asked again, a bounded number of times', () => {
+  const busy = reply(429, JSON.stringify({ error: 'Too many' }), { 'Retry-After': '12' });
+  const failing = reply(500, JSON.stringify({ error: 'Internal error' }));
+
+  it("runs the script after a 429 once it has waited the server's Retry-After (plus under a second of spread)", async () => {
+    const run = await stub([busy, served]);
+    expect(run.sent).toHaveLength(2);
+    expect(run.waits).toHaveLength(1);
+    expect(run.waits[0]).toBeGreaterThanOrEqual(12);
+    expect(run.waits[0]).toBeLessThan(13);
+    expect(run.output).toEqual(["the publisher's script, WM_0123456789abcdef"]);
+    expect(run.sent[1]?.Body).toBe(run.sent[0]?.Body);
+  });
+
+  it('asks at most 3 more times, then shows the buyer the message and runs nothing', async () => {
+    const run = await stub([busy, busy, busy, busy, served]);
+    expect(run.sent).toHaveLength(4);
+    expect(run.waits).toHaveLength(3);
+    expect(run.output).toEqual([]);
+    expect(run.error).toBe('[Loader] Too many runs right now. Try again in 12 seconds.');
+  });
+
+  it('waits 1, 2 and 4 seconds (plus spread) after a 5xx without Retry-After, then says what the server answered', async () => {
+    const run = await stub([failing, failing, failing, failing]);
+    expect(run.sent).toHaveLength(4);
+    expect(run.waits.map(Math.floor)).toEqual([1, 2, 4]);
+    expect(run.error).toBe('[Loader] The script server answered HTTP 500: Internal error. Try again later.');
+  });
+
+  it('does not wait past 30 seconds: a longer Retry-After is shown to the buyer at once', async () => {
+    const run = await stub([reply(429, JSON.stringify({ error: 'Too many' }), { 'Retry-After': '45' })]);
+    expect(run.sent).toHaveLength(1);
+    expect(run.waits).toEqual([]);
+    expect(run.error).toBe('[Loader] Too many runs right now. Try again in 45 seconds.');
+  });
+
+  it.each([
+    ['a 403 refusal', reply(403, JSON.stringify({ error: 'revoked', valid: false, code: 'KEY_REVOKED' }))],
+    ['a 400', reply(400, JSON.stringify({ error: 'bad' }))],
+    ['a 404', reply(404, JSON.stringify({ error: 'no version' }))],
+  ])('never asks again after %s', async (_name, answer) => {
+    const run = await stub([answer, served]);
+    expect(run.sent).toHaveLength(1);
+    expect(run.waits).toEqual([]);
   });
 });

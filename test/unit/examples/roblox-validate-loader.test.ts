@@ -54,6 +54,8 @@ interface Scenario {
   requestFunctions?: string[];
   settings?: Record<string, string | null>;
   reply?: Reply;
+  /** Answers in turn, the last one repeated; instead of `reply`. */
+  replies?: Reply[];
 }
 
 interface RecordedRequest {
@@ -66,6 +68,8 @@ interface RecordedRequest {
 
 interface Outcome {
   requests: RecordedRequest[];
+  /** The seconds of each task.wait. */
+  waits: number[];
   /** KeyInfo, as the script after the loader saw it; undefined when the script after the loader did not run. */
   continuedWith?: LuaValue;
   /** The error that stopped the script. */
@@ -75,6 +79,7 @@ interface Outcome {
 /** Roblox and the executor as the loader sees them, built from the scenario (the chunk's `...`). */
 const ENVIRONMENT = `
 local scenario, host = ...
+task = { wait = function(seconds) host.wait(seconds) return seconds end }
 
 if scenario.genvKey ~= nil then
   local genv = { script_key = scenario.genvKey }
@@ -141,8 +146,8 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 /** Runs the loader, followed by one line of "the publisher's script" that reports what it sees. */
 function runLoader(scenario: Scenario = {}): Outcome {
   const merged = { ...DEFAULTS, ...scenario };
-  const reply = scenario.reply ?? json(200, VALID_ANSWER);
-  const outcome: Outcome = { requests: [] };
+  const replies = scenario.replies ?? [scenario.reply ?? json(200, VALID_ANSWER)];
+  const outcome: Outcome = { requests: [], waits: [] };
   const vm = createLuaVm();
 
   vm.setGlobal('continued', (keyInfo) => {
@@ -158,8 +163,13 @@ function runLoader(scenario: Scenario = {}): Outcome {
         throw new LuaRaise("Can't parse JSON");
       }
     },
+    wait: (seconds: LuaValue) => {
+      outcome.waits.push(Number(seconds));
+      return undefined;
+    },
     request: (via: LuaValue, options: LuaValue) => {
       outcome.requests.push({ via, ...(options as object) } as RecordedRequest);
+      const reply = replies[Math.min(outcome.requests.length, replies.length) - 1] as Reply;
       if ('raise' in reply) throw new LuaRaise(reply.raise);
       if ('statusZero' in reply) return { Success: false, StatusCode: 0, StatusMessage: reply.statusZero };
       return {
@@ -171,7 +181,7 @@ function runLoader(scenario: Scenario = {}): Outcome {
       };
     },
   };
-  const { settings, reply: _reply, ...environment } = merged;
+  const { settings, reply: _reply, replies: _replies, ...environment } = merged;
   const prepared = vm.run(ENVIRONMENT, 'environment', environment, host as Record<string, HostFunction>);
   if (!prepared.ok) throw new Error(`the stubbed environment failed: ${prepared.error}`);
 
@@ -212,7 +222,7 @@ describe('examples/roblox-validate-loader.luau: what it is made of', () => {
         // Lua's own
         'error', 'ipairs', 'math', 'pairs', 'pcall', 'string', 'table', 'tonumber', 'tostring', 'type',
         // Luau's and Roblox's
-        'bit32', 'game',
+        'bit32', 'game', 'task',
         // the buyer's key
         'getgenv', 'script_key',
         // executor functions, each used only when it exists
@@ -223,7 +233,7 @@ describe('examples/roblox-validate-loader.luau: what it is made of', () => {
     expect([...libraryFunctions].sort()).toEqual(
       [
         'bit32.band', 'bit32.bnot', 'bit32.bxor', 'bit32.rrotate', 'bit32.rshift',
-        'math.floor',
+        'math.floor', 'math.random',
         'string.byte', 'string.char', 'string.format', 'string.gsub', 'string.lower', 'string.rep', 'string.sub',
         'table.concat',
       ].sort(),
@@ -400,7 +410,10 @@ describe('examples/roblox-validate-loader.luau: what it does with the answer', (
     ['a network failure (status 0)', { statusZero: 'Couldn\'t resolve host name' }, '[Key check] Could not reach the key server (Couldn\'t resolve host name). Check your connection and try again.'],
   ])('on %s, stops the script with a message for the buyer', (_name, reply: Reply, message) => {
     const outcome = runLoader({ reply });
-    expect(outcome.requests).toHaveLength(1);
+    // A 429 or 5xx is asked again 3 times (the same answer here) before the buyer reads the message.
+    const busy = 'status' in reply && (reply.status === 429 || reply.status >= 500);
+    expect(outcome.requests).toHaveLength(busy ? 4 : 1);
+    expect(outcome.waits).toHaveLength(busy ? 3 : 0);
     expect(outcome.error).toBe(message);
     expect(outcome.continuedWith).toBeUndefined();
   });
@@ -416,5 +429,31 @@ describe('examples/roblox-validate-loader.luau: what it does with the answer', (
     const outcome = runLoader({ reply });
     expect(outcome.error).toMatch(message);
     expect(outcome.continuedWith).toBeUndefined();
+  });
+});
+
+describe('examples/roblox-validate-loader.luau: a busy server is asked again, a bounded number of times', () => {
+  const busy = json(429, { error: 'Too many key checks' }, { 'Retry-After': '7' });
+
+  it("lets the script run after a 429 once it has waited the server's Retry-After (plus under a second of spread)", () => {
+    const outcome = runLoader({ replies: [busy, json(200, VALID_ANSWER)] });
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.requests).toHaveLength(2);
+    expect(outcome.waits).toHaveLength(1);
+    expect(outcome.waits[0]).toBeGreaterThanOrEqual(7);
+    expect(outcome.waits[0]).toBeLessThan(8);
+    expect(outcome.continuedWith).toMatchObject({ key_id: 'key_01' });
+  });
+
+  it('waits 1, 2, 4 seconds (plus spread) after 503s without Retry-After, and runs once the server answers', () => {
+    const outcome = runLoader({ replies: [json(503, { error: 'Service Unavailable' }), json(503, {}), json(502, {}), json(200, VALID_ANSWER)] });
+    expect(outcome.waits.map(Math.floor)).toEqual([1, 2, 4]);
+    expect(outcome.continuedWith).toMatchObject({ key_id: 'key_01' });
+  });
+
+  it('does not wait past max_retry_wait (30 s): a longer Retry-After is shown to the buyer at once', () => {
+    const outcome = runLoader({ replies: [json(429, { error: 'Too many key checks' }, { 'Retry-After': '55' }), json(200, VALID_ANSWER)] });
+    expect(outcome.requests).toHaveLength(1);
+    expect(outcome.error).toBe('[Key check] Too many key checks right now. Try again in 55 seconds.');
   });
 });

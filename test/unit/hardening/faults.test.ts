@@ -23,6 +23,7 @@ import { captureLogs, discordUrl, streamEvent, streamRecord, versionItem } from 
 import { DYNAMO_FAULTS, type DynamoFaultName } from './dynamodb-faults';
 import { reportFigure } from './runs';
 import { projectItem } from './table-items';
+import type { HttpApiHandler } from '#http/http-api';
 
 /**
  * Failures of what the service depends on, injected with aws-sdk-client-mock: DynamoDB throttling and server
@@ -195,10 +196,11 @@ describe('SQS SendMessageBatch failing in the fan-out', () => {
 describe('a table that accepts connections but never answers', () => {
   it('ends a token lookup that hangs as the gateway\'s JSON 500 after the function timeout, not a request that waits forever', async () => {
     const neverAnswers: ProxyHandler = () => new Promise<never>(() => undefined);
+    const neverAnswersLoader: HttpApiHandler = () => new Promise<never>(() => undefined);
     const handlers = Object.fromEntries(ROUTES.map((route) => [route.entry, neverAnswers])) as Record<EntryName, ProxyHandler>;
     const request = { method: 'GET', target: `/v1/projects/${PROJECT_ID}/keys`, rawHeaders: ['Authorization', 'Bearer sdt_x'], body: Buffer.alloc(0), sourceIp: '127.0.0.1' };
 
-    const outcome = await handleGatewayRequest(request, { authorizer: () => new Promise<never>(() => undefined), handlers, handlerTimeoutMs: 50, newRequestId: () => 'req-hang' });
+    const outcome = await handleGatewayRequest(request, { authorizer: () => new Promise<never>(() => undefined), handlers, loaderHandlers: { 'loader-validate': neverAnswersLoader, 'loader-script': neverAnswersLoader }, handlerTimeoutMs: 50, newRequestId: () => 'req-hang' });
 
     expect(outcome.response.status).toBe(500);
     expect(JSON.parse(String(outcome.response.body))).toEqual({ error: 'Internal error', request_id: 'req-hang' });

@@ -11,6 +11,7 @@ import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl } f
 import type { InFlightMessages } from '#events/ports';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
+import type { HttpApiHandler } from '#http/http-api';
 import { type EntryName, type GatewayDeps, gatewayResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, type ProxyHandler, type RawRequest } from '#local/gateway';
 import { countEarlierRequests, memoryApi, memoryAuthorizer, type MemoryApi, PROJECT_ID, UNKNOWN_PROJECT_ID } from '#test-support/api-harness';
 import { apiEvent, type ApiEventInput, authorizerEvent, DEFAULT_CALLER, lambdaContext, type RouteEntry } from '#test-support/fixtures';
@@ -242,7 +243,10 @@ describe('every API response carries Cache-Control: no-store and X-Content-Type-
     });
     const allow = async () => policy('Allow');
     const deny = async () => policy('Deny');
+    // The owner API's routes only: the loader's are never reached by these requests.
+    const unreached: HttpApiHandler = async () => Promise.reject(new Error('not routed here'));
     const handlers = (handler: ProxyHandler) => Object.fromEntries(ROUTES.map((route) => [route.entry, handler])) as Record<EntryName, ProxyHandler>;
+    const loaderHandlers = { 'loader-validate': unreached, 'loader-script': unreached };
     const request = (overrides: Partial<RawRequest> = {}): RawRequest => ({
       method: 'GET',
       target: '/v1/projects/prj_1/keys',
@@ -252,15 +256,15 @@ describe('every API response carries Cache-Control: no-store and X-Content-Type-
       ...overrides,
     });
     const flows: [number, RawRequest, GatewayDeps][] = [
-      [401, request({ rawHeaders: [] }), { authorizer: allow, handlers: handlers(hang) }],
-      [401, request(), { authorizer: async () => Promise.reject(new Error('Unauthorized')), handlers: handlers(hang) }],
-      [403, request(), { authorizer: deny, handlers: handlers(hang) }],
-      [404, request({ target: '/v1/nothing' }), { authorizer: allow, handlers: handlers(hang) }],
-      [413, request({ method: 'POST', target: '/v1/projects/prj_1/keys/revoke', body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1) }), { authorizer: allow, handlers: handlers(hang) }],
-      [500, request(), { authorizer: async () => Promise.reject(new Error('table down')), handlers: handlers(hang) }],
-      [500, request(), { authorizer: allow, handlers: handlers(async () => Promise.reject(new Error('crash'))) }],
-      [500, request(), { authorizer: allow, handlers: handlers(async () => ({ statusCode: 'two hundred' })) }],
-      [500, request(), { authorizer: allow, handlers: handlers(hang), handlerTimeoutMs: 20 }],
+      [401, request({ rawHeaders: [] }), { authorizer: allow, handlers: handlers(hang), loaderHandlers }],
+      [401, request(), { authorizer: async () => Promise.reject(new Error('Unauthorized')), handlers: handlers(hang), loaderHandlers }],
+      [403, request(), { authorizer: deny, handlers: handlers(hang), loaderHandlers }],
+      [404, request({ target: '/v1/nothing' }), { authorizer: allow, handlers: handlers(hang), loaderHandlers }],
+      [413, request({ method: 'POST', target: '/v1/projects/prj_1/keys/revoke', body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1) }), { authorizer: allow, handlers: handlers(hang), loaderHandlers }],
+      [500, request(), { authorizer: async () => Promise.reject(new Error('table down')), handlers: handlers(hang), loaderHandlers }],
+      [500, request(), { authorizer: allow, handlers: handlers(async () => Promise.reject(new Error('crash'))), loaderHandlers }],
+      [500, request(), { authorizer: allow, handlers: handlers(async () => ({ statusCode: 'two hundred' })), loaderHandlers }],
+      [500, request(), { authorizer: allow, handlers: handlers(hang), loaderHandlers, handlerTimeoutMs: 20 }],
     ];
     for (const [status, raw, deps] of flows) {
       const { response } = await handleGatewayRequest(raw, deps);

@@ -3,10 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { SCRIPT_ROUTE } from '#api/routes';
 import { REFUSAL_SENTENCES, ScriptCache, sha256Hex } from '#domain/scripts';
 import { createScriptHandler, NO_VERSION_YET } from '#loader/script';
-import { buildProxyEvent } from '#local/proxy-event';
+import { buildLoaderEvent } from '#local/proxy-event';
 import { NOW } from '#test-support/api-harness';
 import { lambdaContext } from '#test-support/fixtures';
 import { MemoryKeyCheckStore, MemoryScriptStore, MemoryStores } from '#test-support/memory-stores';
+import { AddressTally } from '#domain/address-tally';
 
 const PROJECT = 'prj_script';
 const WATERMARK = '00112233aabbccdd';
@@ -20,6 +21,7 @@ async function scriptApi(withVersion = true) {
   const handler = createScriptHandler({
     keys,
     rateLimits: new MemoryStores(),
+    addresses: new AddressTally(),
     telemetry: { report: async () => undefined },
     scripts,
     cache: new ScriptCache(1024 * 1024),
@@ -32,21 +34,13 @@ async function scriptApi(withVersion = true) {
   });
   const issued = keys.issue(PROJECT, { watermark: WATERMARK, expiresAt: NOW + 86_400 });
   const send = async (body: unknown, headers: Record<string, string> = {}) => {
-    const event = buildProxyEvent({
-      method: SCRIPT_ROUTE.method,
-      resource: SCRIPT_ROUTE.path,
-      path: SCRIPT_ROUTE.path,
-      pathParameters: null,
+    const event = buildLoaderEvent({
+      route: SCRIPT_ROUTE,
       headers: { 'Content-Type': 'application/json', ...headers },
-      queryStringParameters: null,
       body: JSON.stringify(body),
-      authorizer: null,
       requestId: 'req-script',
-      requestTimeEpoch: NOW * 1000,
+      timeEpoch: NOW * 1000,
       sourceIp: '198.51.100.30',
-      stage: 'v1',
-      accountId: '123456789012',
-      apiId: 'a1b2c3d4e5',
     });
     return handler(event, lambdaContext());
   };

@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { QueueTelemetrySink, TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
@@ -9,32 +9,18 @@ import type { TelemetrySink } from '#domain/ports';
 import type { MessageSender } from '#events/ports';
 import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
 import { createValidateHandler } from '#loader/validate';
-import { buildProxyEvent } from '#local/proxy-event';
+import { buildLoaderEvent } from '#local/proxy-event';
 import { invoke, NOW, SECONDS_TO_NEXT_WINDOW, SECURITY_HEADERS } from '#test-support/api-harness';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
 import { captureLogs } from '../events/fixtures';
+import { AddressTally } from '#domain/address-tally';
 
 const PROJECT = 'prj_loader';
 const FINGERPRINT = 'c'.repeat(64);
 
-/** The proxy event API Gateway sends the loader check: no authorizer ran, so its context is null. */
-function loaderEvent(body: string | null, headers: Record<string, string> = { 'Content-Type': 'application/json' }, sourceIp = '198.51.100.20'): APIGatewayProxyEvent {
-  return buildProxyEvent({
-    method: LOADER_ROUTE.method,
-    resource: LOADER_ROUTE.path,
-    path: LOADER_ROUTE.path,
-    pathParameters: null,
-    headers,
-    queryStringParameters: null,
-    body,
-    authorizer: null,
-    requestId: 'req-loader',
-    requestTimeEpoch: NOW * 1000,
-    sourceIp,
-    stage: 'v1',
-    accountId: '123456789012',
-    apiId: 'a1b2c3d4e5',
-  });
+/** The 2.0 event the loader's HTTP API sends the check. */
+function loaderEvent(body: string | null, headers: Record<string, string> = { 'Content-Type': 'application/json' }, sourceIp = '198.51.100.20'): APIGatewayProxyEventV2 {
+  return buildLoaderEvent({ route: LOADER_ROUTE, body, headers, sourceIp, requestId: 'req-loader', timeEpoch: NOW * 1000 });
 }
 
 const silent = () => new Logger({ serviceName: 'loader-check', logLevel: 'SILENT' });
@@ -42,7 +28,7 @@ const noTelemetry: TelemetrySink = { report: async () => undefined };
 
 function loaderApi(telemetry: TelemetrySink = noTelemetry, logger: Logger = silent()) {
   const keys = new MemoryKeyCheckStore();
-  const handler = createValidateHandler({ keys, rateLimits: new MemoryStores(), telemetry, now: () => NOW, logger });
+  const handler = createValidateHandler({ keys, rateLimits: new MemoryStores(), addresses: new AddressTally(), telemetry, now: () => NOW, logger });
   const { id, key } = keys.issue(PROJECT, { maxUses: 10, currentUses: 4, expiresAt: NOW + 86_400 });
   const body = { project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave' };
   const send = (payload: unknown, headers?: Record<string, string>, sourceIp?: string) =>

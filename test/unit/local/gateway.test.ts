@@ -2,6 +2,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenA
 import { describe, expect, it, type Mock, vi } from 'vitest';
 import { ROUTES } from '#api/routes';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import type { HttpApiHandler } from '#http/http-api';
 import { SECURITY_HEADERS } from '#http/responses';
 import {
   type EntryName,
@@ -41,11 +42,13 @@ function allow(arn = 'arn:aws:execute-api:local:000000000000:local/local/*'): AP
 
 const okHandler: ProxyHandler = async () => ({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '{"ok":true}' });
 
-function deps(overrides: Partial<GatewayDeps> = {}, handler: ProxyHandler = okHandler): GatewayDeps & { handler: Mock<ProxyHandler> } {
+function deps(overrides: Partial<GatewayDeps> = {}, handler: ProxyHandler = okHandler): GatewayDeps & { handler: Mock<ProxyHandler>; loaderHandler: Mock<HttpApiHandler> } {
   const spy = vi.fn(handler);
   const handlers = {} as Record<EntryName, ProxyHandler>;
   for (const route of ROUTES) handlers[route.entry] = spy;
-  return { authorizer: async () => allow(), handlers, newRequestId: () => 'req-1', handler: spy, ...overrides };
+  const loaderSpy = vi.fn<HttpApiHandler>(async () => ({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '{"valid":true}' }));
+  const loaderHandlers = { 'loader-validate': loaderSpy, 'loader-script': loaderSpy };
+  return { authorizer: async () => allow(), handlers, loaderHandlers, newRequestId: () => 'req-1', handler: spy, loaderHandler: loaderSpy, ...overrides };
 }
 
 function bodyOf(response: { body: string | Buffer }): unknown {
@@ -257,5 +260,45 @@ describe('handleGatewayRequest', () => {
     const { response } = await handleGatewayRequest(request({ method: 'POST', target: '/v1/projects/p/keys/revoke', body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1) }), gateway);
     expectGatewayResponse(response, 'REQUEST_TOO_LARGE');
     expect(gateway.handler).not.toHaveBeenCalled();
+  });
+});
+
+describe('the loader routes: what their HTTP API (payload format 2.0) hands the function', () => {
+  const loaderRequest = (overrides: Partial<RawRequest> = {}): RawRequest => ({
+    method: 'POST',
+    target: '/v1/loader/script?probe=1',
+    rawHeaders: ['Content-Type', 'application/json', 'X-Forwarded-For', '192.0.2.1', 'X-Forwarded-For', '192.0.2.2', 'If-None-Match', '"etag"', 'Cookie', 'a=1; b=2'],
+    body: Buffer.from('{"key":"sdk_x"}'),
+    sourceIp: '198.51.100.9',
+    ...overrides,
+  });
+
+  it('sends a 2.0 event: route key, client address in requestContext.http, lowercase headers with repeats joined, cookies apart, no authorizer call', async () => {
+    const authorizer = vi.fn(async () => allow());
+    const d = deps({ authorizer });
+    const { response } = await handleGatewayRequest(loaderRequest(), d);
+    expect(response.status).toBe(200);
+    expect(authorizer).not.toHaveBeenCalled();
+    expect(d.handler).not.toHaveBeenCalled();
+    const event = d.loaderHandler.mock.calls[0]?.[0];
+    expect(event).toMatchObject({
+      version: '2.0',
+      routeKey: 'POST /v1/loader/script',
+      rawPath: '/v1/loader/script',
+      rawQueryString: 'probe=1',
+      queryStringParameters: { probe: '1' },
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.1,192.0.2.2', 'if-none-match': '"etag"' },
+      cookies: ['a=1', 'b=2'],
+      body: '{"key":"sdk_x"}',
+      isBase64Encoded: false,
+      requestContext: { requestId: 'req-1', http: { method: 'POST', path: '/v1/loader/script', sourceIp: '198.51.100.9' } },
+    });
+    expect(event?.headers.cookie).toBeUndefined();
+  });
+
+  it('base64-encodes a body whose media type is not text, as HTTP APIs do', async () => {
+    const d = deps();
+    await handleGatewayRequest(loaderRequest({ rawHeaders: ['Content-Type', 'application/octet-stream'], body: Buffer.from('{"a":1}') }), d);
+    expect(d.loaderHandler.mock.calls[0]?.[0]).toMatchObject({ body: Buffer.from('{"a":1}').toString('base64'), isBase64Encoded: true });
   });
 });

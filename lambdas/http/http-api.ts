@@ -1,0 +1,72 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { ProxyHandler } from './middlewares';
+
+/**
+ * The loader routes are served by an API Gateway HTTP API (payload format 2.0), the owner API by the REST API. The
+ * middlewares and handlers read one event shape, the REST proxy event's; this is the one place a 2.0 event becomes
+ * it, so no domain rule and no middleware knows which front door a request came through.
+ */
+
+/** A Lambda handler of an HTTP API route, payload format 2.0. A REST proxy result is a valid 2.0 result as it is. */
+export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResult>;
+
+/**
+ * The REST proxy event of a 2.0 event: the client's address from `requestContext.http.sourceIp`, the headers as
+ * the HTTP API passes them (names lowercase, repeats joined by commas), the body as sent (`isBase64Encoded` kept:
+ * the body middleware decodes it), the route's path from `routeKey` (`POST /v1/loader/validate`).
+ */
+export function proxyEventOfHttpApi(event: APIGatewayProxyEventV2): APIGatewayProxyEvent {
+  const { http } = event.requestContext;
+  const resource = event.routeKey.slice(event.routeKey.indexOf(' ') + 1);
+  const headers = { ...event.headers } as Record<string, string>;
+  return {
+    resource,
+    path: event.rawPath,
+    httpMethod: http.method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    queryStringParameters: (event.queryStringParameters as Record<string, string> | undefined) ?? null,
+    multiValueQueryStringParameters: null,
+    pathParameters: (event.pathParameters as Record<string, string> | undefined) ?? null,
+    stageVariables: null,
+    body: event.body ?? null,
+    isBase64Encoded: event.isBase64Encoded,
+    requestContext: {
+      accountId: event.requestContext.accountId,
+      apiId: event.requestContext.apiId,
+      authorizer: null,
+      domainName: event.requestContext.domainName,
+      httpMethod: http.method,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: http.sourceIp,
+        user: null,
+        userAgent: http.userAgent,
+        userArn: null,
+      },
+      path: http.path,
+      protocol: http.protocol,
+      requestId: event.requestContext.requestId,
+      requestTimeEpoch: event.requestContext.timeEpoch,
+      resourceId: event.routeKey,
+      resourcePath: resource,
+      stage: event.requestContext.stage,
+    },
+  };
+}
+
+/** `handler`, built for REST proxy events, served on an HTTP API route. */
+export const onHttpApi =
+  (handler: ProxyHandler): HttpApiHandler =>
+  (event, context) =>
+    handler(proxyEventOfHttpApi(event), context);

@@ -1,0 +1,166 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { LOADER_MAPPING_KEY, type LoaderRoute, mappedPathOf, PUBLIC_ROUTES } from '#api/routes';
+import { LOADER_429_ALARM, LOADER_ROUTE_THROTTLE } from '#lib/capacity';
+import { SERVER_ERROR_RATE_ALARM } from './monitoring';
+
+/** A publisher's own domain for the API: one base URL for the owner API and the loader routes. */
+export interface CustomDomain {
+  domainName: string;
+  /** An ACM certificate of `domainName` in the stack's Region (a regional domain). */
+  certificateArn: string;
+}
+
+export interface LoaderApiProps {
+  /** The loader's function (both public routes). */
+  function: lambda.IFunction;
+  /** The owner API, mapped at the custom domain's root when there is one. */
+  restApi: apigateway.RestApi;
+  domain?: CustomDomain;
+}
+
+/**
+ * The loader's front door: an API Gateway HTTP API (payload format 2.0) with the two public routes and nothing
+ * else. It has no usage plan, API key or authorizer to pay for, which only the owner API needs; at $1.00 a million
+ * requests it is the cheaper door ($3.50 for REST). Each route is throttled on the stage (LOADER_ROUTE_THROTTLE), the
+ * function keeps its reserved concurrency, and an alarm watches the share of requests answered 429. An HTTP API
+ * cannot carry AWS WAF: a single address is limited in the function, in memory, before any DynamoDB request
+ * (docs/loader.md says what that gives up). With a custom domain, `v1/loader` maps to this API and the rest of the
+ * domain to the REST API, so one base URL serves both.
+ */
+export class LoaderApi extends Construct {
+  readonly httpApi: apigwv2.HttpApi;
+  readonly stage: apigwv2.HttpStage;
+  readonly accessLogs: logs.LogGroup;
+  readonly throttledAlarm: cloudwatch.Alarm;
+  readonly serverErrorAlarm: cloudwatch.Alarm;
+  readonly domain?: apigwv2.DomainName;
+
+  constructor(scope: Construct, id: string, props: LoaderApiProps) {
+    super(scope, id);
+    this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
+      apiName: 'script-distribution-loader',
+      description: `Script Distribution loader routes ${PUBLIC_ROUTES.map((route) => `${route.method} ${route.path}`).join(', ')} (public)`,
+      createDefaultStage: false,
+    });
+    // Kept after the stack is gone, like the owner API's: the record of who checked which key from where.
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
+    this.stage = new apigwv2.HttpStage(this, 'Stage', {
+      httpApi: this.httpApi,
+      stageName: '$default',
+      autoDeploy: true,
+      // The stage's default route throttle applies to each route on its own.
+      throttle: { rateLimit: LOADER_ROUTE_THROTTLE.rateLimit, burstLimit: LOADER_ROUTE_THROTTLE.burstLimit },
+      accessLogSettings: { destination: new apigwv2.LogGroupLogDestination(this.accessLogs), format: accessLogFormat() },
+    });
+
+    const integration = new HttpLambdaIntegration('LoaderIntegration', props.function, { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 });
+    const addRoute = (path: string) =>
+      new apigwv2.HttpRoute(this, `Route${path.replace(/[^A-Za-z0-9]/g, '')}`, {
+        httpApi: this.httpApi,
+        routeKey: apigwv2.HttpRouteKey.with(path, apigwv2.HttpMethod.POST),
+        integration,
+      });
+    const routes = PUBLIC_ROUTES.map((route: LoaderRoute) => addRoute(route.path));
+
+    if (props.domain) {
+      this.domain = new apigwv2.DomainName(this, 'Domain', {
+        domainName: props.domain.domainName,
+        certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn),
+        endpointType: apigwv2.EndpointType.REGIONAL,
+        securityPolicy: apigwv2.SecurityPolicy.TLS_1_2,
+      });
+      // API Gateway strips the mapping key before routing: through the domain the routes are /validate and /script.
+      routes.push(...PUBLIC_ROUTES.map((route) => addRoute(mappedPathOf(route))));
+      new apigwv2.ApiMapping(this, 'LoaderMapping', { api: this.httpApi, domainName: this.domain, stage: this.stage, apiMappingKey: LOADER_MAPPING_KEY });
+      // The rest of the domain is the owner API; the longest matching key wins, so v1/loader/* never reaches it.
+      new apigwv2.CfnApiMapping(this, 'OwnerApiMapping', {
+        apiId: props.restApi.restApiId,
+        domainName: this.domain.name,
+        stage: props.restApi.deploymentStage.stageName,
+      }).node.addDependency(this.domain);
+      new CfnOutput(Stack.of(this), 'CustomDomainUrl', {
+        description: 'One base URL for both APIs: <CustomDomainUrl>/v1/projects/... and <CustomDomainUrl>/v1/loader/...',
+        value: `https://${props.domain.domainName}`,
+      });
+      new CfnOutput(Stack.of(this), 'CustomDomainTarget', {
+        description: "Point the domain's DNS (CNAME or alias) at this name",
+        value: this.domain.regionalDomainName,
+      });
+    }
+    for (const route of routes) {
+      Validations.of(route).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason: "Public by design (DESIGN.md): a buyer's loader has no API token; the key in the body is the credential, checked by the function, which is limited per key and per address.",
+      });
+    }
+
+    new CfnOutput(Stack.of(this), 'LoaderUrl', {
+      description: "Base URL of the loader routes: <LoaderUrl>/v1/loader/validate and <LoaderUrl>/v1/loader/script (the buyers' loaders call it)",
+      value: `https://${this.httpApi.apiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}`,
+    });
+
+    // HTTP APIs publish no 429 metric of their own: the access log's status is counted, against the stage's requests.
+    const throttled = new logs.MetricFilter(this, 'Responses429', {
+      logGroup: this.accessLogs,
+      filterPattern: logs.FilterPattern.stringValue('$.status', '=', '429'),
+      metricNamespace: 'ScriptDistribution',
+      metricName: 'LoaderResponses429',
+      metricValue: '1',
+      defaultValue: 0,
+    }).metric({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM });
+    const requests = new cloudwatch.Metric({
+      namespace: 'AWS/ApiGateway',
+      metricName: 'Count',
+      dimensionsMap: { ApiId: this.httpApi.apiId, Stage: '$default' },
+      period: Duration.minutes(5),
+      statistic: cloudwatch.Stats.SUM,
+    });
+    this.throttledAlarm = new cloudwatch.MathExpression({
+      expression: 'IF(requests > 0, 100 * throttled / requests, 0)',
+      usingMetrics: { throttled, requests },
+      period: Duration.minutes(5),
+      label: 'Loader routes: % of requests answered 429',
+    }).createAlarm(this, 'Responses429Alarm', {
+      alarmDescription: `More than ${LOADER_429_ALARM.percent}% of loader requests answered 429 for ${LOADER_429_ALARM.periods} × 5 minutes: a flood at the route's throttle, or buyers meeting a limit (docs/loader.md).`,
+      threshold: LOADER_429_ALARM.percent,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: LOADER_429_ALARM.periods,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    // The REST stage's 5xx alarm no longer sees the loader routes: the same rule on their own stage.
+    this.serverErrorAlarm = this.stage.metricServerError({ period: Duration.minutes(5), statistic: cloudwatch.Stats.AVERAGE }).createAlarm(this, 'ServerErrorRate', {
+      alarmDescription: `More than ${SERVER_ERROR_RATE_ALARM * 100}% of the loader routes' answers were 5xx for 10 minutes.`,
+      threshold: SERVER_ERROR_RATE_ALARM,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+}
+
+/** One JSON line per request; `status` is what the 429 alarm counts, `ip` what a flood is traced by. */
+function accessLogFormat(): apigateway.AccessLogFormat {
+  return apigateway.AccessLogFormat.custom(
+    JSON.stringify({
+      requestId: '$context.requestId',
+      requestTime: '$context.requestTimeEpoch',
+      ip: '$context.identity.sourceIp',
+      userAgent: '$context.identity.userAgent',
+      routeKey: '$context.routeKey',
+      status: '$context.status',
+      responseLength: '$context.responseLength',
+      responseLatency: '$context.responseLatency',
+      integrationLatency: '$context.integrationLatency',
+      integrationStatus: '$context.integrationStatus',
+      errorMessage: '$context.error.message',
+    }),
+  );
+}

@@ -1,0 +1,111 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
+import { AddressTally } from '#domain/address-tally';
+import { ADDRESS_COUNTING } from '#domain/key-check';
+import { newKeyValue } from '#domain/key-values';
+import { newId } from '#domain/ids';
+import { publishScript, ScriptCache } from '#domain/scripts';
+import { createScriptHandler } from '#loader/script';
+import { createValidateHandler } from '#loader/validate';
+import { buildLoaderEvent } from '#local/proxy-event';
+import { localDynamoConfig } from '#store/client';
+import { createStores } from '#store/stores';
+import { capacityRecordingClient } from '#test-support/consumed-capacity';
+import { createTestTable, FIXED_NOW, lambdaContext, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
+import { MemoryScriptStore } from '#test-support/memory-stores';
+
+/**
+ * DynamoDB requests one loader check makes on its answer's path, counted on DynamoDB Local through a client that
+ * counts every request (test/support/consumed-capacity.ts): the handlers as deployed, one container each.
+ */
+
+let table: TestTable;
+let recorder: ReturnType<typeof capacityRecordingClient>;
+let projectId: string;
+let keys: string[];
+const scripts = new MemoryScriptStore();
+const silent = new Logger({ serviceName: 'loader-requests', logLevel: 'SILENT' });
+
+beforeAll(async () => {
+  table = await createTestTable('loader-requests');
+  const owner = await seedOwner(table.stores);
+  ({ projectId } = await seedProject(table.stores, { ownerId: owner.ownerId }));
+  keys = (await table.stores.dashboard.issueKeys({ projectId, count: 200, tier: 'standard', maxUses: null, now: FIXED_NOW })).map((issued) => issued.key);
+  await publishScript({ scripts, versions: table.stores.dashboard }, { id: newId('ver'), projectId, bytes: new TextEncoder().encode('print("hi")'), notes: 'v1', now: FIXED_NOW });
+  recorder = capacityRecordingClient(localDynamoConfig(table.endpoint));
+});
+
+afterAll(async () => {
+  recorder?.db.destroy();
+  await table?.drop();
+});
+
+/** One container: both handlers on the counting client, with one address tally between them. */
+function container() {
+  const stores = createStores(recorder.db, table.tableName);
+  const deps = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: { report: async () => undefined }, now: () => FIXED_NOW, logger: silent };
+  const validate = createValidateHandler(deps);
+  const script = createScriptHandler({ ...deps, versions: stores.scriptVersions, scripts, cache: new ScriptCache(1024 * 1024) });
+  const body = (key: string) => JSON.stringify({ project_id: projectId, key, fingerprint: 'e'.repeat(64), executor: 'Wave' });
+  const event = (route: typeof LOADER_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string) =>
+    buildLoaderEvent({ route, body: body(key), sourceIp, requestId: randomUUID(), timeEpoch: FIXED_NOW * 1000 });
+  return {
+    validate: async (key: string, sourceIp = '198.51.100.1') => {
+      recorder.take();
+      const result = await validate(event(LOADER_ROUTE, key, sourceIp), lambdaContext());
+      return { result, tally: recorder.take() };
+    },
+    fetch: async (key: string, sourceIp = '198.51.100.1') => {
+      recorder.take();
+      const result = await script(event(SCRIPT_ROUTE, key, sourceIp), lambdaContext());
+      return { result, tally: recorder.take() };
+    },
+  };
+}
+
+describe('DynamoDB requests on the answer path of one check', () => {
+  it("a common validate check makes exactly one request, the key's conditional write, of 1 WCU", async () => {
+    const loader = container();
+    const { result, tally } = await loader.validate(keys[0] ?? '');
+    expect(JSON.parse(result.body)).toMatchObject({ valid: true });
+    expect(tally.requests).toBe(1);
+    expect(tally.write.table).toBe(1);
+    expect(tally.read.table).toBe(0);
+  });
+
+  it("a common script fetch makes two: the current-version pointer's read and the key's write (the version's item and body are cached)", async () => {
+    const loader = container();
+    await loader.fetch(keys[1] ?? '');
+    const { result, tally } = await loader.fetch(keys[2] ?? '');
+    expect(result.statusCode).toBe(200);
+    expect(tally.requests).toBe(2);
+    expect(tally.write.table).toBe(1);
+  });
+
+  it(`an address past ${ADDRESS_COUNTING.sharedAfter} checks in the container's minute adds its shared window: two requests`, async () => {
+    const loader = container();
+    const counts: number[] = [];
+    for (let i = 0; i < ADDRESS_COUNTING.sharedAfter + 2; i++) counts.push((await loader.validate(keys[10 + (i % 150)] ?? '', '198.51.100.77')).tally.requests);
+    expect(counts.slice(0, ADDRESS_COUNTING.sharedAfter)).toEqual(Array(ADDRESS_COUNTING.sharedAfter).fill(1));
+    expect(counts.slice(ADDRESS_COUNTING.sharedAfter)).toEqual([2, 2]);
+  });
+
+  it('a value of no key\'s form makes no request at all; a well-formed unknown key one (a failed condition)', async () => {
+    const loader = container();
+    const malformed = await loader.validate('letmein');
+    expect(JSON.parse(malformed.result.body)).toEqual({ valid: false, code: 'KEY_INVALID' });
+    expect(malformed.tally.requests).toBe(0);
+    const unknown = await loader.validate(newKeyValue());
+    expect(JSON.parse(unknown.result.body)).toEqual({ valid: false, code: 'KEY_INVALID' });
+    expect(unknown.tally).toMatchObject({ requests: 1, conditionFailures: 1 });
+  });
+
+  it('a script fetch with a value of no key\'s form reads nothing either', async () => {
+    const loader = container();
+    const { result, tally } = await loader.fetch('letmein');
+    expect(result.statusCode).toBe(403);
+    expect(tally.requests).toBe(0);
+  });
+});
