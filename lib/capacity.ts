@@ -3,7 +3,7 @@ import type { TokenBucket } from './token-bucket';
 
 /**
  * Every throttle and concurrency reservation of the deployed API in one place, each with why it is the size it is
- * (README, "Operating at scale").
+ * (docs/operations.md).
  */
 
 /**
@@ -45,7 +45,7 @@ export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: 5_000 } as 
  */
 export const LOADER_429_ALARM = { percent: 5, periods: 2 } as const;
 
-/** Instances the loader check may run at most, and keeps for itself (see the README on reserved concurrency). */
+/** Instances the loader check may run at most, and keeps for itself (see docs/operations.md on reserved concurrency). */
 export const LOADER_RESERVED_CONCURRENCY = 100;
 
 /**
@@ -100,5 +100,9 @@ export const TELEMETRY_MAX_CONCURRENCY = RESERVED_CONCURRENCY.queueIngest;
  * own 2,400 a minute per address, so an address of buyers that also calls the owner API is not refused for it.
  */
 export const WAF_DEFAULT_REQUESTS_PER_MINUTE = 3_000;
-/** The least `-c wafRateLimit` may be: DESIGN.md promises at least 1,000 key checks a minute per address. */
+/**
+ * The least `-c wafRateLimit` may be: ten tokens' worth of the spec's 100 a minute, so owners and their bots behind
+ * one address are refused by their tokens' own limits before the address's. (The loader routes, whose contract
+ * promises 1,000 checks a minute per address, are on the HTTP API, which WAF does not see.)
+ */
 export const WAF_MIN_REQUESTS_PER_MINUTE = 1_000;

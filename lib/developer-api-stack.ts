@@ -279,7 +279,7 @@ function acknowledgeReviewedApiFindings(api: apigateway.RestApi, firewalled: boo
   if (!firewalled) {
     Validations.of(api).acknowledge({
       id: 'AwsSolutions-APIG3',
-      reason: 'WAF is opt-in (-c waf=true, README "Operating at scale"): every route is throttled per method in API Gateway, per token by the usage plan and exactly per token in DynamoDB, and each function group has reserved concurrency.',
+      reason: 'WAF is opt-in (-c waf=true, docs/operations.md): every route is throttled per method in API Gateway, per token by the usage plan and exactly per token in DynamoDB, and each function group has reserved concurrency.',
     });
   }
   Validations.of(api).acknowledge(

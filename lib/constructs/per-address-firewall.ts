@@ -18,7 +18,7 @@ const WINDOW_SECONDS = 60;
  * rate-based rule per client IP address: a flood from one
  * address is refused at the edge, before the authorizer or any function runs. The refusal is the API's own 429
  * (`{"error"}` JSON, `Retry-After`, the security headers); WAF's custom response takes precedence over API
- * Gateway's gateway responses. Costs a web ACL and a rule a month plus a charge per request (README).
+ * Gateway's gateway responses. Costs a web ACL and a rule a month plus a charge per request (docs/operations.md).
  */
 export class PerAddressFirewall extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
