@@ -257,6 +257,7 @@ export class DeveloperApiStack extends Stack {
       [this.webhooks.deliveryFunction, 'delivery'],
       [this.analytics.ingestFunction, 'ingest'],
       [this.analytics.queueIngestFunction, 'queueIngest'],
+      [this.analytics.streamIngestFunction, 'streamIngest'],
       [this.analytics.dailyDetectorFunction, 'dailyDetector'],
       [this.analytics.alertDigestFunction, 'alertDigest'],
     ];
