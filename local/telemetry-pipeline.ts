@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
+import type { IngestResult } from '#analytics/ingest';
 import { createIngestStreamHandler } from '#analytics/ingest-stream-handler';
 import { CHECK_STREAM, QueueTelemetrySink, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { unixSeconds } from '#domain/model';
@@ -66,6 +67,8 @@ export async function startCheckStreamIngest(options: {
   now?: () => number;
   autoPoll?: boolean;
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /** Each batch's ingest result, for a test or a bench that counts what arrived. */
+  onIngested?: (result: IngestResult, checks: number) => void;
 }): Promise<CheckStreamIngest> {
   const clientConfig = localDynamoConfig(options.endpoint);
   const dynamodb = new DynamoDBClient(clientConfig);
@@ -82,7 +85,9 @@ export async function startCheckStreamIngest(options: {
     retryAttempts: CHECK_STREAM.retryAttempts,
     autoPoll: options.autoPoll,
     handler: async (event) => {
-      ingested += (await ingest(event)).checks;
+      const result = await ingest(event);
+      ingested += result.checks;
+      options.onIngested?.(result.ingested, result.checks);
     },
   });
   return {
