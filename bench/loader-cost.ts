@@ -176,20 +176,24 @@ interface Sample {
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
 /** One at a time, then `concurrency` in flight; the answer path's capacity over both. */
-async function drive(handler: Handler, event: () => APIGatewayProxyEvent, recorder: { take: () => CapacityTally }) {
+async function drive(handler: Handler, event: () => APIGatewayProxyEvent, recorder: { take: () => CapacityTally }, warmedUp: () => void = () => undefined) {
   const s = LOADER_COST_SETTINGS;
   const run = async (): Promise<Sample> => {
     const { ms, result } = await timed(() => handler(event()));
     return { ms, bytes: answerBytes(result), status: result.statusCode, code: result.statusCode === 200 && result.body.startsWith('{') ? (JSON.parse(result.body) as { code?: string }).code : undefined };
   };
-  await mapBounded(Array.from({ length: 50 }), s.concurrency, run);
+  await mapBounded(Array.from({ length: WARM_UP }), s.concurrency, run);
   recorder.take();
+  warmedUp();
   const sequential: Sample[] = [];
   for (let i = 0; i < s.sequentialChecks; i++) sequential.push(await run());
   const concurrent = await mapBounded(Array.from({ length: s.concurrentChecks }), s.concurrency, run);
   const capacity = recorder.take();
   return { sequential, concurrent, capacity };
 }
+
+/** Requests before each measured phase: the first pay for DynamoDB Local's JIT and the SDK's first connections. */
+const WARM_UP = 50;
 
 const ms = (samples: readonly Sample[], p: number) => round(percentile(samples.map((sample) => sample.ms), p), 2);
 
@@ -210,14 +214,18 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
   const previousQueue = countingQueue();
   const previousSink = new QueueTelemetrySink(previousQueue, silent);
   const previous = createValidateHandler({ keys: reportingEveryCheck(stores.keyChecks, previousSink), rateLimits: stores.rateLimits, telemetry: previousSink, now: nowSeconds, logger: silent });
-  const before = await drive((event) => previous(event, context), validateEvent, recorder);
+  let warmUpMessages = 0;
+  const before = await drive((event) => previous(event, context), validateEvent, recorder, () => {
+    warmUpMessages = previousQueue.sent.length;
+  });
   // Its telemetry through the queue's ingest handler, in the queue's batches.
   const queueIngest = createIngestQueueHandler({ store: stores.telemetry, now: nowSeconds, logger: silent });
   const batches = Array.from({ length: Math.ceil(previousQueue.sent.length / TELEMETRY_QUEUE.batchSize) }, (_, i) => previousQueue.sent.slice(i * TELEMETRY_QUEUE.batchSize, (i + 1) * TELEMETRY_QUEUE.batchSize));
   let previousIngestMs = 0;
   for (const batch of batches) previousIngestMs += (await timed(() => queueIngest(sqsEvent(batch)))).ms;
   const previousIngest = recorder.take();
-  measured.previous = measure(before, previousQueue.sent.length, previousQueue.sent.length, 0, { capacity: previousIngest, ms: previousIngestMs, invocations: batches.length });
+  const previousSends = previousQueue.sent.length - warmUpMessages;
+  measured.previous = measure(before, previousSends, previousSends, 0, { capacity: previousIngest, ms: previousIngestMs, invocations: batches.length, checks: previousQueue.sent.length });
   log(`${NAME}: previous path measured (${before.sequential.length + before.concurrent.length} checks, ${previousQueue.sent.length} queue messages)`);
 
   // ---- this branch: telemetry on the key item's write, off the stream; refusals alone queued ----
@@ -241,8 +249,8 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
     const after = await drive((event) => current(event, context), validateEvent, recorder);
     const drained = await timed(() => streamIngest.drain());
     const streamIngestCapacity = recorder.take();
-    measured.stream = measure(after, queue.sent.length, queue.sent.length, 0, { capacity: streamIngestCapacity, ms: drained.ms, invocations: streamBatches });
-    const checked = after.sequential.length + after.concurrent.length + 50;
+    measured.stream = measure(after, queue.sent.length, queue.sent.length, 0, { capacity: streamIngestCapacity, ms: drained.ms, invocations: streamBatches, checks: streamChecks });
+    const checked = after.sequential.length + after.concurrent.length + WARM_UP;
     log(`${NAME}: stream path measured (${checked} checks, ${streamChecks} ingested off the stream, ${queue.sent.length} queue messages)`);
 
     // The same, with the address counted in the container's memory (what issue 23 item 3 builds on branch costfront).
@@ -250,8 +258,9 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
     const floor = createValidateHandler({ keys: stores.keyChecks, rateLimits: inMemory, telemetry: sink, now: nowSeconds, logger: silent });
     const atFloor = await drive((event) => floor(event, context), validateEvent, recorder);
     streamBatches = 0;
+    const ingestedBefore = streamChecks;
     const floorDrained = await timed(() => streamIngest.drain());
-    measured.streamMemoryAddress = measure(atFloor, 0, 0, 0, { capacity: recorder.take(), ms: floorDrained.ms, invocations: streamBatches });
+    measured.streamMemoryAddress = measure(atFloor, 0, 0, 0, { capacity: recorder.take(), ms: floorDrained.ms, invocations: streamBatches, checks: streamChecks - ingestedBefore });
 
     rows.push(...latencyRows('previous path (queue per check, address window written)', before), ...latencyRows('stream telemetry (address window written)', after), ...latencyRows('stream telemetry, address in memory', atFloor));
     const answerRequests = (drove: typeof before) => drove.capacity.requests / (drove.sequential.length + drove.concurrent.length);
@@ -270,7 +279,7 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
     rows.push(...(await telemetryNoneLost(table, current, context, streamIngest, () => streamChecks, log)));
 
     // ---- script fetch, with and without the stub's cache ----
-    const fetch = await scriptFetch(table, stores, recorder, sink, streamIngest);
+    const fetch = await scriptFetch(table, stores, recorder, sink, streamIngest, () => streamChecks);
     measured.scriptFetch = fetch.fresh;
     measured.scriptFetchCached = fetch.cached;
   } finally {
@@ -310,9 +319,11 @@ function measure(
   sqsSends: number,
   sqsIngested: number,
   s3Gets: number,
-  ingest: { capacity: CapacityTally; ms: number; invocations: number },
+  ingest: { capacity: CapacityTally; ms: number; invocations: number; checks: number },
 ): Measured {
   const all = [...drove.sequential, ...drove.concurrent];
+  // The ingest also took the warm-up's telemetry: its cost is counted per check ingested, then for the requests measured.
+  const share = all.length / Math.max(1, ingest.checks);
   return {
     requests: all.length,
     dynamoRequests: drove.capacity.requests,
@@ -324,7 +335,12 @@ function measure(
     sqsSends,
     sqsIngested,
     s3Gets,
-    ingest: { writeUnits: ingest.capacity.write.table + indexUnits(ingest.capacity.write), readUnits: ingest.capacity.read.table + indexUnits(ingest.capacity.read), ms: ingest.ms, invocations: ingest.invocations },
+    ingest: {
+      writeUnits: (ingest.capacity.write.table + indexUnits(ingest.capacity.write)) * share,
+      readUnits: (ingest.capacity.read.table + indexUnits(ingest.capacity.read)) * share,
+      ms: ingest.ms * share,
+      invocations: ingest.invocations * share,
+    },
   };
 }
 
@@ -388,6 +404,7 @@ async function scriptFetch(
   recorder: { take: () => CapacityTally },
   sink: TelemetrySink,
   ingest: { drain: () => Promise<number> },
+  ingestedChecks: () => number,
 ): Promise<{ fresh: Measured; cached: Measured }> {
   const s = LOADER_COST_SETTINGS;
   const { projectId } = await createBusinessProject(table.stores, 'bench loader-cost script');
@@ -423,10 +440,16 @@ async function scriptFetch(
     const getsBefore = scripts.gets;
     const samples = await mapBounded(Array.from({ length: s.scriptFetches }), 1, run(cached));
     const capacity = recorder.take();
+    const ingestedBefore = ingestedChecks();
     const drained = await timed(() => ingest.drain());
     const ingestCapacity = recorder.take();
     const asSamples: Sample[] = samples.map(({ result, ms: took }) => ({ ms: took, bytes: answerBytes(result), status: result.statusCode }));
-    return measure({ sequential: asSamples, concurrent: [], capacity }, 0, 0, scripts.gets - getsBefore, { capacity: ingestCapacity, ms: drained.ms, invocations: 1 });
+    return measure({ sequential: asSamples, concurrent: [], capacity }, 0, 0, scripts.gets - getsBefore, {
+      capacity: ingestCapacity,
+      ms: drained.ms,
+      invocations: 1,
+      checks: ingestedChecks() - ingestedBefore,
+    });
   };
   return { fresh: await phase(false), cached: await phase(true) };
 }
