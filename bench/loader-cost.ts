@@ -426,8 +426,7 @@ async function scriptFetch(
   });
   const context = lambdaContext('loader-cost-script');
   const etags = new Map<string, string>();
-  const run = (cached: boolean) => async (): Promise<{ result: APIGatewayProxyResult; ms: number }> => {
-    const key = keys[Math.floor(Math.random() * keys.length)] ?? '';
+  const run = (cached: boolean) => async (key: string = keys[Math.floor(Math.random() * keys.length)] ?? ''): Promise<{ result: APIGatewayProxyResult; ms: number }> => {
     const etag = etags.get(key);
     const { ms: took, result } = await timed(() => handler(loaderEvent(SCRIPT_ROUTE.path, checkBody(projectId, key), cached && etag ? { 'If-None-Match': etag } : {}), context));
     if (result.headers?.ETag) etags.set(key, String(result.headers.ETag));
@@ -435,10 +434,10 @@ async function scriptFetch(
   };
   const phase = async (cached: boolean): Promise<Measured> => {
     // Every key fetches once first, so the cached phase's stubs hold an ETag (and the container its script).
-    if (cached) await mapBounded(keys, s.concurrency, () => run(false)());
+    if (cached) await mapBounded(keys, s.concurrency, (key) => run(false)(key));
     recorder.take();
     const getsBefore = scripts.gets;
-    const samples = await mapBounded(Array.from({ length: s.scriptFetches }), 1, run(cached));
+    const samples = await mapBounded(Array.from({ length: s.scriptFetches }), 1, () => run(cached)());
     const capacity = recorder.take();
     const ingestedBefore = ingestedChecks();
     const drained = await timed(() => ingest.drain());
