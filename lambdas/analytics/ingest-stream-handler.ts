@@ -3,9 +3,7 @@ import { lazyHandler } from '#runtime/aws';
 import { readCheckRecord } from '#store/check-stream';
 import { type IngestResult, ingestTelemetry } from './ingest';
 import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from './ingest-handler';
-
-/** The log line (and CloudWatch metric filter) that counts stream records of checks that could not be read. */
-export const CHECK_RECORD_UNREADABLE = 'Check stream record unreadable; skipped';
+import { CHECK_RECORD_UNREADABLE } from './telemetry-queue';
 
 /**
  * Telemetry of counted checks from the table's stream (lambdas/store/check-stream.ts): a batch of key items'

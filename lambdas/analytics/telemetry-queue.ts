@@ -32,6 +32,9 @@ export const CHECK_STREAM = {
   maxRecordAgeSeconds: 6 * 3600,
 } as const;
 
+/** The log line (and CloudWatch metric filter) that counts counted checks' stream records ingest could not read. */
+export const CHECK_RECORD_UNREADABLE = 'Check stream record unreadable; skipped';
+
 /** The log line (and CloudWatch metric filter) that counts checks whose telemetry could not be queued. */
 export const TELEMETRY_NOT_QUEUED = 'Telemetry not queued';
 

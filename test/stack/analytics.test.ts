@@ -2,7 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CHECK_STREAM, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
 import { Analytics } from '#lib/constructs/analytics';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
@@ -137,8 +137,10 @@ describe('Analytics construct', () => {
       expect.arrayContaining([
         expect.objectContaining({ Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(built.analytics.checkStreamFailureQueue), 'QueueName'] } }] }),
         expect.objectContaining({ MetricName: 'IteratorAge', Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId('streamIngestFunction') } }] }),
+        expect.objectContaining({ Namespace: 'ScriptDistribution', MetricName: 'CheckRecordUnreadable', Threshold: 0 }),
       ]),
     );
+    expect(ofType('AWS::Logs::MetricFilter').map(([, filter]) => filter.Properties.FilterPattern)).toContain(`{ $.message = "${CHECK_RECORD_UNREADABLE}" }`);
     // The stream ingest writes only telemetry partitions, like the other ingests; it reads versions to verify them.
     // (Its stream statement, added by the event source, names the stream, not items.)
     const statements = dynamoStatements('streamIngestFunction').filter((statement) => !statement.actions.includes('dynamodb:GetRecords'));

@@ -27,7 +27,7 @@ describe('the alarm topic', () => {
   it('is one SNS topic, and every alarm of the stack notifies it going into ALARM and back to OK', () => {
     const all = alarms();
     // Errors and throttles of each function but the authorizer (throttles only), and the stack's own alarms.
-    expect(all.length).toBe(47);
+    expect(all.length).toBe(48);
     for (const alarm of all) {
       expect(alarm.AlarmActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
       expect(alarm.OKActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
