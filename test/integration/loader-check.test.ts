@@ -394,6 +394,33 @@ describe('telemetry from checks reaches each detector', () => {
     expect(path.queue.deadLetters()).toEqual([]);
   });
 
+  it("a counted check's telemetry survives a failing ingest: the stream batch is handed over again and every execution is counted once it succeeds", async () => {
+    const projectId = await newProject();
+    const { key } = await issueKey(projectId);
+    let failures = 1;
+    const store = table.stores.telemetry;
+    // The first ingest fails on its daily counter, as DynamoDB failing mid-batch would.
+    const flaky = new Proxy(store, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (property === 'addExecutions') {
+          return async (count: Parameters<typeof store.addExecutions>[0]) => {
+            if (failures-- > 0) throw new Error('DynamoDB is down');
+            return store.addExecutions(count);
+          };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const stream = await startCheckStreamIngest({ endpoint: dynamodbEndpoint(), tableName: table.tableName, store: flaky, now: () => FIXED_NOW + 5, autoPoll: false, logLevel: 'SILENT' });
+    streamIngests.push(stream);
+    const container = loaderContainer();
+    for (let i = 0; i < 5; i++) expect((await container.check({ project_id: projectId, key })).body.code).toBe('KEY_VALID');
+    await stream.drain();
+    expect(failures).toBeLessThan(0);
+    expect((await table.stores.telemetry.executionsOn(utcDate(FIXED_NOW))).get(projectId)).toBe(5);
+  });
+
   it('new_executor: the first valid check by an executor writes one new_executor event naming it; later checks by it write none', async () => {
     const projectId = await newProject();
     const { key } = await issueKey(projectId);
