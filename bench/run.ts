@@ -10,6 +10,7 @@ import { benchColdStart } from './cold-start';
 import { benchDelivery } from './delivery';
 import { benchListKeys } from './list-keys';
 import { benchLoaderCheck } from './loader-check';
+import { benchLoaderCost } from './loader-cost';
 import { benchLoaderFlood } from './loader-flood';
 import { benchScriptFetch } from './script-fetch';
 import { benchSdapiLeak } from './sdapi-leak';
@@ -25,7 +26,7 @@ import { round } from './support/stats';
  */
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
-                 loader-check, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys
+                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -45,6 +46,7 @@ const BENCHMARKS = {
   'list-keys': ({ table, log, flags }) => benchListKeys(table, log, flags.seed),
   'bulk-revoke': ({ table, log }) => benchBulkRevoke(table, log),
   'loader-check': async ({ table, stack, log }) => benchLoaderCheck(table, await stack(), log),
+  'loader-cost': ({ table, log }) => benchLoaderCost(table, log),
   'loader-flood': ({ table, log }) => benchLoaderFlood(table, log),
   'script-fetch': async ({ table, stack, log }) => benchScriptFetch(table, await stack(), log),
   'clone-detection': ({ table, log }) => benchCloneDetection(table, log),

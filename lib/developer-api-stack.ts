@@ -31,8 +31,8 @@ export const BEARER_VALIDATION_REGEX = '^\\s*[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-
 
 export const STAGE_NAME = 'prod';
 
-/** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked and queued), the daily detector, the alert digest, the loader check. */
-export const FUNCTIONS_BESIDE_ROUTES = 8;
+/** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector, the alert digest, the loader check. */
+export const FUNCTIONS_BESIDE_ROUTES = 9;
 
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER } as const;
 
@@ -257,6 +257,7 @@ export class DeveloperApiStack extends Stack {
       [this.webhooks.deliveryFunction, 'delivery'],
       [this.analytics.ingestFunction, 'ingest'],
       [this.analytics.queueIngestFunction, 'queueIngest'],
+      [this.analytics.streamIngestFunction, 'streamIngest'],
       [this.analytics.dailyDetectorFunction, 'dailyDetector'],
       [this.analytics.alertDigestFunction, 'alertDigest'],
     ];

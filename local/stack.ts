@@ -17,7 +17,7 @@ import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogE
 import { startLocalS3 } from './s3-local';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
 import { ensureTable } from './table';
-import { startTelemetryPipeline } from './telemetry-pipeline';
+import { startCheckStreamIngest, startTelemetryPipeline } from './telemetry-pipeline';
 
 export const DEFAULT_PORT = 3000;
 export const DEFAULT_TABLE_NAME = 'script-distribution-local';
@@ -114,6 +114,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => delivery.stop());
     const telemetry = startTelemetryPipeline({ store: stores.telemetry });
     stops.push(() => telemetry.stop());
+    const checkIngest = await startCheckStreamIngest({ endpoint: dynamodb.endpoint, tableName, store: stores.telemetry });
+    stops.push(() => checkIngest.stop());
     const dailyDetector = startDailyDetectorTimer({
       store: stores.telemetry,
       onError: (error) => console.error(`Daily analytics detector failed: ${error instanceof Error ? error.message : String(error)}`),
@@ -136,7 +138,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const server: LocalServer = await startLocalServer({
       port,
       host: '127.0.0.1',
-      stores,
+      stores: { ...stores, keyChecks: checkIngest.watch(stores.keyChecks) },
       telemetry: telemetry.sink,
       keySecret,
       scripts,
@@ -162,7 +164,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => removeStateFileIfOurs(stateFile, info));
 
     let stopping: Promise<void> | undefined;
-    return { ...info, sharedWatermark: demo.sharedWatermark, discord, stateFile, reusedDemo: previous !== undefined, telemetryPending: () => telemetry.pending(), stop: () => (stopping ??= stopAll()) };
+    return { ...info, sharedWatermark: demo.sharedWatermark, discord, stateFile, reusedDemo: previous !== undefined, telemetryPending: () => telemetry.pending() + checkIngest.pending(), stop: () => (stopping ??= stopAll()) };
   } catch (error) {
     await stopAll();
     throw error;

@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { FANOUT_STREAM } from '#events/delivery-settings';
-import { matchesFilter, STREAM_FILTER_PATTERN } from '#store/stream-events';
+import { type FilterPattern, matchesFilter, STREAM_FILTER_PATTERN } from '#store/stream-events';
 
 /**
  * Feeds DynamoDB Local's stream to a stream handler the way Lambda's DynamoDB event-source mapping feeds the
@@ -33,10 +33,18 @@ export interface StreamPollerOptions {
   /** LATEST (default) reads what is written from now on; TRIM_HORIZON replays the stream's last 24 hours too. */
   startingPosition?: 'LATEST' | 'TRIM_HORIZON';
   onError?: (message: string, error?: unknown) => void;
+  /** The event-source mapping's filter, batch size and retries (default: the webhook fan-out's). */
+  filter?: FilterPattern;
+  batchSize?: number;
+  retryAttempts?: number;
+  /** false: nothing is read until `drain()` is called (a test that injects the handler's time decides when). */
+  autoPoll?: boolean;
 }
 
 export interface StreamPoller {
   stop(): Promise<void>;
+  /** Reads every shard until a round finds nothing new; resolves with the records read (filtered or not). */
+  drain(): Promise<number>;
 }
 
 interface ShardReader {
@@ -52,7 +60,9 @@ interface ShardReader {
 export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
   const { streams, handler } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
-  const retryAttempts = FANOUT_STREAM.retryAttempts;
+  const retryAttempts = options.retryAttempts ?? FANOUT_STREAM.retryAttempts;
+  const filter = options.filter ?? STREAM_FILTER_PATTERN;
+  const batchSize = options.batchSize ?? FANOUT_STREAM.batchSize;
   const onError = options.onError ?? ((message, error) => console.error(`[stream-poller] ${message}`, error ?? ''));
 
   const table = await options.dynamodb.send(new DescribeTableCommand({ TableName: options.tableName }));
@@ -98,7 +108,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   };
 
   const deliver = async (records: DynamoDBRecord[]) => {
-    let pending = records.filter((record) => matchesFilter(record, STREAM_FILTER_PATTERN));
+    let pending = records.filter((record) => matchesFilter(record, filter));
     for (let attempt = 0; pending.length > 0; attempt++) {
       let failedFrom: number;
       try {
@@ -120,21 +130,22 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     }
   };
 
-  const readShard = async (reader: ShardReader) => {
+  /** One page of the shard handed over; the number of records it held. */
+  const readShard = async (reader: ShardReader): Promise<number> => {
     reader.iterator ??= await iteratorFor(reader.shardId, 'TRIM_HORIZON');
     if (!reader.iterator) {
       reader.done = true;
-      return;
+      return 0;
     }
     let page: GetRecordsCommandOutput;
     try {
-      page = await streams.send(new GetRecordsCommand({ ShardIterator: reader.iterator, Limit: FANOUT_STREAM.batchSize }));
+      page = await streams.send(new GetRecordsCommand({ ShardIterator: reader.iterator, Limit: batchSize }));
     } catch (error) {
       if (!(error instanceof ExpiredIteratorException)) throw error;
       reader.iterator = reader.lastSequenceNumber
         ? await iteratorFor(reader.shardId, 'AFTER_SEQUENCE_NUMBER', reader.lastSequenceNumber)
         : await iteratorFor(reader.shardId, 'LATEST');
-      return;
+      return 0;
     }
     const records = (page.Records ?? []).map((record) => lambdaRecord(record, streamArn));
     if (records.length > 0) {
@@ -143,19 +154,31 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     }
     reader.iterator = page.NextShardIterator;
     if (!reader.iterator) reader.done = true;
+    return records.length;
   };
 
   await discoverShards(true);
 
   let running = true;
   let wake: (() => void) | undefined;
+  // Rounds never overlap: the loop's and drain()'s take turns, so each shard's records go over once, in order.
+  let turn: Promise<unknown> = Promise.resolve();
+  const round = (): Promise<number> => {
+    const next = turn.then(async () => {
+      await discoverShards(false);
+      let read = 0;
+      for (const reader of readers.values()) {
+        if (running && readable(reader)) read += await readShard(reader);
+      }
+      return read;
+    });
+    turn = next.catch(() => undefined);
+    return next;
+  };
   const loop = (async () => {
-    while (running) {
+    while (running && options.autoPoll !== false) {
       try {
-        await discoverShards(false);
-        for (const reader of readers.values()) {
-          if (running && readable(reader)) await readShard(reader);
-        }
+        await round();
       } catch (error) {
         onError('polling the stream failed; trying again', error);
       }
@@ -174,6 +197,12 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       running = false;
       wake?.();
       await loop;
+      await turn;
+    },
+    async drain() {
+      let total = 0;
+      for (let read = await round(); read > 0; read = await round()) total += read;
+      return total;
     },
   };
 }

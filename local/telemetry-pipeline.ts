@@ -1,9 +1,16 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
-import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import type { IngestResult } from '#analytics/ingest';
+import { createIngestStreamHandler } from '#analytics/ingest-stream-handler';
+import { CHECK_STREAM, QueueTelemetrySink, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { unixSeconds } from '#domain/model';
-import type { TelemetrySink, TelemetryStore } from '#domain/ports';
+import type { KeyCheckStore, TelemetrySink, TelemetryStore } from '#domain/ports';
+import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
+import { localDynamoConfig } from '#store/client';
 import { type DeadLetter, InProcessQueue } from './in-process-queue';
+import { startStreamPoller } from './stream-poller';
 
 export interface TelemetryPipeline {
   /** Where the loader check reports, as the deployed function reports to SQS. */
@@ -16,8 +23,9 @@ export interface TelemetryPipeline {
 }
 
 /**
- * The loader check's telemetry path of the deployed stack, on one machine: the same sink writes to an in-process
- * queue, and the same ingest handler the telemetry queue's event source runs consumes it in batches.
+ * The refused checks' telemetry path of the deployed stack, on one machine: the same sink writes to an in-process
+ * queue, and the same ingest handler the telemetry queue's event source runs consumes it in batches. (Counted
+ * checks' telemetry rides on the key item's write and comes off the stream: startCheckStreamIngest below.)
  */
 export function startTelemetryPipeline(options: { store: TelemetryStore; logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT' }): TelemetryPipeline {
   const logger = new Logger({ serviceName: 'analytics', logLevel: options.logLevel ?? 'WARN' });
@@ -35,5 +43,68 @@ export function startTelemetryPipeline(options: { store: TelemetryStore; logLeve
     stop: () => queue.stop(),
     deadLetters: () => queue.deadLetters(),
     pending: () => queue.depth,
+  };
+}
+
+export interface CheckStreamIngest {
+  /** The key-check store to give the loader handlers: counts the checks whose telemetry the stream now owes. */
+  watch(keys: KeyCheckStore): KeyCheckStore;
+  /** Counted checks whose telemetry the stream has not ingested yet. */
+  pending(): number;
+  /** Reads the stream until it is caught up (a test that injects the ingest's time polls by hand: `autoPoll: false`). */
+  drain(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The counted checks' telemetry path of the deployed stack, on one machine: DynamoDB Local's stream → the same
+ * ingest stream handler the deployed event-source mapping runs, with its filter, batch size and retries.
+ */
+export async function startCheckStreamIngest(options: {
+  endpoint: string;
+  tableName: string;
+  store: TelemetryStore;
+  now?: () => number;
+  autoPoll?: boolean;
+  logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /** Each batch's ingest result, for a test or a bench that counts what arrived. */
+  onIngested?: (result: IngestResult, checks: number) => void;
+}): Promise<CheckStreamIngest> {
+  const clientConfig = localDynamoConfig(options.endpoint);
+  const dynamodb = new DynamoDBClient(clientConfig);
+  const streams = new DynamoDBStreamsClient(clientConfig);
+  const ingest = createIngestStreamHandler({ store: options.store, now: options.now ?? (() => unixSeconds()), logger: new Logger({ serviceName: 'analytics', logLevel: options.logLevel ?? 'WARN' }) });
+  let counted = 0;
+  let ingested = 0;
+  const poller = await startStreamPoller({
+    dynamodb,
+    streams,
+    tableName: options.tableName,
+    filter: CHECK_STREAM_FILTER_PATTERN,
+    batchSize: CHECK_STREAM.batchSize,
+    retryAttempts: CHECK_STREAM.retryAttempts,
+    autoPoll: options.autoPoll,
+    handler: async (event) => {
+      const result = await ingest(event);
+      ingested += result.checks;
+      options.onIngested?.(result.ingested, result.checks);
+    },
+  });
+  return {
+    watch: (keys) => ({
+      peek: (keyId) => keys.peek(keyId),
+      async checkAndCount(check) {
+        const result = await keys.checkAndCount(check);
+        if (result.outcome === 'counted') counted++;
+        return result;
+      },
+    }),
+    pending: () => Math.max(0, counted - ingested),
+    drain: () => poller.drain(),
+    async stop() {
+      await poller.stop();
+      dynamodb.destroy();
+      streams.destroy();
+    },
   };
 }

@@ -44,11 +44,11 @@ export interface IngestResult {
  * Counters are not idempotent: a batch ingested twice counts its executions twice.
  */
 export async function ingestTelemetry(store: TelemetryStore, records: readonly unknown[], now: number): Promise<IngestResult> {
-  const { batch, usage } = await keepKnown(store, parseTelemetryBatch(records, now));
+  const { batch, usage, versionHashes } = await keepKnown(store, parseTelemetryBatch(records, now));
   const fired = await Promise.all([
     countExecutions(store, batch.executions).then(() => []),
     judgeExecutors(store, batch.executions, now),
-    judgeScriptHashes(store, batch.executions, now),
+    judgeScriptHashes(store, batch.executions, versionHashes, now),
     judgeValidations(store, batch.validations, usage, now),
   ]);
   return {
@@ -60,21 +60,31 @@ export async function ingestTelemetry(store: TelemetryStore, records: readonly u
 }
 
 const keyRef = (record: { projectId: string; keyId: string }) => JSON.stringify([record.projectId, record.keyId]);
+const versionRef = (record: { projectId: string; versionId: string }) => JSON.stringify([record.projectId, record.versionId]);
 
 /**
- * Records of a project that does not exist, and validations of a key the project does not have, are refused
- * before anything is written: anyone can send a key check for any project id and key value, and such records
- * could only fill the table. Returns the rest, with the use cap of every key that was validated.
+ * Records of a project that does not exist, validations of a key the project does not have, and executions of a
+ * version the project does not have are refused before anything is written: anyone can send a key check for any
+ * project id, key value and version id, and such records could only fill the table (or, for a version, make any
+ * hash the "original" a clone is judged against). Returns the rest, with the use cap of every key that was
+ * validated and the uploaded SHA-256 of every version executed.
  */
-async function keepKnown(store: TelemetryStore, parsed: ParsedBatch): Promise<{ batch: ParsedBatch; usage: Map<string, KeyUsage> }> {
+async function keepKnown(store: TelemetryStore, parsed: ParsedBatch): Promise<{ batch: ParsedBatch; usage: Map<string, KeyUsage>; versionHashes: Map<string, string> }> {
   const projectIds = [...new Set([...parsed.executions, ...parsed.validations].map((record) => record.projectId))];
   const existing = new Set((await mapBounded(projectIds, async (id) => ((await store.projectExists(id)) ? id : undefined))).filter((id) => id !== undefined));
   const keys = [...groupBy(parsed.validations.filter((record) => existing.has(record.projectId)), (record) => [record.projectId, record.keyId]).values()].map(([record]) => ({
     projectId: record.projectId,
     keyId: record.keyId,
   }));
-  const found = keys.length > 0 ? await store.keyUsage(keys) : [];
+  const versions = [
+    ...groupBy(
+      parsed.executions.flatMap((record) => (record.versionId !== undefined && existing.has(record.projectId) ? [{ projectId: record.projectId, versionId: record.versionId }] : [])),
+      (version) => [version.projectId, version.versionId],
+    ).values(),
+  ].map(([version]) => version);
+  const [found, hashes] = await Promise.all([keys.length > 0 ? store.keyUsage(keys) : [], versions.length > 0 ? store.versionHashes(versions) : []]);
   const usage = new Map(keys.flatMap((key, i) => (found[i] ? [[keyRef(key), found[i]] as const] : [])));
+  const versionHashes = new Map(versions.flatMap((version, i) => (hashes[i] !== undefined ? [[versionRef(version), hashes[i]] as const] : [])));
   const rejections = [...parsed.rejections];
   const known = <T extends Indexed<{ projectId: string }>>(record: T, why: () => string | undefined): boolean => {
     const reason = existing.has(record.projectId) ? why() : `project ${record.projectId} does not exist`;
@@ -83,11 +93,18 @@ async function keepKnown(store: TelemetryStore, parsed: ParsedBatch): Promise<{ 
   };
   return {
     batch: {
-      executions: parsed.executions.filter((record) => known(record, () => undefined)),
+      executions: parsed.executions.filter((record) =>
+        known(record, () =>
+          record.versionId === undefined || versionHashes.has(versionRef({ projectId: record.projectId, versionId: record.versionId }))
+            ? undefined
+            : `version ${record.versionId} is not a version of project ${record.projectId}`,
+        ),
+      ),
       validations: parsed.validations.filter((record) => known(record, () => (usage.has(keyRef(record)) ? undefined : `key ${record.keyId} is not a key of project ${record.projectId}`))),
       rejections,
     },
     usage,
+    versionHashes,
   };
 }
 
@@ -187,7 +204,11 @@ async function judgeExecutors(store: TelemetryStore, executions: readonly Execut
   return fired;
 }
 
-async function judgeScriptHashes(store: TelemetryStore, executions: readonly ExecutionRecord[], now: number): Promise<FiredEvent[]> {
+/**
+ * clone_detected: a version's original is the SHA-256 of the script uploaded for it (the version item keeps it);
+ * only a script reported with no version falls back to its first reported hash.
+ */
+async function judgeScriptHashes(store: TelemetryStore, executions: readonly ExecutionRecord[], versionHashes: Map<string, string>, now: number): Promise<FiredEvent[]> {
   const hashed = executions.flatMap((record) => (record.scriptHash ? [{ ...scriptOf(record), hash: record.scriptHash, at: record.at, keyId: record.keyId }] : []));
   const sightings = [...groupBy(hashed, (s) => [s.projectId, s.scriptId, s.versionId, s.hash]).values()].map((group) => ({
     projectId: group[0].projectId,
@@ -210,7 +231,7 @@ async function judgeScriptHashes(store: TelemetryStore, executions: readonly Exe
     const tally = await store.tallyScript({
       ...script,
       newHashes: group.filter(({ isNew }) => isNew).length,
-      candidate: originalCandidate(group.map(({ sighting }) => sighting)) ?? group[0].sighting.hash,
+      candidate: (versionId !== null && versionHashes.get(versionRef({ projectId, versionId }))) || (originalCandidate(group.map(({ sighting }) => sighting)) ?? group[0].sighting.hash),
       seenAt: Math.max(now, ...group.map(({ sighting }) => sighting.lastSeenAt)),
     });
     const unjudged = group.filter(({ judged: done }) => !done).map(({ sighting }) => ({ hash: sighting.hash, firstSeenAt: sighting.firstSeenAt }));

@@ -18,12 +18,29 @@ export const TELEMETRY_QUEUE = {
   maxReceiveCount: 5,
 } as const;
 
+/**
+ * The ingest of counted checks from the table's stream (lambdas/analytics/ingest-stream-handler.ts): numbers the CDK
+ * stack's event-source mapping and the local stream poller share.
+ */
+export const CHECK_STREAM = {
+  /** Stream records per ingest: like the queue's, the more, the fewer aggregate writes per check. */
+  batchSize: 1_000,
+  maxBatchingWindowSeconds: 5,
+  /** Retries of a failing batch (bisected on each error) before its records go to the on-failure queue and its alarm. */
+  retryAttempts: 5,
+  /** Within MAX_RECORD_AGE_SECONDS' bound on what ingest accepts, and the stream's own 24 hours. */
+  maxRecordAgeSeconds: 6 * 3600,
+} as const;
+
+/** The log line (and CloudWatch metric filter) that counts counted checks' stream records ingest could not read. */
+export const CHECK_RECORD_UNREADABLE = 'Check stream record unreadable; skipped';
+
 /** The log line (and CloudWatch metric filter) that counts checks whose telemetry could not be queued. */
 export const TELEMETRY_NOT_QUEUED = 'Telemetry not queued';
 
 /**
- * The loader check's telemetry onto the ingest queue: one message per check, `{"records": [...]}` as the ingest
- * function takes it. Ingest (aggregates, detectors) runs off the answer's path. A send the SDK could not get through
+ * A refused check's telemetry onto the ingest queue (a counted check's rides on its write to the key item and comes
+ * off the table's stream): one message per refusal, `{"records": [...]}` as the ingest function takes it. Ingest (aggregates, detectors) runs off the answer's path. A send the SDK could not get through
  * after its retries does not fail the check, whose answer is right either way: it is logged and counted.
  */
 export class QueueTelemetrySink implements TelemetrySink {

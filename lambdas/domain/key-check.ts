@@ -121,10 +121,10 @@ export type CheckGuard<Served extends { versionId: string }> = () => Promise<Ser
 /**
  * One check, the same for `/v1/loader/validate` and `/v1/loader/script`: the client's address within its limit
  * (in memory, then in its shared window once busy), a value of no key's form refused with no request, and beside
- * the shared window what the check guards (a script fetch's version), then the key's own item judged and (when valid)
- * counted in one conditional write, then the check reported as telemetry: a key validation always, an execution when
- * valid. With nothing to serve, the key is judged by a consistent read that counts nothing. Throws RateLimited
- * past a limit; answers every other case, refusals included.
+ * the shared window what the check guards (a script fetch's version), then the key's own item judged and (when
+ * valid) counted in one conditional write that also holds the check's telemetry (the stream takes it to ingest); a
+ * refusal is reported to the telemetry sink, except KEY_INVALID. With nothing to serve, the key is judged by a
+ * consistent read that counts nothing. Throws RateLimited past a limit; answers every other case, refusals included.
  */
 export async function checkKey(deps: KeyCheckDeps, request: LoaderCheckRequest, sourceIp: string, now: number): Promise<KeyCheckOutcome<undefined>>;
 export async function checkKey<Served extends { versionId: string }>(
@@ -172,20 +172,49 @@ export async function checkKey<Served extends { versionId: string }>(
     const code = refusalOf(await deps.keys.peek(keyId), request.project_id, keyHash, now, request.fingerprint);
     if (!code) return { outcome: 'nothing_to_serve' };
     if (code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
-    await deps.telemetry.report(checkTelemetry(request, keyId, code, now));
+    await reportRefusal(deps, request, keyId, code, now);
     return { outcome: 'refused', code };
   }
-  const counted = await deps.keys.checkAndCount({ projectId: request.project_id, keyId, keyHash, fingerprint: request.fingerprint, now, perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute });
+  // A script fetch's execution is of the version served, whatever the request named.
+  const executed = served ? { ...request, version_id: served.versionId } : request;
+  const counted = await deps.keys.checkAndCount({
+    projectId: request.project_id,
+    keyId,
+    keyHash,
+    fingerprint: request.fingerprint,
+    now,
+    perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
+    report: reportOf(executed),
+  });
   if (counted.outcome === 'key_rate_limited') {
     throw new RateLimited(counted.retryAfterSeconds, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`);
   }
-  const code = counted.outcome === 'counted' ? 'KEY_VALID' : counted.code;
-  if (code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
-  const executed = served ? { ...request, version_id: served.versionId } : request;
-  await deps.telemetry.report(checkTelemetry(executed, counted.keyId, code, now));
-  if (counted.outcome === 'refused') return { outcome: 'refused', code: counted.code };
+  if (counted.outcome === 'refused') {
+    if (counted.code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
+    await reportRefusal(deps, executed, counted.keyId, counted.code, now);
+    return { outcome: 'refused', code: counted.code };
+  }
+  // A counted check's telemetry rode on its write (`report`): the table's stream carries it to ingest, at no request here.
   return { outcome: 'valid', keyId: counted.keyId, key: counted.key, served };
 }
+
+/**
+ * A refusal writes nothing on the key item, so its telemetry goes to the sink. KEY_INVALID is not reported at
+ * all: ingest could only reject it (no such key of the project), and a flood of random keys would otherwise cost a
+ * queue message and its ingest per guess.
+ */
+async function reportRefusal(deps: KeyCheckDeps, request: CheckReport, keyId: string, code: RefusalCode, now: number): Promise<void> {
+  if (code === 'KEY_INVALID') return;
+  await deps.telemetry.report(checkTelemetry(request, keyId, code, now));
+}
+
+const reportOf = (request: CheckReport): CheckReport => ({
+  project_id: request.project_id,
+  executor: request.executor,
+  fingerprint: request.fingerprint,
+  ...(request.script_hash ? { script_hash: request.script_hash } : {}),
+  ...(request.version_id ? { version_id: request.version_id } : {}),
+});
 
 /** The validate endpoint's answer to a check (it guards nothing, so there is always a verdict). */
 export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheckResponse {
@@ -194,8 +223,11 @@ export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheck
   throw new Error('A check that guards nothing always has a verdict');
 }
 
+/** What a check tells the detectors: the request's fields the telemetry records are made of. */
+export type CheckReport = Pick<LoaderCheckRequest, 'project_id' | 'executor' | 'fingerprint' | 'script_hash' | 'version_id'>;
+
 /** The records a check makes for the analytics detectors, as if reported through the ingest path. */
-export function checkTelemetry(request: LoaderCheckRequest, keyId: string, code: RefusalCode | 'KEY_VALID', at: number): (ValidationRecord | ExecutionRecord)[] {
+export function checkTelemetry(request: CheckReport, keyId: string, code: RefusalCode | 'KEY_VALID', at: number): (ValidationRecord | ExecutionRecord)[] {
   const validation: ValidationRecord = {
     kind: 'validation',
     projectId: request.project_id,

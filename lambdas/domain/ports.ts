@@ -16,7 +16,7 @@ import type {
   ValidationWindow,
 } from './analytics';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
-import type { CountedCheck, KeyState } from './key-check';
+import type { CheckReport, CountedCheck, KeyState } from './key-check';
 import type { Key, KeyDetail, Project, Version, Webhook } from './model';
 import type { TokenGrant } from './tokens';
 
@@ -151,6 +151,8 @@ export interface KeyCheck {
   fingerprint: string;
   now: number;
   perKeyPerMinute: number;
+  /** What a counted check tells the detectors, written with the use it counts (a refusal writes none of it). */
+  report: CheckReport;
 }
 
 /**
@@ -236,6 +238,8 @@ export interface TelemetryStore {
   /** The events whose dedup key has not fired yet (by themselves or in a summary), in input order. */
   notYetFired(events: readonly AnalyticsEvent[]): Promise<AnalyticsEvent[]>;
   projectExists(projectId: string): Promise<boolean>;
+  /** The SHA-256 of each version's script as uploaded, undefined for a version the project does not have; in input order. */
+  versionHashes(versions: readonly { projectId: string; versionId: string }[]): Promise<(string | undefined)[]>;
 
   /** Claim `alerts` slots of the hour's alert budget in one atomic count; returns the hour's claims after this one. */
   claimAlerts(hour: AlertHourRef, alerts: number): Promise<number>;

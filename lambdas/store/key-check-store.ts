@@ -14,9 +14,10 @@ import type { Item } from './paging';
  * attribute adds it here, one line; test/integration/granted-attributes.test.ts fails until it does.
  */
 export const KEY_CHECK_ATTRIBUTES = [
-  // written: the use count, the last counted check, the key's one-minute window of checks, a bound machine
+  // written: the use count, the last counted check and its telemetry, the key's one-minute window of checks, a bound machine
   'current_uses',
   'last_check_at',
+  'lastCheck',
   'checkWindow',
   'checkCount',
   'fingerprints',
@@ -82,13 +83,13 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
     const { projectId, keyId, keyHash, fingerprint, now, perKeyPerMinute } = check;
     const window = rateWindowAt(now);
     const open: CountingWrite = {
-      update: 'SET current_uses = current_uses + :one, last_check_at = :now, checkWindow = :window, checkCount = :one',
+      update: 'SET current_uses = current_uses + :one, last_check_at = :now, lastCheck = :report, checkWindow = :window, checkCount = :one',
       // A window from another container's clock a little ahead counts as this one: the `within` write takes it.
       condition: 'attribute_not_exists(checkWindow) OR checkWindow < :window',
       values: { ':window': window.start },
     };
     const within: CountingWrite = {
-      update: 'SET current_uses = current_uses + :one, last_check_at = :now, checkCount = checkCount + :one',
+      update: 'SET current_uses = current_uses + :one, last_check_at = :now, lastCheck = :report, checkCount = checkCount + :one',
       condition: 'checkWindow >= :window AND checkCount < :limit',
       values: { ':window': window.start, ':limit': perKeyPerMinute },
     };
@@ -155,6 +156,7 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
             ':now': check.now,
             ':nullType': 'NULL',
             ':one': 1,
+            ':report': lastCheckOf(check),
             ...write.values,
           },
           ReturnValues: KEY_CHECK_RETURN_VALUES[0],
@@ -168,6 +170,28 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
       return { counted: false, key: old && toKeyState(old), window: typeof old?.checkWindow === 'number' ? old.checkWindow : undefined };
     }
   }
+}
+
+/**
+ * The `lastCheck` map a counted write leaves on the key item: the check's telemetry, which the table's stream hands
+ * to ingest (lambdas/store/check-stream.ts reads it back). A few hundred bytes, so the item stays within 1 WCU.
+ */
+export function lastCheckOf({ report, now }: Pick<KeyCheck, 'report' | 'now'>): LastCheck {
+  return {
+    executor: report.executor,
+    fingerprint: report.fingerprint,
+    at: now,
+    ...(report.script_hash ? { scriptHash: report.script_hash } : {}),
+    ...(report.version_id ? { versionId: report.version_id } : {}),
+  };
+}
+
+export interface LastCheck {
+  executor: string;
+  fingerprint: string;
+  at: number;
+  scriptHash?: string;
+  versionId?: string;
 }
 
 /** One of the two ways a check counts a use: an update and the condition it holds on besides MAY_RUN. */

@@ -195,6 +195,16 @@ export class DynamoTelemetryStore implements TelemetryStore {
     return Item !== undefined;
   }
 
+  async versionHashes(versions: readonly { projectId: string; versionId: string }[]): Promise<(string | undefined)[]> {
+    const keys = versions.map(({ projectId, versionId }) => keyOf.version(projectId, versionId));
+    const found = await batchGetConsistent(this.db, this.tableName, keys, { expression: 'sha256' });
+    return keys.map((key) => {
+      const item = found.get(itemKeyId(key));
+      // A version uploaded before script delivery has no sha256: it is the project's, with no original to offer.
+      return item === undefined ? undefined : typeof item.sha256 === 'string' ? item.sha256 : '';
+    });
+  }
+
   // ---- alert budget (lambdas/analytics/alert-budget.ts) ----
 
   async claimAlerts(hour: AlertHourRef, alerts: number): Promise<number> {

@@ -1,13 +1,16 @@
 import { Duration } from 'aws-cdk-lib';
-import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DIGEST_DELAY_SECONDS } from '#analytics/alert-budget';
-import { INGEST_TIMEOUT_SECONDS, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, INGEST_TIMEOUT_SECONDS, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
 import { TELEMETRY_MAX_CONCURRENCY } from '#lib/capacity';
 import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
@@ -42,6 +45,8 @@ export class Analytics extends Construct {
   readonly telemetryQueue: sqs.Queue;
   readonly telemetryDeadLetterQueue: sqs.Queue;
   readonly queueIngestFunction: ServiceFunction;
+  readonly streamIngestFunction: ServiceFunction;
+  readonly checkStreamFailureQueue: sqs.Queue;
   readonly dailyDetectorFunction: ServiceFunction;
   readonly dailySchedule: events.Rule;
   readonly alertDigestFunction: ServiceFunction;
@@ -65,6 +70,23 @@ export class Analytics extends Construct {
         batchSize: TELEMETRY_QUEUE.batchSize,
         maxBatchingWindow: Duration.seconds(TELEMETRY_QUEUE.maxBatchingWindowSeconds),
         maxConcurrency: TELEMETRY_MAX_CONCURRENCY,
+      }),
+    );
+
+    // Counted checks' telemetry rides on the key item's write; this consumer reads it off the table's stream (stream
+    // reads by Lambda cost nothing), filtered to key items' MODIFY records so the rest of the stream never invokes it.
+    this.streamIngestFunction = this.ingest('StreamIngestFunction', 'analytics/ingest-stream-handler.ts', "Telemetry ingest of counted checks from the table's stream, in batches", table);
+    this.checkStreamFailureQueue = deadLetterQueue(this, 'CheckStreamFailureQueue');
+    this.streamIngestFunction.addEventSource(
+      new DynamoEventSource(table, {
+        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+        batchSize: CHECK_STREAM.batchSize,
+        maxBatchingWindow: Duration.seconds(CHECK_STREAM.maxBatchingWindowSeconds),
+        filters: [lambda.FilterCriteria.filter(CHECK_STREAM_FILTER_PATTERN)],
+        bisectBatchOnError: true,
+        retryAttempts: CHECK_STREAM.retryAttempts,
+        maxRecordAge: Duration.seconds(CHECK_STREAM.maxRecordAgeSeconds),
+        onFailure: new SqsDlq(this.checkStreamFailureQueue),
       }),
     );
 
@@ -100,7 +122,35 @@ export class Analytics extends Construct {
       targets: [new targets.LambdaFunction(this.alertDigestFunction, { retryAttempts: 4, maxEventAge: Duration.hours(6) })],
     });
 
-    this.alarms = [depthAlarm(this, 'TelemetryDeadLetterAlarm', this.telemetryDeadLetterQueue, 'Telemetry batches the ingest gave up on are waiting in the telemetry DLQ.')];
+    this.alarms = [
+      depthAlarm(this, 'TelemetryDeadLetterAlarm', this.telemetryDeadLetterQueue, 'Telemetry batches the ingest gave up on are waiting in the telemetry DLQ.'),
+      depthAlarm(this, 'CheckStreamFailureAlarm', this.checkStreamFailureQueue, "Stream batches of counted checks' telemetry the ingest gave up on (their records are not in the aggregates)."),
+      new logs.MetricFilter(this, 'CheckRecordUnreadable', {
+        logGroup: this.streamIngestFunction.logGroup,
+        filterPattern: logs.FilterPattern.stringValue('$.message', '=', CHECK_RECORD_UNREADABLE),
+        metricNamespace: 'ScriptDistribution',
+        metricName: 'CheckRecordUnreadable',
+        metricValue: '1',
+        defaultValue: 0,
+      })
+        .metric({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM })
+        .createAlarm(this, 'CheckRecordUnreadableAlarm', {
+          // After the first deploy of stream telemetry, the stream's last 24 hours hold counted checks from before it
+          // (no lastCheck; their telemetry was queued then): this fires once for them.
+          alarmDescription: "Counted checks' stream records ingest could not read: their telemetry did not reach the detectors.",
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      this.streamIngestFunction.metric('IteratorAge', { period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }).createAlarm(this, 'CheckStreamIteratorAge', {
+        alarmDescription: "Ingest of counted checks' telemetry is more than 15 minutes behind the table.",
+        threshold: 15 * 60 * 1000,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    ];
   }
 
   /** An ingest function: the telemetry store's reads and writes, on its partitions only. */

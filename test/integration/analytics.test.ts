@@ -261,8 +261,12 @@ describe('clone_detected (at ingest)', () => {
   const hashes = async (projectId: string) =>
     (await eventItems(projectId)).filter((item) => item.name === 'clone_detected').map((item) => item.data as SingleEventData<'clone_detected'>);
 
-  it('fires once for each new hash after the first of a script version', async () => {
+  it("fires once for each new hash but the version's uploaded one (its original), whatever came first", async () => {
     const projectId = await newProject();
+    // The versions' uploaded hashes are the originals: ver_1's is aaaa1111, ver_2's dddd4444.
+    for (const [id, sha256] of [['ver_1', 'aaaa1111'], ['ver_2', 'dddd4444']] as const) {
+      await table.stores.dashboard.uploadVersion({ id, projectId, sizeBytes: 64, sha256, notes: '', now: NOW });
+    }
     const run = (hash: string, fields: Record<string, unknown> = {}) =>
       ingestTelemetry(store, [execution(projectId, { scriptHash: hash, versionId: 'ver_1', ...fields })], NOW);
     expect((await run('aaaa1111')).events.filter((e) => e.name === 'clone_detected')).toEqual([]);
@@ -270,7 +274,7 @@ describe('clone_detected (at ingest)', () => {
     expect((await run('bbbb2222', { at: NOW + 1 })).events).toEqual([{ name: 'clone_detected', projectId, dedupKey: `${projectId}#ver_1#bbbb2222` }]);
     expect((await run('bbbb2222', { at: NOW + 2 })).events).toEqual([]);
     expect((await run('cccc3333', { at: NOW + 3 })).events).toHaveLength(1);
-    // Another version has hashes of its own: its first hash is its original.
+    // Another version has an original of its own.
     expect((await run('dddd4444', { versionId: 'ver_2' })).events).toEqual([]);
     expect(await hashes(projectId)).toEqual([
       { scriptId: projectId, versionId: 'ver_1', newHash: 'bbbb2222', originalHash: 'aaaa1111', distinctHashes: 2, sampleHashes: ['aaaa1111', 'bbbb2222'] },

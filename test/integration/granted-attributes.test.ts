@@ -59,7 +59,7 @@ describe('attributes the route roles may update', () => {
     const owner = await seedOwner(table.stores);
     const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
     const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, maxFingerprints: 2, now: FIXED_NOW });
-    await table.stores.keyChecks.checkAndCount({ projectId, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint: 'c'.repeat(64), now: FIXED_NOW + 1, perKeyPerMinute: 10 });
+    await table.stores.keyChecks.checkAndCount({ projectId, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint: 'c'.repeat(64), now: FIXED_NOW + 1, perKeyPerMinute: 10, report: { project_id: projectId, executor: 'Wave', fingerprint: 'c'.repeat(64) } });
     const before = await stored(keyOf.key(key!.id));
     expect(await table.stores.keys.resetFingerprints(projectId, key!.id)).toBe(1);
     const after = await stored(keyOf.key(key!.id));
@@ -100,7 +100,7 @@ describe("attributes the loader and delivery roles may name (issue 21: IAM scope
     const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: 2, now: FIXED_NOW });
     const { db, inputs } = recording(table.db);
     const store = new DynamoKeyCheckStore(db, table.tableName);
-    const check = { projectId, keyId: key?.id ?? '', keyHash: hashKeyValue(key?.key ?? ''), fingerprint: 'f'.repeat(64), now: FIXED_NOW, perKeyPerMinute: 60 };
+    const check = { projectId, keyId: key?.id ?? '', keyHash: hashKeyValue(key?.key ?? ''), fingerprint: 'f'.repeat(64), now: FIXED_NOW, perKeyPerMinute: 60, report: { project_id: projectId, executor: 'Wave', fingerprint: 'f'.repeat(64), script_hash: 'a'.repeat(64), version_id: 'ver_1' } };
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
     expect((await store.checkAndCount(check)).outcome).toBe('refused');

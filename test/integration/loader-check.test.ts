@@ -4,9 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
 import { KEY_ABUSE_THRESHOLDS } from '#analytics/detectors';
+import type { IngestResult } from '#analytics/ingest';
 import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
 import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE } from '#api/routes';
+import { newId } from '#domain/ids';
 import { LOADER_LIMITS } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import { revokeBulk, revokeKey } from '#domain/project-api';
@@ -15,11 +17,12 @@ import { utcDate } from '#domain/time';
 import { createValidateHandler } from '#loader/validate';
 import { InProcessQueue } from '#local/in-process-queue';
 import { buildLoaderEvent } from '#local/proxy-event';
+import { type CheckStreamIngest, startCheckStreamIngest } from '#local/telemetry-pipeline';
 import type { LoaderCheckRequest } from '#schemas/loader';
 import { type EventItem, keyOf } from '#store/layout';
 import { createStores } from '#store/stores';
 import { invoke, type Reply } from '#test-support/api-harness';
-import { createTestTable, FIXED_NOW, NO_DEADLINE, seedOwner, type SeededOwner, type TestTable } from '#test-support/fixtures';
+import { createTestTable, dynamodbEndpoint, FIXED_NOW, NO_DEADLINE, seedOwner, type SeededOwner, type TestTable } from '#test-support/fixtures';
 import { AddressTally } from '#domain/address-tally';
 
 /**
@@ -42,11 +45,15 @@ let owner: SeededOwner;
 let addresses = 0;
 
 beforeAll(async () => {
-  table = await createTestTable('loader-check');
+  // With its stream: counted checks' telemetry comes off it, as in AWS.
+  table = await createTestTable('loader-check', { stream: true });
   owner = await seedOwner(table.stores);
 });
 
+const streamIngests: CheckStreamIngest[] = [];
+
 afterAll(async () => {
+  await Promise.all(streamIngests.map((ingest) => ingest.stop()));
   await table?.drop();
 });
 
@@ -307,12 +314,28 @@ describe('refusals on the real store answer the DESIGN codes and count no use', 
  * onto the in-process queue, and `ingest()` hands the queue's batches to the ingest queue handler (the function
  * the telemetry queue's event source runs), at `now`, until the queue is empty.
  */
-function telemetryPath() {
+async function telemetryPath() {
   const queue = new InProcessQueue({ visibilityTimeoutSeconds: TELEMETRY_QUEUE.visibilityTimeoutSeconds, maxReceiveCount: TELEMETRY_QUEUE.maxReceiveCount, batchSize: TELEMETRY_QUEUE.batchSize });
+  let ingestNow = FIXED_NOW;
+  const fromStream: IngestResult[] = [];
+  const stream = await startCheckStreamIngest({
+    endpoint: dynamodbEndpoint(),
+    tableName: table.tableName,
+    store: table.stores.telemetry,
+    now: () => ingestNow,
+    autoPoll: false,
+    logLevel: 'SILENT',
+    onIngested: (result) => fromStream.push(result),
+  });
+  streamIngests.push(stream);
   return {
     sink: new QueueTelemetrySink(queue, silent()),
     queue,
+    /** The stream's ingest results so far (counted checks). */
+    fromStream,
+    /** The queue's batches (refusals), then the stream's records (counted checks), all ingested at `now`; the queue's results. */
     ingest: async (now: number) => {
+      ingestNow = now;
       const handler = createIngestQueueHandler({ store: table.stores.telemetry, now: () => now, logger: silent() });
       const results = [];
       while (queue.depth > 0) {
@@ -323,6 +346,7 @@ function telemetryPath() {
         if (received === 0) throw new Error('telemetry messages left that the queue does not hand out');
         results.push(result);
       }
+      await stream.drain();
       return results;
     },
   };
@@ -342,27 +366,57 @@ async function eventItems(projectId: string, name: EventItem['name']): Promise<E
 }
 
 describe('telemetry from checks reaches each detector', () => {
-  it('the ingest queue handler folds every check message of a batch into one ingest and drops a message that is not a batch', async () => {
+  it('a counted check reaches ingest off the stream, a refusal through the queue, and an unknown key through neither', async () => {
     const projectId = await newProject();
     const { key } = await issueKey(projectId);
-    const path = telemetryPath();
+    const revoked = await issueKey(projectId);
+    await table.stores.projects.revokeKey(projectId, revoked.id, FIXED_NOW);
+    const path = await telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
     await container.check({ project_id: projectId, key, executor: 'Delta' });
+    await container.check({ project_id: projectId, key: revoked.key, executor: 'Delta' });
     await container.check({ project_id: projectId, key: 'sdk_unknown', executor: 'Delta' });
+    // One message: the revoked key's refusal. The counted check wrote its telemetry on its key item; KEY_INVALID nothing.
+    expect(path.queue.depth).toBe(1);
     await path.queue.sendBatch([{ id: 'junk', body: '{"not":"a batch"}' }]);
-    expect(path.queue.depth).toBe(3);
-    // Two valid checks' worth: a validation and an execution from the first, a validation from the second (of an
-    // unknown key, refused by ingest as no key of the project), the junk message dropped without failing the batch.
-    const [result, ...more] = await path.ingest(FIXED_NOW + 5);
+    const [fromQueue, ...more] = await path.ingest(FIXED_NOW + 5);
     expect(more).toEqual([]);
-    expect(result).toMatchObject({ accepted: 2, rejected: 1, events: [{ name: 'new_executor', projectId }] });
+    expect(fromQueue).toMatchObject({ accepted: 1, rejected: 0 });
+    expect(path.fromStream).toEqual([expect.objectContaining({ accepted: 2, rejected: 0, events: [{ name: 'new_executor', projectId, dedupKey: expect.any(String) }] })]);
     expect(path.queue.deadLetters()).toEqual([]);
+  });
+
+  it("a counted check's telemetry survives a failing ingest: the stream batch is handed over again and every execution is counted once it succeeds", async () => {
+    const projectId = await newProject();
+    const { key } = await issueKey(projectId);
+    let failures = 1;
+    const store = table.stores.telemetry;
+    // The first ingest fails on its daily counter, as DynamoDB failing mid-batch would.
+    const flaky = new Proxy(store, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (property === 'addExecutions') {
+          return async (count: Parameters<typeof store.addExecutions>[0]) => {
+            if (failures-- > 0) throw new Error('DynamoDB is down');
+            return store.addExecutions(count);
+          };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const stream = await startCheckStreamIngest({ endpoint: dynamodbEndpoint(), tableName: table.tableName, store: flaky, now: () => FIXED_NOW + 5, autoPoll: false, logLevel: 'SILENT' });
+    streamIngests.push(stream);
+    const container = loaderContainer();
+    for (let i = 0; i < 5; i++) expect((await container.check({ project_id: projectId, key })).body.code).toBe('KEY_VALID');
+    await stream.drain();
+    expect(failures).toBeLessThan(0);
+    expect((await table.stores.telemetry.executionsOn(utcDate(FIXED_NOW))).get(projectId)).toBe(5);
   });
 
   it('new_executor: the first valid check by an executor writes one new_executor event naming it; later checks by it write none', async () => {
     const projectId = await newProject();
     const { key } = await issueKey(projectId);
-    const path = telemetryPath();
+    const path = await telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
     await container.check({ project_id: projectId, key, executor: 'Solara' });
     await container.check({ project_id: projectId, key, executor: 'Solara' });
@@ -377,7 +431,7 @@ describe('telemetry from checks reaches each detector', () => {
   it('key_abuse: checks of one key from 6 fingerprints within an hour write exactly one key_abuse event, and a 7th fingerprint adds none', async () => {
     const projectId = await newProject();
     const { id, key } = await issueKey(projectId);
-    const path = telemetryPath();
+    const path = await telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
     for (let n = 1; n <= 5; n++) await container.check({ project_id: projectId, key, fingerprint: FP(n) });
     await path.ingest(FIXED_NOW + 5);
@@ -410,7 +464,7 @@ describe('telemetry from checks reaches each detector', () => {
   it.each(refusalBursts)('key_abuse: $checks checks answered $code within an hour (the threshold) write one $pattern event', async ({ pattern, code, checks, key: make }) => {
     const projectId = await newProject();
     const { id, key } = await make(projectId);
-    const path = telemetryPath();
+    const path = await telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
     for (let i = 0; i < checks; i++) expect((await container.check({ project_id: projectId, key })).body.code).toBe(code);
     await path.ingest(FIXED_NOW + 5);
@@ -421,7 +475,7 @@ describe('telemetry from checks reaches each detector', () => {
   it('key_abuse: a check of a key whose uses are spent (KEY_OVER_LIMIT) writes one over_max_uses event', async () => {
     const projectId = await newProject();
     const { id, key } = await issueKey(projectId, { maxUses: 2 });
-    const path = telemetryPath();
+    const path = await telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
     const codes = [];
     for (let i = 0; i < 4; i++) codes.push((await container.check({ project_id: projectId, key })).body.code);
@@ -435,30 +489,58 @@ describe('telemetry from checks reaches each detector', () => {
     const projectId = await newProject();
     const keysProject = await newProject();
     const { key } = await issueKey(keysProject);
-    const path = telemetryPath();
+    const path = await telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
     for (let n = 1; n <= 6; n++) {
       expect((await container.check({ project_id: projectId, key, fingerprint: FP(n) })).body.code).toBe('KEY_INVALID');
       expect((await container.check({ project_id: 'prj_nosuchproject', key, fingerprint: FP(n) })).body.code).toBe('KEY_INVALID');
     }
-    const [result] = await path.ingest(FIXED_NOW + 5);
-    expect(result).toMatchObject({ accepted: 0, rejected: 12, events: [] });
+    // Not even queued (issue 21): ingest could only refuse them.
+    expect(path.queue.depth).toBe(0);
+    expect(await path.ingest(FIXED_NOW + 5)).toEqual([]);
     for (const project of [projectId, keysProject]) expect(await eventItems(project, 'key_abuse')).toEqual([]);
   });
 
-  it('clone_detected: valid checks reporting a second script hash for the same version write one clone_detected event naming both hashes', async () => {
+  it("clone_detected: the version's uploaded sha256 is the original: a first check reporting another hash already fires, naming the upload's hash", async () => {
     const projectId = await newProject();
     const { key } = await issueKey(projectId);
-    const path = telemetryPath();
+    const versionId = newId('ver');
+    await table.stores.dashboard.uploadVersion({ id: versionId, projectId, sizeBytes: 64, sha256: HASH('a'), notes: '', now: FIXED_NOW });
+    const path = await telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
-    await container.check({ project_id: projectId, key, script_hash: HASH('a'), version_id: 'ver_loader' });
+    await container.check({ project_id: projectId, key, script_hash: HASH('a'), version_id: versionId });
     await path.ingest(FIXED_NOW + 5);
+    expect(await eventItems(projectId, 'clone_detected')).toEqual([]);
     container.setNow(FIXED_NOW + 60);
-    await container.check({ project_id: projectId, key, script_hash: HASH('b'), version_id: 'ver_loader' });
-    await container.check({ project_id: projectId, key, script_hash: HASH('b'), version_id: 'ver_loader' });
+    await container.check({ project_id: projectId, key, script_hash: HASH('b'), version_id: versionId });
+    await container.check({ project_id: projectId, key, script_hash: HASH('b'), version_id: versionId });
     await path.ingest(FIXED_NOW + 65);
     const events = await eventItems(projectId, 'clone_detected');
-    expect(events.map((event) => event.data)).toEqual([expect.objectContaining({ scriptId: projectId, versionId: 'ver_loader', newHash: HASH('b'), originalHash: HASH('a') })]);
+    expect(events.map((event) => event.data)).toEqual([expect.objectContaining({ scriptId: projectId, versionId, newHash: HASH('b'), originalHash: HASH('a') })]);
+  });
+
+  it('clone_detected (issue 21): a forged hash reported first is not taken as the original, and a version the project does not have raises nothing', async () => {
+    const projectId = await newProject();
+    const { key } = await issueKey(projectId);
+    const versionId = newId('ver');
+    await table.stores.dashboard.uploadVersion({ id: versionId, projectId, sizeBytes: 64, sha256: HASH('a'), notes: '', now: FIXED_NOW });
+    const path = await telemetryPath();
+    const container = loaderContainer({ telemetry: path.sink });
+    // A key holder reports a made-up hash first, then the real script's: the real one must not be called a clone.
+    await container.check({ project_id: projectId, key, script_hash: HASH('f'), version_id: versionId });
+    await path.ingest(FIXED_NOW + 5);
+    container.setNow(FIXED_NOW + 60);
+    await container.check({ project_id: projectId, key, script_hash: HASH('a'), version_id: versionId });
+    // A forged version id: refused by ingest, so its two hashes make no "clone" at all.
+    await container.check({ project_id: projectId, key, script_hash: HASH('c'), version_id: 'ver_forged' });
+    await container.check({ project_id: projectId, key, script_hash: HASH('d'), version_id: 'ver_forged' });
+    await path.ingest(FIXED_NOW + 65);
+    const events = (await eventItems(projectId, 'clone_detected')).map((event) => event.data);
+    expect(events).toEqual([expect.objectContaining({ versionId, newHash: HASH('f'), originalHash: HASH('a') })]);
+    expect(path.fromStream.flatMap((result) => result.rejections.map((rejection) => rejection.reason))).toEqual([
+      `version ver_forged is not a version of project ${projectId}`,
+      `version ver_forged is not a version of project ${projectId}`,
+    ]);
   });
 
   it('execution_drop: a day with 4 valid checks after a day with 10 writes one execution_drop event when the daily detector runs', async () => {
@@ -467,7 +549,7 @@ describe('telemetry from checks reaches each detector', () => {
     const day = dayBefore + DAY;
     const projectId = await newProject();
     const { key } = await issueKey(projectId, { expiresAt: day + 30 * DAY });
-    const path = telemetryPath();
+    const path = await telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
     for (const [start, checks] of [[dayBefore, 10], [day, 4]] as const) {
       container.setNow(start + 3600);

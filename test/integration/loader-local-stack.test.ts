@@ -132,12 +132,15 @@ describe('the loader key check in the local stack, over HTTP', () => {
     await expectEmbeds(stack.discord, EMBED_COLORS.new_executor, 1, 'Loader E2E Executor');
   });
 
-  it('valid checks reporting a second script hash for one version post one clone_detected embed naming the new hash', async () => {
+  it("valid checks reporting another hash than the version's upload post one clone_detected embed naming both", async () => {
     const { key } = await issueKey();
-    const original = 'a'.repeat(64);
+    // The demo's current version: its uploaded sha256 is the original a clone is judged against.
+    const { scriptVersions } = dashboard.context.stores;
+    const versionId = (await scriptVersions.currentVersionId(stack.projectId)) ?? '';
+    const original = (await scriptVersions.version(stack.projectId, versionId))?.sha256 ?? '';
     const clone = 'c0ffee'.repeat(10).padEnd(64, '0');
     for (const script_hash of [original, clone, clone]) {
-      expect((await validate({ project_id: stack.projectId, key, script_hash, version_id: 'ver_loader_e2e' })).body.code).toBe('KEY_VALID');
+      expect((await validate({ project_id: stack.projectId, key, script_hash, version_id: versionId })).body.code).toBe('KEY_VALID');
     }
     const [embed] = await expectEmbeds(stack.discord, EMBED_COLORS.clone_detected, 1);
     const field = (name: string) => embed?.fields?.find((candidate) => candidate.name === name)?.value;

@@ -202,7 +202,7 @@ describe('capacity', () => {
       const keys = new DynamoKeyCheckStore(recorder.db, table.tableName);
       const project = await newProject();
       const [key] = (await issue(project, { max_fingerprints: 10, discord_id: '123456789012345678' })).keys;
-      const input = (fingerprint: string, now: number) => ({ projectId: project.id, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint, now, perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute });
+      const input = (fingerprint: string, now: number) => ({ projectId: project.id, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint, now, perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute, report: { project_id: project.id, executor: 'Wave', fingerprint } });
       recorder.take();
       expect(await keys.checkAndCount(input(FP(1), FIXED_NOW + 1))).toMatchObject({ outcome: 'counted' });
       // The write that assumes a bound machine fails and says so (AWS charges it 1 WCU too); the write that binds counts.

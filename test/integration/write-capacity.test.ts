@@ -61,7 +61,7 @@ describe('write capacity of the paths that touch many keys', () => {
   it("a loader key check writes the key's own item once, 1 WCU and no index, whether it opens the minute's window or counts within it", async () => {
     const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
     const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, now: FIXED_NOW });
-    const check = { projectId, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint: 'a'.repeat(64), perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute };
+    const check = { projectId, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint: 'a'.repeat(64), perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute, report: { project_id: projectId, executor: 'Wave', fingerprint: 'a'.repeat(64) } };
     for (const now of [FIXED_NOW, FIXED_NOW + 1, FIXED_NOW + 2]) {
       recorder.take();
       expect(await stores.keyChecks.checkAndCount({ ...check, now })).toMatchObject({ outcome: 'counted' });

@@ -2,11 +2,12 @@ import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
 import { Analytics } from '#lib/constructs/analytics';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
 
-type FunctionName = 'ingestFunction' | 'queueIngestFunction' | 'dailyDetectorFunction' | 'alertDigestFunction';
+type FunctionName = 'ingestFunction' | 'queueIngestFunction' | 'streamIngestFunction' | 'dailyDetectorFunction' | 'alertDigestFunction';
 
 /** A stack holding a TableV2 and the construct, synthesized with cdk.json's flags and no esbuild. */
 function synthesize() {
@@ -118,8 +119,38 @@ describe('Analytics construct', () => {
     }
   });
 
+  it("ingests counted checks' telemetry off the table's stream, filtered to key items' MODIFY records, bisecting and retrying a failing batch, then setting it aside with an alarm", () => {
+    const mapping = ofType('AWS::Lambda::EventSourceMapping').find(([, m]) => (m.Properties.FunctionName as { Ref: string }).Ref === functionId('streamIngestFunction'));
+    expect(mapping?.[1].Properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [ofType('AWS::DynamoDB::GlobalTable')[0]?.[0], 'StreamArn'] },
+      BatchSize: CHECK_STREAM.batchSize,
+      MaximumBatchingWindowInSeconds: CHECK_STREAM.maxBatchingWindowSeconds,
+      FilterCriteria: { Filters: [{ Pattern: JSON.stringify(CHECK_STREAM_FILTER_PATTERN) }] },
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: CHECK_STREAM.retryAttempts,
+      MaximumRecordAgeInSeconds: CHECK_STREAM.maxRecordAgeSeconds,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(built.analytics.checkStreamFailureQueue), 'Arn'] } } },
+    });
+    expect(JSON.stringify(CHECK_STREAM_FILTER_PATTERN)).toBe('{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"entity":{"S":["KEY"]}}}}');
+    const alarms = built.analytics.alarms.map((alarm) => resource(logicalId(alarm)).Properties);
+    expect(alarms).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(built.analytics.checkStreamFailureQueue), 'QueueName'] } }] }),
+        expect.objectContaining({ MetricName: 'IteratorAge', Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId('streamIngestFunction') } }] }),
+        expect.objectContaining({ Namespace: 'ScriptDistribution', MetricName: 'CheckRecordUnreadable', Threshold: 0 }),
+      ]),
+    );
+    expect(ofType('AWS::Logs::MetricFilter').map(([, filter]) => filter.Properties.FilterPattern)).toContain(`{ $.message = "${CHECK_RECORD_UNREADABLE}" }`);
+    // The stream ingest writes only telemetry partitions, like the other ingests; it reads versions to verify them.
+    // (Its stream statement, added by the event source, names the stream, not items.)
+    const statements = dynamoStatements('streamIngestFunction').filter((statement) => !statement.actions.includes('dynamodb:GetRecords'));
+    expect(statements.length).toBeGreaterThan(0);
+    expect(statements.every((statement) => (statement.leadingKeys?.length ?? 0) > 0)).toBe(true);
+    expect(statements.filter((statement) => statement.actions.includes('dynamodb:UpdateItem')).flatMap((statement) => statement.leadingKeys ?? [])).not.toContain('KEY#*');
+  });
+
   it("ingests the loader check's telemetry queue in batches, and sets aside what keeps failing in a DLQ with an alarm", () => {
-    const [mapping] = ofType('AWS::Lambda::EventSourceMapping');
+    const mapping = ofType('AWS::Lambda::EventSourceMapping').find(([, m]) => (m.Properties.FunctionName as { Ref: string }).Ref === functionId('queueIngestFunction'));
     expect(mapping?.[1].Properties).toMatchObject({
       FunctionName: { Ref: functionId('queueIngestFunction') },
       EventSourceArn: { 'Fn::GetAtt': [logicalId(built.analytics.telemetryQueue), 'Arn'] },

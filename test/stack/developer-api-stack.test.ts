@@ -362,6 +362,7 @@ describe('the loader key check', () => {
             ...Object.keys(KEY_ATTRIBUTE_TYPES),
             'current_uses',
             'last_check_at',
+            'lastCheck',
             'checkWindow',
             'checkCount',
             'fingerprints',

@@ -27,8 +27,8 @@ describe('the alarm topic', () => {
   it('is one SNS topic, and every alarm of the stack notifies it going into ALARM and back to OK', () => {
     const all = alarms();
     // Errors and throttles of each function but the authorizer (throttles only), and the stack's own alarms (the
-    // loader routes' 429 and 5xx rates among them).
-    expect(all.length).toBe(45);
+    // loader routes' 429 and 5xx rates, the check stream's failures and age among them).
+    expect(all.length).toBe(50);
     for (const alarm of all) {
       expect(alarm.AlarmActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
       expect(alarm.OKActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
@@ -91,11 +91,11 @@ describe('the alarms', () => {
     expect(alarmsOn('ScriptDistribution', 'AuthorizerFailures')).toHaveLength(1);
   });
 
-  it('alarms on the depth of every dead-letter queue: webhook deliveries, fan-out failures, telemetry', () => {
+  it("alarms on the depth of every dead-letter queue: webhook deliveries, fan-out failures, telemetry, the check stream's failures", () => {
     const depthAlarms = alarmsOn('AWS/SQS', 'ApproximateNumberOfMessagesVisible');
     const queues = depthAlarms.map((alarm) => JSON.stringify(dimension(alarm, 'QueueName')));
-    expect(queues).toHaveLength(3);
-    for (const queue of ['WebhooksDeadLetterQueue', 'WebhooksFanoutFailureQueue', 'AnalyticsTelemetryDeadLetterQueue']) expect(queues.some((name) => name.includes(queue)), queue).toBe(true);
+    expect(queues).toHaveLength(4);
+    for (const queue of ['WebhooksDeadLetterQueue', 'WebhooksFanoutFailureQueue', 'AnalyticsTelemetryDeadLetterQueue', 'AnalyticsCheckStreamFailureQueue']) expect(queues.some((name) => name.includes(queue)), queue).toBe(true);
   });
 
   it("alarms when the fan-out's stream iterator is more than 5 minutes behind", () => {

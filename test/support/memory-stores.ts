@@ -20,6 +20,7 @@ import type {
 } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { hashToken, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
+import { type LastCheck, lastCheckOf } from '#store/key-check-store';
 
 /**
  * The API's storage ports in memory, with the semantics of the DynamoDB stores in `lambdas/store/` (which
@@ -308,6 +309,8 @@ function sortedById<T extends { id: string }>(children: Map<string, T> | undefin
 export interface CheckedKey extends KeyState {
   checkWindow?: number;
   checkCount: number;
+  /** The last counted check's telemetry, as the counting write leaves it on the key item (lastCheckOf). */
+  lastCheck?: LastCheck;
 }
 
 /**
@@ -353,7 +356,7 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
   async peek(keyId: string): Promise<KeyState | undefined> {
     const key = this.keys.get(keyId);
     if (!key) return undefined;
-    const { checkWindow: _window, checkCount: _count, ...state } = key;
+    const { checkWindow: _window, checkCount: _count, lastCheck: _lastCheck, ...state } = key;
     return state;
   }
 
@@ -368,7 +371,8 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     key.checkCount += 1;
     key.currentUses += 1;
     if (needsBinding(key, check.fingerprint)) key.fingerprints = [...key.fingerprints, check.fingerprint];
-    const { checkWindow: _window, checkCount: _count, ...state } = key;
+    key.lastCheck = lastCheckOf(check);
+    const { checkWindow: _window, checkCount: _count, lastCheck: _lastCheck, ...state } = key;
     return { outcome: 'counted', keyId: check.keyId, key: state };
   }
 }

@@ -281,23 +281,19 @@ describe('checkKey: limits on a public endpoint', () => {
 });
 
 describe('checkKey: telemetry for the analytics detectors', () => {
-  it('reports a valid check as a key validation and an execution, with the executor, fingerprint, script hash and version', async () => {
+  it("leaves a valid check's telemetry on the key item with its use (executor, fingerprint, script hash, version, time) and sends the sink nothing", async () => {
     const { keys, telemetry, check } = loaderCheck();
     const { id, key } = keys.issue(PROJECT);
     await check(key, { executor: 'Synapse Z', script_hash: 'a'.repeat(64), version_id: 'ver_3' });
-    expect(telemetry.reports).toEqual([
-      [
-        { kind: 'validation', projectId: PROJECT, keyId: id, result: 'ok', executor: 'Synapse Z', fingerprint: FINGERPRINT, at: NOW },
-        { kind: 'execution', projectId: PROJECT, keyId: id, executor: 'Synapse Z', scriptHash: 'a'.repeat(64), versionId: 'ver_3', at: NOW },
-      ],
-    ]);
+    expect(telemetry.reports).toEqual([]);
+    expect(keys.storedKey(id)?.lastCheck).toEqual({ executor: 'Synapse Z', fingerprint: FINGERPRINT, scriptHash: 'a'.repeat(64), versionId: 'ver_3', at: NOW });
   });
 
-  it('reports an execution without script hash or version when the loader sent none', async () => {
-    const { keys, telemetry, check } = loaderCheck();
+  it('leaves no script hash or version on the key item when the loader sent none', async () => {
+    const { keys, check } = loaderCheck();
     const { id, key } = keys.issue(PROJECT);
     await check(key);
-    expect(telemetry.reports[0]?.[1]).toEqual({ kind: 'execution', projectId: PROJECT, keyId: id, executor: 'Wave', at: NOW });
+    expect(keys.storedKey(id)?.lastCheck).toEqual({ executor: 'Wave', fingerprint: FINGERPRINT, at: NOW });
   });
 
   it.each([
@@ -312,11 +308,12 @@ describe('checkKey: telemetry for the analytics detectors', () => {
     expect(telemetry.reports).toEqual([[{ kind: 'validation', projectId: PROJECT, keyId: id, result, executor: 'Wave', fingerprint: FINGERPRINT, at: NOW }]]);
   });
 
-  it('reports an unknown key as a validation with result unknown under the id its value would have', async () => {
-    const { telemetry, check } = loaderCheck();
-    const value = newKeyValue();
-    await check(value);
-    expect(telemetry.reports).toEqual([[expect.objectContaining({ kind: 'validation', result: 'unknown', keyId: `key_${hashKeyValue(value).slice(0, 20)}` })]]);
+  it('reports nothing for an unknown key (issue 21: KEY_INVALID is not queued), nor for an unknown project', async () => {
+    const { keys, telemetry, check } = loaderCheck();
+    const { key } = keys.issue('prj_other');
+    expect(await check(newKeyValue())).toEqual({ valid: false, code: 'KEY_INVALID' });
+    expect(await check(key)).toEqual({ valid: false, code: 'KEY_INVALID' });
+    expect(telemetry.reports).toEqual([]);
   });
 
   it('every request the check accepts makes records the ingest path accepts unchanged: no answered check loses its telemetry there', () => {

@@ -130,3 +130,27 @@ describe('lambdaRecord', () => {
     });
   });
 });
+
+describe('stream poller read by hand (autoPoll: false), as a test or a bench that injects time drives it', () => {
+  it('hands over nothing until drain(), then everything the shard holds, through its own filter', async () => {
+    streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [openShard('s1')] } });
+    streams.on(GetShardIteratorCommand).resolves({ ShardIterator: 'it-s1' });
+    streams.on(GetRecordsCommand, { ShardIterator: 'it-s1' }).resolves({ Records: [sdkRecord('1', 'KEY'), sdkRecord('2', 'VERSION')], NextShardIterator: 'it-s1b' });
+    streams.on(GetRecordsCommand, { ShardIterator: 'it-s1b' }).resolves({ Records: [sdkRecord('3', 'KEY')], NextShardIterator: 'idle' });
+    poller = await startStreamPoller({
+      dynamodb: new DynamoDBClient({ region: 'us-east-1' }),
+      streams: new DynamoDBStreamsClient({ region: 'us-east-1' }),
+      tableName: 't',
+      autoPoll: false,
+      filter: { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['KEY'] } } } },
+      handler: async (event) => {
+        handed.push(event.Records.map((record) => record.dynamodb?.SequenceNumber ?? ''));
+      },
+      onError: () => undefined,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(handed).toEqual([]);
+    expect(await poller.drain()).toBe(3);
+    expect(handed).toEqual([['1'], ['3']]);
+  });
+});

@@ -184,24 +184,35 @@ describe('POST /v1/loader/validate past a limit', () => {
   });
 });
 
-describe('POST /v1/loader/validate when its telemetry cannot be queued', () => {
+describe('POST /v1/loader/validate when a refusal\'s telemetry cannot be queued', () => {
   const queueThat = (sendBatch: MessageSender['sendBatch']): MessageSender => ({ sendBatch });
 
   it.each([
     ['fails', queueThat(async () => Promise.reject(new Error('SQS is down'))), 'Error: SQS is down'],
     ['refuses the message', queueThat(async (messages) => messages.map((message) => message.id)), 'refused by the queue'],
-  ])('answers as it would have when the queue %s, and logs the check as not queued (the metric filter counts that line)', async (_case, queue, problem) => {
+  ])('answers a refusal as it would have when the queue %s, and logs the check as not queued (the metric filter counts that line)', async (_case, queue, problem) => {
     const logs = captureLogs();
     try {
       const working = loaderApi(new QueueTelemetrySink(queueThat(async () => []), silent()));
       const failing = loaderApi(new QueueTelemetrySink(queue, new Logger({ serviceName: 'loader-check' })));
+      working.keys.revoke(working.id);
+      failing.keys.revoke(failing.id);
       const expected = await working.send(working.body);
       const reply = await failing.send(failing.body);
-      expect([reply.status, reply.body]).toEqual([expected.status, { ...expected.body, key_id: failing.id }]);
-      expect(failing.keys.storedKey(failing.id)?.currentUses).toBe(5);
-      expect(logs.entries()).toEqual([expect.objectContaining({ level: 'ERROR', message: TELEMETRY_NOT_QUEUED, records: 2, error: problem })]);
+      expect([reply.status, reply.body]).toEqual([expected.status, { valid: false, code: 'KEY_REVOKED' }]);
+      expect(reply.body).toEqual(expected.body);
+      expect(logs.entries()).toEqual([expect.objectContaining({ level: 'ERROR', message: TELEMETRY_NOT_QUEUED, records: 1, error: problem })]);
     } finally {
       logs.restore();
     }
+  });
+
+  it('sends a counted check nothing to the queue: its telemetry rides on the key item\'s write', async () => {
+    const sent: unknown[] = [];
+    const api = loaderApi(new QueueTelemetrySink(queueThat(async (messages) => (sent.push(...messages), [])), silent()));
+    const reply = await api.send(api.body);
+    expect(reply.body).toMatchObject({ valid: true, code: 'KEY_VALID' });
+    expect(sent).toEqual([]);
+    expect(api.keys.storedKey(api.id)?.lastCheck).toMatchObject({ executor: expect.any(String), at: expect.any(Number) });
   });
 });
