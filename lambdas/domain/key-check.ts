@@ -149,12 +149,9 @@ export async function checkKey<Served extends { versionId: string }>(
   if (local && local.invalidKeys >= ADDRESS_COUNTING.invalidKeysPerMinute) {
     throw new RateLimited(window.resetSeconds, `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute`);
   }
-  // A value this service cannot have made is no key of any project: answered with no request at all, still a check.
-  if (!hasKeyValueForm(request.key)) {
-    const keyId = keyIdOf(hashKeyValue(request.key));
-    await deps.telemetry.report(checkTelemetry(request, keyId, 'KEY_INVALID', now));
-    return { outcome: 'refused', code: 'KEY_INVALID' };
-  }
+  // A value this service cannot have made is no key of any project: answered with no request at all (and, as every
+  // KEY_INVALID, reported nowhere), still a check of its address.
+  if (!hasKeyValueForm(request.key)) return { outcome: 'refused', code: 'KEY_INVALID' };
   // The shared window only for a busy address (or one the full tally could not track); the guard's read does not
   // depend on it, so both go at once and a fetch waits for as many round trips in a row as validate. The pointer is
   // still read before any use is counted.
