@@ -38,21 +38,19 @@ export const SCRIPT_FETCH_SETTINGS = {
 } as const;
 
 /**
- * AWS list prices, us-east-1, November 2026, beside those of bench/loader-check.ts: a fetch is a check plus the
+ * AWS list prices, us-east-1, November 2026, beside those of bench/loader-cost.ts: a fetch is a check plus the
  * current-version read and the body out of the Region.
  */
 const PRICES = {
-  /** REST API requests, by monthly tier: first 333 M, next 667 M, next 19 B. */
+  /** HTTP API requests (the loader routes' front door), by monthly tier: first 300 M, the rest; one unit per 512 KB. */
   apiGatewayTiers: [
-    { upTo: 333e6, perMillion: 3.5 },
-    { upTo: 1_000e6, perMillion: 2.8 },
-    { upTo: 20_000e6, perMillion: 2.38 },
+    { upTo: 300e6, perMillion: 1.0 },
+    { upTo: Number.POSITIVE_INFINITY, perMillion: 0.9 },
   ],
   lambdaPerMillionRequests: 0.2,
   lambdaPerGbSecond: 0.0000133334,
   dynamoPerMillionWrites: 0.625,
   dynamoPerMillionReads: 0.125,
-  sqsPerMillionRequests: 0.4,
   /** Data transfer out to the internet, by monthly tier (AWS's GB is 2^30 bytes): first 10 TB, next 40, next 100, the rest. */
   transferOutTiers: [
     { upToGb: 10 * 1024, perGb: 0.09 },
@@ -178,7 +176,7 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
         row(NAME, `${size.label}: fetch handler p50, ${s.concurrency} in flight`, ms(concurrentFetches, 50), 'ms', { note: `p99 ${ms(concurrentFetches, 99)} ms` }),
         row(NAME, `${size.label}: validate handler p50, ${s.concurrency} in flight, same run`, ms(concurrentChecks, 50), 'ms', { note: `p99 ${ms(concurrentChecks, 99)} ms` }),
         row(NAME, `${size.label}: fetch p50 ÷ validate p50, ${s.concurrency} in flight`, round(concurrentRatio, 2), '×', { target: { op: '<=', limit: 1.5 } }),
-        row(NAME, `${size.label}: DynamoDB requests per fetch`, round(meanDynamo, 2), '', { note: 'the address window, the current-version pointer (consistent read), the key: the version and body come from the cache' }),
+        row(NAME, `${size.label}: DynamoDB requests per fetch`, round(meanDynamo, 2), '', { note: 'the current-version pointer (consistent read) and the key\'s write; the version and body come from the cache, the address window is written only for a busy address' }),
         row(NAME, `${size.label}: S3 GetObject calls per fetch once warm`, round(getObjects / fetched, 4), '', { target: { op: '<=', limit: 0 }, note: `${getObjects} in ${fetched} fetches` }),
         row(NAME, `${size.label}: answers other than 200`, [...fetches, ...concurrentFetches].filter((sample) => sample.status !== 200).length, '', { target: { op: '<=', limit: 0 } }),
       );
@@ -289,18 +287,18 @@ function transferCost(gb: number): number {
 }
 
 /**
- * One fetch on AWS: API Gateway, a Lambda request and its duration (the handler's measured p50 at the deployed
- * memory: a floor, AWS adds its own latency), DynamoDB (the address window and the key: two writes; the
- * current-version pointer: one strongly consistent read), the telemetry's SQS message, and the bytes out.
+ * One fetch on AWS: the HTTP API, a Lambda request and its duration (the handler's measured p50 at the deployed
+ * memory: a floor, AWS adds its own latency), DynamoDB (the key: one write, which also carries the fetch's
+ * telemetry to the stream; the current-version pointer: one strongly consistent read), and the bytes out. The
+ * stream's ingest is priced per check by bench/loader-cost.ts (docs/cost.md), not here.
  */
 function perFetchParts(fetchMs: number, dynamoRequests: number, bytesOut: number) {
-  const writes = 2;
+  const writes = 1;
   const reads = Math.max(1, Math.round(dynamoRequests) - writes);
   return {
     apiGateway: (PRICES.apiGatewayTiers[0]?.perMillion ?? 0) / 1e6,
     lambda: PRICES.lambdaPerMillionRequests / 1e6 + (fetchMs / 1000) * SCRIPT_FETCH_SETTINGS.functionMemoryGb * PRICES.lambdaPerGbSecond,
     dynamodb: (writes * PRICES.dynamoPerMillionWrites + reads * PRICES.dynamoPerMillionReads) / 1e6,
-    sqs: PRICES.sqsPerMillionRequests / 1e6,
     bytesOut,
   };
 }
@@ -324,6 +322,6 @@ function monthlyCost(perSecond: number, fetchMs: number, dynamoRequests: number,
     apiGateway += (Math.max(0, Math.min(fetches, tier.upTo) - from) / 1e6) * tier.perMillion;
     from = tier.upTo;
   }
-  const rest = (perFetch.lambda + perFetch.dynamodb + perFetch.sqs) * fetches;
+  const rest = (perFetch.lambda + perFetch.dynamodb) * fetches;
   return apiGateway + rest + transferCost((fetches * bytesOut) / 2 ** 30);
 }
