@@ -1,11 +1,10 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import middy from '@middy/core';
-import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { deliverScript, type ScriptDelivery, type ScriptDeliveryDeps } from '#domain/scripts';
-import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, requestIdsInLogs } from '#http/middlewares';
-import { type HttpApiHandler, onHttpApi } from '#http/http-api';
+import type { HttpApiHandler } from '#http/http-api';
 import { jsonResponse, SECURITY_HEADERS } from '#http/responses';
-import { LoaderCheckRequest, type LoaderScriptRefused } from '#schemas/loader';
+import type { LoaderScriptRefused } from '#schemas/loader';
+import { loaderHandler } from './loader-handler';
 
 export interface ScriptHandlerDeps extends ScriptDeliveryDeps {
   now: () => number;
@@ -28,17 +27,9 @@ export const NO_VERSION_YET = 'This script has no version yet: the publisher has
  * never logged: nothing here logs, and the error middleware logs the error, not the response.
  */
 export function createScriptHandler(deps: ScriptHandlerDeps): HttpApiHandler {
-  const handler = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
-    .use(requestIdsInLogs(deps.logger))
-    .use(jsonErrors(deps.logger))
-    .use(lowercaseHeaders())
-    .use(jsonBody())
-    .handler(async (event) => {
-      const request = parse(LoaderCheckRequest, event.body);
-      const delivery = await deliverScript(deps, request, event.requestContext.identity.sourceIp, deps.now(), event.headers['if-none-match']);
-      return scriptResponse(delivery);
-    });
-  return onHttpApi(handler);
+  return loaderHandler(deps.logger, async (request, event) =>
+    scriptResponse(await deliverScript(deps, request, event.requestContext.identity.sourceIp, deps.now(), event.headers['if-none-match'])),
+  );
 }
 
 /** The HTTP answer of each outcome (DESIGN.md, "Script delivery"). */
