@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { Caller } from '#domain/model';
+import { callerIdentity } from '#http/http-api';
 
 /**
  * An API Gateway REST proxy event, as API Gateway hands one to a Lambda integration after the authorizer allowed
@@ -66,23 +67,7 @@ export function buildProxyEvent(parts: ProxyEventParts): APIGatewayProxyEvent {
       ...(parts.domainName ? { domainName: parts.domainName } : {}),
       extendedRequestId: parts.requestId,
       httpMethod: parts.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: parts.sourceIp,
-        user: null,
-        userAgent,
-        userArn: null,
-      },
+      identity: callerIdentity(parts.sourceIp, userAgent),
       path: `/${parts.stage}${parts.path}`,
       protocol: 'HTTP/1.1',
       requestId: parts.requestId,

@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayEventIdentity, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ProxyHandler } from './middlewares';
 
 /**
@@ -37,23 +37,7 @@ export function proxyEventOfHttpApi(event: APIGatewayProxyEventV2): APIGatewayPr
       authorizer: null,
       domainName: event.requestContext.domainName,
       httpMethod: http.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: http.sourceIp,
-        user: null,
-        userAgent: http.userAgent,
-        userArn: null,
-      },
+      identity: callerIdentity(http.sourceIp, http.userAgent),
       path: http.path,
       protocol: http.protocol,
       requestId: event.requestContext.requestId,
@@ -62,6 +46,27 @@ export function proxyEventOfHttpApi(event: APIGatewayProxyEventV2): APIGatewayPr
       resourcePath: resource,
       stage: event.requestContext.stage,
     },
+  };
+}
+
+/** A REST event's `identity` of a caller API Gateway knows only by address and user agent: no key, user or role. */
+export function callerIdentity(sourceIp: string, userAgent: string | null): APIGatewayEventIdentity {
+  return {
+    accessKey: null,
+    accountId: null,
+    apiKey: null,
+    apiKeyId: null,
+    caller: null,
+    clientCert: null,
+    cognitoAuthenticationProvider: null,
+    cognitoAuthenticationType: null,
+    cognitoIdentityId: null,
+    cognitoIdentityPoolId: null,
+    principalOrgId: null,
+    sourceIp,
+    user: null,
+    userAgent,
+    userArn: null,
   };
 }
 
