@@ -1,6 +1,5 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -22,6 +21,7 @@ import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
+import { logLineAlarm } from '#lib/constructs/log-line-alarm';
 
 /**
  * What API Gateway lets through to the authorizer: `Bearer <token68>` exactly as `parseBearer` reads it (scheme in
@@ -136,22 +136,11 @@ export class DeveloperApiStack extends Stack {
 
     this.routeFunctions = Object.fromEntries(ROUTES.map((route) => [route.entry, this.addRoute(route, authorizer)])) as Record<Route['entry'], ServiceFunction>;
     // A bulk revoke answered 200 but its audit entry stayed `started`: its log line holds the outcome, the alarm says to look.
-    new logs.MetricFilter(this, 'BulkRevokeAuditUnsettled', {
+    logLineAlarm(this, 'BulkRevokeAuditUnsettled', {
       logGroup: this.routeFunctions['revoke-bulk'].logGroup,
-      filterPattern: logs.FilterPattern.stringValue('$.message', '=', AUDIT_UNSETTLED),
-      metricNamespace: 'ScriptDistribution',
-      metricName: 'BulkRevokeAuditUnsettled',
-      metricValue: '1',
-      defaultValue: 0,
-    })
-      .metric({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM })
-      .createAlarm(this, 'BulkRevokeAuditUnsettledAlarm', {
-        alarmDescription: "A bulk revoke's audit entry could not be completed: the revoke-bulk log line holds its revoked_count.",
-        threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
+      message: AUDIT_UNSETTLED,
+      description: "A bulk revoke's audit entry could not be completed: the revoke-bulk log line holds its revoked_count.",
+    });
     this.keySecret = new secretsmanager.Secret(this, 'KeySecret', {
       description: "HMAC secret shop orders' key values derive from; rotating it makes recorded orders unanswerable",
       generateSecretString: { passwordLength: 64, excludePunctuation: true },

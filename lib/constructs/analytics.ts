@@ -3,7 +3,6 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -15,6 +14,7 @@ import { TELEMETRY_MAX_CONCURRENCY } from '#lib/capacity';
 import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
+import { logLineAlarm } from './log-line-alarm';
 
 export interface AnalyticsProps {
   table: TableV2;
@@ -125,24 +125,13 @@ export class Analytics extends Construct {
     this.alarms = [
       depthAlarm(this, 'TelemetryDeadLetterAlarm', this.telemetryDeadLetterQueue, 'Telemetry batches the ingest gave up on are waiting in the telemetry DLQ.'),
       depthAlarm(this, 'CheckStreamFailureAlarm', this.checkStreamFailureQueue, "Stream batches of counted checks' telemetry the ingest gave up on (their records are not in the aggregates)."),
-      new logs.MetricFilter(this, 'CheckRecordUnreadable', {
+      // After the first deploy of stream telemetry, the stream's last 24 hours hold counted checks from before it
+      // (no lastCheck; their telemetry was queued then): this fires once for them.
+      logLineAlarm(this, 'CheckRecordUnreadable', {
         logGroup: this.streamIngestFunction.logGroup,
-        filterPattern: logs.FilterPattern.stringValue('$.message', '=', CHECK_RECORD_UNREADABLE),
-        metricNamespace: 'ScriptDistribution',
-        metricName: 'CheckRecordUnreadable',
-        metricValue: '1',
-        defaultValue: 0,
-      })
-        .metric({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM })
-        .createAlarm(this, 'CheckRecordUnreadableAlarm', {
-          // After the first deploy of stream telemetry, the stream's last 24 hours hold counted checks from before it
-          // (no lastCheck; their telemetry was queued then): this fires once for them.
-          alarmDescription: "Counted checks' stream records ingest could not read: their telemetry did not reach the detectors.",
-          threshold: 0,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
+        message: CHECK_RECORD_UNREADABLE,
+        description: "Counted checks' stream records ingest could not read: their telemetry did not reach the detectors.",
+      }),
       this.streamIngestFunction.metric('IteratorAge', { period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }).createAlarm(this, 'CheckStreamIteratorAge', {
         alarmDescription: "Ingest of counted checks' telemetry is more than 15 minutes behind the table.",
         threshold: 15 * 60 * 1000,

@@ -1,7 +1,6 @@
-import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -13,6 +12,7 @@ import { scriptObjectKey, UPDATED_ATTRIBUTES } from '#store/layout';
 import { RATE_WINDOW_RETURN_VALUES } from '#store/rate-limit-store';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
+import { logLineAlarm } from './log-line-alarm';
 
 export interface LoaderCheckProps {
   table: TableV2;
@@ -59,20 +59,10 @@ export class LoaderCheck extends Construct {
     });
 
     // A check whose telemetry could not be queued is logged with this message; counted here, alarmed on.
-    const notQueued = new logs.MetricFilter(this, 'TelemetryNotQueued', {
+    this.telemetryNotQueuedAlarm = logLineAlarm(this, 'TelemetryNotQueued', {
       logGroup: this.function.logGroup,
-      filterPattern: logs.FilterPattern.stringValue('$.message', '=', TELEMETRY_NOT_QUEUED),
-      metricNamespace: 'ScriptDistribution',
-      metricName: 'TelemetryNotQueued',
-      metricValue: '1',
-      defaultValue: 0,
-    });
-    this.telemetryNotQueuedAlarm = notQueued.metric({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }).createAlarm(this, 'TelemetryNotQueuedAlarm', {
-      alarmDescription: 'Key checks whose telemetry could not be queued: the analytics detectors did not see them.',
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      message: TELEMETRY_NOT_QUEUED,
+      description: 'Key checks whose telemetry could not be queued: the analytics detectors did not see them.',
     });
   }
 }
