@@ -165,12 +165,17 @@ export async function checkKey<Served extends { versionId: string }>(
   if (addressCount === undefined) throw addressLimited();
   const keyHash = hashKeyValue(request.key);
   const keyId = keyIdOf(keyHash);
+  // A refusal writes nothing on the key item, so its telemetry goes to the sink; KEY_INVALID instead counts toward
+  // the address's unknown keys and is reported nowhere: ingest could only reject it, and a flood of random keys
+  // would otherwise cost a queue message and its ingest per guess.
+  const refuse = async (code: RefusalCode, report: CheckReport): Promise<KeyCheckOutcome<Served | undefined>> => {
+    if (code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
+    else await deps.telemetry.report(checkTelemetry(report, keyId, code, now));
+    return { outcome: 'refused', code };
+  };
   if (guard && served === undefined) {
     const code = refusalOf(await deps.keys.peek(keyId), request.project_id, keyHash, now, request.fingerprint);
-    if (!code) return { outcome: 'nothing_to_serve' };
-    if (code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
-    await reportRefusal(deps, request, keyId, code, now);
-    return { outcome: 'refused', code };
+    return code ? refuse(code, request) : { outcome: 'nothing_to_serve' };
   }
   // A script fetch's execution is of the version served, whatever the request named.
   const executed = served ? { ...request, version_id: served.versionId } : request;
@@ -186,23 +191,9 @@ export async function checkKey<Served extends { versionId: string }>(
   if (counted.outcome === 'key_rate_limited') {
     throw new RateLimited(counted.retryAfterSeconds, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`);
   }
-  if (counted.outcome === 'refused') {
-    if (counted.code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
-    await reportRefusal(deps, executed, counted.keyId, counted.code, now);
-    return { outcome: 'refused', code: counted.code };
-  }
+  if (counted.outcome === 'refused') return refuse(counted.code, executed);
   // A counted check's telemetry rode on its write (`report`): the table's stream carries it to ingest, at no request here.
   return { outcome: 'valid', keyId: counted.keyId, key: counted.key, served };
-}
-
-/**
- * A refusal writes nothing on the key item, so its telemetry goes to the sink. KEY_INVALID is not reported at
- * all: ingest could only reject it (no such key of the project), and a flood of random keys would otherwise cost a
- * queue message and its ingest per guess.
- */
-async function reportRefusal(deps: KeyCheckDeps, request: CheckReport, keyId: string, code: RefusalCode, now: number): Promise<void> {
-  if (code === 'KEY_INVALID') return;
-  await deps.telemetry.report(checkTelemetry(request, keyId, code, now));
 }
 
 const reportOf = (request: CheckReport): CheckReport => ({
