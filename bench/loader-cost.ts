@@ -13,12 +13,12 @@ import type { MessageSender, OutgoingMessage } from '#events/ports';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#loader/script';
 import { createValidateHandler } from '#loader/validate';
 import { buildLoaderEvent } from '#local/proxy-event';
-import { startCheckStreamIngest } from '#local/telemetry-pipeline';
 import { localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
 import { capacityRecordingClient, type CapacityTally, indexUnits } from '#test-support/consumed-capacity';
 import { MemoryScriptStore } from '#test-support/memory-stores';
 import type { BenchTable } from './support/dynamodb';
+import { countingStreamIngest } from './support/stream-ingest';
 import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixtures';
 import { type BenchResult, type Row, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
@@ -232,19 +232,7 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
   log(`${NAME}: previous path measured (${before.sequential.length + before.concurrent.length} checks, ${previousQueue.sent.length} queue messages)`);
 
   // ---- this branch: telemetry on the key item's write, off the stream; refusals alone queued ----
-  let streamChecks = 0;
-  let streamBatches = 0;
-  const streamIngest = await startCheckStreamIngest({
-    endpoint: table.endpoint,
-    tableName: table.tableName,
-    store: stores.telemetry,
-    autoPoll: false,
-    logLevel: 'SILENT',
-    onIngested: (_result, checks) => {
-      streamChecks += checks;
-      streamBatches++;
-    },
-  });
+  const { ingest: streamIngest, counted } = await countingStreamIngest(table, stores.telemetry);
   try {
     const queue = countingQueue();
     const sink = new QueueTelemetrySink(queue, silent);
@@ -252,17 +240,17 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
     const after = await drive((event) => current(event, context), validateEvent, recorder);
     const drained = await timed(() => streamIngest.drain());
     const streamIngestCapacity = recorder.take();
-    measured.stream = measure(after, queue.sent.length, queue.sent.length, 0, { capacity: streamIngestCapacity, ms: drained.ms, invocations: streamBatches, checks: streamChecks });
+    measured.stream = measure(after, queue.sent.length, queue.sent.length, 0, { capacity: streamIngestCapacity, ms: drained.ms, invocations: counted.batches, checks: counted.checks });
     const checked = after.sequential.length + after.concurrent.length + WARM_UP;
-    log(`${NAME}: stream path measured (${checked} checks, ${streamChecks} ingested off the stream, ${queue.sent.length} queue messages)`);
+    log(`${NAME}: stream path measured (${checked} checks, ${counted.checks} ingested off the stream, ${queue.sent.length} queue messages)`);
 
     // The same, with the address counted in the container's memory (issue 23 item 3): what is deployed.
     const floor = createValidateHandler({ keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: sink, now: nowSeconds, logger: silent });
     const atFloor = await drive((event) => floor(event, context), validateEvent, recorder);
-    streamBatches = 0;
-    const ingestedBefore = streamChecks;
+    counted.batches = 0;
+    const ingestedBefore = counted.checks;
     const floorDrained = await timed(() => streamIngest.drain());
-    measured.streamMemoryAddress = measure(atFloor, 0, 0, 0, { capacity: recorder.take(), ms: floorDrained.ms, invocations: streamBatches, checks: streamChecks - ingestedBefore });
+    measured.streamMemoryAddress = measure(atFloor, 0, 0, 0, { capacity: recorder.take(), ms: floorDrained.ms, invocations: counted.batches, checks: counted.checks - ingestedBefore });
 
     rows.push(...latencyRows('previous path (queue per check, address window written)', before), ...latencyRows('stream telemetry (address window written)', after), ...latencyRows('stream telemetry, address in memory', atFloor));
     const answerRequests = (drove: typeof before) => drove.capacity.requests / (drove.sequential.length + drove.concurrent.length);
@@ -278,10 +266,10 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
     rows.push(await revokeTrials(table, projectId, (event) => current(event, context)));
 
     // ---- 10,000 checks' telemetry into the aggregates, none lost ----
-    rows.push(...(await telemetryNoneLost(table, current, context, streamIngest, () => streamChecks, log)));
+    rows.push(...(await telemetryNoneLost(table, current, context, streamIngest, () => counted.checks, log)));
 
     // ---- script fetch, with and without the stub's cache ----
-    const fetch = await scriptFetch(table, stores, recorder, sink, streamIngest, () => streamChecks);
+    const fetch = await scriptFetch(table, stores, recorder, sink, streamIngest, () => counted.checks);
     measured.scriptFetch = fetch.fresh;
     measured.scriptFetchCached = fetch.cached;
   } finally {
