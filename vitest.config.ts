@@ -3,7 +3,9 @@ import { defineConfig } from 'vitest/config';
 // The Lambda runtime is Node 22, and so is what package.json's engines ask for: say so before anything fails oddly.
 const nodeMajor = Number(process.versions.node.split('.')[0]);
 if (nodeMajor < 22) {
-  throw new Error(`The tests need Node 22 or newer (the Lambda runtime's version); this is Node ${process.versions.node}. Install Node 22 from https://nodejs.org and run npm ci again.`);
+  throw new Error(
+    `The tests need Node 22 or newer (the Lambda runtime's version); this is Node ${process.versions.node}. Install Node 22 from https://nodejs.org and run npm ci again.`,
+  );
 }
 
 /**

@@ -41,7 +41,11 @@ export async function benchApiPath(stack: StackProcess, log: (line: string) => v
   // A token's worth of concurrent requests first, not counted: DynamoDB Local's JIT and the server's first
   // connections would otherwise land in the first round.
   const warmUpToken = tokens.pop() ?? '';
-  await runConcurrently(Array.from({ length: s.requestsPerToken }, () => warmUpToken), s.concurrency, get);
+  await runConcurrently(
+    Array.from({ length: s.requestsPerToken }, () => warmUpToken),
+    s.concurrency,
+    get,
+  );
   // One token for sequential requests.
   const sequential: Sample[] = [];
   const sequentialToken = tokens.pop() ?? '';
@@ -65,7 +69,13 @@ export async function benchApiPath(stack: StackProcess, log: (line: string) => v
   log(`${NAME}: ${concurrent.length} requests in ${s.rounds} rounds of ${roundSeconds.map((x) => round(x, 1)).join(', ')} s`);
 
   const failed = [...sequential, ...concurrent].filter((r) => r.status !== 200);
-  const ms = (list: Sample[], p: number) => round(percentile(list.map((r) => r.ms), p));
+  const ms = (list: Sample[], p: number) =>
+    round(
+      percentile(
+        list.map((r) => r.ms),
+        p,
+      ),
+    );
   const javaMiB = Math.max(0, ...Object.values(memory.childrenMiB));
   return {
     rows: [

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BULK_REVOKE_CONCURRENCY, revokeBulk } from '#domain/project-api';
 import { localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
-import { capacityRecordingClient, type CapacityTally, indexUnits } from '#test-support/consumed-capacity';
+import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
 import type { BenchTable } from './support/dynamodb';
 import { batchWriteKeys, createBusinessProject, nowSeconds, type SeedReport } from './support/fixtures';
 import { type BenchResult, row } from './support/report';
@@ -51,7 +51,9 @@ export async function benchBulkRevoke(table: BenchTable, log: (line: string) => 
     const { ms, result } = await timed(() => revokeBulk(projects, project, group.watermark, nowSeconds(), () => Number.POSITIVE_INFINITY));
     const capacity = recorder.take();
     runs.push({ keys: group.keys, ms, revokedCount: result.revoked_count, complete: result.complete, capacity });
-    log(`${NAME}: ${group.keys} keys revoked in ${Math.round(ms)} ms (revoked_count ${result.revoked_count}, ${capacity.write.table} table WCU, ${indexUnits(capacity.write)} index WCU)`);
+    log(
+      `${NAME}: ${group.keys} keys revoked in ${Math.round(ms)} ms (revoked_count ${result.revoked_count}, ${capacity.write.table} table WCU, ${indexUnits(capacity.write)} index WCU)`,
+    );
   }
   recorder.db.destroy();
 
@@ -69,20 +71,55 @@ export async function benchBulkRevoke(table: BenchTable, log: (line: string) => 
     ];
   });
   rows.push(
-    row(NAME, 'WCU per revoked key, table', perKey((c) => c.write.table), 'WCU', {
-      target: { op: '<=', limit: 1 },
-      note: `first version: ${FIRST_VERSION_WCU_PER_KEY} WCU per key in all, 1 of them on the table`,
-    }),
-    row(NAME, 'WCU per revoked key, all indexes', perKey((c) => indexUnits(c.write)), 'WCU', {
-      target: { op: '<=', limit: 0 },
-      note: `first version: ${FIRST_VERSION_WCU_PER_KEY - 1} (byWatermark delete + byIssueOrder update, both in one partition per project or watermark)`,
-    }),
-    ...indexNames.map((name) => row(NAME, `WCU per revoked key, index ${name}`, perKey((c) => c.write.indexes[name] ?? 0), 'WCU')),
-    row(NAME, 'RCU per revoked key, table', perKey((c) => c.read.table), 'RCU', { note: 'consistent BatchGetItem of each listed key, to skip keys already revoked' }),
-    ...indexNames.map((name) => row(NAME, `RCU per revoked key, index ${name}`, perKey((c) => c.read.indexes[name] ?? 0), 'RCU')),
+    row(
+      NAME,
+      'WCU per revoked key, table',
+      perKey((c) => c.write.table),
+      'WCU',
+      {
+        target: { op: '<=', limit: 1 },
+        note: `first version: ${FIRST_VERSION_WCU_PER_KEY} WCU per key in all, 1 of them on the table`,
+      },
+    ),
+    row(
+      NAME,
+      'WCU per revoked key, all indexes',
+      perKey((c) => indexUnits(c.write)),
+      'WCU',
+      {
+        target: { op: '<=', limit: 0 },
+        note: `first version: ${FIRST_VERSION_WCU_PER_KEY - 1} (byWatermark delete + byIssueOrder update, both in one partition per project or watermark)`,
+      },
+    ),
+    ...indexNames.map((name) =>
+      row(
+        NAME,
+        `WCU per revoked key, index ${name}`,
+        perKey((c) => c.write.indexes[name] ?? 0),
+        'WCU',
+      ),
+    ),
+    row(
+      NAME,
+      'RCU per revoked key, table',
+      perKey((c) => c.read.table),
+      'RCU',
+      { note: 'consistent BatchGetItem of each listed key, to skip keys already revoked' },
+    ),
+    ...indexNames.map((name) =>
+      row(
+        NAME,
+        `RCU per revoked key, index ${name}`,
+        perKey((c) => c.read.indexes[name] ?? 0),
+        'RCU',
+      ),
+    ),
     row(NAME, 'runs with a wrong revoked_count or incomplete', wrongCounts, '', { target: { op: '<=', limit: 0 } }),
     row(NAME, 'target keys left active', check.targetStillActive, '', { target: { op: '<=', limit: 0 } }),
-    row(NAME, 'other keys changed', check.othersChanged, '', { target: { op: '<=', limit: 0 }, note: `${check.others.toLocaleString('en-US')} keys on other watermarks checked` }),
+    row(NAME, 'other keys changed', check.othersChanged, '', {
+      target: { op: '<=', limit: 0 },
+      note: `${check.others.toLocaleString('en-US')} keys on other watermarks checked`,
+    }),
   );
   return { rows, details: { settings: s, concurrency: BULK_REVOKE_CONCURRENCY, seeding, runs, check } };
 }

@@ -51,7 +51,10 @@ export async function benchCloneDetection(table: BenchTable, log: (line: string)
         note: `hash records, script tally and clone_detected events; ${events} events fired; the whole ingest (counters, executors too) ${round(meter.writeUnits, 1)} WCU and ${round(meter.readUnits, 1)} RCU`,
       }),
       row(NAME, 'write units per hash', round(total / s.hashes, 2), 'WCU', { target: { op: '<=', limit: s.targetWriteUnitsPerHash } }),
-      row(NAME, 'hashes 501-600 vs 2-101, per hash', round(last100 / first100, 2), '×', { target: { op: '<=', limit: 1.1 }, note: 'linear: a late hash costs what an early one does' }),
+      row(NAME, 'hashes 501-600 vs 2-101, per hash', round(last100 / first100, 2), '×', {
+        target: { op: '<=', limit: 1.1 },
+        note: 'linear: a late hash costs what an early one does',
+      }),
     ],
     details: {
       hashes: s.hashes,

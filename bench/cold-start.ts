@@ -1,25 +1,25 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { APIGatewayTokenAuthorizerEvent, AttributeValue, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { APIGatewayTokenAuthorizerEvent, AttributeValue, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { ROUTES } from '#api/routes';
+import { newId } from '#domain/ids';
+import { sha256Hex } from '#domain/scripts';
 import { callerOfToken } from '#domain/tokens';
 import { DELIVERY_QUEUE } from '#events/delivery-settings';
 import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '#lib/constructs/service-function';
 import { demoDiscordWebhookUrl } from '#local/seed';
 import { keyOf } from '#store/layout';
-import { BENCH_REGION, handlerEnv, type BenchTable } from './support/dynamodb';
+import { BENCH_REGION, type BenchTable, handlerEnv } from './support/dynamodb';
 import { apiGatewayEvent, createBusinessProject, issueKeys, lambdaContext, nowSeconds } from './support/fixtures';
-import { type BenchResult, row, type Row } from './support/report';
+import { type BenchResult, type Row, row } from './support/report';
 import { median, round } from './support/stats';
 import { startStubDiscord, startStubSqs } from './support/stub-services';
-import { newId } from '#domain/ids';
-import { sha256Hex } from '#domain/scripts';
 
 const NAME = 'cold-start';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -132,10 +132,16 @@ async function measure(table: BenchTable, log: (line: string) => void, variants:
     const label = fn.entry.replace(/\.ts$/, '');
     return [
       row(NAME, `${label} bundle`, kib(key), 'KiB', { target: { op: '<=', limit: s.bundleTargetKiB }, note: contents(key) }),
-      row(NAME, `${label} first answer p50`, p50(key, (x) => x.sinceProcessStartMs), 'ms', {
-        target: { op: '<=', limit: s.coldStartTargetMs },
-        note: breakdown(key),
-      }),
+      row(
+        NAME,
+        `${label} first answer p50`,
+        p50(key, (x) => x.sinceProcessStartMs),
+        'ms',
+        {
+          target: { op: '<=', limit: s.coldStartTargetMs },
+          note: breakdown(key),
+        },
+      ),
     ];
   });
   function contents(key: string): string {
@@ -156,9 +162,15 @@ async function measure(table: BenchTable, log: (line: string) => void, variants:
       const across = (pick: (x: ColdStartSample) => number) => round(median(keys.map((key) => p50(key, pick))));
       rows.push(
         row(NAME, `[${variant.name}] largest bundle`, Math.max(...keys.map(kib)), 'KiB', { note: variant.description }),
-        row(NAME, `[${variant.name}] first answer, median of functions`, across((x) => x.sinceProcessStartMs), 'ms', {
-          note: `import ${across((x) => x.importMs)} ms, first request ${across((x) => x.firstRequestMs)} ms, CPU ${across((x) => x.cpuMs)} ms`,
-        }),
+        row(
+          NAME,
+          `[${variant.name}] first answer, median of functions`,
+          across((x) => x.sinceProcessStartMs),
+          'ms',
+          {
+            note: `import ${across((x) => x.importMs)} ms, first request ${across((x) => x.firstRequestMs)} ms, CPU ${across((x) => x.cpuMs)} ms`,
+          },
+        ),
       );
     }
   }
@@ -241,7 +253,13 @@ process.stdout.write('\\n' + process.env.BENCH_MARKER + JSON.stringify({ answer,
 process.exit(0);
 `;
 
-async function coldStart(fn: ColdStartFunction, bundleFile: string, table: BenchTable, variant: ColdStartVariant, eventIndex: number): Promise<ColdStartSample> {
+async function coldStart(
+  fn: ColdStartFunction,
+  bundleFile: string,
+  table: BenchTable,
+  variant: ColdStartVariant,
+  eventIndex: number,
+): Promise<ColdStartSample> {
   const name = fn.entry.replace(/\.ts$/, '').replace('/', '-');
   // Only what a Lambda sandbox would have: the function's environment, nothing inherited from this shell.
   const env = {
@@ -325,7 +343,10 @@ async function serviceFunctions(
   const watermarks = Array.from({ length: events }, () => randomBytes(8).toString('hex'));
   for (const watermark of watermarks) await stores.dashboard.issueKeys({ projectId, count: 5, watermark, tier: 'standard', maxUses: null, now });
   const versions: { id: string }[] = [];
-  for (let n = 1; n <= 3; n++) versions.push(await stores.dashboard.uploadVersion({ id: newId('ver'), projectId, sizeBytes: 20_000 + n, sha256: sha256Hex(`bench v${n}`), notes: `bench v${n}`, now }));
+  for (let n = 1; n <= 3; n++)
+    versions.push(
+      await stores.dashboard.uploadVersion({ id: newId('ver'), projectId, sizeBytes: 20_000 + n, sha256: sha256Hex(`bench v${n}`), notes: `bench v${n}`, now }),
+    );
   const webhookUrl = demoDiscordWebhookUrl();
   const webhookId = await stores.dashboard.addWebhook({ projectId, url: webhookUrl, events: ['version_deployed'], enabled: true, now });
   const versionItem = (await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.version(projectId, versions[2]?.id ?? '') }))).Item;
@@ -387,7 +408,12 @@ async function serviceFunctions(
         name: 'version_deployed',
         projectId,
         occurredAt: now,
-        data: { versionId: String(versionItem.id), versionNumber: Number(versionItem.version_number), sizeBytes: Number(versionItem.size_bytes), notes: String(versionItem.notes) },
+        data: {
+          versionId: String(versionItem.id),
+          versionNumber: Number(versionItem.version_number),
+          sizeBytes: Number(versionItem.size_bytes),
+          notes: String(versionItem.notes),
+        },
       },
     });
     return {
@@ -396,7 +422,12 @@ async function serviceFunctions(
           messageId: randomUUID(),
           receiptHandle: randomBytes(32).toString('base64'),
           body,
-          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'bench', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+          attributes: {
+            ApproximateReceiveCount: '1',
+            SentTimestamp: String(Date.now()),
+            SenderId: 'bench',
+            ApproximateFirstReceiveTimestamp: String(Date.now()),
+          },
           messageAttributes: {},
           md5OfBody: createHash('md5').update(body).digest('hex'),
           eventSource: 'aws:sqs',
@@ -420,7 +451,8 @@ async function serviceFunctions(
       entry: 'api/authorizer.ts',
       event: () => authorizerEvent,
       check: (answer: unknown) => {
-        if ((answer as { principalId?: unknown } | null)?.principalId !== ownerId) throw new Error(`authorizer did not allow the owner: ${JSON.stringify(answer)}`);
+        if ((answer as { principalId?: unknown } | null)?.principalId !== ownerId)
+          throw new Error(`authorizer did not allow the owner: ${JSON.stringify(answer)}`);
       },
     },
     { entry: 'events/fanout.ts', event: versionInserted, check: expectNoBatchFailures, env: queueEnv },

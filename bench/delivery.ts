@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { newId } from '#domain/ids';
+import { sha256Hex } from '#domain/scripts';
 import { startDeliveryPipeline } from '#local/delivery-pipeline';
 import type { ReceivedMessage } from '#local/discord-stand-in';
 import { demoDiscordWebhookUrl } from '#local/seed';
@@ -6,11 +8,9 @@ import type { Stores } from '#store/stores';
 import type { BenchTable } from './support/dynamodb';
 import { createBusinessProject, nowSeconds } from './support/fixtures';
 import { type StackProcess, stackStores } from './support/local-stack';
-import { type BenchResult, row, type Row } from './support/report';
+import { type BenchResult, type Row, row } from './support/report';
 import { percentile, round } from './support/stats';
 import { startStubDiscord } from './support/stub-services';
-import { newId } from '#domain/ids';
-import { sha256Hex } from '#domain/scripts';
 
 const NAME = 'delivery';
 export const DELIVERY_SETTINGS = {
@@ -35,7 +35,12 @@ type Inbox = () => Promise<ReceivedMessage[]>;
  * in-process queue → delivery → the Discord stand-in, through `npm start` in its own process. Latency runs
  * from just before the upload to the stand-in's receipt time.
  */
-export async function benchDelivery(stack: StackProcess, table: BenchTable, log: (line: string) => void, options: { experiments?: boolean } = {}): Promise<BenchResult> {
+export async function benchDelivery(
+  stack: StackProcess,
+  table: BenchTable,
+  log: (line: string) => void,
+  options: { experiments?: boolean } = {},
+): Promise<BenchResult> {
   const s = DELIVERY_SETTINGS;
   const dashboard = stackStores(stack.info);
   const inbox: Inbox = async () => ((await (await fetch(`${stack.info.baseUrl}/_local/inbox.json`)).json()) as { messages: ReceivedMessage[] }).messages;
@@ -60,7 +65,9 @@ export async function benchDelivery(stack: StackProcess, table: BenchTable, log:
       const experiment = await inProcessPipeline(table, pollIntervalMs);
       log(`${NAME}: poll ${pollIntervalMs} ms: p50 ${round(experiment.p50)} ms, p95 ${round(experiment.p95)} ms`);
       rows.push(
-        row(NAME, `[poll ${pollIntervalMs} ms] upload → embed p50`, round(experiment.p50), 'ms', { note: `in-process pipeline, ${s.experimentUploads} uploads` }),
+        row(NAME, `[poll ${pollIntervalMs} ms] upload → embed p50`, round(experiment.p50), 'ms', {
+          note: `in-process pipeline, ${s.experimentUploads} uploads`,
+        }),
         row(NAME, `[poll ${pollIntervalMs} ms] upload → embed p95`, round(experiment.p95), 'ms'),
       );
       details[`poll ${pollIntervalMs} ms`] = experiment;
@@ -72,7 +79,13 @@ export async function benchDelivery(stack: StackProcess, table: BenchTable, log:
 /** The same pipeline (local/delivery-pipeline.ts) built here on the bench table, where the poll interval can be set. */
 async function inProcessPipeline(table: BenchTable, pollIntervalMs: number) {
   const discord = await startStubDiscord();
-  const pipeline = await startDeliveryPipeline({ endpoint: table.endpoint, tableName: table.tableName, discordApiBase: discord.apiBase, pollIntervalMs, logLevel: 'ERROR' });
+  const pipeline = await startDeliveryPipeline({
+    endpoint: table.endpoint,
+    tableName: table.tableName,
+    discordApiBase: discord.apiBase,
+    pollIntervalMs,
+    logLevel: 'ERROR',
+  });
   try {
     const result = await uploadAndWait(table.stores, async () => discord.standIn.received(), DELIVERY_SETTINGS.experimentUploads, pollIntervalMs);
     return { ...result, deadLetters: pipeline.deadLetters().length };

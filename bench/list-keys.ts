@@ -3,13 +3,22 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { listKeysEndpoint } from '#api/list-keys';
 import { unixSeconds } from '#domain/model';
 import { createApiHandler } from '#http/api-handler';
+import { memoryKeySecret } from '#local/key-secret';
 import { keyIdOfPartition } from '#store/layout';
 import { TABLE } from '#store/table-definition';
 import type { BenchTable } from './support/dynamodb';
-import { apiGatewayEvent, batchWriteKeys, CallerPool, createBusinessProject, expectStatus, issueKeys, lambdaContext, type SeedReport } from './support/fixtures';
+import {
+  apiGatewayEvent,
+  batchWriteKeys,
+  CallerPool,
+  createBusinessProject,
+  expectStatus,
+  issueKeys,
+  lambdaContext,
+  type SeedReport,
+} from './support/fixtures';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, median, round, timed } from './support/stats';
-import { memoryKeySecret } from '#local/key-secret';
 
 const NAME = 'list-keys';
 export const LIST_KEYS_SETTINGS = {
@@ -45,16 +54,24 @@ export async function benchListKeys(table: BenchTable, log: (line: string) => vo
   const parallelStart = performance.now();
   const chunks = Array.from({ length: Math.ceil(s.issueSample / ISSUE_CHUNK) }, () => ISSUE_CHUNK);
   await mapBounded(chunks, s.issueConcurrency, (count) => issueKeys(table.stores, project.projectId, count));
-  const parallel: SeedReport = { keys: chunks.length * ISSUE_CHUNK, ms: performance.now() - parallelStart, method: `DashboardStore.issueKeys ×${s.issueConcurrency}` };
+  const parallel: SeedReport = {
+    keys: chunks.length * ISSUE_CHUNK,
+    ms: performance.now() - parallelStart,
+    method: `DashboardStore.issueKeys ×${s.issueConcurrency}`,
+  };
   log(`${NAME}: issueKeys ${Math.round(rate(serial))} keys/s alone, ${Math.round(rate(parallel))} keys/s with ${s.issueConcurrency} callers`);
   const rest = s.keys - serial.keys - parallel.keys;
-  const seed: SeedReport =
-    seeding === 'issue' ? await issueKeys(table.stores, project.projectId, rest) : await batchWriteKeys(table, project.projectId, rest);
+  const seed: SeedReport = seeding === 'issue' ? await issueKeys(table.stores, project.projectId, rest) : await batchWriteKeys(table, project.projectId, rest);
   log(`${NAME}: seeded ${seed.keys} more keys with ${seed.method} in ${Math.round(seed.ms)} ms`);
 
   const callers = new CallerPool(project.ownerId);
   // The route's handler as the stack deploys it, on the bench's table.
-  const listKeysHandler = createApiHandler(listKeysEndpoint, { stores: table.stores, keySecret: memoryKeySecret(), now: () => unixSeconds(), logger: new Logger({ serviceName: 'bench', logLevel: 'WARN' }) });
+  const listKeysHandler = createApiHandler(listKeysEndpoint, {
+    stores: table.stores,
+    keySecret: memoryKeySecret(),
+    now: () => unixSeconds(),
+    logger: new Logger({ serviceName: 'bench', logLevel: 'WARN' }),
+  });
   const callHandler = async (offset: number) => {
     const event = apiGatewayEvent({
       method: 'GET',
@@ -101,7 +118,9 @@ export async function benchListKeys(table: BenchTable, log: (line: string) => vo
   const ratio = (samples: Map<number, number[]>) => round(p50(samples, deepest) / p50(samples, 0), 2);
   const rows = [
     row(NAME, 'seed: DashboardStore.issueKeys, 1 caller', round(rate(serial), 0), 'keys/s', { note: `${serial.keys} keys, one transaction per 99 keys` }),
-    row(NAME, `seed: DashboardStore.issueKeys, ${s.issueConcurrency} callers`, round(rate(parallel), 0), 'keys/s', { note: `${parallel.keys} keys; the callers retry on the project's key counter` }),
+    row(NAME, `seed: DashboardStore.issueKeys, ${s.issueConcurrency} callers`, round(rate(parallel), 0), 'keys/s', {
+      note: `${parallel.keys} keys; the callers retry on the project's key counter`,
+    }),
     row(NAME, `seed: ${seed.method}`, round(rate(seed), 0), 'keys/s', { note: `${seed.keys.toLocaleString('en-US')} keys in ${round(seed.ms / 1000, 1)} s` }),
     ...s.offsets.map((offset) => row(NAME, `handler p50 @ offset ${offset.toLocaleString('en-US')}`, round(p50(handlerMs, offset)), 'ms')),
     row(NAME, `handler ratio @${deepest.toLocaleString('en-US')} / @0`, ratio(handlerMs), 'x', { target: { op: '<=', limit: s.ratioTarget } }),
@@ -109,7 +128,9 @@ export async function benchListKeys(table: BenchTable, log: (line: string) => vo
       note: `query alone: p50 ${round(p50(storeMs, 0))} ms @0, ${round(p50(storeMs, deepest))} ms @${deepest}`,
     }),
     ...s.offsets.map((offset) => row(NAME, `naive skip p50 @ offset ${offset.toLocaleString('en-US')}`, round(p50(naiveMs, offset)), 'ms')),
-    row(NAME, `naive skip ratio @${deepest.toLocaleString('en-US')} / @0`, ratio(naiveMs), 'x', { note: 'reads and discards `offset` items from the same index' }),
+    row(NAME, `naive skip ratio @${deepest.toLocaleString('en-US')} / @0`, ratio(naiveMs), 'x', {
+      note: 'reads and discards `offset` items from the same index',
+    }),
   ];
   return {
     rows,

@@ -1,23 +1,23 @@
+import { randomBytes, randomInt } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { randomBytes, randomInt } from 'node:crypto';
 import { QueueTelemetrySink } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE } from '#api/routes';
+import { AddressTally } from '#domain/address-tally';
+import { ADDRESS_COUNTING } from '#domain/key-check';
 import { hashToken, newApiToken } from '#domain/tokens';
 import type { OutgoingMessage } from '#events/ports';
 import { createValidateHandler } from '#loader/validate';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
-import { capacityRecordingClient, type CapacityTally, indexUnits } from '#test-support/consumed-capacity';
+import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
 import type { BenchTable } from './support/dynamodb';
-import { countingStreamIngest } from './support/stream-ingest';
 import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixtures';
 import { type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
-import { AddressTally } from '#domain/address-tally';
-import { ADDRESS_COUNTING } from '#domain/key-check';
+import { countingStreamIngest } from './support/stream-ingest';
 
 const NAME = 'loader-check';
 export const LOADER_CHECK_SETTINGS = {
@@ -155,9 +155,13 @@ async function benchHandler(table: BenchTable, log: (line: string) => void) {
   const checks = [...sequential, ...concurrent];
   const requestsPerCheck = sequential.map((sample) => sample.capacity?.requests ?? 0);
   const sequentialCapacity = sequential.reduce((sum, sample) => sum + (sample.capacity?.write.table ?? 0), 0);
-  const indexWrites = sequential.reduce((sum, sample) => sum + indexUnits(sample.capacity?.write ?? { table: 0, indexes: {} }), 0) + indexUnits(concurrentCapacity.write);
+  const indexWrites =
+    sequential.reduce((sum, sample) => sum + indexUnits(sample.capacity?.write ?? { table: 0, indexes: {} }), 0) + indexUnits(concurrentCapacity.write);
   const perCheck: PerCheck = {
-    durationMs: percentile(sequential.map((sample) => sample.ms), 50),
+    durationMs: percentile(
+      sequential.map((sample) => sample.ms),
+      50,
+    ),
     writeUnits: (sequentialCapacity + concurrentCapacity.write.table) / checks.length,
     readUnits: (sequential.reduce((sum, sample) => sum + (sample.capacity?.read.table ?? 0), 0) + concurrentCapacity.read.table) / checks.length,
     ingestWriteUnits: (ingestCapacity.write.table + indexUnits(ingestCapacity.write)) / Math.max(1, counted.checks),
@@ -166,7 +170,13 @@ async function benchHandler(table: BenchTable, log: (line: string) => void) {
     // Refusals alone are queued; every check here is valid.
     sqsRequests: queued.length / checks.length,
   };
-  const ms = (list: Check[], p: number) => round(percentile(list.map((sample) => sample.ms), p));
+  const ms = (list: Check[], p: number) =>
+    round(
+      percentile(
+        list.map((sample) => sample.ms),
+        p,
+      ),
+    );
   return {
     perCheck,
     rows: [
@@ -183,9 +193,17 @@ async function benchHandler(table: BenchTable, log: (line: string) => void) {
       row(NAME, 'ingest capacity per check (off the answer path)', round(perCheck.ingestWriteUnits, 2), 'WCU', {
         note: `${round(perCheck.ingestReadUnits, 2)} RCU; ${counted.checks} checks' telemetry off the stream in ${counted.batches} batches, ${round(perCheck.ingestMsPerCheck, 2)} ms of ingest per check`,
       }),
-      row(NAME, 'answers other than KEY_VALID', checks.filter((sample) => sample.status !== 200 || sample.code !== 'KEY_VALID').length, '', { target: { op: '<=', limit: 0 } }),
+      row(NAME, 'answers other than KEY_VALID', checks.filter((sample) => sample.status !== 200 || sample.code !== 'KEY_VALID').length, '', {
+        target: { op: '<=', limit: 0 },
+      }),
     ],
-    details: { requestsPerCheck, ingestCapacity, concurrentCapacity, sequentialMs: sequential.map((sample) => sample.ms), concurrentMs: concurrent.map((sample) => sample.ms) },
+    details: {
+      requestsPerCheck,
+      ingestCapacity,
+      concurrentCapacity,
+      sequentialMs: sequential.map((sample) => sample.ms),
+      concurrentMs: concurrent.map((sample) => sample.ms),
+    },
   };
 }
 
@@ -196,9 +214,15 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
   let keys: string[];
   let tokens: string[];
   try {
-    keys = (await dashboard.stores.dashboard.issueKeys({ projectId: info.projectId, count: s.keys + s.revokeTrials, tier: 'standard', maxUses: null, now: nowSeconds() })).map(
-      (key) => key.key,
-    );
+    keys = (
+      await dashboard.stores.dashboard.issueKeys({
+        projectId: info.projectId,
+        count: s.keys + s.revokeTrials,
+        tier: 'standard',
+        maxUses: null,
+        now: nowSeconds(),
+      })
+    ).map((key) => key.key);
     tokens = [];
     for (let i = 0; i < Math.ceil((s.serverChecks + s.revokeTrials) / s.requestsPerToken) + 1; i++) {
       const token = newApiToken();
@@ -212,7 +236,11 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
   let nextKey = 0;
   const validate = async (key: string = keys[nextKey++ % keys.length] ?? ''): Promise<Check> => {
     const started = performance.now();
-    const response = await fetch(`${info.baseUrl}${LOADER_ROUTE.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(checkBody(info.projectId, key)) });
+    const response = await fetch(`${info.baseUrl}${LOADER_ROUTE.path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(checkBody(info.projectId, key)),
+    });
     const body = (await response.json()) as { code?: string; key_id?: string };
     return { ms: performance.now() - started, status: response.status, code: body.code, keyId: body.key_id };
   };
@@ -262,7 +290,17 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
   return {
     rows: [
       row(NAME, `checks/s through the local server, ${s.concurrency} in flight`, round(checksPerSecond, 0), 'req/s', {
-        note: `p50 ${round(percentile(checks.map((c) => c.ms), 50))} ms, p99 ${round(percentile(checks.map((c) => c.ms), 99))} ms`,
+        note: `p50 ${round(
+          percentile(
+            checks.map((c) => c.ms),
+            50,
+          ),
+        )} ms, p99 ${round(
+          percentile(
+            checks.map((c) => c.ms),
+            99,
+          ),
+        )} ms`,
       }),
       row(NAME, `owner GET versions/s, same server and run, ${s.concurrency} in flight`, round(getsPerSecond, 0), 'req/s', {
         note: `checks at ${round(checksPerSecond / getsPerSecond, 2)}× the GETs' rate: a check makes one conditional write (a GET reads), and the local stack ingests the checks' telemetry in the same process`,
@@ -298,7 +336,6 @@ function checkEvent(projectId: string, key: string): APIGatewayProxyEventV2 {
     sourceIp: `198.51.${randomInt(0, 256)}.${randomInt(1, 255)}`,
   });
 }
-
 
 /** API Gateway's price of `requests` in one month, tier by tier. */
 function apiGatewayCost(requests: number): number {

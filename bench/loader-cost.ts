@@ -1,6 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResult, SQSEvent } from 'aws-lambda';
-import { randomBytes } from 'node:crypto';
 import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
 import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
@@ -15,13 +15,13 @@ import { createValidateHandler } from '#loader/validate';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
-import { capacityRecordingClient, type CapacityTally, indexUnits } from '#test-support/consumed-capacity';
+import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
 import { MemoryScriptStore } from '#test-support/memory-stores';
 import type { BenchTable } from './support/dynamodb';
-import { countingStreamIngest } from './support/stream-ingest';
 import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixtures';
 import { type BenchResult, type Row, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
+import { countingStreamIngest } from './support/stream-ingest';
 
 const NAME = 'loader-cost';
 export const LOADER_COST_SETTINGS = {
@@ -81,7 +81,8 @@ export function costPerMillion(m: Measured, door: FrontDoor): { total: number; p
   const per = (value: number) => (value / m.requests) * 1e6;
   const bytesPerAnswer = m.answerBytes / m.requests;
   const parts: Record<string, number> = {
-    [door === 'rest' ? 'REST API' : 'HTTP API']: door === 'rest' ? PRICES.restApiPerMillion : PRICES.httpApiPerMillion * Math.max(1, Math.ceil(bytesPerAnswer / PRICES.httpApiMeteredBytes)),
+    [door === 'rest' ? 'REST API' : 'HTTP API']:
+      door === 'rest' ? PRICES.restApiPerMillion : PRICES.httpApiPerMillion * Math.max(1, Math.ceil(bytesPerAnswer / PRICES.httpApiMeteredBytes)),
     'Lambda requests': PRICES.lambdaPerMillionRequests,
     'Lambda duration': per(m.handlerMs / 1000) * LOADER_COST_SETTINGS.functionMemoryGb * PRICES.lambdaPerGbSecond,
     'DynamoDB on the answer path': (per(m.writeUnits) * PRICES.dynamoPerMillionWriteUnits + per(m.readUnits) * PRICES.dynamoPerMillionReadUnits) / 1e6,
@@ -176,7 +177,12 @@ async function drive(handler: Handler, event: () => APIGatewayProxyEventV2, reco
   const s = LOADER_COST_SETTINGS;
   const run = async (): Promise<Sample> => {
     const { ms, result } = await timed(() => handler(event()));
-    return { ms, bytes: answerBytes(result), status: result.statusCode, code: result.statusCode === 200 && result.body.startsWith('{') ? (JSON.parse(result.body) as { code?: string }).code : undefined };
+    return {
+      ms,
+      bytes: answerBytes(result),
+      status: result.statusCode,
+      code: result.statusCode === 200 && result.body.startsWith('{') ? (JSON.parse(result.body) as { code?: string }).code : undefined,
+    };
   };
   await mapBounded(Array.from({ length: WARM_UP }), s.concurrency, run);
   recorder.take();
@@ -191,7 +197,14 @@ async function drive(handler: Handler, event: () => APIGatewayProxyEventV2, reco
 /** Requests before each measured phase: the first pay for DynamoDB Local's JIT and the SDK's first connections. */
 const WARM_UP = 50;
 
-const ms = (samples: readonly Sample[], p: number) => round(percentile(samples.map((sample) => sample.ms), p), 2);
+const ms = (samples: readonly Sample[], p: number) =>
+  round(
+    percentile(
+      samples.map((sample) => sample.ms),
+      p,
+    ),
+    2,
+  );
 
 export async function benchLoaderCost(table: BenchTable, log: (line: string) => void): Promise<BenchResult> {
   const s = LOADER_COST_SETTINGS;
@@ -218,17 +231,29 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
     logger: silent,
   });
   let warmUpMessages = 0;
-  const before = await drive((event) => previous(event, context), validateEvent, recorder, () => {
-    warmUpMessages = previousQueue.sent.length;
-  });
+  const before = await drive(
+    (event) => previous(event, context),
+    validateEvent,
+    recorder,
+    () => {
+      warmUpMessages = previousQueue.sent.length;
+    },
+  );
   // Its telemetry through the queue's ingest handler, in the queue's batches.
   const queueIngest = createIngestQueueHandler({ store: stores.telemetry, now: nowSeconds, logger: silent });
-  const batches = Array.from({ length: Math.ceil(previousQueue.sent.length / TELEMETRY_QUEUE.batchSize) }, (_, i) => previousQueue.sent.slice(i * TELEMETRY_QUEUE.batchSize, (i + 1) * TELEMETRY_QUEUE.batchSize));
+  const batches = Array.from({ length: Math.ceil(previousQueue.sent.length / TELEMETRY_QUEUE.batchSize) }, (_, i) =>
+    previousQueue.sent.slice(i * TELEMETRY_QUEUE.batchSize, (i + 1) * TELEMETRY_QUEUE.batchSize),
+  );
   let previousIngestMs = 0;
   for (const batch of batches) previousIngestMs += (await timed(() => queueIngest(sqsEvent(batch)))).ms;
   const previousIngest = recorder.take();
   const previousSends = previousQueue.sent.length - warmUpMessages;
-  measured.previous = measure(before, previousSends, previousSends, 0, { capacity: previousIngest, ms: previousIngestMs, invocations: batches.length, checks: previousQueue.sent.length });
+  measured.previous = measure(before, previousSends, previousSends, 0, {
+    capacity: previousIngest,
+    ms: previousIngestMs,
+    invocations: batches.length,
+    checks: previousQueue.sent.length,
+  });
   log(`${NAME}: previous path measured (${before.sequential.length + before.concurrent.length} checks, ${previousQueue.sent.length} queue messages)`);
 
   // ---- this branch: telemetry on the key item's write, off the stream; refusals alone queued ----
@@ -236,29 +261,65 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
   try {
     const queue = countingQueue();
     const sink = new QueueTelemetrySink(queue, silent);
-    const current = createValidateHandler({ keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: everyCheckShared(), telemetry: sink, now: nowSeconds, logger: silent });
+    const current = createValidateHandler({
+      keys: stores.keyChecks,
+      rateLimits: stores.rateLimits,
+      addresses: everyCheckShared(),
+      telemetry: sink,
+      now: nowSeconds,
+      logger: silent,
+    });
     const after = await drive((event) => current(event, context), validateEvent, recorder);
     const drained = await timed(() => streamIngest.drain());
     const streamIngestCapacity = recorder.take();
-    measured.stream = measure(after, queue.sent.length, queue.sent.length, 0, { capacity: streamIngestCapacity, ms: drained.ms, invocations: counted.batches, checks: counted.checks });
+    measured.stream = measure(after, queue.sent.length, queue.sent.length, 0, {
+      capacity: streamIngestCapacity,
+      ms: drained.ms,
+      invocations: counted.batches,
+      checks: counted.checks,
+    });
     const checked = after.sequential.length + after.concurrent.length + WARM_UP;
     log(`${NAME}: stream path measured (${checked} checks, ${counted.checks} ingested off the stream, ${queue.sent.length} queue messages)`);
 
     // The same, with the address counted in the container's memory (issue 23 item 3): what is deployed.
-    const floor = createValidateHandler({ keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: sink, now: nowSeconds, logger: silent });
+    const floor = createValidateHandler({
+      keys: stores.keyChecks,
+      rateLimits: stores.rateLimits,
+      addresses: new AddressTally(),
+      telemetry: sink,
+      now: nowSeconds,
+      logger: silent,
+    });
     const atFloor = await drive((event) => floor(event, context), validateEvent, recorder);
     counted.batches = 0;
     const ingestedBefore = counted.checks;
     const floorDrained = await timed(() => streamIngest.drain());
-    measured.streamMemoryAddress = measure(atFloor, 0, 0, 0, { capacity: recorder.take(), ms: floorDrained.ms, invocations: counted.batches, checks: counted.checks - ingestedBefore });
+    measured.streamMemoryAddress = measure(atFloor, 0, 0, 0, {
+      capacity: recorder.take(),
+      ms: floorDrained.ms,
+      invocations: counted.batches,
+      checks: counted.checks - ingestedBefore,
+    });
 
-    rows.push(...latencyRows('previous path (queue per check, address window written)', before), ...latencyRows('stream telemetry (address window written)', after), ...latencyRows('stream telemetry, address in memory', atFloor));
+    rows.push(
+      ...latencyRows('previous path (queue per check, address window written)', before),
+      ...latencyRows('stream telemetry (address window written)', after),
+      ...latencyRows('stream telemetry, address in memory', atFloor),
+    );
     const answerRequests = (drove: typeof before) => drove.capacity.requests / (drove.sequential.length + drove.concurrent.length);
     rows.push(
       row(NAME, 'DynamoDB requests per check on the answer path, previous', round(answerRequests(before), 3), ''),
       row(NAME, 'DynamoDB requests per check on the answer path, stream', round(answerRequests(after), 3), ''),
-      row(NAME, 'DynamoDB requests per check on the answer path, stream + address in memory', round(answerRequests(atFloor), 3), '', { target: { op: '<=', limit: 1.05 } }),
-      row(NAME, 'WCU per check on the answer path, stream + address in memory', round(atFloor.capacity.write.table / (atFloor.sequential.length + atFloor.concurrent.length), 3), 'WCU', { target: { op: '<=', limit: 1.1 } }),
+      row(NAME, 'DynamoDB requests per check on the answer path, stream + address in memory', round(answerRequests(atFloor), 3), '', {
+        target: { op: '<=', limit: 1.05 },
+      }),
+      row(
+        NAME,
+        'WCU per check on the answer path, stream + address in memory',
+        round(atFloor.capacity.write.table / (atFloor.sequential.length + atFloor.concurrent.length), 3),
+        'WCU',
+        { target: { op: '<=', limit: 1.1 } },
+      ),
       row(NAME, 'queue messages per valid check, stream', queue.sent.length, '', { target: { op: '<=', limit: 0 } }),
     );
 
@@ -299,7 +360,12 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
     costRow('script fetch, stub cache (304), HTTP API', 'scriptFetchCached/http'),
     costRow(`script fetch (${s.scriptBytes / 1024} KiB), no stub cache, REST API`, 'scriptFetch/rest'),
     row(NAME, 'monthly cost of 1,000 validate checks/s, previous path, REST', Math.round(monthlyCost(1_000, costs['previous/rest']?.total ?? 0)), 'USD'),
-    row(NAME, 'monthly cost of 1,000 validate checks/s, stream + address in memory, HTTP', Math.round(monthlyCost(1_000, costs['streamMemoryAddress/http']?.total ?? 0)), 'USD'),
+    row(
+      NAME,
+      'monthly cost of 1,000 validate checks/s, stream + address in memory, HTTP',
+      Math.round(monthlyCost(1_000, costs['streamMemoryAddress/http']?.total ?? 0)),
+      'USD',
+    ),
   );
   return { rows, details: { settings: s, prices: PRICES, measured, costs } };
 }
@@ -384,7 +450,10 @@ async function telemetryNoneLost(
   log(`${NAME}: ${valid} valid checks, ${ingested} ingested off the stream, ${executions} executions in the project's daily counter`);
   return [
     row(NAME, `checks of ${s.telemetryChecks} answered KEY_VALID`, valid, '', { target: { op: '>=', limit: s.telemetryChecks } }),
-    row(NAME, 'their telemetry lost (valid checks - executions in the daily counter)', valid - executions, '', { target: { op: '<=', limit: 0 }, note: `${ingested} checks read off the stream` }),
+    row(NAME, 'their telemetry lost (valid checks - executions in the daily counter)', valid - executions, '', {
+      target: { op: '<=', limit: 0 },
+      note: `${ingested} checks read off the stream`,
+    }),
   ];
 }
 
@@ -403,7 +472,14 @@ async function scriptFetch(
   const scripts = new MemoryScriptStore();
   const versionId = `ver_${randomBytes(8).toString('hex')}`;
   await scripts.put({ projectId, versionId }, Buffer.from(script));
-  await table.stores.dashboard.uploadVersion({ id: versionId, projectId, sizeBytes: Buffer.byteLength(script), sha256: sha256Hex(script), notes: '', now: nowSeconds() });
+  await table.stores.dashboard.uploadVersion({
+    id: versionId,
+    projectId,
+    sizeBytes: Buffer.byteLength(script),
+    sha256: sha256Hex(script),
+    notes: '',
+    now: nowSeconds(),
+  });
   const handler = createScriptHandler({
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
@@ -417,12 +493,16 @@ async function scriptFetch(
   });
   const context = lambdaContext('loader-cost-script');
   const etags = new Map<string, string>();
-  const run = (cached: boolean) => async (key: string = keys[Math.floor(Math.random() * keys.length)] ?? ''): Promise<{ result: APIGatewayProxyResult; ms: number }> => {
-    const etag = etags.get(key);
-    const { ms: took, result } = await timed(() => handler(loaderEvent(SCRIPT_ROUTE.path, checkBody(projectId, key), cached && etag ? { 'If-None-Match': etag } : {}), context));
-    if (result.headers?.ETag) etags.set(key, String(result.headers.ETag));
-    return { result, ms: took };
-  };
+  const run =
+    (cached: boolean) =>
+    async (key: string = keys[Math.floor(Math.random() * keys.length)] ?? ''): Promise<{ result: APIGatewayProxyResult; ms: number }> => {
+      const etag = etags.get(key);
+      const { ms: took, result } = await timed(() =>
+        handler(loaderEvent(SCRIPT_ROUTE.path, checkBody(projectId, key), cached && etag ? { 'If-None-Match': etag } : {}), context),
+      );
+      if (result.headers?.ETag) etags.set(key, String(result.headers.ETag));
+      return { result, ms: took };
+    };
   const phase = async (cached: boolean): Promise<Measured> => {
     // Every key fetches once first, so the cached phase's stubs hold an ETag (and the container its script).
     if (cached) await mapBounded(keys, s.concurrency, (key) => run(false)(key));

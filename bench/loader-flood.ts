@@ -1,9 +1,9 @@
-import { Logger } from '@aws-lambda-powertools/logger';
 import { randomBytes, randomInt } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
 import { AddressTally } from '#domain/address-tally';
-import { newKeyValue } from '#domain/key-values';
 import { newId } from '#domain/ids';
+import { newKeyValue } from '#domain/key-values';
 import { publishScript, ScriptCache } from '#domain/scripts';
 import { LOADER_PLANNED_CHECKS_PER_SECOND, LOADER_ROUTE_THROTTLE } from '#lib/capacity';
 import type { TokenBucket } from '#lib/token-bucket';
@@ -42,14 +42,26 @@ export const LOADER_FLOOD_SETTINGS = {
 export async function benchLoaderFlood(table: BenchTable, log: (line: string) => void): Promise<BenchResult> {
   const s = LOADER_FLOOD_SETTINGS;
   const { projectId } = await createBusinessProject(table.stores, 'bench loader-flood');
-  const keys = (await table.stores.dashboard.issueKeys({ projectId, count: s.commonChecks, tier: 'standard', maxUses: null, now: nowSeconds() })).map((key) => key.key);
+  const keys = (await table.stores.dashboard.issueKeys({ projectId, count: s.commonChecks, tier: 'standard', maxUses: null, now: nowSeconds() })).map(
+    (key) => key.key,
+  );
   const scripts = new MemoryScriptStore();
-  await publishScript({ scripts, versions: table.stores.dashboard }, { id: newId('ver'), projectId, bytes: new TextEncoder().encode('print("bench")'), notes: 'bench', now: nowSeconds() });
+  await publishScript(
+    { scripts, versions: table.stores.dashboard },
+    { id: newId('ver'), projectId, bytes: new TextEncoder().encode('print("bench")'), notes: 'bench', now: nowSeconds() },
+  );
   const recorder = capacityRecordingClient(localDynamoConfig(table.endpoint));
   const stores = createStores(recorder.db, table.tableName);
   const silent = new Logger({ serviceName: 'bench-flood', logLevel: 'SILENT' });
   // One container: both routes' handlers and one address tally.
-  const deps = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: { report: async () => undefined }, now: nowSeconds, logger: silent };
+  const deps = {
+    keys: stores.keyChecks,
+    rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
+    telemetry: { report: async () => undefined },
+    now: nowSeconds,
+    logger: silent,
+  };
   const validate = createValidateHandler(deps);
   const fetchScript = createScriptHandler({ ...deps, versions: stores.scriptVersions, scripts, cache: new ScriptCache(1024 * 1024) });
   const event = (route: typeof LOADER_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string) =>
@@ -93,22 +105,41 @@ export async function benchLoaderFlood(table: BenchTable, log: (line: string) =>
     const floodRequests = flood.reduce((sum, check) => sum + check.requests, 0);
     log(`${NAME}: ${s.floodChecks} checks from one address: ${floodRequests} DynamoDB requests, ${refused.length} refused in memory`);
 
-    const shares = s.floodRates.map((rate) => ({ rate, after: shareOfRoute(LOADER_ROUTE_THROTTLE, rate, s.simulatedSeconds), before: shareOfRoute(s.before, rate, s.simulatedSeconds) }));
+    const shares = s.floodRates.map((rate) => ({
+      rate,
+      after: shareOfRoute(LOADER_ROUTE_THROTTLE, rate, s.simulatedSeconds),
+      before: shareOfRoute(s.before, rate, s.simulatedSeconds),
+    }));
     const mean = (list: { requests: number }[]) => round(list.reduce((sum, x) => sum + x.requests, 0) / list.length, 3);
     const rows = [
-      row(NAME, 'validate: DynamoDB requests per common check', mean(validates), '', { target: { op: '<=', limit: 1 }, note: "the key's conditional write; addresses under 100 checks a minute in the container write no window" }),
-      row(NAME, 'script fetch: DynamoDB requests per common fetch', mean(fetches), '', { note: "the current-version pointer's read and the key's write; the version and its body are cached in the container" }),
+      row(NAME, 'validate: DynamoDB requests per common check', mean(validates), '', {
+        target: { op: '<=', limit: 1 },
+        note: "the key's conditional write; addresses under 100 checks a minute in the container write no window",
+      }),
+      row(NAME, 'script fetch: DynamoDB requests per common fetch', mean(fetches), '', {
+        note: "the current-version pointer's read and the key's write; the version and its body are cached in the container",
+      }),
       row(NAME, "value of no key's form: DynamoDB requests", malformed.requests, '', { target: { op: '<=', limit: 0 } }),
       row(NAME, `flood, ${s.floodChecks} random well-formed keys from one address: DynamoDB requests`, floodRequests, '', {
         note: `${s.floodChecks - refused.length} answered (1 failed write each, a window write past 100), the other ${refused.length} refused in memory with none`,
       }),
-      row(NAME, 'flood: a check refused in memory, p50', round(median(refused.map((check) => check.ms)), 3), 'ms', { note: `p99 ${round(percentile(refused.map((check) => check.ms), 99), 3)} ms, the handler with its middlewares` }),
+      row(NAME, 'flood: a check refused in memory, p50', round(median(refused.map((check) => check.ms)), 3), 'ms', {
+        note: `p99 ${round(
+          percentile(
+            refused.map((check) => check.ms),
+            99,
+          ),
+          3,
+        )} ms, the handler with its middlewares`,
+      }),
       row(NAME, "a buyer's check during the flood: DynamoDB requests", duringFlood.requests, '', { target: { op: '<=', limit: 1 } }),
       ...shares.flatMap(({ rate, after, before }) => [
         row(NAME, `route share one address takes at ${rate.toLocaleString('en-US')}/s`, round(after.attackerShare * 100, 1), '%', {
           note: `beside ${LOADER_PLANNED_CHECKS_PER_SECOND}/s of buyers, throttle ${LOADER_ROUTE_THROTTLE.rateLimit}/s burst ${LOADER_ROUTE_THROTTLE.burstLimit}; before (REST 1,000/s): ${round(before.attackerShare * 100, 1)}%`,
         }),
-        row(NAME, `buyers' checks admitted at ${rate.toLocaleString('en-US')}/s from one address`, round(after.honestAdmitted * 100, 1), '%', { note: `before (REST 1,000/s): ${round(before.honestAdmitted * 100, 1)}%` }),
+        row(NAME, `buyers' checks admitted at ${rate.toLocaleString('en-US')}/s from one address`, round(after.honestAdmitted * 100, 1), '%', {
+          note: `before (REST 1,000/s): ${round(before.honestAdmitted * 100, 1)}%`,
+        }),
       ]),
     ];
     return {

@@ -91,7 +91,10 @@ async function main(): Promise<void> {
   const endpoint = process.env.DYNAMODB_ENDPOINT ?? dynamo?.endpoint ?? '';
   log(`DynamoDB Local at ${endpoint}${dynamo ? ' (started for this run, in memory)' : ' (DYNAMODB_ENDPOINT)'}`);
   const others = await existingTables(endpoint);
-  if (others.length > 0) log(`warning: ${endpoint} already holds ${others.length} table(s); DynamoDB Local writes slowly to a table created after a busy streamed one, so unset DYNAMODB_ENDPOINT to let the bench start its own`);
+  if (others.length > 0)
+    log(
+      `warning: ${endpoint} already holds ${others.length} table(s); DynamoDB Local writes slowly to a table created after a busy streamed one, so unset DYNAMODB_ENDPOINT to let the bench start its own`,
+    );
   const table = await createBenchTable(endpoint, `bench-${randomBytes(4).toString('hex')}`);
 
   let stackProcess: Promise<StackProcess> | undefined;
@@ -106,7 +109,9 @@ async function main(): Promise<void> {
     for (const name of names) {
       // Other work on this machine moves every figure: the load when each benchmark starts goes with its figures.
       const loadAtStart = loadavg().map((load) => round(load, 2));
-      log(`${name}: start (load average ${loadAtStart.join(', ')}${(loadAtStart[0] ?? 0) > cpus().length ? ': the machine is busy, figures will be noisy' : ''})`);
+      log(
+        `${name}: start (load average ${loadAtStart.join(', ')}${(loadAtStart[0] ?? 0) > cpus().length ? ': the machine is busy, figures will be noisy' : ''})`,
+      );
       const startedBench = performance.now();
       const result = await BENCHMARKS[name]({ table, stack, log, flags });
       rows.push(...result.rows);
@@ -125,7 +130,9 @@ async function main(): Promise<void> {
   }
 
   const seconds = round((Date.now() - startedAt.getTime()) / 1000, 1);
-  process.stdout.write(`${formatTable(rows)}\n\nWhole run: ${seconds} s on ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}\n`);
+  process.stdout.write(
+    `${formatTable(rows)}\n\nWhole run: ${seconds} s on ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}\n`,
+  );
   const missed = rows.filter((r) => r.pass === false);
   if (out) {
     await writeJson(out, {

@@ -1,14 +1,15 @@
+import { randomBytes, randomInt } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { randomBytes, randomInt } from 'node:crypto';
 import { SCRIPT_ROUTE } from '#api/routes';
+import { AddressTally } from '#domain/address-tally';
 import { newId } from '#domain/ids';
 import { publishScript, ScriptCache, WATERMARK_PLACEHOLDER } from '#domain/scripts';
 import { hashToken, newApiToken } from '#domain/tokens';
+import type { HttpApiHandler } from '#http/http-api';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#loader/script';
 import { createValidateHandler } from '#loader/validate';
-import type { HttpApiHandler } from '#http/http-api';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { startLocalS3 } from '#local/s3-local';
 import { localDynamoConfig } from '#store/client';
@@ -20,12 +21,14 @@ import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixt
 import { type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
-import { AddressTally } from '#domain/address-tally';
 
 const NAME = 'script-fetch';
 const KIB = 1024;
 export const SCRIPT_FETCH_SETTINGS = {
-  sizes: [{ label: '256 KiB', bytes: 256 * KIB }, { label: '2 MiB', bytes: 2 * KIB * KIB }],
+  sizes: [
+    { label: '256 KiB', bytes: 256 * KIB },
+    { label: '2 MiB', bytes: 2 * KIB * KIB },
+  ],
   /** Keys per project, round-robin, so no key nears its 120 checks a minute. */
   keys: 300,
   warmup: 50,
@@ -88,7 +91,9 @@ export async function benchScriptFetch(table: BenchTable, stack: StackProcess, l
       row(NAME, 'AWS cost of 1,000 fetches/s for 30 days, 256 KiB, no cache', Math.round(monthly(1_000, false)), 'USD', {
         note: `2.59 billion fetches, ${round((1_000 * 256 * KIB * SECONDS_PER_MONTH) / 2 ** 40, 0)} TiB out at tiered prices, ${round((1_000 * 256 * KIB * 8) / 1e9, 2)} Gbit/s`,
       }),
-      row(NAME, "AWS cost of 1,000 fetches/s for 30 days, 256 KiB, stub's cache", Math.round(monthly(1_000, true)), 'USD', { note: 'every fetch a 304: headers only' }),
+      row(NAME, "AWS cost of 1,000 fetches/s for 30 days, 256 KiB, stub's cache", Math.round(monthly(1_000, true)), 'USD', {
+        note: 'every fetch a 304: headers only',
+      }),
     ],
     details: { settings: SCRIPT_FETCH_SETTINGS, prices: PRICES, cost, ...handlerPart.details, ...serverPart.details },
   };
@@ -135,8 +140,13 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
   try {
     for (const size of s.sizes) {
       const { projectId } = await createBusinessProject(table.stores, `bench script ${size.label}`);
-      await publishScript({ scripts, versions: table.stores.dashboard }, { id: newId('ver'), projectId, bytes: scriptOf(size.bytes), notes: size.label, now: nowSeconds() });
-      const keys = (await table.stores.dashboard.issueKeys({ projectId, count: s.keys, tier: 'standard', maxUses: null, now: nowSeconds() })).map((key) => key.key);
+      await publishScript(
+        { scripts, versions: table.stores.dashboard },
+        { id: newId('ver'), projectId, bytes: scriptOf(size.bytes), notes: size.label, now: nowSeconds() },
+      );
+      const keys = (await table.stores.dashboard.issueKeys({ projectId, count: s.keys, tier: 'standard', maxUses: null, now: nowSeconds() })).map(
+        (key) => key.key,
+      );
       let next = 0;
       const call = async (handler: HttpApiHandler): Promise<Sample> => {
         const { ms, result } = await timed(() => handler(eventFor(projectId, keys[next++ % keys.length] ?? ''), lambdaContext(NAME)));
@@ -160,7 +170,14 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
       const concurrentFetches = await mapBounded(Array.from({ length: s.concurrent }), s.concurrency, () => call(fetchScript));
       const concurrentChecks = await mapBounded(Array.from({ length: s.concurrent }), s.concurrency, () => call(validate));
       const fetched = s.sequential + s.concurrent;
-      const ms = (list: Sample[], p: number) => round(percentile(list.map((sample) => sample.ms), p), 2);
+      const ms = (list: Sample[], p: number) =>
+        round(
+          percentile(
+            list.map((sample) => sample.ms),
+            p,
+          ),
+          2,
+        );
       const ratio = ms(fetches, 50) / ms(checks, 50);
       log(`${NAME}: ${size.label}: ${fetched} fetches and as many checks, ${getObjects} GetObject calls once warm`);
       const meanDynamo = dynamoRequests.reduce((sum, n) => sum + n, 0) / dynamoRequests.length;
@@ -173,14 +190,30 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
         row(NAME, `${size.label}: fetch handler p50, one at a time`, ms(fetches, 50), 'ms', { note: `p99 ${ms(fetches, 99)} ms` }),
         row(NAME, `${size.label}: validate handler p50, one at a time, same run`, ms(checks, 50), 'ms', { note: `p99 ${ms(checks, 99)} ms` }),
         row(NAME, `${size.label}: fetch p50 ÷ validate p50, one at a time`, round(ratio, 2), '×', { target: { op: '<=', limit: 1.5 } }),
-        row(NAME, `${size.label}: fetch handler p50, ${s.concurrency} in flight`, ms(concurrentFetches, 50), 'ms', { note: `p99 ${ms(concurrentFetches, 99)} ms` }),
-        row(NAME, `${size.label}: validate handler p50, ${s.concurrency} in flight, same run`, ms(concurrentChecks, 50), 'ms', { note: `p99 ${ms(concurrentChecks, 99)} ms` }),
+        row(NAME, `${size.label}: fetch handler p50, ${s.concurrency} in flight`, ms(concurrentFetches, 50), 'ms', {
+          note: `p99 ${ms(concurrentFetches, 99)} ms`,
+        }),
+        row(NAME, `${size.label}: validate handler p50, ${s.concurrency} in flight, same run`, ms(concurrentChecks, 50), 'ms', {
+          note: `p99 ${ms(concurrentChecks, 99)} ms`,
+        }),
         row(NAME, `${size.label}: fetch p50 ÷ validate p50, ${s.concurrency} in flight`, round(concurrentRatio, 2), '×', { target: { op: '<=', limit: 1.5 } }),
-        row(NAME, `${size.label}: DynamoDB requests per fetch`, round(meanDynamo, 2), '', { note: 'the current-version pointer (consistent read) and the key\'s write; the version and body come from the cache, the address window is written only for a busy address' }),
-        row(NAME, `${size.label}: S3 GetObject calls per fetch once warm`, round(getObjects / fetched, 4), '', { target: { op: '<=', limit: 0 }, note: `${getObjects} in ${fetched} fetches` }),
-        row(NAME, `${size.label}: answers other than 200`, [...fetches, ...concurrentFetches].filter((sample) => sample.status !== 200).length, '', { target: { op: '<=', limit: 0 } }),
+        row(NAME, `${size.label}: DynamoDB requests per fetch`, round(meanDynamo, 2), '', {
+          note: "the current-version pointer (consistent read) and the key's write; the version and body come from the cache, the address window is written only for a busy address",
+        }),
+        row(NAME, `${size.label}: S3 GetObject calls per fetch once warm`, round(getObjects / fetched, 4), '', {
+          target: { op: '<=', limit: 0 },
+          note: `${getObjects} in ${fetched} fetches`,
+        }),
+        row(NAME, `${size.label}: answers other than 200`, [...fetches, ...concurrentFetches].filter((sample) => sample.status !== 200).length, '', {
+          target: { op: '<=', limit: 0 },
+        }),
       );
-      details[size.label] = { fetchMs: fetches.map((f) => f.ms), checkMs: checks.map((c) => c.ms), concurrentFetchMs: concurrentFetches.map((f) => f.ms), dynamoRequests };
+      details[size.label] = {
+        fetchMs: fetches.map((f) => f.ms),
+        checkMs: checks.map((c) => c.ms),
+        concurrentFetchMs: concurrentFetches.map((f) => f.ms),
+        dynamoRequests,
+      };
     }
   } finally {
     recorder.db.destroy();
@@ -227,7 +260,13 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
       body: JSON.stringify({ project_id: info.projectId, key, fingerprint: 'b'.repeat(64), executor: 'bench-executor' }),
     });
     const body = new Uint8Array(await response.arrayBuffer());
-    return { status: response.status, etag: response.headers.get('etag') ?? undefined, versionId: response.headers.get('x-version-id') ?? undefined, bodyBytes: body.length, body };
+    return {
+      status: response.status,
+      etag: response.headers.get('etag') ?? undefined,
+      versionId: response.headers.get('x-version-id') ?? undefined,
+      bodyBytes: body.length,
+      body,
+    };
   };
   const owner = async (path: string, body: unknown) =>
     (
@@ -258,7 +297,8 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
     const before = await fetchScript(key.key);
     const status = await owner('/keys/revoke', { key_id: key.id });
     const after = await fetchScript(key.key);
-    if (before.status === 200 && status === 200 && after.status === 403 && JSON.parse(new TextDecoder().decode(after.body)).code === 'KEY_REVOKED') refusedAfterRevoke++;
+    if (before.status === 200 && status === 200 && after.status === 403 && JSON.parse(new TextDecoder().decode(after.body)).code === 'KEY_REVOKED')
+      refusedAfterRevoke++;
   }
   log(`${NAME}: rollback → next fetch ${servedAfterRollback}/${s.trials}, revoke → next fetch refused ${refusedAfterRevoke}/${trialKeys.length}`);
   return {

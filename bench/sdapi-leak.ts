@@ -7,13 +7,13 @@ import { RATE_LIMIT } from '#domain/rate-limit';
 import { startLocalServer } from '#local/server';
 import { startTelemetryPipeline } from '#local/telemetry-pipeline';
 import { KEYS_PAGE } from '#schemas/requests';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import type { LeakReport } from '../sdapi/leak';
 import { runSdapi } from '../sdapi/main';
 import type { BenchTable } from './support/dynamodb';
 import { batchWriteKeys, createBusinessProject } from './support/fixtures';
 import { type BenchResult, row } from './support/report';
 import { median, round, timed } from './support/stats';
-import { MemoryScriptStore } from '#test-support/memory-stores';
 
 const NAME = 'sdapi-leak';
 export const SDAPI_LEAK_SETTINGS = {
@@ -95,10 +95,16 @@ export async function benchSdapiLeak(table: BenchTable, log: (line: string) => v
     const listingReads = Math.ceil(s.projectKeys / KEYS_PAGE.maxLimit);
     const listingMinutes = Math.floor((listingReads - 1) / RATE_LIMIT.requests);
     const rows = [
-      row(NAME, `requests before the first revoke, ${s.projectKeys.toLocaleString('en-US')}-key project`, median(runs.map((run) => run.readsBeforeRevoke)), 'requests', {
-        target: { op: '<=', limit: 2 },
-        note: `one filtered read per watermark in the dump (2 here); the listing leak sent ${listingReads} (every page of 100), over ${listingMinutes} full minutes of the ${RATE_LIMIT.requests}/min limit`,
-      }),
+      row(
+        NAME,
+        `requests before the first revoke, ${s.projectKeys.toLocaleString('en-US')}-key project`,
+        median(runs.map((run) => run.readsBeforeRevoke)),
+        'requests',
+        {
+          target: { op: '<=', limit: 2 },
+          note: `one filtered read per watermark in the dump (2 here); the listing leak sent ${listingReads} (every page of 100), over ${listingMinutes} full minutes of the ${RATE_LIMIT.requests}/min limit`,
+        },
+      ),
       row(NAME, 'leak p50, scan to revoked', round(median(runs.map((run) => run.ms)) / 1000, 2), 's', { target: { op: '<', limit: 60 } }),
       row(NAME, 'requests per leak', median(runs.map((run) => run.requests.length)), 'requests'),
       row(NAME, 'time waited on 429', runs.reduce((sum, run) => sum + run.waitedMs, 0) / 1000, 's', { target: { op: '<=', limit: 0 } }),
@@ -108,7 +114,15 @@ export async function benchSdapiLeak(table: BenchTable, log: (line: string) => v
         note: `${repeat.requests.length} requests, no revoke`,
       }),
     ];
-    return { rows, details: { settings: s, seeding, runs: runs.map(({ report: _report, ...run }) => run), repeat: { ms: repeat.ms, requests: repeat.requests, watermark: repeated } } };
+    return {
+      rows,
+      details: {
+        settings: s,
+        seeding,
+        runs: runs.map(({ report: _report, ...run }) => run),
+        repeat: { ms: repeat.ms, requests: repeat.requests, watermark: repeated },
+      },
+    };
   } finally {
     await server.close();
     await telemetry.stop();

@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { issueKeysEndpoint } from '#api/issue-keys';
+import { AddressTally } from '#domain/address-tally';
 import { checkKey, validateAnswer } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import { createApiHandler } from '#http/api-handler';
@@ -7,12 +8,11 @@ import { memoryKeySecret } from '#local/key-secret';
 import type { IssueKeysResponse } from '#schemas/responses';
 import { localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
-import { capacityRecordingClient, type CapacityTally, indexUnits } from '#test-support/consumed-capacity';
+import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
 import type { BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, CallerPool, createBusinessProject, expectStatus, lambdaContext, nowSeconds } from './support/fixtures';
 import { type BenchResult, row } from './support/report';
 import { median, round, timed } from './support/stats';
-import { AddressTally } from '#domain/address-tally';
 
 const NAME = 'selling-keys';
 export const SELLING_KEYS_SETTINGS = {
@@ -44,7 +44,12 @@ export async function benchSellingKeys(table: BenchTable, log: (line: string) =>
   const project = await createBusinessProject(table.stores, 'bench selling-keys');
   const recorder = capacityRecordingClient(localDynamoConfig(table.endpoint));
   const stores = createStores(recorder.db, table.tableName);
-  const handler = createApiHandler(issueKeysEndpoint, { stores, keySecret: memoryKeySecret(), now: nowSeconds, logger: new Logger({ serviceName: 'bench', logLevel: 'WARN' }) });
+  const handler = createApiHandler(issueKeysEndpoint, {
+    stores,
+    keySecret: memoryKeySecret(),
+    now: nowSeconds,
+    logger: new Logger({ serviceName: 'bench', logLevel: 'WARN' }),
+  });
   const callers = new CallerPool(project.ownerId);
   const call = async (body: Record<string, unknown>) => {
     const event = apiGatewayEvent({ method: 'POST', resource: '/v1/projects/{id}/keys', projectId: project.projectId, caller: callers.next(), body });
@@ -73,7 +78,9 @@ export async function benchSellingKeys(table: BenchTable, log: (line: string) =>
     const { ms, capacity, answer } = await call(repeatBody);
     repeats.push({ ms, capacity, same: answer === first });
   }
-  log(`${NAME}: ${issues.length} calls of ${s.keysPerCall} keys, p50 ${Math.round(median(issues.map((r) => r.ms)))} ms; ${repeats.length} repeats p50 ${Math.round(median(repeats.map((r) => r.ms)))} ms`);
+  log(
+    `${NAME}: ${issues.length} calls of ${s.keysPerCall} keys, p50 ${Math.round(median(issues.map((r) => r.ms)))} ms; ${repeats.length} repeats p50 ${Math.round(median(repeats.map((r) => r.ms)))} ms`,
+  );
 
   // Checks: a key bound to 1 machine, and one bound to 10, each checked from a bound machine; and the first
   // check of a new machine, which binds it.
@@ -85,7 +92,11 @@ export async function benchSellingKeys(table: BenchTable, log: (line: string) =>
     address += 1;
     const deps = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: noTelemetry };
     recorder.take();
-    const { ms, result } = await timed(() => checkKey(deps, { project_id: project.projectId, key, fingerprint, executor: 'Wave' }, `10.9.${address >> 8}.${address & 255}`, nowSeconds()).then(validateAnswer));
+    const { ms, result } = await timed(() =>
+      checkKey(deps, { project_id: project.projectId, key, fingerprint, executor: 'Wave' }, `10.9.${address >> 8}.${address & 255}`, nowSeconds()).then(
+        validateAnswer,
+      ),
+    );
     if (!result.valid) throw new Error(`bench check refused: ${result.code}`);
     return { ms, capacity: recorder.take() };
   };
@@ -106,36 +117,106 @@ export async function benchSellingKeys(table: BenchTable, log: (line: string) =>
   const perCall = (runs: { capacity: CapacityTally }[], units: (capacity: CapacityTally) => number) => round(sum(runs, units) / runs.length, 2);
   const ordered = issues.filter((run) => run.ordered);
   const unordered = issues.filter((run) => !run.ordered);
-  const constant = (isOrdered: boolean) => perCall(single.filter((run) => run.ordered === isOrdered), (c) => c.write.table) - 1;
-  const marginal = (runs: typeof issues, isOrdered: boolean) => round((sum(runs, (c) => c.write.table) / runs.length - (constant(isOrdered) + 1)) / (s.keysPerCall - 1), 3);
+  const constant = (isOrdered: boolean) =>
+    perCall(
+      single.filter((run) => run.ordered === isOrdered),
+      (c) => c.write.table,
+    ) - 1;
+  const marginal = (runs: typeof issues, isOrdered: boolean) =>
+    round((sum(runs, (c) => c.write.table) / runs.length - (constant(isOrdered) + 1)) / (s.keysPerCall - 1), 3);
   const rows = [
-    row(NAME, `issue ${s.keysPerCall} keys, one call p50`, round(median(issues.map((run) => run.ms)), 1), 'ms', { note: 'through the route handler: rate limit, project read, lease, reservation, 4 BatchWriteItem, audit entry' }),
-    row(NAME, 'issue: DynamoDB requests per call, with order_id', perCall(ordered, (c) => c.requests), ''),
-    row(NAME, 'issue: DynamoDB requests per call, without', perCall(unordered, (c) => c.requests), ''),
+    row(NAME, `issue ${s.keysPerCall} keys, one call p50`, round(median(issues.map((run) => run.ms)), 1), 'ms', {
+      note: 'through the route handler: rate limit, project read, lease, reservation, 4 BatchWriteItem, audit entry',
+    }),
+    row(
+      NAME,
+      'issue: DynamoDB requests per call, with order_id',
+      perCall(ordered, (c) => c.requests),
+      '',
+    ),
+    row(
+      NAME,
+      'issue: DynamoDB requests per call, without',
+      perCall(unordered, (c) => c.requests),
+      '',
+    ),
     row(NAME, 'issue: table WCU per key, with order_id', round(sum(ordered, (c) => c.write.table) / (ordered.length * s.keysPerCall), 3), 'WCU', {
       target: { op: '<=', limit: s.wcuPerKeyTarget },
       note: 'every write of the call (rate window, lease, counter and order transaction, keys, audit entry) over its 100 keys',
     }),
-    row(NAME, 'issue: table WCU per key, without', round(sum(unordered, (c) => c.write.table) / (unordered.length * s.keysPerCall), 3), 'WCU', { target: { op: '<=', limit: s.wcuPerKeyTarget } }),
+    row(NAME, 'issue: table WCU per key, without', round(sum(unordered, (c) => c.write.table) / (unordered.length * s.keysPerCall), 3), 'WCU', {
+      target: { op: '<=', limit: s.wcuPerKeyTarget },
+    }),
     row(NAME, 'issue: table WCU per key beyond the batch constant, with order_id', marginal(ordered, true), 'WCU', {
       target: { op: '<=', limit: s.wcuPerKeyTarget },
       note: '(WCU of a 100-key call - WCU of a 1-key call) / 99',
     }),
-    row(NAME, 'issue: batch constant, with order_id', round(constant(true), 2), 'WCU', { note: 'a 1-key call less its key: rate window, lease put and delete, counter + order transaction (2 x 2), audit entry' }),
-    row(NAME, 'issue: batch constant, without', round(constant(false), 2), 'WCU'),
-    row(NAME, 'issue: index WCU per key', round(sum(issues, (c) => indexUnits(c.write)) / keysIssued, 3), 'WCU', { note: 'a new key enters byIssueOrderKeys and byWatermark (keys only), as every issued key always has' }),
-    row(NAME, 'issue: table RCU per call', perCall(issues, (c) => c.read.table), 'RCU', { note: 'the project read by every route and by the reservation, the order read; none per key' }),
-    row(NAME, 'repeated order p50', round(median(repeats.map((run) => run.ms)), 1), 'ms'),
-    row(NAME, 'repeated order: DynamoDB requests per call', perCall(repeats, (c) => c.requests), ''),
-    row(NAME, 'repeated order: table WCU per call', perCall(repeats, (c) => c.write.table), 'WCU', { note: 'the rate window and the audit entry; no key written' }),
-    row(NAME, 'repeated order: answers not byte-identical', repeats.filter((run) => !run.same).length, '', { target: { op: '<=', limit: 0 } }),
-    row(NAME, 'check, bound machine, 1 bound: key item WCU', perCall(boundOne, (c) => c.write.table), 'WCU', { note: 'the key item only: the address is counted in memory, its window not written' }),
-    row(NAME, 'check, bound machine, 10 bound: key item WCU', perCall(boundTen, (c) => c.write.table), 'WCU', { note: 'the key item passes 1 KB with 10 machines' }),
-    row(NAME, 'check, bound machine: DynamoDB requests on the answer path', perCall([...boundOne, ...boundTen], (c) => c.requests), '', {
-      target: { op: '<=', limit: s.requestsPerCheckTarget },
+    row(NAME, 'issue: batch constant, with order_id', round(constant(true), 2), 'WCU', {
+      note: 'a 1-key call less its key: rate window, lease put and delete, counter + order transaction (2 x 2), audit entry',
     }),
-    row(NAME, 'check binding a new machine: DynamoDB requests', perCall(binding, (c) => c.requests), '', { note: 'the write assuming a bound machine fails and says so, then the binding write; once per machine' }),
-    row(NAME, 'check binding a new machine: key item WCU incl. the failed write', perCall(binding, (c) => c.write.table + c.conditionFailures), 'WCU', { note: 'AWS charges a failed conditional write; DynamoDB Local reports none for it' }),
+    row(NAME, 'issue: batch constant, without', round(constant(false), 2), 'WCU'),
+    row(NAME, 'issue: index WCU per key', round(sum(issues, (c) => indexUnits(c.write)) / keysIssued, 3), 'WCU', {
+      note: 'a new key enters byIssueOrderKeys and byWatermark (keys only), as every issued key always has',
+    }),
+    row(
+      NAME,
+      'issue: table RCU per call',
+      perCall(issues, (c) => c.read.table),
+      'RCU',
+      { note: 'the project read by every route and by the reservation, the order read; none per key' },
+    ),
+    row(NAME, 'repeated order p50', round(median(repeats.map((run) => run.ms)), 1), 'ms'),
+    row(
+      NAME,
+      'repeated order: DynamoDB requests per call',
+      perCall(repeats, (c) => c.requests),
+      '',
+    ),
+    row(
+      NAME,
+      'repeated order: table WCU per call',
+      perCall(repeats, (c) => c.write.table),
+      'WCU',
+      { note: 'the rate window and the audit entry; no key written' },
+    ),
+    row(NAME, 'repeated order: answers not byte-identical', repeats.filter((run) => !run.same).length, '', { target: { op: '<=', limit: 0 } }),
+    row(
+      NAME,
+      'check, bound machine, 1 bound: key item WCU',
+      perCall(boundOne, (c) => c.write.table),
+      'WCU',
+      { note: 'the key item only: the address is counted in memory, its window not written' },
+    ),
+    row(
+      NAME,
+      'check, bound machine, 10 bound: key item WCU',
+      perCall(boundTen, (c) => c.write.table),
+      'WCU',
+      { note: 'the key item passes 1 KB with 10 machines' },
+    ),
+    row(
+      NAME,
+      'check, bound machine: DynamoDB requests on the answer path',
+      perCall([...boundOne, ...boundTen], (c) => c.requests),
+      '',
+      {
+        target: { op: '<=', limit: s.requestsPerCheckTarget },
+      },
+    ),
+    row(
+      NAME,
+      'check binding a new machine: DynamoDB requests',
+      perCall(binding, (c) => c.requests),
+      '',
+      { note: 'the write assuming a bound machine fails and says so, then the binding write; once per machine' },
+    ),
+    row(
+      NAME,
+      'check binding a new machine: key item WCU incl. the failed write',
+      perCall(binding, (c) => c.write.table + c.conditionFailures),
+      'WCU',
+      { note: 'AWS charges a failed conditional write; DynamoDB Local reports none for it' },
+    ),
     row(NAME, 'check p50, bound machine', round(median([...boundOne, ...boundTen].map((run) => run.ms)), 2), 'ms'),
   ];
   return { rows, details: { settings: s, issues, single, repeats, checks: { binding, boundOne, boundTen } } };

@@ -24,7 +24,9 @@ export function audited<Input, Result extends object>(command: Command<Input, Re
       for (const { subject, target, outcome } of audit.entries(input, result)) {
         const entry = dashboardEntry({ ...subject, at, action: audit.action, target, outcome, caller });
         await context.stores.audit.record(entry).catch((error: unknown) => {
-          context.warn(`${command.name} is done, but its audit entry (${audit.action} ${JSON.stringify({ ...subject, ...target, ...outcome })}) could not be written: ${oneLine(error)}`);
+          context.warn(
+            `${command.name} is done, but its audit entry (${audit.action} ${JSON.stringify({ ...subject, ...target, ...outcome })}) could not be written: ${oneLine(error)}`,
+          );
         });
       }
       return result;

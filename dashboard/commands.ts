@@ -1,19 +1,17 @@
-import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { readFile } from 'node:fs/promises';
+import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import type { AuditEntry } from '#domain/audit';
 import { newId } from '#domain/ids';
-import { type Plan, PLANS } from '#domain/model';
+import { PLANS, type Plan } from '#domain/model';
 import { publishScript, scriptFileProblem } from '#domain/scripts';
-import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, tokenIdOf, type TokenScope } from '#domain/tokens';
+import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { parseDiscordWebhookUrl, redactWebhookUrl } from '#events/discord-webhook-url';
-import { PATH_ID_PATTERN } from '#schemas/formats';
-import { BIDI_CONTROLS, watermarkProblem } from '#schemas/formats';
+import { BIDI_CONTROLS, PATH_ID_PATTERN, watermarkProblem } from '#schemas/formats';
 import { DISCORD_USER_ID, MAX_FINGERPRINTS, MAX_NOTE_LENGTH } from '#schemas/requests';
-import { type EventName } from '#schemas/resources';
-import { EVENT_NAMES } from '#schemas/resources';
+import { EVENT_NAMES, type EventName } from '#schemas/resources';
 import type { DashboardIssuedKey, NewKeys } from '#store/dashboard-store';
 import type { MigratedToken, TokenSummary } from '#store/token-store';
-import { type FlagSpecs, type Flags, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from './args';
+import { type FlagSpecs, type Flags, oneOf, parseFlags, UsageError, usageLine, wholeNumber } from './args';
 import { audited, DASHBOARD_AUDITS } from './audited';
 import { CommandError, type DashboardContext, oneLine } from './context';
 
@@ -58,7 +56,8 @@ const projectId = (flags: Flags) => idFlag('project', flags.required('project'),
 
 function tokenId(flags: Flags): string {
   const text = flags.required('token-id');
-  if (!TOKEN_ID_PATTERN.test(text)) throw new UsageError(`--token-id must be a token id like tok_0123456789abcdef0123 (see "token list --owner ID"); got "${text}"`);
+  if (!TOKEN_ID_PATTERN.test(text))
+    throw new UsageError(`--token-id must be a token id like tok_0123456789abcdef0123 (see "token list --owner ID"); got "${text}"`);
   return text;
 }
 
@@ -122,7 +121,11 @@ async function requireProject(context: DashboardContext, project: string): Promi
  * A new token for an owner: registered at the gateway first, so a failure there leaves the table untouched. The
  * raw token is in the answer, this once; the table keeps its hash, its id and the owner's audit entry.
  */
-async function issueToken(context: DashboardContext, owner: string | undefined, scope: TokenScope): Promise<{ ownerId: string; token: string; tokenId: string }> {
+async function issueToken(
+  context: DashboardContext,
+  owner: string | undefined,
+  scope: TokenScope,
+): Promise<{ ownerId: string; token: string; tokenId: string }> {
   await context.tokenKeys.check();
   const token = newApiToken();
   const tokenHash = hashToken(token);
@@ -292,7 +295,10 @@ export const keysIssue: Command<KeysIssueInput, { keys: DashboardIssuedKey[] }> 
  * stored and its version written and made current (#domain/scripts publishScript says in what order, and how a
  * failed version write is cleaned up).
  */
-export const versionsUpload: Command<{ projectId: string; file: string; notes: string }, { id: string; version_number: number; size_bytes: number; sha256: string }> = {
+export const versionsUpload: Command<
+  { projectId: string; file: string; notes: string },
+  { id: string; version_number: number; size_bytes: number; sha256: string }
+> = {
   name: 'versions upload',
   flags: {
     project: { required: true, placeholder: 'ID' },
@@ -306,9 +312,15 @@ export const versionsUpload: Command<{ projectId: string; file: string; notes: s
   }),
   async run(context, input) {
     const bytes = await scriptFile(input.file);
-    if (!context.scripts) throw new CommandError('No scripts bucket known: run npm start, or set SCRIPT_BUCKET (and S3_ENDPOINT for a local S3), or deploy the stack (output ScriptBucketName)');
+    if (!context.scripts)
+      throw new CommandError(
+        'No scripts bucket known: run npm start, or set SCRIPT_BUCKET (and S3_ENDPOINT for a local S3), or deploy the stack (output ScriptBucketName)',
+      );
     await requireProject(context, input.projectId);
-    return publishScript({ scripts: context.scripts, versions: context.stores.dashboard }, { id: newId('ver'), projectId: input.projectId, bytes, notes: input.notes, now: context.now() });
+    return publishScript(
+      { scripts: context.scripts, versions: context.stores.dashboard },
+      { id: newId('ver'), projectId: input.projectId, bytes, notes: input.notes, now: context.now() },
+    );
   },
 };
 
@@ -385,7 +397,10 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
 };
 
 /** The command named by the leading words of argv (the longest name that matches) and the rest. */
-export function findCommand(argv: readonly string[], commands: Readonly<Record<string, CommandEntry>> = COMMANDS): { entry: CommandEntry; rest: readonly string[] } {
+export function findCommand(
+  argv: readonly string[],
+  commands: Readonly<Record<string, CommandEntry>> = COMMANDS,
+): { entry: CommandEntry; rest: readonly string[] } {
   const firstFlag = argv.findIndex((arg) => arg.startsWith('-'));
   const words = firstFlag === -1 ? argv : argv.slice(0, firstFlag);
   for (let n = words.length; n > 0; n--) {

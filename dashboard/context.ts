@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import {
   APIGatewayClient,
   CreateApiKeyCommand,
@@ -9,8 +11,6 @@ import {
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { readFile } from 'node:fs/promises';
-import { userInfo } from 'node:os';
 import { unixSeconds } from '#domain/model';
 import type { ScriptStore } from '#domain/ports';
 import { AUTHORIZER_CACHE_SECONDS, SECOND_FLUSH_AFTER_SECONDS } from '#domain/tokens';
@@ -204,7 +204,9 @@ export function usagePlanTokenKeys(
     async check() {
       gateway ??= gatewayOutputs(await readOutputs(location.stackName));
       if (!gateway) {
-        throw new CommandError(`The AWS stack ${location.stackName} lacks an output whose key contains ${Object.values(GATEWAY_OUTPUTS).join(', ')}: deploy the stack again`);
+        throw new CommandError(
+          `The AWS stack ${location.stackName} lacks an output whose key contains ${Object.values(GATEWAY_OUTPUTS).join(', ')}: deploy the stack again`,
+        );
       }
       await client.send(new GetUsagePlanCommand({ usagePlanId: gateway.usagePlanId }));
     },

@@ -28,7 +28,8 @@ export function integerContext(node: Node, name: string, fallback: number, range
 export function emailContext(node: Node, name: string): string | undefined {
   const value: unknown = node.tryGetContext(name);
   if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) throw new Error(`-c ${name}=${String(value)}: give an email address such as ops@example.com`);
+  if (typeof value !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value))
+    throw new Error(`-c ${name}=${String(value)}: give an email address such as ops@example.com`);
   return value;
 }
 

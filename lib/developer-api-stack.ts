@@ -9,19 +9,19 @@ import { ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
 import { RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
-import { booleanContext, customDomainContext, emailContext, integerContext, principalArnContext } from '#lib/context';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { LoaderApi } from '#lib/constructs/loader-api';
 import { LoaderCheck } from '#lib/constructs/loader-check';
+import { logLineAlarm } from '#lib/constructs/log-line-alarm';
 import { Monitoring } from '#lib/constructs/monitoring';
 import { PerAddressFirewall } from '#lib/constructs/per-address-firewall';
 import { ScriptBucket } from '#lib/constructs/script-bucket';
 import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
+import { booleanContext, customDomainContext, emailContext, integerContext, principalArnContext } from '#lib/context';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
-import { logLineAlarm } from '#lib/constructs/log-line-alarm';
 
 /**
  * What API Gateway lets through to the authorizer: `Bearer <token68>` exactly as `parseBearer` reads it (scheme in
@@ -150,7 +150,8 @@ export class DeveloperApiStack extends Stack {
     this.routeFunctions['issue-keys'].addEnvironment('KEY_SECRET_ARN', this.keySecret.secretArn);
     Validations.of(this.keySecret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'Order keys derive from this secret: rotating it would make every recorded order answer other keys than it issued. It never leaves the issue function.',
+      reason:
+        'Order keys derive from this secret: rotating it would make every recorded order answer other keys than it issued. It never leaves the issue function.',
     });
 
     const usagePlan = this.api.addUsagePlan('UsagePlan', {
@@ -170,8 +171,14 @@ export class DeveloperApiStack extends Stack {
     this.webhooks = new WebhookDelivery(this, 'Webhooks', { table: this.table });
     this.analytics = new Analytics(this, 'Analytics', { table: this.table });
     this.scripts = new ScriptBucket(this, 'ScriptStorage', { dashboardPrincipalArn: principalArnContext(this.node, 'dashboardPrincipalArn') });
-    new CfnOutput(this, 'ScriptBucketName', { description: 'Bucket of the version scripts (SCRIPT_BUCKET for the dashboard CLI)', value: this.scripts.bucket.bucketName });
-    new CfnOutput(this, 'ScriptUploadPolicyArn', { description: "Attach to the dashboard's role or user: it may upload scripts", value: this.scripts.uploadPolicy.managedPolicyArn });
+    new CfnOutput(this, 'ScriptBucketName', {
+      description: 'Bucket of the version scripts (SCRIPT_BUCKET for the dashboard CLI)',
+      value: this.scripts.bucket.bucketName,
+    });
+    new CfnOutput(this, 'ScriptUploadPolicyArn', {
+      description: "Attach to the dashboard's role or user: it may upload scripts",
+      value: this.scripts.uploadPolicy.managedPolicyArn,
+    });
     this.loaderCheck = new LoaderCheck(this, 'LoaderCheck', {
       table: this.table,
       telemetryQueue: this.analytics.telemetryQueue,
@@ -216,7 +223,10 @@ export class DeveloperApiStack extends Stack {
       alertDigestSchedule: this.analytics.alertDigestSchedule,
       alarmEmail: emailContext(this.node, 'alarmEmail'),
     });
-    new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic every alarm notifies; subscribe to it (or deploy with -c alarmEmail=...)', value: this.monitoring.topic.topicArn });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description: 'SNS topic every alarm notifies; subscribe to it (or deploy with -c alarmEmail=...)',
+      value: this.monitoring.topic.topicArn,
+    });
 
     acknowledgeReviewedApiFindings(this.api, this.firewall !== undefined);
   }
@@ -269,13 +279,15 @@ function acknowledgeReviewedApiFindings(api: apigateway.RestApi, firewalled: boo
   if (!firewalled) {
     Validations.of(api).acknowledge({
       id: 'AwsSolutions-APIG3',
-      reason: 'WAF is opt-in (-c waf=true, docs/operations.md): every route is throttled per method in API Gateway, per token by the usage plan and exactly per token in DynamoDB, and each function group has reserved concurrency.',
+      reason:
+        'WAF is opt-in (-c waf=true, docs/operations.md): every route is throttled per method in API Gateway, per token by the usage plan and exactly per token in DynamoDB, and each function group has reserved concurrency.',
     });
   }
   Validations.of(api).acknowledge(
     {
       id: 'AwsSolutions-APIG2',
-      reason: 'Requests are validated in the Lambda handlers with zod, which names the offending field in the 400 message; an API Gateway validator would answer with a generic one.',
+      reason:
+        'Requests are validated in the Lambda handlers with zod, which names the offending field in the 400 message; an API Gateway validator would answer with a generic one.',
     },
     {
       id: 'AwsSolutions-COG4',
@@ -283,7 +295,8 @@ function acknowledgeReviewedApiFindings(api: apigateway.RestApi, firewalled: boo
     },
     {
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      reason: "API Gateway's account-level CloudWatch role, which it needs to write the access and execution logs; the managed policy only allows writing to CloudWatch Logs.",
+      reason:
+        "API Gateway's account-level CloudWatch role, which it needs to write the access and execution logs; the managed policy only allows writing to CloudWatch Logs.",
     },
   );
 }

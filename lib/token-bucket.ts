@@ -55,7 +55,12 @@ export function mostCompliantRequests(limit: { requests: number; windowSeconds: 
  * The compliant bound only rises where `t + latency` crosses a window boundary and the bucket's side only grows,
  * so those points and t = 0 are the only ones to check.
  */
-export function admitsEveryCompliantClient(bucket: TokenBucket, limit: { requests: number; windowSeconds: number }, latencySeconds: number, horizonSeconds: number): boolean {
+export function admitsEveryCompliantClient(
+  bucket: TokenBucket,
+  limit: { requests: number; windowSeconds: number },
+  latencySeconds: number,
+  horizonSeconds: number,
+): boolean {
   const worst = [0];
   for (let t = limit.windowSeconds - latencySeconds; t <= horizonSeconds; t += limit.windowSeconds) if (t > 0) worst.push(t);
   return worst.every((t) => mostCompliantRequests(limit, t, latencySeconds) <= bucket.burstLimit + bucket.rateLimit * t);

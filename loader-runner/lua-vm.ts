@@ -1,5 +1,5 @@
-import { lauxlib, lua, lualib, to_jsstring, to_luastring } from 'fengari';
 import type { LuaState } from 'fengari';
+import { lauxlib, lua, lualib, to_jsstring, to_luastring } from 'fengari';
 
 /**
  * A Lua VM for running the Luau examples under test: fengari (Lua 5.3 in JavaScript), with what Luau has and
@@ -151,8 +151,13 @@ function toValue(L: LuaState, index: number): LuaValue {
     entries.push([key, toValue(L, -1)]);
     lua.lua_pop(L, 1);
   }
-  const isArray = entries.length > 0 && entries.every(([key]) => typeof key === 'number') &&
-    entries.map(([key]) => key as number).sort((a, b) => a - b).every((key, i) => key === i + 1);
+  const isArray =
+    entries.length > 0 &&
+    entries.every(([key]) => typeof key === 'number') &&
+    entries
+      .map(([key]) => key as number)
+      .sort((a, b) => a - b)
+      .every((key, i) => key === i + 1);
   if (isArray) return entries.sort(([a], [b]) => (a as number) - (b as number)).map(([, item]) => item);
   return Object.fromEntries(entries.map(([key, item]) => [String(key), item]));
 }

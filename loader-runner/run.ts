@@ -105,7 +105,8 @@ export function parseLoaderArgs(argv: readonly string[], cwd: string = process.c
   const key = values.get('--key');
   if (!key) throw new Error(`--key is required: the demo key is "demoKey" in .local/stack.json; ${USAGE}`);
   const baseUrl = values.get('--base-url');
-  if (baseUrl !== undefined && !/^https?:\/\/[^/]/.test(baseUrl)) throw new Error(`--base-url "${baseUrl}" is not an http(s) URL: expected something like http://127.0.0.1:3000; ${USAGE}`);
+  if (baseUrl !== undefined && !/^https?:\/\/[^/]/.test(baseUrl))
+    throw new Error(`--base-url "${baseUrl}" is not an http(s) URL: expected something like http://127.0.0.1:3000; ${USAGE}`);
   const projectId = values.get('--project');
   return {
     key,
@@ -134,7 +135,11 @@ async function main(): Promise<number> {
     return 2;
   }
   const needsStack = args.baseUrl === undefined || args.projectId === undefined;
-  const stack = needsStack ? await readFile(args.stateFile, 'utf8').then((text): unknown => JSON.parse(text)).catch(() => undefined) : undefined;
+  const stack = needsStack
+    ? await readFile(args.stateFile, 'utf8')
+        .then((text): unknown => JSON.parse(text))
+        .catch(() => undefined)
+    : undefined;
   const target = stubTarget(args, stack);
   if (typeof target === 'string') {
     console.error(target);
@@ -142,7 +147,14 @@ async function main(): Promise<number> {
   }
   // The executor's files persist between runs, as an executor's workspace folder does: a repeat run is a 304.
   const filesPath = join(dirname(args.stateFile), 'loader-files.json');
-  const files = new Map<string, string>(Object.entries(await readFile(filesPath, 'utf8').then((text) => JSON.parse(text) as Record<string, string>, () => ({}))));
+  const files = new Map<string, string>(
+    Object.entries(
+      await readFile(filesPath, 'utf8').then(
+        (text) => JSON.parse(text) as Record<string, string>,
+        () => ({}),
+      ),
+    ),
+  );
   const run = await runStubLoader({ ...target, key: args.key, machineId: args.machineId, files });
   await mkdir(dirname(filesPath), { recursive: true });
   await writeFile(filesPath, JSON.stringify(Object.fromEntries(files)), { mode: 0o600 });

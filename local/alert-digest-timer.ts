@@ -27,13 +27,19 @@ export function startAlertDigestTimer(options: AlertDigestTimerOptions): { stop(
   const schedule = () => {
     const nowMs = Date.now();
     const runAt = nextDigestRun(Math.floor(nowMs / 1000));
-    timer = setTimeout(() => {
-      running = runAlertDigest(options.store, runAt, Math.floor(Date.now() / 1000))
-        .then((result) => options.onResult?.(result), (error: unknown) => options.onError?.(error))
-        .finally(() => {
-          if (!stopped) schedule();
-        });
-    }, runAt * 1000 - nowMs);
+    timer = setTimeout(
+      () => {
+        running = runAlertDigest(options.store, runAt, Math.floor(Date.now() / 1000))
+          .then(
+            (result) => options.onResult?.(result),
+            (error: unknown) => options.onError?.(error),
+          )
+          .finally(() => {
+            if (!stopped) schedule();
+          });
+      },
+      runAt * 1000 - nowMs,
+    );
     timer.unref();
   };
 

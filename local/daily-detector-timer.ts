@@ -48,7 +48,10 @@ export function startDailyDetectorTimer(options: DailyDetectorTimerOptions): Dai
   const fire = () => {
     const today = utcDate(nextRunAt);
     running = runDailyDetection(options.store, today, Math.floor(nowMs() / 1000))
-      .then((result) => options.onResult?.(result), (error: unknown) => options.onError?.(error))
+      .then(
+        (result) => options.onResult?.(result),
+        (error: unknown) => options.onError?.(error),
+      )
       .finally(() => {
         if (!stopped) schedule();
       });

@@ -125,7 +125,9 @@ function parseExecuteBody(body: string): ExecuteBody {
   if (!Array.isArray(embeds) || typeof content !== 'string') return { error: { message: 'Invalid Form Body', code: 50035 } };
   if (embeds.length === 0 && content === '') return { error: { message: 'Cannot send an empty message', code: 50006 } };
   if (embeds.length > 10) return { error: { message: 'Invalid Form Body', code: 50035, errors: { embeds: 'Must be 10 or fewer in length.' } } };
-  const problems = embeds.flatMap((embed, i) => (isEmbed(embed) ? embedProblems(embed) : ['is not an embed object']).map((problem) => `embeds[${i}]: ${problem}`));
+  const problems = embeds.flatMap((embed, i) =>
+    (isEmbed(embed) ? embedProblems(embed) : ['is not an embed object']).map((problem) => `embeds[${i}]: ${problem}`),
+  );
   if (problems.length > 0) return { error: { message: 'Invalid Form Body', code: 50035, errors: problems } };
   return { embeds: embeds as Embed[], content, allowedMentions };
 }

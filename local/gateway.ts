@@ -1,14 +1,8 @@
-import type {
-  APIGatewayAuthorizerResult,
-  APIGatewayProxyEvent,
-  APIGatewayProxyEventV2,
-  APIGatewayTokenAuthorizerEvent,
-  Context,
-} from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, type LoaderRoute, needsToken, type Route, timeoutSecondsOf } from '#api/routes';
-import type { HttpApiHandler } from '#http/http-api';
 import { GATEWAY_RESPONSE_HEADERS, GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
+import type { HttpApiHandler } from '#http/http-api';
 import { SECURITY_HEADERS } from '#http/responses';
 import { buildHttpApiEvent, buildProxyEvent } from './proxy-event';
 
@@ -22,7 +16,6 @@ import { buildHttpApiEvent, buildProxyEvent } from './proxy-event';
 
 /** API Gateway's own payload limit; the handlers' much smaller body limit stays in the handlers. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
-
 
 export const LOCAL_STAGE = 'local';
 const LOCAL_ACCOUNT = '000000000000';
@@ -184,7 +177,12 @@ export function policyAllows(result: APIGatewayAuthorizerResult, arn: string): b
 }
 
 function wildcardMatch(pattern: string, value: string): boolean {
-  const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^$(){}|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const regex = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.+?^$(){}|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return regex.test(value);
 }
 

@@ -1,5 +1,5 @@
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash, randomUUID } from 'node:crypto';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { InFlightMessages, MessageSender, OutgoingMessage } from '#events/ports';
 
 /**
@@ -144,7 +144,12 @@ export class InProcessQueue implements MessageSender, InFlightMessages {
       if (message.visibleAt > now) continue;
       if (message.receiveCount >= this.options.maxReceiveCount) {
         this.messages.delete(message.messageId);
-        this.dead.push({ messageId: message.messageId, body: message.body, receiveCount: message.receiveCount, reason: `received ${message.receiveCount} times` });
+        this.dead.push({
+          messageId: message.messageId,
+          body: message.body,
+          receiveCount: message.receiveCount,
+          reason: `received ${message.receiveCount} times`,
+        });
         continue;
       }
       const group = message.groupId ?? message.messageId;

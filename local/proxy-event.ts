@@ -54,8 +54,7 @@ export function buildProxyEvent(parts: ProxyEventParts): APIGatewayProxyEvent {
     headers: parts.headers,
     multiValueHeaders: parts.multiValueHeaders ?? asLists(parts.headers),
     queryStringParameters: parts.queryStringParameters,
-    multiValueQueryStringParameters:
-      parts.multiValueQueryStringParameters ?? (parts.queryStringParameters ? asLists(parts.queryStringParameters) : null),
+    multiValueQueryStringParameters: parts.multiValueQueryStringParameters ?? (parts.queryStringParameters ? asLists(parts.queryStringParameters) : null),
     pathParameters: parts.pathParameters,
     stageVariables: null,
     body: parts.body,
@@ -109,7 +108,13 @@ export function buildHttpApiEvent(parts: HttpApiEventParts): APIGatewayProxyEven
   const cookies: string[] = [];
   for (const [name, value] of parts.headerPairs) {
     const lower = name.toLowerCase();
-    if (lower === 'cookie') cookies.push(...value.split(';').map((cookie) => cookie.trim()).filter(Boolean));
+    if (lower === 'cookie')
+      cookies.push(
+        ...value
+          .split(';')
+          .map((cookie) => cookie.trim())
+          .filter(Boolean),
+      );
     else headers.set(lower, headers.has(lower) ? `${headers.get(lower)},${value}` : value);
   }
   const query = new URLSearchParams(parts.rawQueryString);

@@ -1,7 +1,7 @@
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { localS3Config } from '#store/script-store';
 

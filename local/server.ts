@@ -1,25 +1,29 @@
-import { Logger } from '@aws-lambda-powertools/logger';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { createAuthorizer } from '#api/authorizer';
-import { isLoopbackHostHeader } from '#http/loopback';
 import { createRouteHandlers } from '#api/endpoints';
 import { AddressTally } from '#domain/address-tally';
 import { unixSeconds } from '#domain/model';
-import type { AuditLog, KeyCheckStore, KeySecret, KeyStore, ProjectStore, RateLimitStore, ScriptStore, ScriptVersionStore, TelemetrySink, TokenStore } from '#domain/ports';
+import type {
+  AuditLog,
+  KeyCheckStore,
+  KeySecret,
+  KeyStore,
+  ProjectStore,
+  RateLimitStore,
+  ScriptStore,
+  ScriptVersionStore,
+  TelemetrySink,
+  TokenStore,
+} from '#domain/ports';
 import { ScriptCache } from '#domain/scripts';
+import { isLoopbackHostHeader } from '#http/loopback';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#loader/script';
 import { createValidateHandler } from '#loader/validate';
+import { type GatewayDeps, gatewayResponse, type HttpResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, splitTarget } from './gateway';
 import { memoryKeySecret } from './key-secret';
-import {
-  type GatewayDeps,
-  gatewayResponse,
-  handleGatewayRequest,
-  type HttpResponse,
-  MAX_REQUEST_BODY_BYTES,
-  splitTarget,
-} from './gateway';
 
 /** Serves a path under `/_local/` and resolves true, or resolves false to let the next one try. */
 export type LocalExtension = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
@@ -69,9 +73,21 @@ export type LocalServerStores = {
 };
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
-export function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, scripts: ScriptStore, keySecret: KeySecret = memoryKeySecret()): GatewayDeps {
+export function localGatewayDeps(
+  stores: LocalServerStores,
+  telemetry: TelemetrySink,
+  scripts: ScriptStore,
+  keySecret: KeySecret = memoryKeySecret(),
+): GatewayDeps {
   const now = () => unixSeconds();
-  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry, now, logger: new Logger({ serviceName: 'loader-check' }) };
+  const loader = {
+    keys: stores.keyChecks,
+    rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
+    telemetry,
+    now,
+    logger: new Logger({ serviceName: 'loader-check' }),
+  };
   return {
     authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
     handlers: createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),

@@ -1,6 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { unixSeconds } from '#domain/model';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createS3Client, localS3Config, S3ScriptStore } from '#store/script-store';
@@ -11,10 +11,10 @@ import { startDeliveryPipeline } from './delivery-pipeline';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
 import { createDocsExtension } from './docs';
 import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dynamodb-local';
-import { type DemoSeed, seedDemo } from './seed';
 import { fileKeySecret } from './key-secret';
-import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
 import { startLocalS3 } from './s3-local';
+import { type DemoSeed, seedDemo } from './seed';
+import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
 import { ensureTable } from './table';
 import { startCheckStreamIngest, startTelemetryPipeline } from './telemetry-pipeline';
@@ -164,7 +164,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => removeStateFileIfOurs(stateFile, info));
 
     let stopping: Promise<void> | undefined;
-    return { ...info, sharedWatermark: demo.sharedWatermark, discord, stateFile, reusedDemo: previous !== undefined, telemetryPending: () => telemetry.pending() + checkIngest.pending(), stop: () => (stopping ??= stopAll()) };
+    return {
+      ...info,
+      sharedWatermark: demo.sharedWatermark,
+      discord,
+      stateFile,
+      reusedDemo: previous !== undefined,
+      telemetryPending: () => telemetry.pending() + checkIngest.pending(),
+      stop: () => (stopping ??= stopAll()),
+    };
   } catch (error) {
     await stopAll();
     throw error;

@@ -82,7 +82,7 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     '',
     `A buyer\'s loader checks the demo key ${stack.demoKeyId} (no token; KEY_VALID until the key is revoked):`,
     `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${LOADER_ROUTE.path}'`,
-    'The script the buyer\'s stub loader runs: the current version, stamped with the demo key\'s watermark:',
+    "The script the buyer's stub loader runs: the current version, stamped with the demo key's watermark:",
     `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${SCRIPT_ROUTE.path}'`,
     'Revoke the key, then both answer KEY_REVOKED (the script fetch with a 403):',
     `  curl -s -X POST ${auth} -H 'Content-Type: application/json' -d '{"key_id":"${stack.demoKeyId}"}' '${project}/keys/revoke'`,
@@ -110,7 +110,9 @@ export function fetchReporter(out: { write(text: string): unknown; isTTY?: boole
   return {
     start: (what) => void out.write(`First start: fetching ${what}.\n`),
     progress(received, total) {
-      const amount = total ? `${(received / MB).toFixed(1)} of ${(total / MB).toFixed(1)} MB (${Math.floor((received / total) * 100)}%)` : `${(received / MB).toFixed(1)} MB`;
+      const amount = total
+        ? `${(received / MB).toFixed(1)} of ${(total / MB).toFixed(1)} MB (${Math.floor((received / total) * 100)}%)`
+        : `${(received / MB).toFixed(1)} MB`;
       const done = total !== undefined && received >= total;
       if (out.isTTY) {
         out.write(`\r\x1b[K  downloading ${amount}${done ? '\n' : ''}`);

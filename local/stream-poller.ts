@@ -1,15 +1,15 @@
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
-  type AttributeValue as StreamAttributeValue,
+  type _Record,
   DescribeStreamCommand,
   type DynamoDBStreamsClient,
   ExpiredIteratorException,
   GetRecordsCommand,
   type GetRecordsCommandOutput,
   GetShardIteratorCommand,
-  type _Record,
   type Shard,
   type ShardIteratorType,
+  type AttributeValue as StreamAttributeValue,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { FANOUT_STREAM } from '#events/delivery-settings';
@@ -182,13 +182,14 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       } catch (error) {
         onError('polling the stream failed; trying again', error);
       }
-      if (running) await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollIntervalMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      if (running)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pollIntervalMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
     }
   })();
 

@@ -21,8 +21,6 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   }
   await client.send(new CreateTableCommand(createTableInput(tableName)));
   await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: tableName });
-  await client.send(
-    new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }),
-  );
+  await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }));
   return { created: true };
 }

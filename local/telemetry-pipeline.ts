@@ -1,8 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
 import type { IngestResult } from '#analytics/ingest';
+import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
 import { createIngestStreamHandler } from '#analytics/ingest-stream-handler';
 import { CHECK_STREAM, QueueTelemetrySink, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { unixSeconds } from '#domain/model';
@@ -73,7 +73,11 @@ export async function startCheckStreamIngest(options: {
   const clientConfig = localDynamoConfig(options.endpoint);
   const dynamodb = new DynamoDBClient(clientConfig);
   const streams = new DynamoDBStreamsClient(clientConfig);
-  const ingest = createIngestStreamHandler({ store: options.store, now: options.now ?? (() => unixSeconds()), logger: new Logger({ serviceName: 'analytics', logLevel: options.logLevel ?? 'WARN' }) });
+  const ingest = createIngestStreamHandler({
+    store: options.store,
+    now: options.now ?? (() => unixSeconds()),
+    logger: new Logger({ serviceName: 'analytics', logLevel: options.logLevel ?? 'WARN' }),
+  });
   let counted = 0;
   let ingested = 0;
   const poller = await startStreamPoller({

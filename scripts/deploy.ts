@@ -23,7 +23,9 @@ export async function deploy(args: readonly string[], env: NodeJS.ProcessEnv, st
     steps.log(`token migrate: ${migrated} token(s) stored before scopes now carry their write scope`);
     return 0;
   } catch (error) {
-    steps.log(`The stack is deployed, but token migrate failed (${oneLine(error)}): run it again with npm run -s dashboard -- token migrate (TABLE_NAME set to the deployed table); until then tokens stored before scopes can only read`);
+    steps.log(
+      `The stack is deployed, but token migrate failed (${oneLine(error)}): run it again with npm run -s dashboard -- token migrate (TABLE_NAME set to the deployed table); until then tokens stored before scopes can only read`,
+    );
     return 1;
   }
 }

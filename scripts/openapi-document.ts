@@ -2,20 +2,41 @@ import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
 import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, scopeNeededBy } from '#api/routes';
-import { type DomainError, InvalidInput, KeyNotFound, OrderConflict, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound, RateLimited, ScopeMissing, Unauthenticated, VersionNotFound } from '#domain/errors';
+import {
+  type DomainError,
+  InvalidInput,
+  KeyNotFound,
+  OrderConflict,
+  PlanNotAllowed,
+  PROJECT_NOT_FOUND,
+  ProjectNotFound,
+  RateLimited,
+  ScopeMissing,
+  Unauthenticated,
+  VersionNotFound,
+} from '#domain/errors';
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
+import { REFUSAL_SENTENCES } from '#domain/scripts';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { rateLimitHeaders } from '#http/rate-limit-headers';
 import { INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
-import { PATH_ID_PATTERN } from '#schemas/formats';
-import { WATERMARK_PATTERN } from '#schemas/formats';
-import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid, LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
-import { REFUSAL_SENTENCES } from '#domain/scripts';
 import { NO_VERSION_YET } from '#loader/script';
-import { IssueKeysBody, KEYS_PAGE, LIFETIME_EXPIRES_AT, ListKeysQuery, NoQuery, ResetHwidBody, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
+import { PATH_ID_PATTERN, WATERMARK_PATTERN } from '#schemas/formats';
+import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid, LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
+import {
+  IssueKeysBody,
+  KEYS_PAGE,
+  LIFETIME_EXPIRES_AT,
+  ListKeysQuery,
+  NoQuery,
+  ResetHwidBody,
+  RevokeBulkBody,
+  RevokeKeyBody,
+  RollbackBody,
+} from '#schemas/requests';
 import { IssuedKeySchema, KeyDetailSchema, KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import {
   ErrorResponse,
@@ -23,8 +44,6 @@ import {
   IssueKeysResponse as IssueKeysResponseSchema,
   type KeyDetailResponse,
   KeyDetailResponse as KeyDetailResponseSchema,
-  type ResetHwidResponse,
-  ResetHwidResponse as ResetHwidResponseSchema,
   type ListKeysResponse,
   ListKeysResponse as ListKeysResponseSchema,
   type ListVersionsResponse,
@@ -33,6 +52,8 @@ import {
   ListWebhooksResponse as ListWebhooksResponseSchema,
   type OkResponse,
   OkResponse as OkResponseSchema,
+  type ResetHwidResponse,
+  ResetHwidResponse as ResetHwidResponseSchema,
   type RevokeBulkResponse,
   RevokeBulkResponse as RevokeBulkResponseSchema,
   type RollbackResponse,
@@ -208,7 +229,9 @@ function describeFields(docs: z.core.$ZodRegistry<SchemaDoc>) {
   docs.add(webhook.created_at, { description: timestamp });
   docs.add(webhook.updated_at, { description: timestamp });
 
-  docs.add(ListKeysResponseSchema.shape.total, { description: 'Number of keys ever issued in the project (revoked ones included); with the `watermark` filter, the number carrying that watermark.' });
+  docs.add(ListKeysResponseSchema.shape.total, {
+    description: 'Number of keys ever issued in the project (revoked ones included); with the `watermark` filter, the number carrying that watermark.',
+  });
   docs.add(ListVersionsResponseSchema.shape.current_version_id, { description: 'The current version; null only before the first upload.' });
   docs.add(RevokeBulkResponseSchema.shape.revoked_count, { description: 'Keys this call revoked; 0 when no active key carries the watermark.' });
   docs.add(RevokeBulkResponseSchema.shape.complete, {
@@ -253,9 +276,7 @@ function componentSchemas(docs: z.core.$ZodRegistry<SchemaDoc>, io: 'input' | 'o
   });
   // Components live inside the OpenAPI document, whose dialect is already 2020-12; their own `$id`s would
   // make each a separate resource and break the `#/components/...` references between them.
-  return Object.fromEntries(
-    Object.entries(schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema as JsonSchema]),
-  );
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema as JsonSchema]));
 }
 
 function buildSchemas(): Record<string, JsonSchema> {
@@ -265,7 +286,9 @@ function buildSchemas(): Record<string, JsonSchema> {
   docs.add(VersionSchema, { description: 'A script version.' });
   docs.add(WebhookSchema, { description: 'A webhook configuration (managed in the dashboard).' });
   docs.add(ErrorResponse, { description: 'Every failure has this shape.' });
-  docs.add(LoaderCheckResponse, { description: 'Either LoaderCheckValid (`valid: true`, the key may run) or LoaderCheckRefused (`valid: false`, with the code saying why).' });
+  docs.add(LoaderCheckResponse, {
+    description: 'Either LoaderCheckValid (`valid: true`, the key may run) or LoaderCheckRefused (`valid: false`, with the code saying why).',
+  });
   // Titled and inlined in the union (a registry of its own below): Swagger UI names a branch by its title, and
   // shows a `$ref` branch as `any` until it is expanded.
   docs.add(LoaderCheckValid, { title: 'LoaderCheckValid' });
@@ -307,7 +330,7 @@ const QUERY_DESCRIPTIONS: Record<string, string> = {
   limit: `Keys per page (default ${KEYS_PAGE.defaultLimit}, at most ${KEYS_PAGE.maxLimit}).`,
   offset: 'How many keys to skip, in issue order (default 0). Pages cost the same at any offset.',
   watermark:
-    'Only the keys carrying this watermark (16 lowercase hex, the characters after `WM_` in a leaked dump), revoked ones included; `offset` and `total` then count those keys. Not in the spec: an addition that finds a leak\'s keys without listing the project.',
+    "Only the keys carrying this watermark (16 lowercase hex, the characters after `WM_` in a leaked dump), revoked ones included; `offset` and `total` then count those keys. Not in the spec: an addition that finds a leak's keys without listing the project.",
 };
 
 function queryParameters(query: z.core.$ZodType): Parameter[] {
@@ -353,7 +376,13 @@ interface ErrorExample {
 /** Examples named after their summary (`Empty body` → `empty_body`), each showing the message the service sends. */
 const errorExamples = (examples: readonly ErrorExample[]): Examples =>
   Object.fromEntries(
-    examples.map(({ summary, error }) => [summary.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, ''), { summary, value: { error: error.message } }]),
+    examples.map(({ summary, error }) => [
+      summary
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '_')
+        .replace(/^_|_$/g, ''),
+      { summary, value: { error: error.message } },
+    ]),
   );
 
 /** The failures every operation can meet, whatever it reads: the project gate and the rate limit. */
@@ -470,14 +499,26 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
         schema: 'IssueKeysRequest',
         description: 'What to issue.',
         examples: {
-          shop_order: { summary: "A shop's order", value: { count: 1, duration: '30d', max_fingerprints: 1, order_id: 'sellauth-48213', discord_id: '123456789012345678', note: 'SellAuth order 48213' } },
+          shop_order: {
+            summary: "A shop's order",
+            value: {
+              count: 1,
+              duration: '30d',
+              max_fingerprints: 1,
+              order_id: 'sellauth-48213',
+              discord_id: '123456789012345678',
+              note: 'SellAuth order 48213',
+            },
+          },
           batch: { summary: 'A batch of lifetime keys', value: { count: 25, duration: 'lifetime' } },
         },
       },
       ok: {
         schema: 'IssueKeysResponse',
         description: 'The keys, with their raw values (shown here only).',
-        example: { keys: [{ id: EXAMPLE.keyId, key: 'sdk_7Qm2vYcJ0sX5kR9uWb3nHf1LtA8eDgZo', watermark: EXAMPLE.watermark, expires_at: 1766380800 }] } satisfies IssueKeysResponse,
+        example: {
+          keys: [{ id: EXAMPLE.keyId, key: 'sdk_7Qm2vYcJ0sX5kR9uWb3nHf1LtA8eDgZo', watermark: EXAMPLE.watermark, expires_at: 1766380800 }],
+        } satisfies IssueKeysResponse,
       },
       errors: [
         invalid('count out of range', IssueKeysBody, { count: 101 }),
@@ -490,7 +531,8 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       operationId: 'getKey',
       tag: 'Keys',
       summary: 'Read one key in detail',
-      description: "The key's metadata (the key list's fields) and what selling adds: `note`, `discord_id`, `max_fingerprints`, the machines bound (`fingerprints`, each with `bound_at`) and `last_check_at` (the last check that counted a use); null where unset. Never the raw value.",
+      description:
+        "The key's metadata (the key list's fields) and what selling adds: `note`, `discord_id`, `max_fingerprints`, the machines bound (`fingerprints`, each with `bound_at`) and `last_check_at` (the last check that counted a use); null where unset. Never the raw value.",
       query: NoQuery,
       keyInPath: true,
       ok: {
@@ -513,11 +555,16 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       operationId: 'resetHwid',
       tag: 'Keys',
       summary: "Unbind a key's machines",
-      description: "Unbinds every machine the key is bound to, in one write; the next checks bind anew (up to `max_fingerprints`). `cleared` counts the machines unbound: 0 for a key that is not bound.",
+      description:
+        'Unbinds every machine the key is bound to, in one write; the next checks bind anew (up to `max_fingerprints`). `cleared` counts the machines unbound: 0 for a key that is not bound.',
       query: NoQuery,
       body: { schema: 'ResetHwidRequest', description: 'The key to reset.', examples: { reset: { summary: 'Reset a key', value: { key_id: EXAMPLE.keyId } } } },
       ok: { schema: 'ResetHwidResponse', description: 'The machines are unbound.', example: { ok: true, cleared: 1 } satisfies ResetHwidResponse },
-      errors: [invalid('Empty body', ResetHwidBody, {}), readOnlyToken('reset-hwid'), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
+      errors: [
+        invalid('Empty body', ResetHwidBody, {}),
+        readOnlyToken('reset-hwid'),
+        { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) },
+      ],
     },
     'revoke-key': {
       operationId: 'revokeKey',
@@ -525,9 +572,17 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       summary: 'Revoke one key',
       description: 'The key stops working at once. Revoking a key that is already revoked succeeds again, so a retry is safe.',
       query: NoQuery,
-      body: { schema: 'RevokeKeyRequest', description: 'The key to revoke.', examples: { revoke: { summary: 'Revoke a key', value: { key_id: EXAMPLE.keyId } } } },
+      body: {
+        schema: 'RevokeKeyRequest',
+        description: 'The key to revoke.',
+        examples: { revoke: { summary: 'Revoke a key', value: { key_id: EXAMPLE.keyId } } },
+      },
       ok: { schema: 'OkResponse', description: 'The key is revoked.', example: { ok: true } satisfies OkResponse },
-      errors: [invalid('Empty body', RevokeKeyBody, {}), readOnlyToken('revoke-key'), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
+      errors: [
+        invalid('Empty body', RevokeKeyBody, {}),
+        readOnlyToken('revoke-key'),
+        { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) },
+      ],
     },
     'revoke-bulk': {
       operationId: 'revokeBulk',
@@ -541,7 +596,11 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
         description: 'The leaked watermark.',
         examples: { revoke_bulk: { summary: 'Revoke a leaked watermark', value: { watermark: EXAMPLE.watermark } } },
       },
-      ok: { schema: 'RevokeBulkResponse', description: 'Matching keys are revoked.', example: { ok: true, revoked_count: 3, complete: true } satisfies RevokeBulkResponse },
+      ok: {
+        schema: 'RevokeBulkResponse',
+        description: 'Matching keys are revoked.',
+        example: { ok: true, revoked_count: 3, complete: true } satisfies RevokeBulkResponse,
+      },
       errors: [
         invalid('WM_ prefix copied along', RevokeBulkBody, { watermark: `WM_${EXAMPLE.watermark}` }),
         invalid('Not 16 lowercase hex characters', RevokeBulkBody, { watermark: '3f9a1c7e' }),
@@ -573,7 +632,11 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
         description: 'The version is current.',
         example: { ok: true, current_version_id: EXAMPLE.olderVersionId } satisfies RollbackResponse,
       },
-      errors: [invalid('Empty body', RollbackBody, {}), readOnlyToken('rollback'), { summary: 'No such version in this project', error: new VersionNotFound(EXAMPLE.versionId) }],
+      errors: [
+        invalid('Empty body', RollbackBody, {}),
+        readOnlyToken('rollback'),
+        { summary: 'No such version in this project', error: new VersionNotFound(EXAMPLE.versionId) },
+      ],
     },
     'list-webhooks': {
       operationId: 'listWebhooks',
@@ -624,7 +687,11 @@ function operation(spec: OperationSpec): Operation {
     summary: spec.summary,
     description: spec.description,
     security: SECURITY,
-    parameters: [{ $ref: '#/components/parameters/ProjectId' }, ...(spec.keyInPath ? [{ $ref: '#/components/parameters/KeyId' }] : []), ...queryParameters(spec.query)],
+    parameters: [
+      { $ref: '#/components/parameters/ProjectId' },
+      ...(spec.keyInPath ? [{ $ref: '#/components/parameters/KeyId' }] : []),
+      ...queryParameters(spec.query),
+    ],
     ...(spec.body && {
       requestBody: {
         required: true,
@@ -643,8 +710,14 @@ const EXAMPLE_FINGERPRINT = createHash('sha256').update('example-machine-id').di
 function loaderOperation(): Operation {
   const tooMany: ErrorExample[] = [
     { summary: 'Over the per-key limit', error: new RateLimited(42, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`) },
-    { summary: 'Over the per-address limit', error: new RateLimited(42, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`) },
-    { summary: 'Too many unknown keys from one address', error: new RateLimited(42, `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute`) },
+    {
+      summary: 'Over the per-address limit',
+      error: new RateLimited(42, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`),
+    },
+    {
+      summary: 'Too many unknown keys from one address',
+      error: new RateLimited(42, `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute`),
+    },
   ];
   const invalid: ErrorExample[] = [
     invalidBody('No key', { project_id: EXAMPLE.projectId, fingerprint: EXAMPLE_FINGERPRINT, executor: 'Wave' }),
@@ -665,7 +738,12 @@ function loaderOperation(): Operation {
       content: {
         [JSON_TYPE]: {
           schema: schemaRef('LoaderCheckRequest'),
-          examples: { check: { summary: 'A check', value: { project_id: EXAMPLE.projectId, key: 'sdk_7Qm2vYcJ0sX5kR9uWb3nHf1LtA8eDgZo', fingerprint: EXAMPLE_FINGERPRINT, executor: 'Wave' } } },
+          examples: {
+            check: {
+              summary: 'A check',
+              value: { project_id: EXAMPLE.projectId, key: 'sdk_7Qm2vYcJ0sX5kR9uWb3nHf1LtA8eDgZo', fingerprint: EXAMPLE_FINGERPRINT, executor: 'Wave' },
+            },
+          },
         },
       },
     },
@@ -688,7 +766,11 @@ function loaderOperation(): Operation {
       },
       400: { description: ERROR_STATUSES.InvalidInput.description, content: errorContent(errorExamples(invalid)) },
       413: responseRef('PayloadTooLarge'),
-      429: { description: 'Past a limit; wait `Retry-After` seconds.', headers: { 'Retry-After': headerRef('Retry-After') }, content: errorContent(errorExamples(tooMany)) },
+      429: {
+        description: 'Past a limit; wait `Retry-After` seconds.',
+        headers: { 'Retry-After': headerRef('Retry-After') },
+        content: errorContent(errorExamples(tooMany)),
+      },
       500: responseRef('InternalError'),
     },
   };
@@ -705,14 +787,26 @@ function scriptOperation(): Operation {
     description: `Called by the stub loader at every execution, with no bearer token and the body of the key check. One fetch is one check: the same codes in the same order, the same limits, one use counted per 200 or 304 and none otherwise. A valid key gets the project's current version's script with every \`WM_XXXXXXXXXXXXXXXX\` replaced by \`WM_<its watermark>\` (a script without the placeholder gets the line \`--WM_<watermark>\` in front). \`If-None-Match\` with the \`ETag\` of the copy the loader holds answers 304 without a body. After a rollback answered 200 or an upload finished, the next fetch serves the new version; after a revoke answered 200, the next fetch of that key is refused.`,
     security: [],
     parameters: [
-      { name: 'If-None-Match', in: 'header', required: false, description: 'The `ETag` of the copy the loader holds.', schema: { type: 'string' }, example: '"577d2eff1378cbcc8207097a0e498908"' },
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: 'The `ETag` of the copy the loader holds.',
+        schema: { type: 'string' },
+        example: '"577d2eff1378cbcc8207097a0e498908"',
+      },
     ],
     requestBody: check.requestBody,
     responses: {
       200: {
-        description: 'The script, stamped with the key\'s watermark. `Cache-Control: private, no-store`.',
+        description: "The script, stamped with the key's watermark. `Cache-Control: private, no-store`.",
         headers: versionHeaders,
-        content: { 'text/plain; charset=utf-8': { schema: { type: 'string' }, examples: { script: { summary: 'A stamped script', value: 'local WATERMARK = "WM_3f9a1c7e5b2d8046"\nprint("running")\n' } } } },
+        content: {
+          'text/plain; charset=utf-8': {
+            schema: { type: 'string' },
+            examples: { script: { summary: 'A stamped script', value: 'local WATERMARK = "WM_3f9a1c7e5b2d8046"\nprint("running")\n' } },
+          },
+        },
       },
       304: { description: 'The copy named by `If-None-Match` is current: no body (one use counted).', headers: versionHeaders },
       400: check.responses[400]!,
@@ -725,7 +819,10 @@ function scriptOperation(): Operation {
           },
         },
       },
-      404: { description: 'A valid key of a project with no version yet (no use counted).', content: errorContent({ none: { summary: 'No version yet', value: { error: NO_VERSION_YET } } }) },
+      404: {
+        description: 'A valid key of a project with no version yet (no use counted).',
+        content: errorContent({ none: { summary: 'No version yet', value: { error: NO_VERSION_YET } } }),
+      },
       413: check.responses[413]!,
       429: check.responses[429]!,
       500: check.responses[500]!,
@@ -758,12 +855,19 @@ export function buildOpenApiDocument(): OpenApiDocument {
   paths[SCRIPT_ROUTE.path] = { [SCRIPT_ROUTE.method.toLowerCase()]: scriptOperation() };
   return {
     openapi: '3.1.0',
-    info: { title: 'Script Distribution Developer API', version: '1.0.0', summary: 'Keys, versions and webhooks of a script-distribution project.', description: DESCRIPTION },
+    info: {
+      title: 'Script Distribution Developer API',
+      version: '1.0.0',
+      summary: 'Keys, versions and webhooks of a script-distribution project.',
+      description: DESCRIPTION,
+    },
     servers: [
       {
         url: '{baseUrl}',
         description: 'The `ApiUrl` output of `cdk deploy` (the Loader routes: `LoaderUrl`), the custom domain, or the local stack of `npm start`.',
-        variables: { baseUrl: { default: 'http://127.0.0.1:3000', description: 'Base URL without a trailing slash; the local stack listens on http://127.0.0.1:3000.' } },
+        variables: {
+          baseUrl: { default: 'http://127.0.0.1:3000', description: 'Base URL without a trailing slash; the local stack listens on http://127.0.0.1:3000.' },
+        },
       },
     ],
     security: SECURITY,
@@ -771,7 +875,11 @@ export function buildOpenApiDocument(): OpenApiDocument {
       { name: 'Keys', description: 'Issued keys: metadata, revocation one by one or by leaked watermark.' },
       { name: 'Versions', description: 'Script versions and the current-version pointer.' },
       { name: 'Webhooks', description: 'Webhook configurations (read-only; managed in the dashboard).' },
-      { name: 'Loader', description: "The buyer's loader asks whether its key may run, or fetches the script it may run. Public: no bearer token. In AWS at the `LoaderUrl` output (or the custom domain), not at `ApiUrl`." },
+      {
+        name: 'Loader',
+        description:
+          "The buyer's loader asks whether its key may run, or fetches the script it may run. Public: no bearer token. In AWS at the `LoaderUrl` output (or the custom domain), not at `ApiUrl`.",
+      },
     ],
     paths,
     components: {

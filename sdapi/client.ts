@@ -65,7 +65,11 @@ export class ApiClient {
   async keysWithWatermark(watermark: string): Promise<ListKeysResponse['keys']> {
     const keys: ListKeysResponse['keys'] = [];
     for (;;) {
-      const page = await this.call('GET', `keys?watermark=${encodeURIComponent(watermark)}&limit=${KEYS_PAGE.maxLimit}&offset=${keys.length}`, ListKeysResponse);
+      const page = await this.call(
+        'GET',
+        `keys?watermark=${encodeURIComponent(watermark)}&limit=${KEYS_PAGE.maxLimit}&offset=${keys.length}`,
+        ListKeysResponse,
+      );
       keys.push(...page.keys);
       if (page.keys.length === 0 || keys.length >= page.total) return keys;
     }

@@ -59,7 +59,9 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
 
   const named = pick(flags.baseUrl, 'SDAPI_BASE_URL', 'baseUrl', 'API base URL', '--base-url URL');
   if (!configured && !isLoopbackUrl(named)) {
-    throw new UsageError(`${LOCAL_STACK_FILE} names ${named}, which is not this machine: it may only name the local stack (127.0.0.1 or localhost); set SDAPI_BASE_URL, SDAPI_TOKEN and SDAPI_PROJECT to call another API`);
+    throw new UsageError(
+      `${LOCAL_STACK_FILE} names ${named}, which is not this machine: it may only name the local stack (127.0.0.1 or localhost); set SDAPI_BASE_URL, SDAPI_TOKEN and SDAPI_PROJECT to call another API`,
+    );
   }
   const baseUrl = normalizeBaseUrl(named);
   const token = pick(flags.token, 'SDAPI_TOKEN', 'token', 'API token', '--token TOKEN');
@@ -86,7 +88,8 @@ function normalizeBaseUrl(value: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`API base URL must be http or https, not ${url.protocol}`);
   if (url.username || url.password) throw new UsageError('API base URL must not carry credentials: pass the token with SDAPI_TOKEN');
   // Plain http would show the bearer token to every network hop; only this machine's loopback is spared.
-  if (url.protocol === 'http:' && !isLoopbackHostname(url.hostname)) throw new UsageError(`API base URL must use https for ${url.hostname}: plain http is only for the local stack (127.0.0.1 or localhost)`);
+  if (url.protocol === 'http:' && !isLoopbackHostname(url.hostname))
+    throw new UsageError(`API base URL must use https for ${url.hostname}: plain http is only for the local stack (127.0.0.1 or localhost)`);
   return url.href.replace(/\/+$/, '');
 }
 

@@ -71,7 +71,13 @@ export function keyDetailText(key: KeyDetail): string {
   ];
   const width = Math.max(...lines.map(([label]) => label.length));
   const text = lines.map(([label, value]) => `${`${label}:`.padEnd(width + 1)}  ${value}`.trimEnd()).join('\n');
-  const machines = key.fingerprints.length === 0 ? '' : `\n${table(['FINGERPRINT', 'BOUND'], key.fingerprints.map((bound) => [bound.fingerprint, dateTime(bound.bound_at)]))}`;
+  const machines =
+    key.fingerprints.length === 0
+      ? ''
+      : `\n${table(
+          ['FINGERPRINT', 'BOUND'],
+          key.fingerprints.map((bound) => [bound.fingerprint, dateTime(bound.bound_at)]),
+        )}`;
   return `${text}\n${machines}`;
 }
 

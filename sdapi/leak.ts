@@ -54,7 +54,14 @@ export async function leakCommand(context: CommandContext): Promise<number> {
   human(`Scanned ${file} (${size(scan.bytes)}): ${plural(scan.watermarks.size, 'watermark')}, ${plural(malformedCount, 'malformed marker')}.\n`);
   if (scan.malformed.length > 0) {
     human(`\nMalformed markers (reported, not revoked):\n`);
-    human(indent(table(['MARKER', 'SEEN', 'PROBLEM'], scan.malformed.map((m) => [m.marker, String(m.occurrences), m.problem]))));
+    human(
+      indent(
+        table(
+          ['MARKER', 'SEEN', 'PROBLEM'],
+          scan.malformed.map((m) => [m.marker, String(m.occurrences), m.problem]),
+        ),
+      ),
+    );
     if (scan.malformedNotListed > 0) human(`  ...and ${plural(scan.malformedNotListed, 'more distinct marker')}, not listed.\n`);
   }
 
@@ -77,7 +84,14 @@ export async function leakCommand(context: CommandContext): Promise<number> {
   }
 
   human(`\nWatermarks in the dump, against the keys of project ${config.projectId}:\n`);
-  human(indent(table(['WATERMARK', 'SEEN', 'ACTIVE KEYS', ''], report.watermarks.map((w) => [w.watermark, String(w.occurrences), String(w.active_keys), standing(w)]))));
+  human(
+    indent(
+      table(
+        ['WATERMARK', 'SEEN', 'ACTIVE KEYS', ''],
+        report.watermarks.map((w) => [w.watermark, String(w.occurrences), String(w.active_keys), standing(w)]),
+      ),
+    ),
+  );
 
   const targets = report.watermarks.filter((w) => w.active_keys > 0);
   if (targets.length === 0) {
@@ -89,7 +103,8 @@ export async function leakCommand(context: CommandContext): Promise<number> {
   const keyCount = targets.reduce((sum, w) => sum + w.active_keys, 0);
   const question = `Revoke ${plural(keyCount, 'active key')} carrying ${plural(targets.length, 'watermark')} in project ${config.projectId}? [y/N] `;
   if (!options.yes) {
-    if (!io.stdinIsTTY) throw new UsageError(`Not revoking without confirmation: run in a terminal to be asked, or pass --yes (${question.replace(' [y/N] ', '')})`);
+    if (!io.stdinIsTTY)
+      throw new UsageError(`Not revoking without confirmation: run in a terminal to be asked, or pass --yes (${question.replace(' [y/N] ', '')})`);
     const answer = (await io.ask(question)).trim().toLowerCase();
     if (answer !== 'y' && answer !== 'yes') {
       human('Nothing revoked.\n');
@@ -103,7 +118,10 @@ export async function leakCommand(context: CommandContext): Promise<number> {
   let total = 0;
   for (const target of targets) {
     const { revoked_count: revoked, calls } = await client.revokeBulkAll(target.watermark, (answer, call) => {
-      if (!answer.complete) stderr.write(`sdapi: ${target.watermark}: call ${call} revoked ${plural(answer.revoked_count, 'key')} and stopped before its time limit; repeating for the rest\n`);
+      if (!answer.complete)
+        stderr.write(
+          `sdapi: ${target.watermark}: call ${call} revoked ${plural(answer.revoked_count, 'key')} and stopped before its time limit; repeating for the rest\n`,
+        );
     });
     target.revoked_count = revoked;
     total += revoked;

@@ -110,7 +110,8 @@ const COMMANDS: Record<string, Command> = {
       const problem = watermarkProblem(watermark!);
       if (problem) throw new UsageError(problem);
       const { revoked_count, calls } = await client.revokeBulkAll(watermark!, (answer, call) => {
-        if (!answer.complete) stderr.write(`sdapi: call ${call} revoked ${plural(answer.revoked_count, 'key')} and stopped before its time limit; repeating for the rest\n`);
+        if (!answer.complete)
+          stderr.write(`sdapi: call ${call} revoked ${plural(answer.revoked_count, 'key')} and stopped before its time limit; repeating for the rest\n`);
       });
       const inCalls = calls > 1 ? ` in ${calls} calls` : '';
       print({ ok: true, revoked_count, complete: true }, () => `Revoked ${plural(revoked_count, 'key')} carrying watermark ${watermark}${inCalls}.\n`);
@@ -163,7 +164,9 @@ Usage: sdapi <command> [options]
 Commands:
 ${Object.values(COMMANDS)
   // A usage longer than its column gets its summary on the next line, so the two never run together.
-  .map((command) => (command.usage.length < 44 ? `  ${command.usage.padEnd(44)}${command.summary}` : `  ${command.usage}\n  ${''.padEnd(44)}${command.summary}`))
+  .map((command) =>
+    command.usage.length < 44 ? `  ${command.usage.padEnd(44)}${command.summary}` : `  ${command.usage}\n  ${''.padEnd(44)}${command.summary}`,
+  )
   .join('\n')}
 
 Options:
@@ -256,7 +259,8 @@ async function listKeys({ client, options, stderr, print }: CommandContext): Pro
   const limit = wholeNumber('--limit', options.limit, KEYS_PAGE.defaultLimit, 1, KEYS_PAGE.maxLimit);
   const offset = wholeNumber('--offset', options.offset, KEYS_PAGE.defaultOffset, 0, KEYS_PAGE.maxOffset);
   print(await client.listKeys({ limit, offset }), ({ keys, total }) => {
-    const shown = keys.length === 0 ? `No keys at offset ${offset} (${plural(total, 'key')} in all).` : `Keys ${offset + 1}-${offset + keys.length} of ${total}.`;
+    const shown =
+      keys.length === 0 ? `No keys at offset ${offset} (${plural(total, 'key')} in all).` : `Keys ${offset + 1}-${offset + keys.length} of ${total}.`;
     const next = offset + keys.length < total && keys.length > 0 ? ` Next page: --offset ${offset + keys.length}, or --all for every key.` : '';
     return `${keys.length === 0 ? '' : keysTable(keys)}${shown}${next}\n`;
   });
@@ -283,7 +287,10 @@ async function issueKeys({ client, options, print }: CommandContext): Promise<nu
   );
   const checked = IssueKeysBody.safeParse(body);
   if (!checked.success) throw new UsageError(`--${(checked.error.issues[0]?.message ?? 'invalid flags').replaceAll('_', '-')}`);
-  print(await client.issueKeys(body), ({ keys }) => `${issuedKeysTable(keys)}${plural(keys.length, 'key')} issued. The KEY column is shown this once: hand each to its buyer now.\n`);
+  print(
+    await client.issueKeys(body),
+    ({ keys }) => `${issuedKeysTable(keys)}${plural(keys.length, 'key')} issued. The KEY column is shown this once: hand each to its buyer now.\n`,
+  );
   return EXIT.ok;
 }
 

@@ -111,7 +111,8 @@ export class WatermarkScanner {
     const marker = `WM_${text}${this.candidateLength > MAX_REPORTED_CHARS ? '…' : ''}`;
     const known = this.malformed.get(marker);
     if (known) known.occurrences++;
-    else if (this.malformed.size < MAX_DISTINCT_MALFORMED) this.malformed.set(marker, { marker, occurrences: 1, problem: markerProblem(this.candidateLength, this.candidateAllHex) });
+    else if (this.malformed.size < MAX_DISTINCT_MALFORMED)
+      this.malformed.set(marker, { marker, occurrences: 1, problem: markerProblem(this.candidateLength, this.candidateAllHex) });
     else this.malformedNotListed++;
   }
 }

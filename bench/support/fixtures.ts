@@ -1,6 +1,6 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { BatchWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '#domain/ids';
 import type { Caller } from '#domain/model';
 import { callerOfToken, hashToken, newApiToken } from '#domain/tokens';
@@ -183,13 +183,22 @@ async function writeBatch(table: BenchTable, batch: Item[]): Promise<void> {
   for (let attempt = 1; pending.length > 0; attempt++) {
     if (attempt > 10) throw new Error('BatchWriteItem kept leaving items unprocessed');
     const { UnprocessedItems } = await table.db.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: pending } }));
-    pending = (UnprocessedItems?.[table.tableName] ?? []).flatMap((request) => (request.PutRequest?.Item ? [{ PutRequest: { Item: request.PutRequest.Item } }] : []));
+    pending = (UnprocessedItems?.[table.tableName] ?? []).flatMap((request) =>
+      request.PutRequest?.Item ? [{ PutRequest: { Item: request.PutRequest.Item } }] : [],
+    );
   }
 }
 
 /** One key issued by the store itself (the first of the `count`), read back as the pattern for the rest. */
 async function layoutTemplate(table: BenchTable, projectId: string, watermark: string | undefined): Promise<Item> {
-  const [issued] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, now: nowSeconds(), ...(watermark ? { watermark } : {}) });
+  const [issued] = await table.stores.dashboard.issueKeys({
+    projectId,
+    count: 1,
+    tier: 'standard',
+    maxUses: null,
+    now: nowSeconds(),
+    ...(watermark ? { watermark } : {}),
+  });
   if (!issued) throw new Error('issueKeys returned no key');
   const { Item } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.key(issued.id), ConsistentRead: true }));
   if (!Item) throw new Error('The issued key cannot be read back');

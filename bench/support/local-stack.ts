@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readFile, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { StackInfo } from '#local/state-file';
 import { createDocumentClient, localDynamoConfig } from '#store/client';

@@ -50,7 +50,11 @@ export function formatTable(rows: readonly Row[]): string {
     r.pass === undefined ? '' : r.pass ? 'pass' : 'MISS',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
-  const format = (cells: string[]) => cells.map((c, i) => (i === 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ').trimEnd();
+  const format = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+      .join(' | ')
+      .trimEnd();
   const notes = rows.filter((r) => r.note).map((r) => `  ${r.benchmark} / ${r.metric}: ${r.note}`);
   return [format(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...lines.map(format), ...(notes.length ? ['', 'Notes:', ...notes] : [])].join('\n');
 }

@@ -1,13 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type * as z from 'zod/mini';
-import { runDailyDetection, type DailyDetectionResult } from '#analytics/daily';
+import { type DailyDetectionResult, runDailyDetection } from '#analytics/daily';
 import { type FiredEvent, ingestTelemetry } from '#analytics/ingest';
 import { parseTelemetryBatch } from '#analytics/telemetry';
 import { type FlagSpecs, type Flags, oneOf, UsageError, wholeNumber } from '#dashboard/args';
 import { CommandError } from '#dashboard/context';
 import type { TelemetryStore } from '#domain/ports';
 import { dayStart, utcDate } from '#domain/time';
-import { ExecutionRecordSchema, MAX_BATCH_RECORDS, type ExecutionRecord, VALIDATION_RESULTS, type ValidationRecord, ValidationRecordSchema } from '#schemas/telemetry';
+import {
+  type ExecutionRecord,
+  ExecutionRecordSchema,
+  MAX_BATCH_RECORDS,
+  VALIDATION_RESULTS,
+  type ValidationRecord,
+  ValidationRecordSchema,
+} from '#schemas/telemetry';
 
 /**
  * `telemetry execution`, `telemetry validation` and `detect daily`: the dashboard CLI stands in for the loader
@@ -46,7 +53,8 @@ const MAX_FINGERPRINT_LENGTH = 256;
 /** A flag checked by the ingest schema's own rule for the field it fills, so the CLI and ingest cannot disagree. */
 function field(flag: string, schema: z.ZodMiniType, text: string): string {
   const parsed = schema.safeParse(text);
-  if (!parsed.success || typeof parsed.data !== 'string') throw new UsageError(`--${flag}: ${parsed.error?.issues[0]?.message ?? 'invalid value'}; got "${text}"`);
+  if (!parsed.success || typeof parsed.data !== 'string')
+    throw new UsageError(`--${flag}: ${parsed.error?.issues[0]?.message ?? 'invalid value'}; got "${text}"`);
   return parsed.data;
 }
 
@@ -122,7 +130,10 @@ export const telemetryExecution: TelemetryCommand<ExecutionInput, IngestSummary>
   async run(context, input) {
     await requireProject(context, input.record.projectId);
     const record: ExecutionRecord = { ...input.record, at: input.at ?? context.now() };
-    return ingestAll(context, Array.from({ length: input.count }, () => record));
+    return ingestAll(
+      context,
+      Array.from({ length: input.count }, () => record),
+    );
   },
 };
 
@@ -175,11 +186,14 @@ export const telemetryValidation: TelemetryCommand<ValidationInput, IngestSummar
     const [usage] = await context.stores.telemetry.keyUsage([{ projectId, keyId }]);
     if (!usage) throw new CommandError(`Key ${keyId} is not a key of project ${projectId}: issue one with "keys issue"`);
     const at = input.at ?? context.now();
-    const records = Array.from({ length: input.count }, (): ValidationRecord => ({
-      ...input.record,
-      fingerprint: input.fingerprint ?? hashFingerprint(randomBytes(16).toString('hex')),
-      at,
-    }));
+    const records = Array.from(
+      { length: input.count },
+      (): ValidationRecord => ({
+        ...input.record,
+        fingerprint: input.fingerprint ?? hashFingerprint(randomBytes(16).toString('hex')),
+        at,
+      }),
+    );
     return ingestAll(context, records);
   },
 };

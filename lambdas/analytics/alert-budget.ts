@@ -47,5 +47,11 @@ export function digestEvent(hour: AlertHour): AnalyticsEvent {
     sample: hour.sample.slice(0, SUMMARY_SAMPLE_LIMIT),
   };
   // The digest of one name, though the type system sees the digests of the three names as one union.
-  return { name: hour.name, projectId: hour.projectId, dedupKey: digestKey(hour.hourStart), occurredAt: hour.hourStart + HOUR_SECONDS, data: data as AnalyticsEvent['data'] };
+  return {
+    name: hour.name,
+    projectId: hour.projectId,
+    dedupKey: digestKey(hour.hourStart),
+    occurredAt: hour.hourStart + HOUR_SECONDS,
+    data: data as AnalyticsEvent['data'],
+  };
 }

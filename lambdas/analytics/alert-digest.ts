@@ -19,7 +19,9 @@ export async function runAlertDigest(store: TelemetryStore, scheduledAt: number,
   const hours = await store.heldAlerts(digested);
   const written = await mapBounded(hours, async (hour) => {
     const event = digestEvent(hour);
-    return (await store.putEvent(event, now)) ? { name: event.name, projectId: event.projectId, dedupKey: event.dedupKey, summarizes: hour.held + hour.untracked } : undefined;
+    return (await store.putEvent(event, now))
+      ? { name: event.name, projectId: event.projectId, dedupKey: event.dedupKey, summarizes: hour.held + hour.untracked }
+      : undefined;
   });
   return { hourStart: digested, events: written.filter((event) => event !== undefined) };
 }

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { AnalyticsEvent } from '#domain/analytics';
-import { type AnalyticsEventName, type EventSummary, type SingleEventData, SUMMARIZED_EVENTS, SUMMARY_SAMPLE_LIMIT, type SummarizedEventName } from '#schemas/events';
+import {
+  type AnalyticsEventName,
+  type EventSummary,
+  type SingleEventData,
+  SUMMARIZED_EVENTS,
+  SUMMARY_SAMPLE_LIMIT,
+  type SummarizedEventName,
+} from '#schemas/events';
 
 /**
  * Alert storms: one ingest batch can fire hundreds of events of one kind for one project (500 executors never seen
@@ -58,5 +65,11 @@ export function summarize(events: readonly AnalyticsEvent[]): AnalyticsEvent {
     sample: ordered.slice(0, SUMMARY_SAMPLE_LIMIT).map((event) => event.data as SingleEventData<SummarizedEventName>),
   };
   // The summary of one name, though the type system sees the summaries of the three names as one union.
-  return { name: first.name, projectId: first.projectId, dedupKey: `summary#${digest.slice(0, 32)}`, occurredAt: first.occurredAt, data: data as AnalyticsEvent['data'] };
+  return {
+    name: first.name,
+    projectId: first.projectId,
+    dedupKey: `summary#${digest.slice(0, 32)}`,
+    occurredAt: first.occurredAt,
+    data: data as AnalyticsEvent['data'],
+  };
 }

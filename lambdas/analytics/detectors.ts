@@ -8,7 +8,13 @@ import { type AnalyticsEventName, CLONE_SAMPLE_LIMIT, type EventData, type Singl
  * one condition fires one event however often it is detected.
  */
 
-const analyticsEvent = <N extends AnalyticsEventName>(name: N, projectId: string, dedupKey: string, occurredAt: number, data: EventData<N>): AnalyticsEvent<N> => ({
+const analyticsEvent = <N extends AnalyticsEventName>(
+  name: N,
+  projectId: string,
+  dedupKey: string,
+  occurredAt: number,
+  data: EventData<N>,
+): AnalyticsEvent<N> => ({
   name,
   projectId,
   dedupKey,
@@ -111,16 +117,40 @@ export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undef
   const hits: SingleEventData<'key_abuse'>[] = [];
   const { counts } = window;
   if (window.distinctFingerprints > KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan) {
-    hits.push({ keyId: window.keyId, pattern: 'many_fingerprints', count: window.distinctFingerprints, threshold: KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan, windowSeconds });
+    hits.push({
+      keyId: window.keyId,
+      pattern: 'many_fingerprints',
+      count: window.distinctFingerprints,
+      threshold: KEY_ABUSE_THRESHOLDS.distinctFingerprintsMoreThan,
+      windowSeconds,
+    });
   }
   if (counts.revoked >= KEY_ABUSE_THRESHOLDS.revokedValidationsAtLeast) {
-    hits.push({ keyId: window.keyId, pattern: 'revoked_key_burst', count: counts.revoked, threshold: KEY_ABUSE_THRESHOLDS.revokedValidationsAtLeast, windowSeconds });
+    hits.push({
+      keyId: window.keyId,
+      pattern: 'revoked_key_burst',
+      count: counts.revoked,
+      threshold: KEY_ABUSE_THRESHOLDS.revokedValidationsAtLeast,
+      windowSeconds,
+    });
   }
   if (counts.expired >= KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast) {
-    hits.push({ keyId: window.keyId, pattern: 'expired_key_burst', count: counts.expired, threshold: KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast, windowSeconds });
+    hits.push({
+      keyId: window.keyId,
+      pattern: 'expired_key_burst',
+      count: counts.expired,
+      threshold: KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast,
+      windowSeconds,
+    });
   }
   if (counts.hwid_locked >= KEY_ABUSE_THRESHOLDS.hwidLockedValidationsAtLeast) {
-    hits.push({ keyId: window.keyId, pattern: 'hwid_locked_burst', count: counts.hwid_locked, threshold: KEY_ABUSE_THRESHOLDS.hwidLockedValidationsAtLeast, windowSeconds });
+    hits.push({
+      keyId: window.keyId,
+      pattern: 'hwid_locked_burst',
+      count: counts.hwid_locked,
+      threshold: KEY_ABUSE_THRESHOLDS.hwidLockedValidationsAtLeast,
+      windowSeconds,
+    });
   }
   const maxUses = usage?.maxUses ?? null;
   if (usage && maxUses !== null) {

@@ -69,16 +69,26 @@ const versionRef = (record: { projectId: string; versionId: string }) => JSON.st
  * hash the "original" a clone is judged against). Returns the rest, with the use cap of every key that was
  * validated and the uploaded SHA-256 of every version executed.
  */
-async function keepKnown(store: TelemetryStore, parsed: ParsedBatch): Promise<{ batch: ParsedBatch; usage: Map<string, KeyUsage>; versionHashes: Map<string, string> }> {
+async function keepKnown(
+  store: TelemetryStore,
+  parsed: ParsedBatch,
+): Promise<{ batch: ParsedBatch; usage: Map<string, KeyUsage>; versionHashes: Map<string, string> }> {
   const projectIds = [...new Set([...parsed.executions, ...parsed.validations].map((record) => record.projectId))];
   const existing = new Set((await mapBounded(projectIds, async (id) => ((await store.projectExists(id)) ? id : undefined))).filter((id) => id !== undefined));
-  const keys = [...groupBy(parsed.validations.filter((record) => existing.has(record.projectId)), (record) => [record.projectId, record.keyId]).values()].map(([record]) => ({
+  const keys = [
+    ...groupBy(
+      parsed.validations.filter((record) => existing.has(record.projectId)),
+      (record) => [record.projectId, record.keyId],
+    ).values(),
+  ].map(([record]) => ({
     projectId: record.projectId,
     keyId: record.keyId,
   }));
   const versions = [
     ...groupBy(
-      parsed.executions.flatMap((record) => (record.versionId !== undefined && existing.has(record.projectId) ? [{ projectId: record.projectId, versionId: record.versionId }] : [])),
+      parsed.executions.flatMap((record) =>
+        record.versionId !== undefined && existing.has(record.projectId) ? [{ projectId: record.projectId, versionId: record.versionId }] : [],
+      ),
       (version) => [version.projectId, version.versionId],
     ).values(),
   ].map(([version]) => version);
@@ -100,7 +110,9 @@ async function keepKnown(store: TelemetryStore, parsed: ParsedBatch): Promise<{ 
             : `version ${record.versionId} is not a version of project ${record.projectId}`,
         ),
       ),
-      validations: parsed.validations.filter((record) => known(record, () => (usage.has(keyRef(record)) ? undefined : `key ${record.keyId} is not a key of project ${record.projectId}`))),
+      validations: parsed.validations.filter((record) =>
+        known(record, () => (usage.has(keyRef(record)) ? undefined : `key ${record.keyId} is not a key of project ${record.projectId}`)),
+      ),
       rejections,
     },
     usage,
@@ -194,9 +206,21 @@ async function judgeExecutors(store: TelemetryStore, executions: readonly Execut
   const lastSeen = await store.executorsLastSeen(executors);
   const seen = executors.map((executor, i) => ({ executor, before: lastSeen[i] ?? null }));
   // Only a name the project has no record of costs a record: those are what a key may add a few of an hour.
-  const tracked = await withinNewNameLimit(store, seen, ({ before }) => before === null, ({ executor }) => executor, 'newExecutors', 'new_executor', now);
+  const tracked = await withinNewNameLimit(
+    store,
+    seen,
+    ({ before }) => before === null,
+    ({ executor }) => executor,
+    'newExecutors',
+    'new_executor',
+    now,
+  );
   const judged = tracked.map(({ executor, before }) => ({ executor, before, ...detectNewExecutor({ ...executor, lastSeenAt: before }) }));
-  const fired = await fireEvents(store, judged.flatMap((judgement) => judgement.events), now);
+  const fired = await fireEvents(
+    store,
+    judged.flatMap((judgement) => judgement.events),
+    now,
+  );
   const moved = judged.flatMap(({ executor, before, lastSeenAt }) =>
     lastSeenAt !== null && lastSeenAt !== before ? [{ projectId: executor.projectId, executor: executor.executor, lastSeenAt }] : [],
   );
@@ -208,8 +232,15 @@ async function judgeExecutors(store: TelemetryStore, executions: readonly Execut
  * clone_detected: a version's original is the SHA-256 of the script uploaded for it (the version item keeps it);
  * only a script reported with no version falls back to its first reported hash.
  */
-async function judgeScriptHashes(store: TelemetryStore, executions: readonly ExecutionRecord[], versionHashes: Map<string, string>, now: number): Promise<FiredEvent[]> {
-  const hashed = executions.flatMap((record) => (record.scriptHash ? [{ ...scriptOf(record), hash: record.scriptHash, at: record.at, keyId: record.keyId }] : []));
+async function judgeScriptHashes(
+  store: TelemetryStore,
+  executions: readonly ExecutionRecord[],
+  versionHashes: Map<string, string>,
+  now: number,
+): Promise<FiredEvent[]> {
+  const hashed = executions.flatMap((record) =>
+    record.scriptHash ? [{ ...scriptOf(record), hash: record.scriptHash, at: record.at, keyId: record.keyId }] : [],
+  );
   const sightings = [...groupBy(hashed, (s) => [s.projectId, s.scriptId, s.versionId, s.hash]).values()].map((group) => ({
     projectId: group[0].projectId,
     scriptId: group[0].scriptId,
@@ -221,8 +252,19 @@ async function judgeScriptHashes(store: TelemetryStore, executions: readonly Exe
   }));
   if (sightings.length === 0) return [];
   const known = await store.scriptHashesKnown(sightings);
-  const tracked = await withinNewNameLimit(store, sightings.map((sighting, i) => ({ sighting, known: known[i] === true })), ({ known: isKnown }) => !isKnown, ({ sighting }) => sighting, 'newScriptHashes', 'clone_detected', now);
-  const noted = await mapBounded(tracked.map(({ sighting }) => sighting), async (sighting) => ({ sighting, ...(await store.recordScriptHash(sighting)) }));
+  const tracked = await withinNewNameLimit(
+    store,
+    sightings.map((sighting, i) => ({ sighting, known: known[i] === true })),
+    ({ known: isKnown }) => !isKnown,
+    ({ sighting }) => sighting,
+    'newScriptHashes',
+    'clone_detected',
+    now,
+  );
+  const noted = await mapBounded(
+    tracked.map(({ sighting }) => sighting),
+    async (sighting) => ({ sighting, ...(await store.recordScriptHash(sighting)) }),
+  );
   // One tally write per script: it counts the new hashes and names the original, so no judgement reads a hash list.
   const scripts = [...groupBy(noted, ({ sighting: s }) => [s.projectId, s.scriptId, s.versionId]).values()];
   const judged = await mapBounded(scripts, async (group) => {
@@ -231,13 +273,19 @@ async function judgeScriptHashes(store: TelemetryStore, executions: readonly Exe
     const tally = await store.tallyScript({
       ...script,
       newHashes: group.filter(({ isNew }) => isNew).length,
-      candidate: (versionId !== null && versionHashes.get(versionRef({ projectId, versionId }))) || (originalCandidate(group.map(({ sighting }) => sighting)) ?? group[0].sighting.hash),
+      candidate:
+        (versionId !== null && versionHashes.get(versionRef({ projectId, versionId }))) ||
+        (originalCandidate(group.map(({ sighting }) => sighting)) ?? group[0].sighting.hash),
       seenAt: Math.max(now, ...group.map(({ sighting }) => sighting.lastSeenAt)),
     });
     const unjudged = group.filter(({ judged: done }) => !done).map(({ sighting }) => ({ hash: sighting.hash, firstSeenAt: sighting.firstSeenAt }));
     return { script, ...detectClones({ ...script, tally, unjudged }) };
   });
-  const fired = await fireEvents(store, judged.flatMap(({ events }) => events), now);
+  const fired = await fireEvents(
+    store,
+    judged.flatMap(({ events }) => events),
+    now,
+  );
   await mapBounded(
     judged.filter(({ judged: hashes }) => hashes.length > 0),
     ({ script, judged: hashes }) => store.markHashesJudged(script, hashes),
@@ -245,7 +293,12 @@ async function judgeScriptHashes(store: TelemetryStore, executions: readonly Exe
   return fired;
 }
 
-async function judgeValidations(store: TelemetryStore, validations: readonly ValidationRecord[], usage: Map<string, KeyUsage>, now: number): Promise<FiredEvent[]> {
+async function judgeValidations(
+  store: TelemetryStore,
+  validations: readonly ValidationRecord[],
+  usage: Map<string, KeyUsage>,
+  now: number,
+): Promise<FiredEvent[]> {
   const deltas: ValidationDelta[] = [...groupBy(validations, (record) => [record.projectId, record.keyId, hourStart(record.at)]).values()].map((group) => {
     const counts: ValidationDelta['counts'] = {};
     for (const record of group) counts[record.result] = (counts[record.result] ?? 0) + 1;
@@ -259,10 +312,12 @@ async function judgeValidations(store: TelemetryStore, validations: readonly Val
     };
   });
   const windows = await mapBounded(deltas, (delta) => store.addValidations(delta));
-  const judged = windows
-    .map((window) => ({ window, ...detectKeyAbuse(window, usage.get(keyRef(window))) }))
-    .filter(({ events }) => events.length > 0);
-  const fired = await fireEvents(store, judged.flatMap(({ events }) => events), now);
+  const judged = windows.map((window) => ({ window, ...detectKeyAbuse(window, usage.get(keyRef(window))) })).filter(({ events }) => events.length > 0);
+  const fired = await fireEvents(
+    store,
+    judged.flatMap(({ events }) => events),
+    now,
+  );
   await mapBounded(judged, ({ window, patterns }) => store.markKeyAbuseReported(window, patterns));
   return fired;
 }
@@ -288,17 +343,29 @@ async function withinNewNameLimit<T>(
   event: SummarizedEventName,
   now: number,
 ): Promise<T[]> {
-  const byKey = [...groupBy(items.filter((item) => isNew(item) && sighting(item).keyId !== undefined), (item) => [sighting(item).projectId, sighting(item).keyId]).values()];
+  const byKey = [
+    ...groupBy(
+      items.filter((item) => isNew(item) && sighting(item).keyId !== undefined),
+      (item) => [sighting(item).projectId, sighting(item).keyId],
+    ).values(),
+  ];
   const untracked = new Set<T>();
   await mapBounded(byKey, async (group) => {
     const { projectId, keyId } = sighting(group[0]);
     if (keyId === undefined) return;
-    const admitted = admittedOf(await store.countNewNames({ projectId, keyId, hourStart: hourStart(now) }, kind, group.length), group.length, NEW_NAME_LIMITS[kind]);
+    const admitted = admittedOf(
+      await store.countNewNames({ projectId, keyId, hourStart: hourStart(now) }, kind, group.length),
+      group.length,
+      NEW_NAME_LIMITS[kind],
+    );
     for (const item of group.slice(admitted)) untracked.add(item);
   });
   const perProject = [...groupBy([...untracked], (item) => [sighting(item).projectId]).values()];
   await mapBounded(perProject, (group) =>
-    store.holdAlerts({ projectId: sighting(group[0]).projectId, name: event, hourStart: hourStart(now) }, { held: 0, untracked: group.length, sample: [], at: now }),
+    store.holdAlerts(
+      { projectId: sighting(group[0]).projectId, name: event, hourStart: hourStart(now) },
+      { held: 0, untracked: group.length, sample: [], at: now },
+    ),
   );
   return items.filter((item) => !untracked.has(item));
 }

@@ -98,7 +98,9 @@ export function apiEntry(
   return { entryId: newAuditEntryId(), at, projectId, action, status, source: 'api', tokenId: actor.tokenId, requestId: actor.requestId, target, outcome };
 }
 
-export function dashboardEntry(change: AuditSubject & { at: number; action: AuditAction; target: AuditDetails; outcome: AuditDetails; caller?: string }): AuditEntry {
+export function dashboardEntry(
+  change: AuditSubject & { at: number; action: AuditAction; target: AuditDetails; outcome: AuditDetails; caller?: string },
+): AuditEntry {
   const { at, action, target, outcome, caller } = change;
   const subject: AuditSubject = change.projectId !== undefined ? { projectId: change.projectId } : { ownerId: change.ownerId };
   return {

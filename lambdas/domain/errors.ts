@@ -84,4 +84,12 @@ export class RateLimited extends DomainError {
   }
 }
 
-export type DomainErrorName = 'InvalidInput' | 'Unauthenticated' | 'ScopeMissing' | 'ProjectNotFound' | 'PlanNotAllowed' | 'KeyNotFound' | 'VersionNotFound' | 'RateLimited';
+export type DomainErrorName =
+  | 'InvalidInput'
+  | 'Unauthenticated'
+  | 'ScopeMissing'
+  | 'ProjectNotFound'
+  | 'PlanNotAllowed'
+  | 'KeyNotFound'
+  | 'VersionNotFound'
+  | 'RateLimited';

@@ -78,8 +78,12 @@ export function clientAddressBucket(sourceIp: string): string {
   // A dotted IPv4 tail stands for two groups.
   const groupsOf = (part: string) => (part ? part.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group])) : []);
   const [head = '', tail] = sourceIp.toLowerCase().split('::');
-  const groups = tail === undefined ? groupsOf(head) : [...groupsOf(head), ...Array<string>(8 - groupsOf(head).length - groupsOf(tail).length).fill('0'), ...groupsOf(tail)];
-  return `${groups.slice(0, 4).map((group) => group.padStart(4, '0')).join(':')}::/64`;
+  const groups =
+    tail === undefined ? groupsOf(head) : [...groupsOf(head), ...Array<string>(8 - groupsOf(head).length - groupsOf(tail).length).fill('0'), ...groupsOf(tail)];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.padStart(4, '0'))
+    .join(':')}::/64`;
 }
 
 /** What the check of one key came to, as the store decided it atomically. */
@@ -144,7 +148,8 @@ export async function checkKey<Served extends { versionId: string }>(
   const window = rateWindowAt(now);
   const address = clientAddressBucket(sourceIp);
   const local = deps.addresses.countCheck(address, window.start);
-  const addressLimited = () => new RateLimited(window.resetSeconds, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`);
+  const addressLimited = () =>
+    new RateLimited(window.resetSeconds, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`);
   if (local && local.checks > LOADER_LIMITS.perAddressPerMinute) throw addressLimited();
   if (local && local.invalidKeys >= ADDRESS_COUNTING.invalidKeysPerMinute) {
     throw new RateLimited(window.resetSeconds, `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute`);
@@ -158,7 +163,11 @@ export async function checkKey<Served extends { versionId: string }>(
   const shared = local === undefined || local.checks > ADDRESS_COUNTING.sharedAfter;
   const [addressCount, served] = await Promise.all([
     shared
-      ? deps.rateLimits.countRequest(`loader-address#${address}`, { start: window.start, seconds: LOADER_LIMITS.windowSeconds }, LOADER_LIMITS.perAddressPerMinute)
+      ? deps.rateLimits.countRequest(
+          `loader-address#${address}`,
+          { start: window.start, seconds: LOADER_LIMITS.windowSeconds },
+          LOADER_LIMITS.perAddressPerMinute,
+        )
       : 0,
     guard?.(),
   ]);
@@ -206,7 +215,8 @@ const reportOf = (request: CheckReport): CheckReport => ({
 
 /** The validate endpoint's answer to a check (it guards nothing, so there is always a verdict). */
 export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheckResponse {
-  if (outcome.outcome === 'valid') return { valid: true, code: 'KEY_VALID', key_id: outcome.keyId, expires_at: outcome.key.expiresAt, uses_left: usesLeft(outcome.key) };
+  if (outcome.outcome === 'valid')
+    return { valid: true, code: 'KEY_VALID', key_id: outcome.keyId, expires_at: outcome.key.expiresAt, uses_left: usesLeft(outcome.key) };
   if (outcome.outcome === 'refused') return { valid: false, code: outcome.code };
   throw new Error('A check that guards nothing always has a verdict');
 }

@@ -31,7 +31,9 @@ export interface OrderKeyRef {
 /** Each part length-prefixed, so no choice of ids can make two orders' inputs the same bytes. */
 function orderHmac(secret: Uint8Array, label: 'key' | 'watermark', order: OrderKeyRef, index: number): Buffer {
   const parts = [label, order.projectId, order.orderId, String(index)];
-  return createHmac('sha256', secret).update(parts.map((part) => `${Buffer.byteLength(part)}:${part}`).join('|')).digest();
+  return createHmac('sha256', secret)
+    .update(parts.map((part) => `${Buffer.byteLength(part)}:${part}`).join('|'))
+    .digest();
 }
 
 /** The form of every key value this service makes: `sdk_` and 24 random bytes in base64url (32 characters). */

@@ -1,15 +1,8 @@
 import { redactWebhookUrl } from '#events/discord-webhook-url';
 import type { ListKeysQuery } from '#schemas/requests';
-import type {
-  ListKeysResponse,
-  ListVersionsResponse,
-  ListWebhooksResponse,
-  OkResponse,
-  RevokeBulkResponse,
-  RollbackResponse,
-} from '#schemas/responses';
+import type { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse, OkResponse, RevokeBulkResponse, RollbackResponse } from '#schemas/responses';
 import { authorizeProjectAccess } from './access';
-import { AUDIT_ACTIONS, apiEntry, type AuditTrail, type ManyWritesAuditTrail, withCountedRevokes } from './audit';
+import { AUDIT_ACTIONS, type AuditTrail, apiEntry, type ManyWritesAuditTrail, withCountedRevokes } from './audit';
 import { mapPagesBounded } from './concurrency';
 import { KeyNotFound, VersionNotFound } from './errors';
 import type { Caller, Project } from './model';
@@ -102,7 +95,9 @@ export async function revokeBulkAudited(
     result = await revokeBulk(counted.store, project, watermark, now, timeLeftMs);
   } catch (error) {
     // The revoke's own failure is what the caller must hear of; if this update fails too the entry stays `started`.
-    await trail.log.finish(entry, 'failed', { revoked_count: counted.revoked() }).catch((finishError: unknown) => trail.unsettled(entry, { revoked_count: counted.revoked() }, finishError));
+    await trail.log
+      .finish(entry, 'failed', { revoked_count: counted.revoked() })
+      .catch((finishError: unknown) => trail.unsettled(entry, { revoked_count: counted.revoked() }, finishError));
     throw error;
   }
   const { ok: _ok, ...outcome } = result;

@@ -199,7 +199,14 @@ export async function publishScript(
   const object = { projectId: input.projectId, versionId: input.id };
   await deps.scripts.put(object, input.bytes);
   try {
-    const version = await deps.versions.uploadVersion({ id: input.id, projectId: input.projectId, sizeBytes: input.bytes.length, sha256, notes: input.notes, now: input.now });
+    const version = await deps.versions.uploadVersion({
+      id: input.id,
+      projectId: input.projectId,
+      sizeBytes: input.bytes.length,
+      sha256,
+      notes: input.notes,
+      now: input.now,
+    });
     return { ...version, size_bytes: input.bytes.length, sha256 };
   } catch (error) {
     await deps.scripts.delete(object);

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { type IssueKeysBody, LIFETIME_EXPIRES_AT } from '#schemas/requests';
 import type { IssueKeysResponse, KeyDetailResponse, ResetHwidResponse } from '#schemas/responses';
-import { AUDIT_ACTIONS, apiEntry, type AuditTrail } from './audit';
+import { AUDIT_ACTIONS, type AuditTrail, apiEntry } from './audit';
 import { KeyNotFound, OrderConflict } from './errors';
 import { hashKeyValue, keyIdOf, newKeyValue, type OrderKeyRef, orderKeyValue, orderWatermark } from './key-values';
 import type { Project } from './model';
@@ -66,11 +66,7 @@ function orderKeys(secret: Uint8Array, order: OrderKeyRef, count: number, waterm
 }
 
 /** The batch the store writes: hashes only, never a raw value. */
-export function batchOf(
-  projectId: string,
-  keys: readonly RawKey[],
-  fields: Omit<KeyBatch, 'projectId' | 'keys'>,
-): KeyBatch {
+export function batchOf(projectId: string, keys: readonly RawKey[], fields: Omit<KeyBatch, 'projectId' | 'keys'>): KeyBatch {
   return { projectId, keys: keys.map(({ id, key, watermark }) => ({ id, keyHash: hashKeyValue(key), watermark })), ...fields };
 }
 
@@ -119,7 +115,8 @@ export async function issueKeys(issuing: KeyIssuing, project: Project, body: Iss
     if (order.bodyHash !== bodyHash) throw new OrderConflict(orderId);
     const keys = orderKeys(secret, ref, order.count, body.watermark);
     // A failure of the service, not of the request: the caller must not get keys its order never had.
-    if (keys[0]?.id !== order.firstKeyId) throw new Error(`Order ${orderId} of project ${project.id} derives other keys than it issued: the key secret was replaced`);
+    if (keys[0]?.id !== order.firstKeyId)
+      throw new Error(`Order ${orderId} of project ${project.id} derives other keys than it issued: the key secret was replaced`);
     const batch = batchOf(project.id, keys, fieldsAt(order.issuedAt));
     // Keys a first call recorded but did not live to write; none on a plain repeat.
     await issuing.store.completeOrder(batch, order.firstSeq);

@@ -88,7 +88,11 @@ export function decideDelivery(outcome: PostOutcome, attempt: DeliveryAttempt): 
     case 'gone':
       return {
         action: 'disable_webhook',
-        log: { level: 'warn', message: 'Discord no longer knows this webhook; config disabled, not retried', fields: { status: outcome.status, code: outcome.code } },
+        log: {
+          level: 'warn',
+          message: 'Discord no longer knows this webhook; config disabled, not retried',
+          fields: { status: outcome.status, code: outcome.code },
+        },
       };
     case 'refused':
       return {

@@ -116,7 +116,10 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
         return retryLater(record, decision.afterSeconds, decision.reason);
       case 'resend':
         // The copy goes out before this message is deleted: if the send fails, this one comes back instead.
-        await inFlight.sendDelayed({ body: JSON.stringify({ ...message, rateLimited: decision.rateLimited }), groupId: message.project.id }, decision.delaySeconds);
+        await inFlight.sendDelayed(
+          { body: JSON.stringify({ ...message, rateLimited: decision.rateLimited }), groupId: message.project.id },
+          decision.delaySeconds,
+        );
         log({ delaySeconds: decision.delaySeconds });
         return;
       case 'disable_webhook': {

@@ -6,14 +6,7 @@
 
 export const DEFAULT_DISCORD_API_BASE = 'https://discord.com/api/v10';
 
-const DISCORD_HOSTS = new Set([
-  'discord.com',
-  'discordapp.com',
-  'canary.discord.com',
-  'ptb.discord.com',
-  'canary.discordapp.com',
-  'ptb.discordapp.com',
-]);
+const DISCORD_HOSTS = new Set(['discord.com', 'discordapp.com', 'canary.discord.com', 'ptb.discord.com', 'canary.discordapp.com', 'ptb.discordapp.com']);
 
 /** `/api[/vN]/webhooks/{snowflake}/{token}`; Discord's tokens are URL-safe base64. */
 const WEBHOOK_PATH = /^\/api(?:\/v\d{1,2})?\/webhooks\/(\d{1,20})\/([A-Za-z0-9_-]{1,200})\/?$/;

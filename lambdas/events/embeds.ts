@@ -1,5 +1,14 @@
-import { type EventData, type EventDigest, type EventSummary, isDigest, isSummary, type ProjectEvent, type SingleEventData, type SummarizedEventName } from '#schemas/events';
 import { ALERTS_PER_HOUR, NEW_EXECUTORS_PER_KEY_PER_HOUR, NEW_SCRIPT_HASHES_PER_KEY_PER_HOUR } from '#analytics/alert-budget';
+import {
+  type EventData,
+  type EventDigest,
+  type EventSummary,
+  isDigest,
+  isSummary,
+  type ProjectEvent,
+  type SingleEventData,
+  type SummarizedEventName,
+} from '#schemas/events';
 import { UNSAFE_TEXT_CHARACTERS_GLOBAL } from '#schemas/formats';
 import type { EventName } from '#schemas/resources';
 
@@ -91,13 +100,19 @@ const REPLACEMENT = '\uFFFD';
  */
 export function escapeMarkdown(text: string, max: number = Number.POSITIVE_INFINITY, options: { keepLines?: boolean } = {}): string {
   const lines = text.split(/\r\n|\r|\n/);
-  if (options.keepLines && lines.length > 1) return cutEscaped(lines.flatMap((line, i) => [...(i > 0 ? ['\n'] : []), ...escapePoints(line)]), max);
+  if (options.keepLines && lines.length > 1)
+    return cutEscaped(
+      lines.flatMap((line, i) => [...(i > 0 ? ['\n'] : []), ...escapePoints(line)]),
+      max,
+    );
   return cutEscaped(escapePoints(lines.join(' ')), max);
 }
 
 /** One line's code points, each escaped as escapeMarkdown says. */
 function escapePoints(line: string): string[] {
-  const points = [...line.replace(/\t/g, ' ').replace(UNSAFE_TEXT_CHARACTERS_GLOBAL, REPLACEMENT)].map((point) => (MARKDOWN_SPECIAL.test(point) ? `\\${point}` : point));
+  const points = [...line.replace(/\t/g, ' ').replace(UNSAFE_TEXT_CHARACTERS_GLOBAL, REPLACEMENT)].map((point) =>
+    MARKDOWN_SPECIAL.test(point) ? `\\${point}` : point,
+  );
   const marker = LIST_MARKER.exec(line);
   if (marker) {
     const at = [...(marker[1] ?? '')].length + [...(marker[2] ?? '')].length - 1;
@@ -196,7 +211,8 @@ const KEY_ABUSE_TEXT = {
   many_fingerprints: {
     label: 'Key used from many devices',
     unit: 'distinct devices',
-    advice: 'The key is probably shared or leaked. Revoke it (POST /v1/projects/:id/keys/revoke with its key_id); if it shows in a leaked dump, revoke every key with its watermark (keys/revoke-bulk).',
+    advice:
+      'The key is probably shared or leaked. Revoke it (POST /v1/projects/:id/keys/revoke with its key_id); if it shows in a leaked dump, revoke every key with its watermark (keys/revoke-bulk).',
   },
   revoked_key_burst: {
     label: 'Revoked key still being tried',
@@ -216,7 +232,8 @@ const KEY_ABUSE_TEXT = {
   hwid_locked_burst: {
     label: 'Machine-bound key tried on other machines',
     unit: 'locked checks',
-    advice: 'The key is bound to its machines and keeps being tried on others: shared, or its buyer changed machine or executor. Reset it (POST /v1/projects/:id/keys/reset-hwid) if the buyer asks; revoke it if it is shared.',
+    advice:
+      'The key is bound to its machines and keeps being tried on others: shared, or its buyer changed machine or executor. Reset it (POST /v1/projects/:id/keys/reset-hwid) if the buyer asks; revoke it if it is shared.',
   },
 } as const;
 
@@ -282,7 +299,10 @@ export const EMBED_BUILDERS: Builders = {
       fieldOf('Original hash', escapeMarkdown(data.originalHash, SHORT_VALUE), false),
       fieldOf(
         data.distinctHashes > data.sampleHashes.length ? `Sample (${formatCount(data.sampleHashes.length)} of ${formatCount(data.distinctHashes)})` : 'Hashes',
-        listWithin(data.sampleHashes.map((hash) => escapeMarkdown(hash, SHORT_VALUE)), EMBED_LIMITS.fieldValue),
+        listWithin(
+          data.sampleHashes.map((hash) => escapeMarkdown(hash, SHORT_VALUE)),
+          EMBED_LIMITS.fieldValue,
+        ),
         false,
       ),
       fieldOf(
@@ -295,7 +315,9 @@ export const EMBED_BUILDERS: Builders = {
 };
 
 /** How a summary of many events of one kind reads: its title, one line per sampled event, and what to do. */
-const SUMMARY_TEXT: { [E in SummarizedEventName]: { title: (count: string) => string; noun: string; line: (data: SingleEventData<E>) => string; advice: string } } = {
+const SUMMARY_TEXT: {
+  [E in SummarizedEventName]: { title: (count: string) => string; noun: string; line: (data: SingleEventData<E>) => string; advice: string };
+} = {
   new_executor: {
     title: (count) => `${count} new executors seen`,
     noun: 'new executors',
@@ -306,14 +328,16 @@ const SUMMARY_TEXT: { [E in SummarizedEventName]: { title: (count: string) => st
   key_abuse: {
     title: (count) => `Suspicious use of ${count} keys`,
     noun: 'suspicious key uses',
-    line: (data) => `${escapeMarkdown(data.keyId, SHORT_VALUE)}: ${KEY_ABUSE_TEXT[data.pattern].label} (${formatCount(data.count)} ${KEY_ABUSE_TEXT[data.pattern].unit})`,
+    line: (data) =>
+      `${escapeMarkdown(data.keyId, SHORT_VALUE)}: ${KEY_ABUSE_TEXT[data.pattern].label} (${formatCount(data.count)} ${KEY_ABUSE_TEXT[data.pattern].unit})`,
     advice:
       'Many keys tripped the abuse checks at once, as a leaked dump or a cracked loader makes them do. Revoke the keys listed (keys/revoke), or every key of a leaked watermark (keys/revoke-bulk).',
   },
   clone_detected: {
     title: (count) => `${count} possible clones detected`,
     noun: 'possible clones',
-    line: (data) => `${escapeMarkdown(data.newHash, SHORT_VALUE)} (script ${escapeMarkdown(data.scriptId, SHORT_VALUE)}${data.versionId === null ? '' : `, ${escapeMarkdown(data.versionId, SHORT_VALUE)}`})`,
+    line: (data) =>
+      `${escapeMarkdown(data.newHash, SHORT_VALUE)} (script ${escapeMarkdown(data.scriptId, SHORT_VALUE)}${data.versionId === null ? '' : `, ${escapeMarkdown(data.versionId, SHORT_VALUE)}`})`,
     advice: 'Many modified copies of the script started running at once. Compare the hashes with your builds; if a copy leaked, revoke its keys by watermark.',
   },
 };
@@ -350,7 +374,8 @@ function digestBody<E extends SummarizedEventName>(name: E, digest: EventDigest<
     fieldOf('Last', formatUtc(digest.lastAt), true),
   ];
   const untracked: SummarizedEventName = name;
-  if (digest.untracked > 0 && untracked !== 'key_abuse') fields.push(fieldOf('Not tracked', `${formatCount(digest.untracked)} ${UNTRACKED_TEXT[untracked]}`, false));
+  if (digest.untracked > 0 && untracked !== 'key_abuse')
+    fields.push(fieldOf('Not tracked', `${formatCount(digest.untracked)} ${UNTRACKED_TEXT[untracked]}`, false));
   if (digest.sample.length > 0) {
     const shown = digest.sample.length < digest.held ? `Sample (${formatCount(digest.sample.length)} of ${formatCount(digest.held)})` : 'All';
     fields.push(fieldOf(shown, listWithin(digest.sample.map(text.line), EMBED_LIMITS.fieldValue), false));

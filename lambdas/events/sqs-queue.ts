@@ -34,7 +34,9 @@ export class SqsInFlightMessages implements InFlightMessages {
   }
 
   async sendDelayed(message: Omit<OutgoingMessage, 'id'>, delaySeconds: number): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: message.body, MessageGroupId: message.groupId, DelaySeconds: delaySeconds }));
+    await this.sqs.send(
+      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: message.body, MessageGroupId: message.groupId, DelaySeconds: delaySeconds }),
+    );
   }
 
   async deadLetter(body: string, reason: string): Promise<void> {

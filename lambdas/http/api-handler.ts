@@ -6,12 +6,22 @@ import type { ApiActor } from '#domain/audit';
 import { InvalidInput, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
 import type { Caller, Project } from '#domain/model';
 import type { AuditLog, KeySecret, KeyStore, ProjectStore, RateLimitStore } from '#domain/ports';
-import type { KeyIssuing } from '#domain/selling-keys';
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
+import type { KeyIssuing } from '#domain/selling-keys';
 import { callerOfToken, requireScope, type ScopeNeed, scopeOf, type TokenScope } from '#domain/tokens';
 import { PATH_ID_PATTERN } from '#schemas/formats';
-import { type HttpMiddleware, type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, parse, type ProxyHandler, requestIdsInLogs } from './middlewares';
+import {
+  type HttpMiddleware,
+  type Internal,
+  type JsonEvent,
+  jsonBody,
+  jsonErrors,
+  lowercaseHeaders,
+  type ProxyHandler,
+  parse,
+  requestIdsInLogs,
+} from './middlewares';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { jsonResponse } from './responses';
 
@@ -39,7 +49,17 @@ export interface Endpoint<Query, Body, Result> {
    * `{key_id}` of the routes that name one key in their path.
    */
   run(
-    input: { project: Project; query: Query; body: Body; now: number; timeLeftMs: () => number; actor: ApiActor; scope: TokenScope; logger: Logger; keyId: string },
+    input: {
+      project: Project;
+      query: Query;
+      body: Body;
+      now: number;
+      timeLeftMs: () => number;
+      actor: ApiActor;
+      scope: TokenScope;
+      logger: Logger;
+      keyId: string;
+    },
     projects: ProjectStore,
     audit: AuditLog,
     keys: KeyIssuing,
@@ -129,4 +149,3 @@ function rateLimit({ stores, now }: ApiDeps): HttpMiddleware {
     },
   };
 }
-

@@ -113,7 +113,8 @@ export function jsonErrors(logger: Logger): HttpMiddleware {
       const rateHeaders = request.internal.rateHeaders ?? {};
       // middy's JSON body parser throws HTTP errors of its own (422 for malformed JSON): the spec says 400.
       const status = (error as { statusCode?: unknown } | null)?.statusCode;
-      const failure = !(error instanceof DomainError) && typeof status === 'number' && status >= 400 && status < 500 ? parserError(error?.message ?? '') : error;
+      const failure =
+        !(error instanceof DomainError) && typeof status === 'number' && status >= 400 && status < 500 ? parserError(error?.message ?? '') : error;
       if (failure instanceof DomainError) {
         request.response = errorResponse(statusOf(failure), failure.message, { ...rateHeaders, ...errorHeadersOf(failure) });
         return;

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { AddressTally } from '#domain/address-tally';
 import { QueueTelemetrySink } from '#analytics/telemetry-queue';
 import { publicRouteOf, SCRIPT_ROUTE } from '#api/routes';
+import { AddressTally } from '#domain/address-tally';
 import { ScriptCache } from '#domain/scripts';
 import { SqsMessageSender } from '#events/sqs-queue';
 import { awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
@@ -32,5 +32,6 @@ export const handler = lazyHandler(() => {
     scripts: new S3ScriptStore(createS3Client(), settings.scriptBucket()),
     cache: new ScriptCache(SCRIPT_CACHE_BYTES),
   });
-  return (event: APIGatewayProxyEventV2, context: Context) => (publicRouteOf(event.routeKey) === SCRIPT_ROUTE ? script(event, context) : validate(event, context));
+  return (event: APIGatewayProxyEventV2, context: Context) =>
+    publicRouteOf(event.routeKey) === SCRIPT_ROUTE ? script(event, context) : validate(event, context);
 });

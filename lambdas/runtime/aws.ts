@@ -70,5 +70,4 @@ const awsKeySecret: KeySecret = {
 export const awsApiDeps = (): ApiDeps => ({ stores: awsStores(), keySecret: awsKeySecret, now: clock, logger: awsLogger('developer-api') });
 
 /** An API route's deployed handler. */
-export const awsApiHandler = <Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>) =>
-  lazyHandler(() => createApiHandler(endpoint, awsApiDeps()));
+export const awsApiHandler = <Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>) => lazyHandler(() => createApiHandler(endpoint, awsApiDeps()));

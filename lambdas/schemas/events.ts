@@ -132,8 +132,7 @@ export type ProjectEvent = { [E in EventName]: { name: E; projectId: string; occ
 /** The events a detector fires from telemetry; `version_deployed` is fired by an upload instead. */
 export type AnalyticsEventName = Exclude<EventName, 'version_deployed'>;
 
-const eventSchema = <E extends EventName>(name: E) =>
-  z.object({ name: z.literal(name), projectId: z.string(), occurredAt: z.int(), data: EVENT_DATA[name] });
+const eventSchema = <E extends EventName>(name: E) => z.object({ name: z.literal(name), projectId: z.string(), occurredAt: z.int(), data: EVENT_DATA[name] });
 
 /** A ProjectEvent as it travels (stream, queue): checked again on arrival, because a queue carries whatever was put in it. */
 export const ProjectEventSchema = z.discriminatedUnion('name', [

@@ -8,7 +8,8 @@ import { MAX_EXECUTOR_LENGTH } from './telemetry';
 export const MAX_KEY_VALUE_LENGTH = 256;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-const required = (field: string, type: string) => (issue: { input: unknown }) => (issue.input === undefined ? `${field} is required` : `${field} must be ${type}`);
+const required = (field: string, type: string) => (issue: { input: unknown }) =>
+  issue.input === undefined ? `${field} is required` : `${field} must be ${type}`;
 
 const sha256Hex = (field: string, what: string) =>
   z.string({ error: required(field, 'a string') }).check(z.regex(SHA256_HEX, `${field} must be 64 lowercase hex characters: ${what}`));
@@ -19,11 +20,12 @@ const sha256Hex = (field: string, what: string) =>
  */
 export const LoaderCheckRequest = z.object(
   {
-    project_id: z.string({ error: required('project_id', 'a string') }).check(z.regex(PATH_ID_PATTERN, 'project_id must be the project id, 1-64 characters of A-Z, a-z, 0-9, _ or -')),
-    key: z.string({ error: required('key', 'a string') }).check(
-      z.minLength(1, 'key must not be empty'),
-      z.maxLength(MAX_KEY_VALUE_LENGTH, `key must be at most ${MAX_KEY_VALUE_LENGTH} characters`),
-    ),
+    project_id: z
+      .string({ error: required('project_id', 'a string') })
+      .check(z.regex(PATH_ID_PATTERN, 'project_id must be the project id, 1-64 characters of A-Z, a-z, 0-9, _ or -')),
+    key: z
+      .string({ error: required('key', 'a string') })
+      .check(z.minLength(1, 'key must not be empty'), z.maxLength(MAX_KEY_VALUE_LENGTH, `key must be at most ${MAX_KEY_VALUE_LENGTH} characters`)),
     fingerprint: sha256Hex('fingerprint', "the SHA-256 of the machine's id, never the id itself"),
     // Trimmed as the ingest path trims it: a name of only spaces would be answered yet its telemetry refused by
     // ingest, so such checks (a leaked key's included) would reach no detector.
@@ -34,7 +36,11 @@ export const LoaderCheckRequest = z.object(
       z.maxLength(MAX_EXECUTOR_LENGTH, `executor must be at most ${MAX_EXECUTOR_LENGTH} characters`),
     ),
     script_hash: z.optional(sha256Hex('script_hash', 'the SHA-256 of the script text')),
-    version_id: z.optional(z.string({ error: required('version_id', 'a string') }).check(z.regex(PATH_ID_PATTERN, 'version_id must be a version id, 1-64 characters of A-Z, a-z, 0-9, _ or -'))),
+    version_id: z.optional(
+      z
+        .string({ error: required('version_id', 'a string') })
+        .check(z.regex(PATH_ID_PATTERN, 'version_id must be a version id, 1-64 characters of A-Z, a-z, 0-9, _ or -')),
+    ),
   },
   { error: 'Request body must be a JSON object' },
 );

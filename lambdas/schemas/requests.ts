@@ -25,10 +25,9 @@ function requestPart<S extends Shape>(part: 'body' | 'query', shape: S) {
 }
 
 function requiredId(field: string) {
-  return z.string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) }).check(
-    z.minLength(1, `${field} must not be empty`),
-    z.maxLength(MAX_ID_LENGTH, `${field} must be at most ${MAX_ID_LENGTH} characters`),
-  );
+  return z
+    .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
+    .check(z.minLength(1, `${field} must not be empty`), z.maxLength(MAX_ID_LENGTH, `${field} must be at most ${MAX_ID_LENGTH} characters`));
 }
 
 /** A query value that must be a whole number in [min, max]; the text is checked, so `1e2`, `-1`, `1.5` and `""` fail. */
@@ -48,13 +47,11 @@ export const KEYS_PAGE = { defaultLimit: 50, maxLimit: 100, defaultOffset: 0, ma
 
 /** A watermark as the spec writes it (§4.3, §8), with advice for the common slips. */
 function watermarkValue() {
-  return z
-    .string({ error: (issue) => (issue.input === undefined ? 'watermark is required' : 'watermark must be a string') })
-    .check(
-      z.refine((value) => watermarkProblem(value) === undefined, {
-        error: (issue) => watermarkProblem(String(issue.input)) ?? 'invalid watermark',
-      }),
-    );
+  return z.string({ error: (issue) => (issue.input === undefined ? 'watermark is required' : 'watermark must be a string') }).check(
+    z.refine((value) => watermarkProblem(value) === undefined, {
+      error: (issue) => watermarkProblem(String(issue.input)) ?? 'invalid watermark',
+    }),
+  );
 }
 
 /**
@@ -118,10 +115,9 @@ export function parseDuration(value: unknown): KeyDuration | undefined {
 const optionalNullableInt = (field: string, min: number, max: number) =>
   z._default(
     z.nullable(
-      z.int({ error: `${field} must be a whole number from ${min} to ${max.toLocaleString('en-US')}, or null` }).check(
-        z.gte(min, `${field} must be at least ${min}`),
-        z.lte(max, `${field} must be at most ${max.toLocaleString('en-US')}`),
-      ),
+      z
+        .int({ error: `${field} must be a whole number from ${min} to ${max.toLocaleString('en-US')}, or null` })
+        .check(z.gte(min, `${field} must be at least ${min}`), z.lte(max, `${field} must be at most ${max.toLocaleString('en-US')}`)),
     ),
     null,
   );
@@ -129,10 +125,9 @@ const optionalNullableInt = (field: string, min: number, max: number) =>
 /** `POST /v1/projects/:id/keys`. Defaults are applied here, so a body's meaning is its parsed value. */
 export const IssueKeysBody = requestPart('body', {
   count: z._default(
-    z.int({ error: `count must be a whole number from 1 to ${MAX_KEYS_PER_ISSUE}` }).check(
-      z.gte(1, 'count must be at least 1'),
-      z.lte(MAX_KEYS_PER_ISSUE, `count must be at most ${MAX_KEYS_PER_ISSUE}`),
-    ),
+    z
+      .int({ error: `count must be a whole number from 1 to ${MAX_KEYS_PER_ISSUE}` })
+      .check(z.gte(1, 'count must be at least 1'), z.lte(MAX_KEYS_PER_ISSUE, `count must be at most ${MAX_KEYS_PER_ISSUE}`)),
     1,
   ),
   duration: z._default(
@@ -149,15 +144,15 @@ export const IssueKeysBody = requestPart('body', {
   max_uses: optionalNullableInt('max_uses', 1, Number.MAX_SAFE_INTEGER),
   max_fingerprints: optionalNullableInt('max_fingerprints', 1, MAX_FINGERPRINTS),
   watermark: z.optional(
-    z.string({ error: 'watermark must be a string' }).check(
-      z.refine((value) => watermarkProblem(value) === undefined, { error: (issue) => watermarkProblem(String(issue.input)) ?? 'invalid watermark' }),
-    ),
+    z
+      .string({ error: 'watermark must be a string' })
+      .check(z.refine((value) => watermarkProblem(value) === undefined, { error: (issue) => watermarkProblem(String(issue.input)) ?? 'invalid watermark' })),
   ),
   note: z.optional(z.string({ error: 'note must be a string' }).check(z.maxLength(MAX_NOTE_LENGTH, `note must be at most ${MAX_NOTE_LENGTH} characters`))),
-  discord_id: z.optional(z.string({ error: 'discord_id must be a string' }).check(z.regex(DISCORD_USER_ID, 'discord_id must be a Discord user id: 17 to 20 digits'))),
-  order_id: z.optional(
-    z.string({ error: 'order_id must be a string' }).check(z.regex(ORDER_ID, 'order_id must be 1 to 100 printable characters')),
+  discord_id: z.optional(
+    z.string({ error: 'discord_id must be a string' }).check(z.regex(DISCORD_USER_ID, 'discord_id must be a Discord user id: 17 to 20 digits')),
   ),
+  order_id: z.optional(z.string({ error: 'order_id must be a string' }).check(z.regex(ORDER_ID, 'order_id must be 1 to 100 printable characters'))),
 });
 export type IssueKeysBody = z.infer<typeof IssueKeysBody>;
 

@@ -65,5 +65,10 @@ export const KeyDetailSchema = z.strictObject({
 export type KeyDetail = z.infer<typeof KeyDetailSchema>;
 
 /** A key as an issue call answers it: `key` is the raw value, in this answer only. */
-export const IssuedKeySchema = z.strictObject({ id: z.string(), key: z.string(), watermark: z.string().check(z.regex(WATERMARK_PATTERN)), expires_at: unixSeconds() });
+export const IssuedKeySchema = z.strictObject({
+  id: z.string(),
+  key: z.string(),
+  watermark: z.string().check(z.regex(WATERMARK_PATTERN)),
+  expires_at: unixSeconds(),
+});
 export type IssuedKey = z.infer<typeof IssuedKeySchema>;

@@ -75,5 +75,7 @@ export const isRecordKind = (kind: unknown): kind is RecordKind => typeof kind =
 
 /** What the ingest entry point takes: `{ "records": [ { "kind": "execution" | "validation", ... }, ... ] }`. */
 export const IngestRequestSchema = z.object({
-  records: z.array(z.unknown(), { error: 'records must be an array' }).check(z.maxLength(MAX_BATCH_RECORDS, `a batch holds at most ${MAX_BATCH_RECORDS} records`)),
+  records: z
+    .array(z.unknown(), { error: 'records must be an array' })
+    .check(z.maxLength(MAX_BATCH_RECORDS, `a batch holds at most ${MAX_BATCH_RECORDS} records`)),
 });

@@ -33,7 +33,13 @@ export function readCheckRecord(record: DynamoDBRecord): CheckReading {
   const check: unknown = item.lastCheck;
   if (typeof check !== 'object' || check === null) return { kind: 'invalid', problem: 'a counted check left no lastCheck' };
   const { executor, fingerprint, at, scriptHash, versionId } = check as Record<string, unknown>;
-  if (typeof executor !== 'string' || typeof fingerprint !== 'string' || typeof at !== 'number' || typeof item.projectId !== 'string' || typeof item.id !== 'string') {
+  if (
+    typeof executor !== 'string' ||
+    typeof fingerprint !== 'string' ||
+    typeof at !== 'number' ||
+    typeof item.projectId !== 'string' ||
+    typeof item.id !== 'string'
+  ) {
     return { kind: 'invalid', problem: 'lastCheck lacks executor, fingerprint or at, or the key item its projectId or id' };
   }
   const report = {

@@ -177,7 +177,9 @@ export class DashboardStore implements VersionWriter {
       const current = Number(project.Item[counter] ?? 0);
       const extraNames = Object.fromEntries(Object.keys(alsoSet).map((name, i) => [`#x${i}`, name]));
       const extraValues = Object.fromEntries(Object.values(alsoSet).map((value, i) => [`:x${i}`, value]));
-      const extraSets = Object.keys(alsoSet).map((_, i) => `, #x${i} = :x${i}`).join('');
+      const extraSets = Object.keys(alsoSet)
+        .map((_, i) => `, #x${i} = :x${i}`)
+        .join('');
       try {
         await this.db.send(
           new TransactWriteCommand({

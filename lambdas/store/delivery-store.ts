@@ -1,6 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { randomUUID } from 'node:crypto';
 import type { ClaimResult, DeliveryStore, FanoutStore, WebhookTarget } from '#domain/ports';
 import { ifCondition } from './conditions';
 import { CHILD_PREFIX, ENTITY, keyOf, RETENTION_SECONDS } from './layout';
@@ -45,7 +45,12 @@ export class DynamoDeliveryStore implements FanoutStore, DeliveryStore {
 
   async projectName(projectId: string): Promise<string | undefined> {
     const { Item } = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: keyOf.project(projectId), ProjectionExpression: '#name', ExpressionAttributeNames: { '#name': 'name' } }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: keyOf.project(projectId),
+        ProjectionExpression: '#name',
+        ExpressionAttributeNames: { '#name': 'name' },
+      }),
     );
     return typeof Item?.name === 'string' ? Item.name : undefined;
   }

@@ -55,7 +55,10 @@ const MAY_RUN =
  * checks from many machines bind exactly `max_fingerprints` of them and no other is counted.
  */
 const BINDING = {
-  known: { update: '', condition: 'attribute_not_exists(max_fingerprints) OR attribute_type(max_fingerprints, :nullType) OR attribute_exists(fingerprints.#fp)' },
+  known: {
+    update: '',
+    condition: 'attribute_not_exists(max_fingerprints) OR attribute_type(max_fingerprints, :nullType) OR attribute_exists(fingerprints.#fp)',
+  },
   bind: { update: ', fingerprints.#fp = :now', condition: 'attribute_not_exists(fingerprints.#fp) AND size(fingerprints) < max_fingerprints' },
 } as const;
 type Binding = (typeof BINDING)[keyof typeof BINDING];

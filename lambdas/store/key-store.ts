@@ -1,7 +1,7 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { type AttributeValue, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { createHash, randomBytes } from 'node:crypto';
 import type { KeyDetail } from '#domain/model';
 import type { IssueOrder, IssueOutcome, KeyBatch, KeyStore } from '#domain/ports';
 import { batchGetConsistent, itemKeyId } from './batch-get';
@@ -49,7 +49,9 @@ export class DynamoKeyStore implements KeyStore {
     const missing = items.filter((item) => !found.has(itemKeyId(item)));
     // Conditional, one by one: the first call may still be writing these, and a key it wrote may be in use already.
     const written = await Promise.all(
-      missing.map((item) => ifCondition(this.db.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })))),
+      missing.map((item) =>
+        ifCondition(this.db.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }))),
+      ),
     );
     return written.filter(Boolean).length;
   }
@@ -117,7 +119,14 @@ export class DynamoKeyStore implements KeyStore {
           await this.db.send(new UpdateCommand(counter));
           return { outcome: 'issued', firstSeq };
         }
-        const recorded: IssueOrder = { projectId: batch.projectId, ...order, firstSeq, count: batch.keys.length, issuedAt: batch.issuedAt, firstKeyId: batch.keys[0]?.id ?? '' };
+        const recorded: IssueOrder = {
+          projectId: batch.projectId,
+          ...order,
+          firstSeq,
+          count: batch.keys.length,
+          issuedAt: batch.issuedAt,
+          firstKeyId: batch.keys[0]?.id ?? '',
+        };
         await this.db.send(
           new TransactWriteCommand({
             TransactItems: [
@@ -152,7 +161,9 @@ export class DynamoKeyStore implements KeyStore {
   /** Every key in puts of 25, BATCH_WRITES_IN_FLIGHT requests at a time, unprocessed puts retried with backoff. */
   private async putKeys(batch: KeyBatch, firstSeq: number): Promise<void> {
     const items = this.itemsOf(batch, firstSeq);
-    const chunks = Array.from({ length: Math.ceil(items.length / BATCH_WRITE_LIMIT) }, (_, i) => items.slice(i * BATCH_WRITE_LIMIT, (i + 1) * BATCH_WRITE_LIMIT));
+    const chunks = Array.from({ length: Math.ceil(items.length / BATCH_WRITE_LIMIT) }, (_, i) =>
+      items.slice(i * BATCH_WRITE_LIMIT, (i + 1) * BATCH_WRITE_LIMIT),
+    );
     let next = 0;
     const writer = async () => {
       for (let chunk = chunks[next++]; chunk; chunk = chunks[next++]) await this.putChunk(chunk);
@@ -166,7 +177,9 @@ export class DynamoKeyStore implements KeyStore {
       if (attempt > BATCH_WRITE_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} keys unwritten after ${BATCH_WRITE_ATTEMPTS} attempts`);
       if (attempt > 1) await backoff(attempt);
       const { UnprocessedItems } = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
-      pending = (UnprocessedItems?.[this.tableName] ?? []).flatMap((request) => (request.PutRequest?.Item ? [{ PutRequest: { Item: request.PutRequest.Item } }] : []));
+      pending = (UnprocessedItems?.[this.tableName] ?? []).flatMap((request) =>
+        request.PutRequest?.Item ? [{ PutRequest: { Item: request.PutRequest.Item } }] : [],
+      );
     }
   }
 }

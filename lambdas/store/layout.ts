@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { AuditEntry, AuditSubject } from '#domain/audit';
 import { idStart } from '#domain/ids';
-import { DAY_SECONDS } from '#domain/time';
 import type { KeyBatch, NewKey } from '#domain/ports';
+import { DAY_SECONDS } from '#domain/time';
 import type { TokenScope } from '#domain/tokens';
 import type { AnalyticsEventName, EventData } from '#schemas/events';
 import type { Item } from './paging';
@@ -133,16 +133,28 @@ export const keyOf = {
   key: (keyId: string): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: ENTITY.key }),
   rateWindow: (bucket: string, windowStart: number): ItemKey => ({ pk: `${PARTITION.rateWindow}${bucket}`, sk: `WINDOW#${windowStart}` }),
   deliveryClaim: (deliveryId: string): ItemKey => ({ pk: `${PARTITION.deliveryClaim}${deliveryId}`, sk: ENTITY.deliveryClaim }),
-  event: (projectId: string, name: AnalyticsEventName, dedupKey: string): ItemKey => ({ pk: `${PARTITION.events}${projectId}`, sk: `EVENT#${name}#${dedupKey}` }),
+  event: (projectId: string, name: AnalyticsEventName, dedupKey: string): ItemKey => ({
+    pk: `${PARTITION.events}${projectId}`,
+    sk: `EVENT#${name}#${dedupKey}`,
+  }),
   dailyExecutionsShard: (date: string, shard: number): string => `${PARTITION.dailyExecutions}${date}#${shard}`,
-  dailyExecutions: (date: string, projectId: string): ItemKey => ({ pk: keyOf.dailyExecutionsShard(date, shardOf(projectId, EXECUTION_DAY_SHARDS)), sk: `${PARTITION.project}${projectId}` }),
+  dailyExecutions: (date: string, projectId: string): ItemKey => ({
+    pk: keyOf.dailyExecutionsShard(date, shardOf(projectId, EXECUTION_DAY_SHARDS)),
+    sk: `${PARTITION.project}${projectId}`,
+  }),
   executor: (projectId: string, executor: string): ItemKey => ({ pk: `${PARTITION.telemetry}${projectId}`, sk: `EXECUTOR#${executor}` }),
   scriptHash: (script: ScriptKeyParts, hash: string): ItemKey => ({
     pk: `${PARTITION.telemetry}${script.projectId}`,
     sk: `SCRIPT_HASH#${script.scriptId}#${script.versionId ?? ''}#${hash}`,
   }),
-  scriptTally: (script: ScriptKeyParts): ItemKey => ({ pk: `${PARTITION.telemetry}${script.projectId}`, sk: `SCRIPT#${script.scriptId}#${script.versionId ?? ''}` }),
-  validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({ pk: `${PARTITION.validations}${keyId}`, sk: `HOUR#${projectId}#${hourStart}` }),
+  scriptTally: (script: ScriptKeyParts): ItemKey => ({
+    pk: `${PARTITION.telemetry}${script.projectId}`,
+    sk: `SCRIPT#${script.scriptId}#${script.versionId ?? ''}`,
+  }),
+  validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({
+    pk: `${PARTITION.validations}${keyId}`,
+    sk: `HOUR#${projectId}#${hourStart}`,
+  }),
   alertHourShard: (hourStart: number, shard: number): string => `${PARTITION.alerts}${hourStart}#${shard}`,
   alertHour: (hourStart: number, projectId: string, name: AnalyticsEventName): ItemKey => ({
     pk: keyOf.alertHourShard(hourStart, shardOf(projectId, ALERT_HOUR_SHARDS)),

@@ -19,7 +19,13 @@ export class S3ScriptStore implements ScriptStore {
 
   async put(object: ScriptObject, body: Uint8Array): Promise<void> {
     await this.s3.send(
-      new PutObjectCommand({ Bucket: this.bucketName, Key: scriptObjectKey(object), Body: body, ContentType: 'text/plain; charset=utf-8', ContentLength: body.length }),
+      new PutObjectCommand({
+        Bucket: this.bucketName,
+        Key: scriptObjectKey(object),
+        Body: body,
+        ContentType: 'text/plain; charset=utf-8',
+        ContentLength: body.length,
+      }),
     );
   }
 

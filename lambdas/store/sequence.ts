@@ -1,5 +1,5 @@
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ifCondition } from './conditions';
 import { ENTITY, keyOf } from './layout';
 import { TABLE } from './table-definition';

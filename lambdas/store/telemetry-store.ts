@@ -1,11 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type {
   AlertHour,
   AlertHourRef,
@@ -24,11 +18,21 @@ import type {
 } from '#domain/analytics';
 import type { TelemetryStore } from '#domain/ports';
 import { DAY_SECONDS, dayStart } from '#domain/time';
-import { KEY_ABUSE_PATTERNS, SUMMARIZED_EVENTS, SUMMARY_SAMPLE_LIMIT, type SingleEventData, type SummarizedEventName } from '#schemas/events';
+import { KEY_ABUSE_PATTERNS, type SingleEventData, SUMMARIZED_EVENTS, SUMMARY_SAMPLE_LIMIT, type SummarizedEventName } from '#schemas/events';
 import { VALIDATION_RESULTS, type ValidationResult } from '#schemas/telemetry';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { ifCondition } from './conditions';
-import { ALERT_HOUR_SHARDS, type CoalescedEventItem, ENTITY, type EventItem, EXECUTION_DAY_SHARDS, FINGERPRINTS_KEPT_PER_WINDOW, type ItemKey, keyOf, RETENTION_SECONDS } from './layout';
+import {
+  ALERT_HOUR_SHARDS,
+  type CoalescedEventItem,
+  ENTITY,
+  type EventItem,
+  EXECUTION_DAY_SHARDS,
+  FINGERPRINTS_KEPT_PER_WINDOW,
+  type ItemKey,
+  keyOf,
+  RETENTION_SECONDS,
+} from './layout';
 import { type Item, queryAll } from './paging';
 import { TABLE } from './table-definition';
 
@@ -208,13 +212,21 @@ export class DynamoTelemetryStore implements TelemetryStore {
   // ---- alert budget (lambdas/analytics/alert-budget.ts) ----
 
   async claimAlerts(hour: AlertHourRef, alerts: number): Promise<number> {
-    const item = await this.update(keyOf.alertHour(hour.hourStart, hour.projectId, hour.name), { set: alertHourIdentity(hour), add: { claimed: alerts } }, 'ALL_NEW');
+    const item = await this.update(
+      keyOf.alertHour(hour.hourStart, hour.projectId, hour.name),
+      { set: alertHourIdentity(hour), add: { claimed: alerts } },
+      'ALL_NEW',
+    );
     return Number(item?.claimed ?? 0);
   }
 
   async holdAlerts(hour: AlertHourRef, { held, untracked, sample, at }: HeldAlerts): Promise<void> {
     const key = keyOf.alertHour(hour.hourStart, hour.projectId, hour.name);
-    const item = await this.update(key, { set: { ...alertHourIdentity(hour), lastAt: at }, setIfNotExists: { firstAt: at }, add: { held, untracked } }, 'ALL_NEW');
+    const item = await this.update(
+      key,
+      { set: { ...alertHourIdentity(hour), lastAt: at }, setIfNotExists: { firstAt: at }, add: { held, untracked } },
+      'ALL_NEW',
+    );
     // Only the ingests that hold the hour's first few conditions add to its sample (concurrent ones may add a
     // few more, which the digest cuts): once it is full, holding costs one write.
     if (sample.length === 0 || Number(item?.held ?? 0) - held >= SUMMARY_SAMPLE_LIMIT) return;
@@ -253,7 +265,13 @@ export class DynamoTelemetryStore implements TelemetryStore {
     const item = await this.update(
       keyOf.validationWindow(hour.keyId, hour.projectId, hour.hourStart),
       {
-        set: { entity: ENTITY.validationWindow, projectId: hour.projectId, keyId: hour.keyId, hourStart: hour.hourStart, [TABLE.ttlAttribute]: hour.hourStart + RETENTION_SECONDS.validationWindow },
+        set: {
+          entity: ENTITY.validationWindow,
+          projectId: hour.projectId,
+          keyId: hour.keyId,
+          hourStart: hour.hourStart,
+          [TABLE.ttlAttribute]: hour.hourStart + RETENTION_SECONDS.validationWindow,
+        },
         add: { [kind]: count },
       },
       'ALL_NEW',
@@ -286,10 +304,16 @@ export class DynamoTelemetryStore implements TelemetryStore {
       return { name: `#${name}`, value: `:${name}` };
     };
     const sets = [
-      ...Object.entries(parts.set ?? {}).map(([name, value]) => bind(name, value)).map((b) => `${b.name} = ${b.value}`),
-      ...Object.entries(parts.setIfNotExists ?? {}).map(([name, value]) => bind(name, value)).map((b) => `${b.name} = if_not_exists(${b.name}, ${b.value})`),
+      ...Object.entries(parts.set ?? {})
+        .map(([name, value]) => bind(name, value))
+        .map((b) => `${b.name} = ${b.value}`),
+      ...Object.entries(parts.setIfNotExists ?? {})
+        .map(([name, value]) => bind(name, value))
+        .map((b) => `${b.name} = if_not_exists(${b.name}, ${b.value})`),
     ];
-    const adds = Object.entries(parts.add ?? {}).map(([name, value]) => bind(name, value)).map((b) => `${b.name} ${b.value}`);
+    const adds = Object.entries(parts.add ?? {})
+      .map(([name, value]) => bind(name, value))
+      .map((b) => `${b.name} ${b.value}`);
     for (const name of parts.condition?.match(/#\w+/g) ?? []) names[name] = name.slice(1);
     const input: UpdateCommandInput = {
       TableName: this.tableName,
@@ -320,7 +344,6 @@ export class DynamoTelemetryStore implements TelemetryStore {
     );
   }
 }
-
 
 function toValidationWindow(item: Item): ValidationWindow {
   const count = (result: ValidationResult) => Number(item[result] ?? 0);

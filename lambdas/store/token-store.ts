@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand, type TransactWriteCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AUDIT_ACTIONS, dashboardEntry } from '#domain/audit';
 import type { TokenStore } from '#domain/ports';
-import { LEGACY_TOKEN_SCOPE, scopeOf, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
+import { LEGACY_TOKEN_SCOPE, scopeOf, type TokenGrant, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { ifCondition, transact } from './conditions';
 import { auditPut, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems } from './layout';
 import { type Item, queryAll } from './paging';
@@ -54,7 +54,9 @@ export class DynamoTokenStore implements TokenStore {
     const entry = dashboardEntry({ ownerId, at: now, action: AUDIT_ACTIONS.createToken, target: { scope }, outcome: { token_id: tokenId } });
     await transact(this.db, {
       TransactItems: [
-        ...[items.byHash, items.byId, items.ofOwner].map((item): TransactItem => ({ Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+        ...[items.byHash, items.byId, items.ofOwner].map(
+          (item): TransactItem => ({ Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }),
+        ),
         { Put: auditPut(this.tableName, entry) },
       ],
     });
@@ -87,7 +89,13 @@ export class DynamoTokenStore implements TokenStore {
    * False when the token was revoked meanwhile; then nothing is written.
    */
   async revokeToken(token: ActiveToken, now: number): Promise<boolean> {
-    const entry = dashboardEntry({ ownerId: token.ownerId, at: now, action: AUDIT_ACTIONS.revokeToken, target: { token_id: token.tokenId }, outcome: { scope: token.scope } });
+    const entry = dashboardEntry({
+      ownerId: token.ownerId,
+      at: now,
+      action: AUDIT_ACTIONS.revokeToken,
+      target: { token_id: token.tokenId },
+      outcome: { scope: token.scope },
+    });
     return ifCondition(
       transact(this.db, {
         TransactItems: [
@@ -169,7 +177,9 @@ export class DynamoTokenStore implements TokenStore {
               ExpressionAttributeValues: { ':id': token.tokenId, ':scope': token.scope },
             },
           },
-          ...[items.byId, items.ofOwner].map((item): TransactItem => ({ Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+          ...[items.byId, items.ofOwner].map(
+            (item): TransactItem => ({ Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }),
+          ),
         ],
       }),
     );

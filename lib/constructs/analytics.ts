@@ -9,12 +9,12 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DIGEST_DELAY_SECONDS } from '#analytics/alert-budget';
 import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, INGEST_TIMEOUT_SECONDS, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
-import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
 import { TELEMETRY_MAX_CONCURRENCY } from '#lib/capacity';
+import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
+import { logLineAlarm } from './log-line-alarm';
 import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
-import { logLineAlarm } from './log-line-alarm';
 
 export interface AnalyticsProps {
   table: TableV2;
@@ -56,7 +56,12 @@ export class Analytics extends Construct {
   constructor(scope: Construct, id: string, { table }: AnalyticsProps) {
     super(scope, id);
 
-    this.ingestFunction = this.ingest('IngestFunction', 'analytics/ingest-handler.ts', 'Telemetry ingest: executions and key validations -> aggregates and analytics events', table);
+    this.ingestFunction = this.ingest(
+      'IngestFunction',
+      'analytics/ingest-handler.ts',
+      'Telemetry ingest: executions and key validations -> aggregates and analytics events',
+      table,
+    );
 
     this.telemetryDeadLetterQueue = deadLetterQueue(this, 'TelemetryDeadLetterQueue');
     this.telemetryQueue = secureQueue(this, 'TelemetryQueue', {
@@ -64,7 +69,12 @@ export class Analytics extends Construct {
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.telemetryDeadLetterQueue, maxReceiveCount: TELEMETRY_QUEUE.maxReceiveCount },
     });
-    this.queueIngestFunction = this.ingest('QueueIngestFunction', 'analytics/ingest-queue-handler.ts', "Telemetry ingest of the loader check's queue, in batches", table);
+    this.queueIngestFunction = this.ingest(
+      'QueueIngestFunction',
+      'analytics/ingest-queue-handler.ts',
+      "Telemetry ingest of the loader check's queue, in batches",
+      table,
+    );
     this.queueIngestFunction.addEventSource(
       new SqsEventSource(this.telemetryQueue, {
         batchSize: TELEMETRY_QUEUE.batchSize,
@@ -75,7 +85,12 @@ export class Analytics extends Construct {
 
     // Counted checks' telemetry rides on the key item's write; this consumer reads it off the table's stream (stream
     // reads by Lambda cost nothing), filtered to key items' MODIFY records so the rest of the stream never invokes it.
-    this.streamIngestFunction = this.ingest('StreamIngestFunction', 'analytics/ingest-stream-handler.ts', "Telemetry ingest of counted checks from the table's stream, in batches", table);
+    this.streamIngestFunction = this.ingest(
+      'StreamIngestFunction',
+      'analytics/ingest-stream-handler.ts',
+      "Telemetry ingest of counted checks from the table's stream, in batches",
+      table,
+    );
     this.checkStreamFailureQueue = deadLetterQueue(this, 'CheckStreamFailureQueue');
     this.streamIngestFunction.addEventSource(
       new DynamoEventSource(table, {
@@ -124,7 +139,12 @@ export class Analytics extends Construct {
 
     this.alarms = [
       depthAlarm(this, 'TelemetryDeadLetterAlarm', this.telemetryDeadLetterQueue, 'Telemetry batches the ingest gave up on are waiting in the telemetry DLQ.'),
-      depthAlarm(this, 'CheckStreamFailureAlarm', this.checkStreamFailureQueue, "Stream batches of counted checks' telemetry the ingest gave up on (their records are not in the aggregates)."),
+      depthAlarm(
+        this,
+        'CheckStreamFailureAlarm',
+        this.checkStreamFailureQueue,
+        "Stream batches of counted checks' telemetry the ingest gave up on (their records are not in the aggregates).",
+      ),
       // After the first deploy of stream telemetry, the stream's last 24 hours hold counted checks from before it
       // (no lastCheck; their telemetry was queued then): this fires once for them.
       logLineAlarm(this, 'CheckRecordUnreadable', {
@@ -132,13 +152,15 @@ export class Analytics extends Construct {
         message: CHECK_RECORD_UNREADABLE,
         description: "Counted checks' stream records ingest could not read: their telemetry did not reach the detectors.",
       }),
-      this.streamIngestFunction.metric('IteratorAge', { period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }).createAlarm(this, 'CheckStreamIteratorAge', {
-        alarmDescription: "Ingest of counted checks' telemetry is more than 15 minutes behind the table.",
-        threshold: 15 * 60 * 1000,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
+      this.streamIngestFunction
+        .metric('IteratorAge', { period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
+        .createAlarm(this, 'CheckStreamIteratorAge', {
+          alarmDescription: "Ingest of counted checks' telemetry is more than 15 minutes behind the table.",
+          threshold: 15 * 60 * 1000,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
     ];
   }
 
@@ -158,4 +180,3 @@ export class Analytics extends Construct {
     return fn;
   }
 }
-

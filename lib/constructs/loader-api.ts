@@ -98,7 +98,8 @@ export class LoaderApi extends Construct {
     for (const route of routes) {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
-        reason: "Public by design (DESIGN.md): a buyer's loader has no API token; the key in the body is the credential, checked by the function, which is limited per key and per address.",
+        reason:
+          "Public by design (DESIGN.md): a buyer's loader has no API token; the key in the body is the credential, checked by the function, which is limited per key and per address.",
       });
     }
 
@@ -136,13 +137,15 @@ export class LoaderApi extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     // The REST stage's 5xx alarm no longer sees the loader routes: the same rule on their own stage.
-    this.serverErrorAlarm = this.stage.metricServerError({ period: Duration.minutes(5), statistic: cloudwatch.Stats.AVERAGE }).createAlarm(this, 'ServerErrorRate', {
-      alarmDescription: `More than ${SERVER_ERROR_RATE_ALARM * 100}% of the loader routes' answers were 5xx for 10 minutes.`,
-      threshold: SERVER_ERROR_RATE_ALARM,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 2,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    this.serverErrorAlarm = this.stage
+      .metricServerError({ period: Duration.minutes(5), statistic: cloudwatch.Stats.AVERAGE })
+      .createAlarm(this, 'ServerErrorRate', {
+        alarmDescription: `More than ${SERVER_ERROR_RATE_ALARM * 100}% of the loader routes' answers were 5xx for 10 minutes.`,
+        threshold: SERVER_ERROR_RATE_ALARM,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
   }
 }
 

@@ -1,18 +1,18 @@
 import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
 import { PUBLIC_ROUTES } from '#api/routes';
 import { KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#store/key-check-store';
 import { scriptObjectKey, UPDATED_ATTRIBUTES } from '#store/layout';
 import { RATE_WINDOW_RETURN_VALUES } from '#store/rate-limit-store';
+import { logLineAlarm } from './log-line-alarm';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
-import { logLineAlarm } from './log-line-alarm';
 
 export interface LoaderCheckProps {
   table: TableV2;
@@ -45,7 +45,10 @@ export class LoaderCheck extends Construct {
     // A check counts a use on its key item, naming only what the count writes and tests: not a key's note, owner
     // fields or index keys' neighbours; and counts itself in its rate windows.
     grantItems(this.function, table, ['dynamodb:UpdateItem'], ['key'], { attributes: KEY_CHECK_ATTRIBUTES, returnValues: KEY_CHECK_RETURN_VALUES });
-    grantItems(this.function, table, ['dynamodb:UpdateItem'], ['rateWindow'], { attributes: UPDATED_ATTRIBUTES.rateWindow, returnValues: RATE_WINDOW_RETURN_VALUES });
+    grantItems(this.function, table, ['dynamodb:UpdateItem'], ['rateWindow'], {
+      attributes: UPDATED_ATTRIBUTES.rateWindow,
+      returnValues: RATE_WINDOW_RETURN_VALUES,
+    });
     // A script fetch reads the current-version pointer and version items, and a key when there is nothing to serve.
     grantItems(this.function, table, ['dynamodb:GetItem'], ['key', 'project']);
     props.telemetryQueue.grantSendMessages(this.function);

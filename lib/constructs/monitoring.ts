@@ -56,12 +56,16 @@ export class Monitoring extends Construct {
         principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['sns:Publish'],
         resources: [this.topic.topicArn],
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': `arn:${stack.partition}:cloudwatch:${stack.region}:${stack.account}:alarm:*` } },
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': `arn:${stack.partition}:cloudwatch:${stack.region}:${stack.account}:alarm:*` },
+        },
       }),
     );
     Validations.of(this.topic).acknowledge({
       id: 'AwsSolutions-SNS2',
-      reason: "Alarm notifications carry alarm names and metric values, nothing secret; CloudWatch cannot publish to a topic under the AWS-managed SNS key, and a customer key would cost a key a month for nothing to protect.",
+      reason:
+        'Alarm notifications carry alarm names and metric values, nothing secret; CloudWatch cannot publish to a topic under the AWS-managed SNS key, and a customer key would cost a key a month for nothing to protect.',
     });
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
 
@@ -86,25 +90,50 @@ export class Monitoring extends Construct {
       evaluationPeriods: 2,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
-    anyAlarm(this, 'AuthorizerFailuresAlarm', authorizerFailures, 'The token authorizer failed (error, timeout or throttle): callers without a cached answer got 500.');
+    anyAlarm(
+      this,
+      'AuthorizerFailuresAlarm',
+      authorizerFailures,
+      'The token authorizer failed (error, timeout or throttle): callers without a cached answer got 500.',
+    );
     for (const fn of props.functions) {
       const name = nameOf(fn);
-      if (fn !== props.authorizerFunction) anyAlarm(this, `${name}Errors`, fn.metricErrors({ period: FIVE_MINUTES }), `${name}: invocations failed (an unhandled error, a timeout or running out of memory).`);
+      if (fn !== props.authorizerFunction)
+        anyAlarm(
+          this,
+          `${name}Errors`,
+          fn.metricErrors({ period: FIVE_MINUTES }),
+          `${name}: invocations failed (an unhandled error, a timeout or running out of memory).`,
+        );
       anyAlarm(this, `${name}Throttles`, fn.metricThrottles({ period: FIVE_MINUTES }), `${name}: invocations were throttled at its reserved concurrency.`);
     }
-    props.fanoutFunction
-      .metric('IteratorAge', { period: FIVE_MINUTES, statistic: cloudwatch.Stats.MAXIMUM })
-      .createAlarm(this, 'FanoutIteratorAge', {
-        alarmDescription: 'Webhook fan-out is more than 5 minutes behind the table; stream records an hour old go to the fan-out failure queue.',
-        threshold: ITERATOR_AGE_ALARM_MS,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
+    props.fanoutFunction.metric('IteratorAge', { period: FIVE_MINUTES, statistic: cloudwatch.Stats.MAXIMUM }).createAlarm(this, 'FanoutIteratorAge', {
+      alarmDescription: 'Webhook fan-out is more than 5 minutes behind the table; stream records an hour old go to the fan-out failure queue.',
+      threshold: ITERATOR_AGE_ALARM_MS,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     const failedRuns = (rule: events.IRule) =>
-      new cloudwatch.Metric({ namespace: 'AWS/Events', metricName: 'FailedInvocations', dimensionsMap: { RuleName: rule.ruleName }, period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM });
-    anyAlarm(this, 'DailyScheduleFailures', failedRuns(props.dailySchedule), 'EventBridge could not run the daily detector (execution_drop is not being judged).');
-    anyAlarm(this, 'AlertDigestScheduleFailures', failedRuns(props.alertDigestSchedule), 'EventBridge could not run the hourly alert digest (owners are not told of alerts held back).');
+      new cloudwatch.Metric({
+        namespace: 'AWS/Events',
+        metricName: 'FailedInvocations',
+        dimensionsMap: { RuleName: rule.ruleName },
+        period: FIVE_MINUTES,
+        statistic: cloudwatch.Stats.SUM,
+      });
+    anyAlarm(
+      this,
+      'DailyScheduleFailures',
+      failedRuns(props.dailySchedule),
+      'EventBridge could not run the daily detector (execution_drop is not being judged).',
+    );
+    anyAlarm(
+      this,
+      'AlertDigestScheduleFailures',
+      failedRuns(props.alertDigestSchedule),
+      'EventBridge could not run the hourly alert digest (owners are not told of alerts held back).',
+    );
 
     const alarms = stack.node.findAll().filter((construct): construct is cloudwatch.Alarm => construct instanceof cloudwatch.Alarm);
     const notify = new SnsAction(this.topic);
@@ -119,7 +148,8 @@ export class Monitoring extends Construct {
   private buildDashboard(props: MonitoringProps, authorizerFailures: cloudwatch.IMetric, alarms: cloudwatch.Alarm[]): cloudwatch.Dashboard {
     const { stage } = props;
     const minute = { period: Duration.minutes(1) };
-    const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) => new cloudwatch.GraphWidget({ title, left, right, width: 12 });
+    const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
+      new cloudwatch.GraphWidget({ title, left, right, width: 12 });
     const sum = (metric: cloudwatch.Metric, label: string) => metric.with({ ...minute, statistic: cloudwatch.Stats.SUM, label });
     const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: `${Stack.of(this).stackName}-operations` });
     dashboard.addWidgets(
@@ -130,7 +160,12 @@ export class Monitoring extends Construct {
         stage.metricIntegrationLatency({ ...minute, statistic: cloudwatch.Stats.p(99), label: 'integration p99' }),
       ]),
       graph('API errors', [sum(stage.metricClientError(), '4xx'), sum(stage.metricServerError(), '5xx'), authorizerFailures]),
-      graph('Bulk revoke duration', [cloudwatch.Stats.p(50), cloudwatch.Stats.p(99), cloudwatch.Stats.MAXIMUM].map((statistic) => props.revokeBulkFunction.metricDuration({ ...minute, statistic, label: `duration ${statistic}` }))),
+      graph(
+        'Bulk revoke duration',
+        [cloudwatch.Stats.p(50), cloudwatch.Stats.p(99), cloudwatch.Stats.MAXIMUM].map((statistic) =>
+          props.revokeBulkFunction.metricDuration({ ...minute, statistic, label: `duration ${statistic}` }),
+        ),
+      ),
       graph(
         'Webhook deliveries',
         [sum(props.deliveryFunction.metricInvocations(), 'delivery invocations'), sum(props.deliveryFunction.metricErrors(), 'delivery errors')],

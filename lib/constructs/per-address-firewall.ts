@@ -27,7 +27,10 @@ export class PerAddressFirewall extends Construct {
     super(scope, id);
     const visibility = (metricName: string) => ({ cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true });
     // WAF sets Content-Type from the body; it may not be given as a header.
-    const headers = { ...Object.fromEntries(Object.entries(SECURITY_HEADERS).filter(([name]) => name !== 'Content-Type')), 'Retry-After': String(WINDOW_SECONDS) };
+    const headers = {
+      ...Object.fromEntries(Object.entries(SECURITY_HEADERS).filter(([name]) => name !== 'Content-Type')),
+      'Retry-After': String(WINDOW_SECONDS),
+    };
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       description: `Developer API: at most ${props.requestsPerMinute} requests a minute per IP address`,
       scope: 'REGIONAL',

@@ -1,9 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { fileURLToPath } from 'node:url';
 
 /** Root of the Lambda sources; every function's entry is a file under it. */
 export const LAMBDAS_DIR = fileURLToPath(new URL('../../lambdas/', import.meta.url));
@@ -63,7 +63,8 @@ export class ServiceFunction extends NodejsFunction {
       },
       {
         id: 'AwsSolutions-L1',
-        reason: 'Node.js 22 is the runtime the project targets (bundles target node22; the local stack and tests run on Node 22). Moving to a newer runtime is one line in ServiceFunction.',
+        reason:
+          'Node.js 22 is the runtime the project targets (bundles target node22; the local stack and tests run on Node 22). Moving to a newer runtime is one line in ServiceFunction.',
       },
     );
   }

@@ -39,7 +39,12 @@ const execution = (projectId: string, fields: Record<string, unknown>) => ({ kin
 /** The project's items of the events partition by entity: EVENT (posted) and EVENT_COALESCED (dedup memory only). */
 async function eventsOf(projectId: string) {
   const { Items = [] } = await table.db.send(
-    new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keyOf.event(projectId, 'new_executor', '').pk }, ConsistentRead: true }),
+    new QueryCommand({
+      TableName: table.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keyOf.event(projectId, 'new_executor', '').pk },
+      ConsistentRead: true,
+    }),
   );
   return { posted: Items.filter((item) => item.entity === 'EVENT'), remembered: Items.filter((item) => item.entity === 'EVENT_COALESCED') };
 }
@@ -60,7 +65,8 @@ describe('the hourly alert budget, across ingest batches', () => {
   it('posts the first 3 of 200 new executors reported one ingest at a time, holds the other 197, and the digest after the hour tells the count', async () => {
     const projectId = await newProject();
     const fired = [];
-    for (let i = 0; i < 200; i++) fired.push(...(await ingestTelemetry(store, [execution(projectId, { executor: `Paced-${i}`, at: NOW - 200 + i })], NOW)).events);
+    for (let i = 0; i < 200; i++)
+      fired.push(...(await ingestTelemetry(store, [execution(projectId, { executor: `Paced-${i}`, at: NOW - 200 + i })], NOW)).events);
     expect(fired.filter((event) => event.held === undefined)).toHaveLength(ALERTS_PER_HOUR);
     expect(fired.reduce((sum, event) => sum + (event.held ?? 0), 0)).toBe(200 - ALERTS_PER_HOUR);
     const { posted, remembered } = await eventsOf(projectId);
@@ -95,7 +101,8 @@ describe('the hourly alert budget, across ingest batches', () => {
   it('starts a new budget in the next hour, and posts no digest for an hour that stayed within it', async () => {
     const projectId = await newProject();
     const ingestAt = async (now: number, executor: string) => (await ingestTelemetry(store, [execution(projectId, { executor, at: now })], now)).events;
-    for (let i = 0; i < ALERTS_PER_HOUR; i++) expect(await ingestAt(NOW + 3600, `Next-${i}`)).toEqual([expect.not.objectContaining({ held: expect.anything() })]);
+    for (let i = 0; i < ALERTS_PER_HOUR; i++)
+      expect(await ingestAt(NOW + 3600, `Next-${i}`)).toEqual([expect.not.objectContaining({ held: expect.anything() })]);
     expect(await ingestAt(NOW + 3600, 'Next-over')).toEqual([expect.objectContaining({ held: 1 })]);
     expect((await runAlertDigest(store, DIGEST_AT, DIGEST_AT)).events.filter((event) => event.projectId === projectId)).toEqual([]);
   });
@@ -114,7 +121,11 @@ describe('the per-key bound on new names', () => {
     const [digest] = (await runAlertDigest(store, DIGEST_AT, DIGEST_AT)).events.filter((event) => event.projectId === projectId);
     expect(digest).toEqual({ name: 'new_executor', projectId, dedupKey: 'digest#2023-11-14T22', summarizes: 12 - NEW_EXECUTORS_PER_KEY_PER_HOUR + 3 });
     const [item] = (await eventsOf(projectId)).posted.filter((event) => String(event.sk).includes('digest#'));
-    expect(item?.data).toMatchObject({ posted: ALERTS_PER_HOUR, held: NEW_EXECUTORS_PER_KEY_PER_HOUR + 1 - ALERTS_PER_HOUR, untracked: 12 - NEW_EXECUTORS_PER_KEY_PER_HOUR });
+    expect(item?.data).toMatchObject({
+      posted: ALERTS_PER_HOUR,
+      held: NEW_EXECUTORS_PER_KEY_PER_HOUR + 1 - ALERTS_PER_HOUR,
+      untracked: 12 - NEW_EXECUTORS_PER_KEY_PER_HOUR,
+    });
   });
 
   it(`judges at most ${NEW_SCRIPT_HASHES_PER_KEY_PER_HOUR} new script hashes per key an hour; the rest are counted for the clone_detected digest`, async () => {

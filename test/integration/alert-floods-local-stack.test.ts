@@ -35,7 +35,11 @@ async function projectWithKeys(name: string, events: string, keys: number) {
 }
 
 async function validate(body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${stack.baseUrl}/v1/loader/validate`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ fingerprint: FP(1), ...body }) });
+  const response = await fetch(`${stack.baseUrl}/v1/loader/validate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ fingerprint: FP(1), ...body }),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -44,7 +48,8 @@ async function telemetryDrained() {
   await expect.poll(() => stack.telemetryPending(), { timeout: 60_000, interval: 50 }).toBe(0);
 }
 
-const messagesOf = (projectId: string): ReceivedMessage[] => stack.discord.received().filter((message) => message.embeds.some((embed) => embed.description.includes(projectId)));
+const messagesOf = (projectId: string): ReceivedMessage[] =>
+  stack.discord.received().filter((message) => message.embeds.some((embed) => embed.description.includes(projectId)));
 
 beforeAll(async () => {
   stack = await startLocalStack({
@@ -84,8 +89,11 @@ describe('alert floods through the local stack', () => {
     expect(alerts.length).toBeLessThanOrEqual(ALERTS_PER_HOUR * hours.length);
     expect(embeds.length).toBeLessThanOrEqual((ALERTS_PER_HOUR + 1) * hours.length);
     // What the owner reads: each posted alert (one name, or a batch's summary of several), then each digest's held and untracked counts.
-    const field = (embed: (typeof embeds)[number], name: string) => Number((embed.fields.find((f) => f.name === name)?.value.match(/^[\d,]+/)?.[0] ?? '0').replaceAll(',', ''));
-    const told = alerts.reduce((sum, embed) => sum + (embed.fields.some((f) => f.name === 'Count') ? field(embed, 'Count') : 1), 0) + digests.reduce((sum, embed) => sum + field(embed, 'Held back') + field(embed, 'Not tracked'), 0);
+    const field = (embed: (typeof embeds)[number], name: string) =>
+      Number((embed.fields.find((f) => f.name === name)?.value.match(/^[\d,]+/)?.[0] ?? '0').replaceAll(',', ''));
+    const told =
+      alerts.reduce((sum, embed) => sum + (embed.fields.some((f) => f.name === 'Count') ? field(embed, 'Count') : 1), 0) +
+      digests.reduce((sum, embed) => sum + field(embed, 'Held back') + field(embed, 'Not tracked'), 0);
     expect(told).toBe(200);
   }, 300_000);
 });

@@ -18,7 +18,11 @@ let projectId: string;
 beforeAll(async () => {
   table = await createTestTable('alert-storms', { stream: true });
   const { ownerId } = await seedOwner(table.stores);
-  ({ projectId } = await seedProject(table.stores, { ownerId, name: 'Stormy', webhooks: [{ url: discordUrl('424242424242424242'), events: ['new_executor'] }] }));
+  ({ projectId } = await seedProject(table.stores, {
+    ownerId,
+    name: 'Stormy',
+    webhooks: [{ url: discordUrl('424242424242424242'), events: ['new_executor'] }],
+  }));
   delivery = await pipelineToStandIn(table);
 });
 
@@ -27,7 +31,8 @@ afterAll(async () => {
   await table?.drop();
 });
 
-const newExecutorEmbeds = () => delivery.served.standIn.received().flatMap((message) => message.embeds.filter((embed) => embed.color === EMBED_COLORS.new_executor));
+const newExecutorEmbeds = () =>
+  delivery.served.standIn.received().flatMap((message) => message.embeds.filter((embed) => embed.color === EMBED_COLORS.new_executor));
 
 /** Waits for `count` embeds (the timeout only guards a hang), then a while longer, so a further post would show. */
 async function expectEmbeds(count: number) {
@@ -54,9 +59,9 @@ describe('an alert storm through the local delivery pipeline', () => {
   it('posts a genuine new executor after the storm by itself, and nothing again for the storm retried', async () => {
     const now = Math.floor(Date.now() / 1000);
     const retried = Array.from({ length: 500 }, (_, i) => ({ kind: 'execution', projectId, executor: `Storm-${i}`, at: now - 500 + i }));
-    expect((await ingestTelemetry(table.stores.telemetry, [...retried, { kind: 'execution', projectId, executor: 'Latecomer', at: now }], now)).events).toEqual([
-      expect.objectContaining({ name: 'new_executor', dedupKey: expect.stringMatching(/^Latecomer#/) }),
-    ]);
+    expect((await ingestTelemetry(table.stores.telemetry, [...retried, { kind: 'execution', projectId, executor: 'Latecomer', at: now }], now)).events).toEqual(
+      [expect.objectContaining({ name: 'new_executor', dedupKey: expect.stringMatching(/^Latecomer#/) })],
+    );
     const embeds = await expectEmbeds(2);
     expect(embeds[1]?.title).toBe('New executor seen');
     expect(embeds[1]?.fields[0]?.value).toBe('Latecomer');

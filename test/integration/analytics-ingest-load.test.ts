@@ -72,8 +72,12 @@ interface SeededProjects {
 /** Five projects with eight keys each (ingest refuses telemetry of unknown projects and keys); key j is project j % 5's. */
 async function seedProjects(): Promise<SeededProjects> {
   const { ownerId } = await seedOwner(table.stores);
-  const projects = await Promise.all(Array.from({ length: 5 }, () => table.stores.dashboard.createProject({ ownerId, name: 'Load', plan: 'business', now: NOW })));
-  const issued = await Promise.all(projects.map((projectId) => table.stores.dashboard.issueKeys({ projectId, count: 8, tier: 'standard', maxUses: null, now: NOW })));
+  const projects = await Promise.all(
+    Array.from({ length: 5 }, () => table.stores.dashboard.createProject({ ownerId, name: 'Load', plan: 'business', now: NOW })),
+  );
+  const issued = await Promise.all(
+    projects.map((projectId) => table.stores.dashboard.issueKeys({ projectId, count: 8, tier: 'standard', maxUses: null, now: NOW })),
+  );
   return { projects, keys: Array.from({ length: 40 }, (_, j) => issued[j % 5]![Math.floor(j / 5)]!.id) };
 }
 

@@ -1,9 +1,9 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDailyDetection } from '#analytics/daily';
-import { summarize } from '#analytics/coalesce';
-import { detectNewExecutor, NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
 import { ALERTS_PER_HOUR } from '#analytics/alert-budget';
+import { summarize } from '#analytics/coalesce';
+import { runDailyDetection } from '#analytics/daily';
+import { detectNewExecutor, NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
 import { fireEvents, ingestTelemetry } from '#analytics/ingest';
 import { parseFlags } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
@@ -77,7 +77,11 @@ const times = <T>(n: number, make: (i: number) => T) => Array.from({ length: n }
 
 describe('what ingest refuses before writing anything', () => {
   const itemsIn = async (pk: string) =>
-    (await table.db.send(new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }))).Items ?? [];
+    (
+      await table.db.send(
+        new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }),
+      )
+    ).Items ?? [];
 
   it("refuses records of a project that does not exist and validations of a key that is not the project's, writing nothing for them", async () => {
     const projectId = await newProject();
@@ -86,7 +90,13 @@ describe('what ingest refuses before writing anything', () => {
     const ghost = 'prj_neverexisted';
     const result = await ingestTelemetry(
       store,
-      [execution(ghost, { scriptHash: 'abcdef01' }), validation(ghost, keyId), validation(projectId, othersKey), validation(projectId, 'key_forged'), execution(projectId)],
+      [
+        execution(ghost, { scriptHash: 'abcdef01' }),
+        validation(ghost, keyId),
+        validation(projectId, othersKey),
+        validation(projectId, 'key_forged'),
+        execution(projectId),
+      ],
       NOW,
     );
     expect(result).toMatchObject({ accepted: 1, rejected: 4 });
@@ -97,7 +107,11 @@ describe('what ingest refuses before writing anything', () => {
       { index: 3, reason: `key key_forged is not a key of project ${projectId}` },
     ]);
     expect(result.events.every((event) => event.projectId === projectId)).toBe(true);
-    for (const pk of [keyOf.executor(ghost, 'x').pk, keyOf.event(ghost, 'new_executor', 'x').pk, ...[keyId, othersKey, 'key_forged'].map((id) => keyOf.validationWindow(id, projectId, 0).pk)]) {
+    for (const pk of [
+      keyOf.executor(ghost, 'x').pk,
+      keyOf.event(ghost, 'new_executor', 'x').pk,
+      ...[keyId, othersKey, 'key_forged'].map((id) => keyOf.validationWindow(id, projectId, 0).pk),
+    ]) {
       expect(await itemsIn(pk)).toEqual([]);
     }
     expect((await store.executionsOn('2023-11-14')).has(ghost)).toBe(false);
@@ -106,7 +120,11 @@ describe('what ingest refuses before writing anything', () => {
   it(`refuses records dated more than ${MAX_RECORD_AGE_SECONDS / DAY} days back or more than ${MAX_CLOCK_SKEW_SECONDS} s ahead, and keeps the rest`, async () => {
     const projectId = await newProject();
     const edges = [NOW - MAX_RECORD_AGE_SECONDS - 1, NOW - MAX_RECORD_AGE_SECONDS, NOW + MAX_CLOCK_SKEW_SECONDS, NOW + MAX_CLOCK_SKEW_SECONDS + 1];
-    const result = await ingestTelemetry(store, edges.map((at, i) => execution(projectId, { executor: `edge-${i}`, at })), NOW);
+    const result = await ingestTelemetry(
+      store,
+      edges.map((at, i) => execution(projectId, { executor: `edge-${i}`, at })),
+      NOW,
+    );
     expect(result).toMatchObject({ accepted: 2, rejected: 2 });
     expect(result.rejections.map((rejection) => rejection.index)).toEqual([0, 3]);
     expect(result.events.map((event) => event.dedupKey).sort()).toEqual([`edge-1#${utcDate(edges[1] ?? 0)}`, `edge-2#${utcDate(edges[2] ?? 0)}`]);
@@ -123,7 +141,12 @@ describe('execution_drop (daily detector)', () => {
   it('fires above a 30 % fall only, never from an empty day before, and once per day however often it runs', async () => {
     const [exact, above, fromZero, toZero] = await Promise.all([newProject(), newProject(), newProject(), newProject()]);
     // Ingested as the day goes: a record more than 8 days old is refused.
-    const ingest = (projectId: string, count: number, at: number) => ingestTelemetry(store, times(count, () => execution(projectId, { at: at + 3600 })), at + 7200);
+    const ingest = (projectId: string, count: number, at: number) =>
+      ingestTelemetry(
+        store,
+        times(count, () => execution(projectId, { at: at + 3600 })),
+        at + 7200,
+      );
     await Promise.all([ingest(exact, 100, dayBefore), ingest(exact, 70, day), ingest(toZero, 3, dayBefore), ingest(fromZero, 5, day)]);
     await store.addExecutions({ projectId: above, date: '2023-06-08', executions: 10_000 });
     await store.addExecutions({ projectId: above, date: '2023-06-09', executions: 6_999 });
@@ -177,20 +200,32 @@ describe('new_executor (at ingest)', () => {
   it('keeps executors of different projects apart', async () => {
     const [a, b] = await Promise.all([newProject(), newProject()]);
     await ingestTelemetry(store, [execution(a, { executor: 'Delta' })], NOW);
-    expect((await ingestTelemetry(store, [execution(b, { executor: 'Delta' })], NOW)).events).toEqual([{ name: 'new_executor', projectId: b, dedupKey: 'Delta#2023-11-14' }]);
+    expect((await ingestTelemetry(store, [execution(b, { executor: 'Delta' })], NOW)).events).toEqual([
+      { name: 'new_executor', projectId: b, dedupKey: 'Delta#2023-11-14' },
+    ]);
   });
 });
 
 describe('key_abuse (at ingest)', () => {
   const patternsOf = async (projectId: string) =>
-    (await eventItems(projectId)).filter((item) => item.name === 'key_abuse').map((item) => item.data as { keyId: string; pattern: string; count: number; threshold: number });
+    (await eventItems(projectId))
+      .filter((item) => item.name === 'key_abuse')
+      .map((item) => item.data as { keyId: string; pattern: string; count: number; threshold: number });
 
   it('fires many_fingerprints when a sixth distinct fingerprint joins the hour, across batches, once', async () => {
     const projectId = await newProject();
     const keyId = await newKey(projectId);
-    const five = await ingestTelemetry(store, times(5, (i) => validation(projectId, keyId, { fingerprint: FP(i + 1), at: NOW - 600 })), NOW);
+    const five = await ingestTelemetry(
+      store,
+      times(5, (i) => validation(projectId, keyId, { fingerprint: FP(i + 1), at: NOW - 600 })),
+      NOW,
+    );
     expect(five.events).toEqual([]);
-    const sixth = await ingestTelemetry(store, [validation(projectId, keyId, { fingerprint: FP(6) }), validation(projectId, keyId, { fingerprint: FP(1) })], NOW);
+    const sixth = await ingestTelemetry(
+      store,
+      [validation(projectId, keyId, { fingerprint: FP(6) }), validation(projectId, keyId, { fingerprint: FP(1) })],
+      NOW,
+    );
     expect(sixth.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${keyId}#many_fingerprints#2023-11-14T22` }]);
     const seventh = await ingestTelemetry(store, [validation(projectId, keyId, { fingerprint: FP(7) })], NOW);
     expect(seventh.events).toEqual([]);
@@ -211,7 +246,11 @@ describe('key_abuse (at ingest)', () => {
   it('fires expired_key_burst for ten expired validations in one batch', async () => {
     const projectId = await newProject();
     const keyId = await newKey(projectId);
-    const result = await ingestTelemetry(store, times(10, () => validation(projectId, keyId, { result: 'expired' })), NOW);
+    const result = await ingestTelemetry(
+      store,
+      times(10, () => validation(projectId, keyId, { result: 'expired' })),
+      NOW,
+    );
     expect(result.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${keyId}#expired_key_burst#2023-11-14T22` }]);
   });
 
@@ -227,14 +266,27 @@ describe('key_abuse (at ingest)', () => {
       const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses, now: NOW });
       if (!key) throw new Error('no key issued');
       await table.db.send(
-        new UpdateCommand({ TableName: table.tableName, Key: keyOf.key(key.id), UpdateExpression: 'SET current_uses = :u', ExpressionAttributeValues: { ':u': currentUses } }),
+        new UpdateCommand({
+          TableName: table.tableName,
+          Key: keyOf.key(key.id),
+          UpdateExpression: 'SET current_uses = :u',
+          ExpressionAttributeValues: { ':u': currentUses },
+        }),
       );
       return key.id;
     };
 
     it('fires when an hour has max_uses + 1 ok validations, not max_uses', async () => {
       const id = await issueCappedKey(3, 0);
-      expect((await ingestTelemetry(store, times(3, () => validation(projectId, id)), NOW)).events).toEqual([]);
+      expect(
+        (
+          await ingestTelemetry(
+            store,
+            times(3, () => validation(projectId, id)),
+            NOW,
+          )
+        ).events,
+      ).toEqual([]);
       const fourth = await ingestTelemetry(store, [validation(projectId, id)], NOW);
       expect(fourth.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${id}#over_max_uses#2023-11-14T22` }]);
       expect((await patternsOf(projectId)).find((data) => data.keyId === id)).toMatchObject({ count: 4, threshold: 3 });
@@ -251,7 +303,11 @@ describe('key_abuse (at ingest)', () => {
     it('ignores the use cap of a key reported under another project', async () => {
       const id = await issueCappedKey(1, 1);
       const otherProject = await newProject();
-      const result = await ingestTelemetry(store, times(3, () => validation(otherProject, id, { result: 'over_limit' })), NOW);
+      const result = await ingestTelemetry(
+        store,
+        times(3, () => validation(otherProject, id, { result: 'over_limit' })),
+        NOW,
+      );
       expect(result.events).toEqual([]);
     });
   });
@@ -264,7 +320,10 @@ describe('clone_detected (at ingest)', () => {
   it("fires once for each new hash but the version's uploaded one (its original), whatever came first", async () => {
     const projectId = await newProject();
     // The versions' uploaded hashes are the originals: ver_1's is aaaa1111, ver_2's dddd4444.
-    for (const [id, sha256] of [['ver_1', 'aaaa1111'], ['ver_2', 'dddd4444']] as const) {
+    for (const [id, sha256] of [
+      ['ver_1', 'aaaa1111'],
+      ['ver_2', 'dddd4444'],
+    ] as const) {
       await table.stores.dashboard.uploadVersion({ id, projectId, sizeBytes: 64, sha256, notes: '', now: NOW });
     }
     const run = (hash: string, fields: Record<string, unknown> = {}) =>
@@ -305,7 +364,12 @@ describe('clone_detected (at ingest)', () => {
     // Once each: posted, or (when concurrent ingests spent the hour's slots on the same clones) held for the digest.
     expect(fired.reduce((sum, event) => sum + (event.held ?? 1), 0)).toBe(ALERTS_PER_HOUR);
     const { Items = [] } = await table.db.send(
-      new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :clones)', ExpressionAttributeValues: { ':pk': eventsPartition(projectId), ':clones': 'EVENT#clone_detected#' }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: table.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :clones)',
+        ExpressionAttributeValues: { ':pk': eventsPartition(projectId), ':clones': 'EVENT#clone_detected#' },
+        ConsistentRead: true,
+      }),
     );
     const events = Items.map((item) => item.data as SingleEventData<'clone_detected'>);
     expect(events).toHaveLength(ALERTS_PER_HOUR);
@@ -320,8 +384,14 @@ describe('clone_detected (at ingest)', () => {
 
   it('fires exactly one event when a batch brings the first two hashes of a script', async () => {
     const projectId = await newProject();
-    const result = await ingestTelemetry(store, [execution(projectId, { scriptHash: '12345678', at: NOW - 5 }), execution(projectId, { scriptHash: '87654321' })], NOW);
-    expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([{ name: 'clone_detected', projectId, dedupKey: `${projectId}##87654321` }]);
+    const result = await ingestTelemetry(
+      store,
+      [execution(projectId, { scriptHash: '12345678', at: NOW - 5 }), execution(projectId, { scriptHash: '87654321' })],
+      NOW,
+    );
+    expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([
+      { name: 'clone_detected', projectId, dedupKey: `${projectId}##87654321` },
+    ]);
   });
 });
 
@@ -329,18 +399,32 @@ describe('alert storms (more than 5 of one event for one project in one batch)',
   /** Items of a project's conditions a summary stood for: dedup memory, never posted. */
   async function coalescedItems(projectId: string) {
     const { Items = [] } = await table.db.send(
-      new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': eventsPartition(projectId) }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: table.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': eventsPartition(projectId) },
+        ConsistentRead: true,
+      }),
     );
     return Items.filter((item) => item.entity === 'EVENT_COALESCED');
   }
 
   it('makes 500 new executors in one batch one summary event with the count and a sample, and remembers each', async () => {
     const projectId = await newProject();
-    const result = await ingestTelemetry(store, times(500, (i) => execution(projectId, { executor: `storm-${i}`, at: NOW - 500 + i })), NOW);
+    const result = await ingestTelemetry(
+      store,
+      times(500, (i) => execution(projectId, { executor: `storm-${i}`, at: NOW - 500 + i })),
+      NOW,
+    );
     expect(result.events).toEqual([{ name: 'new_executor', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 500 }]);
     const [summary, ...others] = await eventItems(projectId);
     expect(others).toEqual([]);
-    expect(summary?.data).toMatchObject({ count: 500, firstAt: NOW - 500, lastAt: NOW - 1, sample: times(5, (i) => ({ executor: `storm-${i}`, firstSeenAt: NOW - 500 + i, previouslySeenAt: null })) });
+    expect(summary?.data).toMatchObject({
+      count: 500,
+      firstAt: NOW - 500,
+      lastAt: NOW - 1,
+      sample: times(5, (i) => ({ executor: `storm-${i}`, firstSeenAt: NOW - 500 + i, previouslySeenAt: null })),
+    });
     const remembered = await coalescedItems(projectId);
     expect(remembered).toHaveLength(500);
     expect(new Set(remembered.map((item) => item.summarizedBy))).toEqual(new Set([result.events[0]?.dedupKey]));
@@ -349,7 +433,12 @@ describe('alert storms (more than 5 of one event for one project in one batch)',
   it('fires 5 alone (the hourly budget posts 3, holds 2 for the digest) and summarizes 6', async () => {
     const [five, six] = await Promise.all([newProject(), newProject()]);
     const batch = (projectId: string, n: number) => times(n, (i) => execution(projectId, { executor: `n-${i}` }));
-    expect((await ingestTelemetry(store, batch(five, 5), NOW)).events.map((event) => event.summarizes ?? event.held)).toEqual([undefined, undefined, undefined, 2]);
+    expect((await ingestTelemetry(store, batch(five, 5), NOW)).events.map((event) => event.summarizes ?? event.held)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      2,
+    ]);
     expect((await ingestTelemetry(store, batch(six, 6), NOW)).events.map((event) => event.summarizes)).toEqual([6]);
   });
 
@@ -366,10 +455,18 @@ describe('alert storms (more than 5 of one event for one project in one batch)',
 
   it('lets a later condition fire by itself, and a later storm make a summary of its own', async () => {
     const projectId = await newProject();
-    await ingestTelemetry(store, times(10, (i) => execution(projectId, { executor: `first-${i}` })), NOW);
+    await ingestTelemetry(
+      store,
+      times(10, (i) => execution(projectId, { executor: `first-${i}` })),
+      NOW,
+    );
     const single = await ingestTelemetry(store, [execution(projectId, { executor: 'later' })], NOW);
     expect(single.events).toEqual([{ name: 'new_executor', projectId, dedupKey: 'later#2023-11-14' }]);
-    const storm = await ingestTelemetry(store, times(10, (i) => execution(projectId, { executor: `second-${i}` })), NOW);
+    const storm = await ingestTelemetry(
+      store,
+      times(10, (i) => execution(projectId, { executor: `second-${i}` })),
+      NOW,
+    );
     expect(storm.events.map((event) => event.summarizes)).toEqual([10]);
     expect((await eventItems(projectId)).filter((item) => item.name === 'new_executor')).toHaveLength(3);
   });
@@ -377,7 +474,11 @@ describe('alert storms (more than 5 of one event for one project in one batch)',
   it('summarizes key_abuse across many keys of one project', async () => {
     const projectId = await newProject();
     const keys = await Promise.all(times(7, () => newKey(projectId)));
-    const result = await ingestTelemetry(store, keys.flatMap((keyId) => times(10, () => validation(projectId, keyId, { result: 'revoked' }))), NOW);
+    const result = await ingestTelemetry(
+      store,
+      keys.flatMap((keyId) => times(10, () => validation(projectId, keyId, { result: 'revoked' }))),
+      NOW,
+    );
     expect(result.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 7 }]);
     const [summary] = await eventItems(projectId);
     expect(summary?.data).toMatchObject({ count: 7, sample: expect.arrayContaining([expect.objectContaining({ pattern: 'revoked_key_burst' })]) });
@@ -385,8 +486,14 @@ describe('alert storms (more than 5 of one event for one project in one batch)',
 
   it('summarizes clone_detected when a batch brings many new hashes of one project', async () => {
     const projectId = await newProject();
-    const result = await ingestTelemetry(store, times(9, (i) => execution(projectId, { scriptHash: (0xc0000000 + i).toString(16), at: NOW - 9 + i })), NOW);
-    expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([{ name: 'clone_detected', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 8 }]);
+    const result = await ingestTelemetry(
+      store,
+      times(9, (i) => execution(projectId, { scriptHash: (0xc0000000 + i).toString(16), at: NOW - 9 + i })),
+      NOW,
+    );
+    expect(result.events.filter((event) => event.name === 'clone_detected')).toEqual([
+      { name: 'clone_detected', projectId, dedupKey: expect.stringMatching(/^summary#/), summarizes: 8 },
+    ]);
   });
 });
 
@@ -412,7 +519,20 @@ describe('dashboard telemetry commands', () => {
 
   it('telemetry validation without --fingerprint sends N different clients, with --fingerprint one client', async () => {
     const [one, many] = [await newKey(projectId), await newKey(projectId)];
-    const oneClient = await run(telemetryValidation, ['--project', projectId, '--key', one, '--result', 'ok', '--executor', 'Fluxus', '--fingerprint', 'client-a', '--count', '6']);
+    const oneClient = await run(telemetryValidation, [
+      '--project',
+      projectId,
+      '--key',
+      one,
+      '--result',
+      'ok',
+      '--executor',
+      'Fluxus',
+      '--fingerprint',
+      'client-a',
+      '--count',
+      '6',
+    ]);
     expect(oneClient).toEqual({ accepted: 6, events: [] });
     const manyClients = await run(telemetryValidation, ['--project', projectId, '--key', many, '--result', 'ok', '--executor', 'Fluxus', '--count', '6']);
     expect(manyClients.events).toEqual([{ name: 'key_abuse', projectId, dedupKey: `${many}#many_fingerprints#2023-11-14T22` }]);
@@ -427,7 +547,11 @@ describe('dashboard telemetry commands', () => {
   it('detect daily judges the day before --date', async () => {
     clock = NOW + 2 * DAY;
     const result = await run(detectDaily, ['--date', '2023-11-16']);
-    expect(result).toEqual({ date: '2023-11-15', projectsJudged: expect.any(Number), events: expect.arrayContaining([{ name: 'execution_drop', projectId, dedupKey: '2023-11-15' }]) });
+    expect(result).toEqual({
+      date: '2023-11-15',
+      projectsJudged: expect.any(Number),
+      events: expect.arrayContaining([{ name: 'execution_drop', projectId, dedupKey: '2023-11-15' }]),
+    });
     expect((await run(detectDaily, ['--date', '2023-11-16'])).events).toEqual([]);
   });
 });

@@ -4,12 +4,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizer } from '#api/authorizer';
 import { createRouteHandlers } from '#api/endpoints';
 import { ROUTES } from '#api/routes';
-import { unixSeconds } from '#domain/model';
 import type { Caller } from '#domain/model';
+import { unixSeconds } from '#domain/model';
 import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
-import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
-import { FIXED_NOW, apiEvent, authorizerEvent, createTestTable, lambdaContext, seedOwner, seedProject, type ApiEventInput, type RouteEntry, type SeededOwner, type SeededProject, type TestTable } from '#test-support/fixtures';
 import { memoryKeySecret } from '#local/key-secret';
+import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
+import {
+  type ApiEventInput,
+  apiEvent,
+  authorizerEvent,
+  createTestTable,
+  FIXED_NOW,
+  lambdaContext,
+  type RouteEntry,
+  type SeededOwner,
+  type SeededProject,
+  seedOwner,
+  seedProject,
+  type TestTable,
+} from '#test-support/fixtures';
 
 const WATERMARK = 'feedfacecafebeef';
 
@@ -47,7 +60,12 @@ async function call(entry: RouteEntry, projectId: string, input: ApiEventInput =
 beforeAll(async () => {
   table = await createTestTable('api-handlers');
   authorize = createAuthorizer({ tokens: table.stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) });
-  HANDLERS = createRouteHandlers({ stores: table.stores, keySecret: memoryKeySecret(), now: () => unixSeconds(), logger: new Logger({ serviceName: 'developer-api' }) });
+  HANDLERS = createRouteHandlers({
+    stores: table.stores,
+    keySecret: memoryKeySecret(),
+    now: () => unixSeconds(),
+    logger: new Logger({ serviceName: 'developer-api' }),
+  });
   owner = await seedOwner(table.stores);
   project = await seedProject(table.stores, {
     ownerId: owner.ownerId,
@@ -175,7 +193,7 @@ describe('versions end to end', () => {
     expect((await call('list-versions', project.projectId)).body.current_version_id).toBe(target);
   });
 
-  it("answers a version of another project with 404 and keeps the current version", async () => {
+  it('answers a version of another project with 404 and keeps the current version', async () => {
     const before = (await call('list-versions', project.projectId)).body.current_version_id;
     const reply = await call('rollback', project.projectId, { body: { version_id: foreign.versions[0]!.id } });
     expect(reply.status).toBe(404);

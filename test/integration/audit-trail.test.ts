@@ -3,14 +3,24 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizer } from '#api/authorizer';
 import { createRouteHandlers } from '#api/endpoints';
-import { apiEntry, type AuditEntry } from '#domain/audit';
+import { type AuditEntry, apiEntry } from '#domain/audit';
 import type { Caller } from '#domain/model';
 import type { ProjectStore } from '#domain/ports';
 import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
+import { memoryKeySecret } from '#local/key-secret';
 import { keyOf, PARTITION, RETENTION_SECONDS } from '#store/layout';
 import { TABLE } from '#store/table-definition';
-import { apiEvent, authorizerEvent, createTestTable, lambdaContext, type RouteEntry, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
-import { memoryKeySecret } from '#local/key-secret';
+import {
+  apiEvent,
+  authorizerEvent,
+  createTestTable,
+  lambdaContext,
+  type RouteEntry,
+  type SeededOwner,
+  seedOwner,
+  seedProject,
+  type TestTable,
+} from '#test-support/fixtures';
 
 /**
  * The audit trail on DynamoDB Local: the route handlers the stack deploys, behind the real authorizer, write an
@@ -46,7 +56,12 @@ const entryOf = async (requestId: string): Promise<AuditEntry | undefined> => (a
 
 beforeAll(async () => {
   table = await createTestTable('audit-trail');
-  handlers = createRouteHandlers({ stores: table.stores, keySecret: memoryKeySecret(), now: () => clock, logger: new Logger({ serviceName: 'developer-api' }) });
+  handlers = createRouteHandlers({
+    stores: table.stores,
+    keySecret: memoryKeySecret(),
+    now: () => clock,
+    logger: new Logger({ serviceName: 'developer-api' }),
+  });
   owner = await seedOwner(table.stores);
   project = await seedProject(table.stores, {
     ownerId: owner.ownerId,
@@ -143,13 +158,25 @@ describe('an audit entry for every change through the API', () => {
       },
     });
     // Silent: the 500 and its log line are this test's expected outcome.
-    const failingHandlers = createRouteHandlers({ stores: { ...table.stores, projects: failing }, keySecret: memoryKeySecret(), now: () => clock, logger: new Logger({ serviceName: 'developer-api', logLevel: 'SILENT' }) });
+    const failingHandlers = createRouteHandlers({
+      stores: { ...table.stores, projects: failing },
+      keySecret: memoryKeySecret(),
+      now: () => clock,
+      logger: new Logger({ serviceName: 'developer-api', logLevel: 'SILENT' }),
+    });
     expect(await call('revoke-bulk', { watermark }, 'req-bulk-cut', failingHandlers)).toMatchObject({ status: 500 });
 
-    const revoked = (await table.stores.projects.listKeysAfter(project.projectId, 0, 1000)).filter((key) => key.watermark === watermark && key.revoked === 1).length;
+    const revoked = (await table.stores.projects.listKeysAfter(project.projectId, 0, 1000)).filter(
+      (key) => key.watermark === watermark && key.revoked === 1,
+    ).length;
     expect(revoked).toBeGreaterThanOrEqual(20);
     expect(revoked).toBeLessThan(50);
-    expect(await entryOf('req-bulk-cut')).toMatchObject({ action: 'key.revoke_bulk', status: 'failed', target: { watermark }, outcome: { revoked_count: revoked } });
+    expect(await entryOf('req-bulk-cut')).toMatchObject({
+      action: 'key.revoke_bulk',
+      status: 'failed',
+      target: { watermark },
+      outcome: { revoked_count: revoked },
+    });
 
     expect(await call('revoke-bulk', { watermark }, 'req-bulk-retry')).toMatchObject({ status: 200, body: { revoked_count: 50 - revoked } });
     expect(await entryOf('req-bulk-retry')).toMatchObject({ status: 'completed', outcome: { revoked_count: 50 - revoked } });
@@ -188,11 +215,20 @@ describe('listing the trail', () => {
 });
 
 describe('no write overwrites an entry', () => {
-  const entryLike = (taken: AuditEntry, action: AuditEntry['action']): AuditEntry => ({ ...taken, action, requestId: `clash-${action}`, target: { clash: true }, outcome: {} });
+  const entryLike = (taken: AuditEntry, action: AuditEntry['action']): AuditEntry => ({
+    ...taken,
+    action,
+    requestId: `clash-${action}`,
+    target: { clash: true },
+    outcome: {},
+  });
 
   it('an entry whose id is taken is refused, alone or with the revoke or rollback it records, and nothing of that change is written', async () => {
     const other = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1, versions: ['one', 'two'] });
-    const taken = apiEntry({ actor: { tokenId: caller.tokenId, requestId: 'first' } }, { projectId: other.projectId, at: NOW, action: 'key.revoke', target: { key_id: 'x' }, outcome: { revoked_count: 1 } });
+    const taken = apiEntry(
+      { actor: { tokenId: caller.tokenId, requestId: 'first' } },
+      { projectId: other.projectId, at: NOW, action: 'key.revoke', target: { key_id: 'x' }, outcome: { revoked_count: 1 } },
+    );
     await table.stores.audit.record(taken);
 
     await expect(table.stores.audit.record(entryLike(taken, 'key.revoke_bulk'))).rejects.toThrow();
@@ -215,8 +251,18 @@ describe('selling keys in the trail', () => {
     expect(await call('issue-keys', order, 'req-issue-again')).toMatchObject({ status: 200 });
     const keys = issued.body.keys as { id: string; key: string }[];
     const ids = keys.map((key) => key.id).join(',');
-    expect(await entryOf('req-issue')).toMatchObject({ action: 'key.issue', status: 'completed', tokenId: owner.tokenId, target: { order_id: 'audit-order', count: 2 }, outcome: { issued_count: 2, key_ids: ids } });
-    expect(await entryOf('req-issue-again')).toMatchObject({ action: 'key.issue', target: { order_id: 'audit-order', count: 2 }, outcome: { issued_count: 0, key_ids: ids } });
+    expect(await entryOf('req-issue')).toMatchObject({
+      action: 'key.issue',
+      status: 'completed',
+      tokenId: owner.tokenId,
+      target: { order_id: 'audit-order', count: 2 },
+      outcome: { issued_count: 2, key_ids: ids },
+    });
+    expect(await entryOf('req-issue-again')).toMatchObject({
+      action: 'key.issue',
+      target: { order_id: 'audit-order', count: 2 },
+      outcome: { issued_count: 0, key_ids: ids },
+    });
     expect(await call('reset-hwid', { key_id: keys[0]!.id }, 'req-reset')).toMatchObject({ status: 200, body: { ok: true, cleared: 0 } });
     expect(await entryOf('req-reset')).toMatchObject({ action: 'key.reset_hwid', target: { key_id: keys[0]!.id }, outcome: { cleared: 0 } });
     const text = JSON.stringify(await entries(1000));
@@ -227,7 +273,11 @@ describe('selling keys in the trail', () => {
 describe('what an entry never holds', () => {
   it('no raw token, token hash, key value or webhook URL or token appears in any audit entry of the table', async () => {
     const { Items = [] } = await table.db.send(
-      new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `${PARTITION.projectAudit}${project.projectId}` } }),
+      new QueryCommand({
+        TableName: table.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `${PARTITION.projectAudit}${project.projectId}` },
+      }),
     );
     const owners = await table.stores.audit.list({ ownerId: owner.ownerId }, 100);
     expect(Items.length).toBeGreaterThan(5);

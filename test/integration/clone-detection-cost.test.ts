@@ -5,7 +5,7 @@ import { CLONE_SAMPLE_LIMIT } from '#schemas/events';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { keyOf } from '#store/layout';
 import { DynamoTelemetryStore } from '#store/telemetry-store';
-import { CLONE_DETECTION_ITEMS, type CapacityMeter, meterCapacity } from '#test-support/capacity-meter';
+import { type CapacityMeter, CLONE_DETECTION_ITEMS, meterCapacity } from '#test-support/capacity-meter';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 
 /**
@@ -49,13 +49,25 @@ describe(`clone detection for ${HASHES} hashes of one script`, () => {
     for (let i = 0; i < HASHES; i++) {
       const before = meter.writesTo(CLONE_DETECTION_ITEMS);
       const at = NOW - HASHES + i;
-      const record = { kind: 'execution', projectId, scriptId: 'scr_cloned', versionId: 'ver_1', executor: 'Wave', scriptHash: (0x10000000 + i).toString(16), at };
+      const record = {
+        kind: 'execution',
+        projectId,
+        scriptId: 'scr_cloned',
+        versionId: 'ver_1',
+        executor: 'Wave',
+        scriptHash: (0x10000000 + i).toString(16),
+        at,
+      };
       const result = await ingestTelemetry(store, [record], at);
       clones += result.events.filter((event) => event.name === 'clone_detected').length;
       perHash.push(meter.writesTo(CLONE_DETECTION_ITEMS) - before);
     }
     const total = meter.writesTo(CLONE_DETECTION_ITEMS);
-    console.info(`[clone-cost] ${HASHES} hashes: ${total} WCU on clone detection's items (${(total / HASHES).toFixed(2)} per hash)`, meter.writesByItem(), meter.byCommand());
+    console.info(
+      `[clone-cost] ${HASHES} hashes: ${total} WCU on clone detection's items (${(total / HASHES).toFixed(2)} per hash)`,
+      meter.writesByItem(),
+      meter.byCommand(),
+    );
 
     expect(clones).toBe(HASHES - 1);
     expect(Math.max(...perHash)).toBeLessThanOrEqual(MAX_WRITE_UNITS_PER_HASH);
@@ -75,8 +87,17 @@ describe(`clone detection for ${HASHES} hashes of one script`, () => {
     const result = await ingestTelemetry(store, [record('ffffffff', NOW + 20)], NOW + 20);
     // The hour's first 3 clones were posted; this one is held for the hour's digest, its event kept all the same.
     expect(result.events).toEqual([{ name: 'clone_detected', projectId, dedupKey: 'digest#2023-11-14T22', held: 1 }]);
-    const { Item } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.event(projectId, 'clone_detected', `${projectId}##ffffffff`), ConsistentRead: true }));
-    expect(Item?.data).toEqual({ scriptId: projectId, versionId: null, newHash: 'ffffffff', originalHash: '0a0a0a0a', distinctHashes: 22, sampleHashes: ['0a0a0a0a', 'ffffffff'] });
+    const { Item } = await table.db.send(
+      new GetCommand({ TableName: table.tableName, Key: keyOf.event(projectId, 'clone_detected', `${projectId}##ffffffff`), ConsistentRead: true }),
+    );
+    expect(Item?.data).toEqual({
+      scriptId: projectId,
+      versionId: null,
+      newHash: 'ffffffff',
+      originalHash: '0a0a0a0a',
+      distinctHashes: 22,
+      sampleHashes: ['0a0a0a0a', 'ffffffff'],
+    });
     expect((Item?.data as { sampleHashes: string[] }).sampleHashes.length).toBeLessThanOrEqual(CLONE_SAMPLE_LIMIT);
   });
 });

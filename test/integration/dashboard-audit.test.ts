@@ -49,8 +49,26 @@ const trail = () => table.stores.audit.list({ projectId }, 100);
 describe("the dashboard's writes in the audit trail", () => {
   it('enters keys issue, webhooks add and versions upload in the project trail with the caller, ids and counts, and no raw key or webhook token', async () => {
     const { keys } = await run<{ keys: { id: string; key: string }[] }>(dashboard.context, 'keys issue', '--project', projectId, '--count', '3');
-    const { id: webhookId } = await run<{ id: string }>(dashboard.context, 'webhooks add', '--project', projectId, '--url', WEBHOOK_URL, '--events', 'version_deployed,key_abuse');
-    const version = await run<{ id: string; version_number: number }>(dashboard.context, 'versions upload', '--project', projectId, '--file', scriptFile, '--notes', 'audited');
+    const { id: webhookId } = await run<{ id: string }>(
+      dashboard.context,
+      'webhooks add',
+      '--project',
+      projectId,
+      '--url',
+      WEBHOOK_URL,
+      '--events',
+      'version_deployed,key_abuse',
+    );
+    const version = await run<{ id: string; version_number: number }>(
+      dashboard.context,
+      'versions upload',
+      '--project',
+      projectId,
+      '--file',
+      scriptFile,
+      '--notes',
+      'audited',
+    );
 
     const entries = await trail();
     const byDashboard = { projectId, source: 'dashboard', status: 'completed', tokenId: null, requestId: null, caller: localCaller() };
@@ -77,7 +95,9 @@ describe("the dashboard's writes in the audit trail", () => {
       const context = { ...dashboard.context, stores: table.stores };
       const { keys } = await run<{ keys: { id: string; key: string }[] }>(context, 'keys issue', '--project', projectId, '--count', '2');
       expect(keys).toHaveLength(2);
-      expect(warnings.at(-1)).toMatch(/^keys issue is done, but its audit entry \(key\.issue .*"issued_count":2.*\) could not be written: ProvisionedThroughputExceededException$/);
+      expect(warnings.at(-1)).toMatch(
+        /^keys issue is done, but its audit entry \(key\.issue .*"issued_count":2.*\) could not be written: ProvisionedThroughputExceededException$/,
+      );
     } finally {
       record.mockRestore();
     }
@@ -85,7 +105,10 @@ describe("the dashboard's writes in the audit trail", () => {
 
   it('runs no command whose caller cannot be named', async () => {
     const before = await trail();
-    const context: DashboardContext = { ...dashboard.context, caller: () => Promise.reject(new Error('ExpiredToken: the security token included in the request is expired')) };
+    const context: DashboardContext = {
+      ...dashboard.context,
+      caller: () => Promise.reject(new Error('ExpiredToken: the security token included in the request is expired')),
+    };
     await expect(run(context, 'versions upload', '--project', projectId, '--file', scriptFile)).rejects.toThrow('ExpiredToken');
     expect((await table.stores.projects.listVersions(projectId)).map((version) => version.notes)).toEqual(['audited']);
     expect(await trail()).toEqual(before);

@@ -7,8 +7,7 @@ import { CommandError, type DashboardContext, openContext } from '#dashboard/con
 import { hashToken } from '#domain/tokens';
 import { npmCommand } from '#local/npm-command';
 import { KEY_LIFETIME_SECONDS } from '#store/dashboard-store';
-import { createTestTable, scanTable, type TestTable } from '#test-support/fixtures';
-import { scriptFileOf } from '#test-support/fixtures';
+import { createTestTable, scanTable, scriptFileOf, type TestTable } from '#test-support/fixtures';
 import { MemoryScriptStore } from '#test-support/memory-stores';
 
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
@@ -62,7 +61,10 @@ describe('concurrent writers on one project (issue 15.6)', () => {
 
   it('eight concurrent version uploads all succeed with version numbers 1..8, and the project points at the last one', async () => {
     const { ownerId } = await ownerCreate.run(dashboard.context, {});
-    const { projectId } = await projectCreate.run(dashboard.context, parseCommand(projectCreate, ['--owner', ownerId, '--name', 'Busy uploads', '--plan', 'business']));
+    const { projectId } = await projectCreate.run(
+      dashboard.context,
+      parseCommand(projectCreate, ['--owner', ownerId, '--name', 'Busy uploads', '--plan', 'business']),
+    );
     const uploads = await Promise.all(
       Array.from({ length: 8 }, () => versionsUpload.run(openIssuer(), parseCommand(versionsUpload, ['--project', projectId, '--file', scriptFileOf(4096)]))),
     );
@@ -95,13 +97,26 @@ describe('dashboard commands against DynamoDB Local', () => {
       parseCommand(keysIssue, ['--project', projectId, '--max-fingerprints', '2', '--note', 'giveaway winner', '--discord-id', '123456789012345678']),
     );
     const plain = await keysIssue.run(dashboard.context, parseCommand(keysIssue, ['--project', projectId]));
-    expect(await table.stores.keys.getKey(projectId, sold.keys[0]!.id)).toMatchObject({ max_fingerprints: 2, fingerprints: [], note: 'giveaway winner', discord_id: '123456789012345678' });
-    expect(await table.stores.keys.getKey(projectId, plain.keys[0]!.id)).toMatchObject({ max_fingerprints: null, fingerprints: [], note: null, discord_id: null });
+    expect(await table.stores.keys.getKey(projectId, sold.keys[0]!.id)).toMatchObject({
+      max_fingerprints: 2,
+      fingerprints: [],
+      note: 'giveaway winner',
+      discord_id: '123456789012345678',
+    });
+    expect(await table.stores.keys.getKey(projectId, plain.keys[0]!.id)).toMatchObject({
+      max_fingerprints: null,
+      fingerprints: [],
+      note: null,
+      discord_id: null,
+    });
   });
 
   it('project create, keys issue, versions upload and webhooks add write what the API reads', async () => {
     const { ownerId } = await ownerCreate.run(dashboard.context, {});
-    const { projectId } = await projectCreate.run(dashboard.context, parseCommand(projectCreate, ['--owner', ownerId, '--name', 'CLI Script', '--plan', 'pro']));
+    const { projectId } = await projectCreate.run(
+      dashboard.context,
+      parseCommand(projectCreate, ['--owner', ownerId, '--name', 'CLI Script', '--plan', 'pro']),
+    );
     expect(await table.stores.projects.getProject(projectId)).toMatchObject({ ownerId, name: 'CLI Script', plan: 'pro', keyCount: 0, currentVersionId: null });
 
     const random = await keysIssue.run(dashboard.context, parseCommand(keysIssue, ['--project', projectId, '--count', '150']));
@@ -120,14 +135,25 @@ describe('dashboard commands against DynamoDB Local', () => {
     expect(Object.keys(marked.keys[0] ?? {})).toEqual(['id', 'watermark', 'key']);
 
     const v1 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--file', scriptFileOf(4096)]));
-    const v2 = await versionsUpload.run(dashboard.context, parseCommand(versionsUpload, ['--project', projectId, '--file', scriptFileOf(5120), '--notes', 'Second']));
+    const v2 = await versionsUpload.run(
+      dashboard.context,
+      parseCommand(versionsUpload, ['--project', projectId, '--file', scriptFileOf(5120), '--notes', 'Second']),
+    );
     expect([v1.version_number, v2.version_number]).toEqual([1, 2]);
     expect(await table.stores.projects.getProject(projectId)).toMatchObject({ currentVersionId: v2.id, keyCount: 152 });
     expect(await table.stores.projects.listVersions(projectId)).toContainEqual({ id: v1.id, version_number: 1, uploaded_at: NOW, size_bytes: 4096, notes: '' });
 
     const { id } = await webhooksAdd.run(
       dashboard.context,
-      parseCommand(webhooksAdd, ['--project', projectId, '--url', 'https://discord.com/api/webhooks/1/t', '--events', 'clone_detected,new_executor', '--disabled']),
+      parseCommand(webhooksAdd, [
+        '--project',
+        projectId,
+        '--url',
+        'https://discord.com/api/webhooks/1/t',
+        '--events',
+        'clone_detected,new_executor',
+        '--disabled',
+      ]),
     );
     expect(await table.stores.projects.listWebhooks(projectId)).toEqual([
       { id, url: 'https://discord.com/api/webhooks/1/t', events: '["clone_detected","new_executor"]', enabled: 0, created_at: NOW, updated_at: NOW },
@@ -139,7 +165,11 @@ describe('dashboard commands against DynamoDB Local', () => {
     ['project create', ['--owner', 'own_00000000000000000000', '--name', 'X'], 'Owner own_00000000000000000000 not found'],
     ['keys issue', ['--project', 'prj_00000000000000000000', '--count', '3'], 'Project prj_00000000000000000000 not found'],
     ['versions upload', ['--project', 'prj_00000000000000000000', '--file', scriptFileOf(1)], 'Project prj_00000000000000000000 not found'],
-    ['webhooks add', ['--project', 'prj_00000000000000000000', '--url', 'https://discord.com/api/webhooks/1/t', '--events', 'key_abuse'], 'Project prj_00000000000000000000 not found'],
+    [
+      'webhooks add',
+      ['--project', 'prj_00000000000000000000', '--url', 'https://discord.com/api/webhooks/1/t', '--events', 'key_abuse'],
+      'Project prj_00000000000000000000 not found',
+    ],
   ])('%s naming an unknown owner or project fails and writes nothing', async (command, argv, message) => {
     const before = await scanTable(table);
     const run = COMMANDS[command]?.prepare(argv);
@@ -156,7 +186,7 @@ describe('dashboard commands against DynamoDB Local', () => {
     expect(await scanTable(table)).toEqual(before);
   });
 
-  it('webhooks add refuses the local stand-in\'s path, or any URL but a Discord webhook\'s, with the form to use, and writes nothing', async () => {
+  it("webhooks add refuses the local stand-in's path, or any URL but a Discord webhook's, with the form to use, and writes nothing", async () => {
     const { ownerId } = await ownerCreate.run(dashboard.context, {});
     const { projectId } = await projectCreate.run(dashboard.context, { ownerId, name: 'Hooks', plan: 'business' });
     const before = await scanTable(table);
@@ -262,7 +292,11 @@ describe('token and audit commands, as the CLI prints them', () => {
     expect((await cli('token', 'revoke', '--token-id', tokenId)).code).toBe(EXIT.ok);
     const before = await scanTable(table);
     const again = await cli('token', 'revoke', '--token-id', tokenId);
-    expect(again).toEqual({ code: EXIT.failed, json: undefined, stderr: expect.stringMatching(new RegExp(`^Token ${tokenId} is already revoked \\(at [^\\n]+\\)\\n$`)) });
+    expect(again).toEqual({
+      code: EXIT.failed,
+      json: undefined,
+      stderr: expect.stringMatching(new RegExp(`^Token ${tokenId} is already revoked \\(at [^\\n]+\\)\\n$`)),
+    });
     expect(await cli('token', 'revoke', '--token-id', 'tok_ffffffffffffffffffff')).toEqual({
       code: EXIT.failed,
       json: undefined,

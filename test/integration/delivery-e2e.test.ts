@@ -1,13 +1,13 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '#domain/ids';
+import { sha256Hex } from '#domain/scripts';
 import { EMBED_COLORS } from '#events/embeds';
 import type { DeliveryPipeline } from '#local/delivery-pipeline';
 import { EVENT_NAMES } from '#schemas/resources';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { discordUrl, FIXED_NOW, keyAbuseItem } from '../unit/events/fixtures';
 import { type PipelineToStandIn, pipelineToStandIn, type ServedStandIn } from './delivery-helpers';
-import { newId } from '#domain/ids';
-import { sha256Hex } from '#domain/scripts';
 
 /** The local stack's promise: an upload shows in the inbox within 2 s. */
 

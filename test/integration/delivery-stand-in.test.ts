@@ -14,7 +14,11 @@ const embed = (versionNumber = 3, occurredAt = FIXED_NOW) =>
   );
 
 const post = (path: string, body: unknown) =>
-  fetch(`${served.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetch(`${served.url}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 beforeAll(async () => {
   served = await serveStandIn();
@@ -82,8 +86,15 @@ describe('Discord stand-in: inbox', () => {
 
   it('lists by when the event happened, not by when its delivery arrived: uploads received as v2, v3, v1 read v3, v2, v1', async () => {
     const DAY = 86_400;
-    for (const [version, daysAgo] of [[2, 1], [3, 0], [1, 2]] as const) await post(`${HOOK}?wait=true`, { embeds: [embed(version, FIXED_NOW - daysAgo * DAY)] });
-    const { messages } = (await (await fetch(`${served.url}/_local/inbox.json`)).json()) as { messages: { webhook_id: string; embeds: { fields: { value: string }[] }[] }[] };
+    for (const [version, daysAgo] of [
+      [2, 1],
+      [3, 0],
+      [1, 2],
+    ] as const)
+      await post(`${HOOK}?wait=true`, { embeds: [embed(version, FIXED_NOW - daysAgo * DAY)] });
+    const { messages } = (await (await fetch(`${served.url}/_local/inbox.json`)).json()) as {
+      messages: { webhook_id: string; embeds: { fields: { value: string }[] }[] }[];
+    };
     expect(messages.map((message) => message.embeds[0]?.fields[0]?.value)).toEqual(['v3', 'v2', 'v1']);
     expect(messages.map((message) => message.webhook_id)).toEqual(['123456789012345678', '123456789012345678', '123456789012345678']);
   });

@@ -1,7 +1,7 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDeliveryHandler } from '#events/delivery';
 import type { DeliveryMessage } from '#events/delivery-message';
@@ -63,7 +63,10 @@ beforeAll(async () => {
   table = await createTestTable('delivery');
   store = new DynamoDeliveryStore(table.db, table.tableName);
   const owner = await seedOwner(table.stores);
-  ({ projectId, webhookIds: [webhookId = ''] } = await seedProject(table.stores, {
+  ({
+    projectId,
+    webhookIds: [webhookId = ''],
+  } = await seedProject(table.stores, {
     ownerId: owner.ownerId,
     name: 'Aimbot Deluxe',
     webhooks: [{ url: discordUrl(HOOK_ID), events: ['version_deployed'] }],
@@ -155,7 +158,11 @@ describe('delivery to Discord', () => {
     await pump();
 
     expect(discord.requests).toEqual([
-      { method: 'POST', path: `/api/v10/webhooks/${HOOK_ID}/${WEBHOOK_TOKEN}?wait=true`, body: { embeds: [buildEmbed(sent.event, 'Aimbot Deluxe')], allowed_mentions: { parse: [] } } },
+      {
+        method: 'POST',
+        path: `/api/v10/webhooks/${HOOK_ID}/${WEBHOOK_TOKEN}?wait=true`,
+        body: { embeds: [buildEmbed(sent.event, 'Aimbot Deluxe')], allowed_mentions: { parse: [] } },
+      },
     ]);
     expect(queue.depth).toBe(0);
     expect(await claimOf(sent.deliveryId)).toMatchObject({ state: 'sent', ttl: FIXED_NOW + 7 * 86_400 });
@@ -169,7 +176,9 @@ describe('delivery to Discord', () => {
     await enqueue(sent);
 
     await pump();
-    expect(sendDelayed.mock.calls).toEqual([[{ body: JSON.stringify({ ...sent, rateLimited: { times: 1, since: Math.floor(clock.now / 1000) } }), groupId: projectId }, 2]]);
+    expect(sendDelayed.mock.calls).toEqual([
+      [{ body: JSON.stringify({ ...sent, rateLimited: { times: 1, since: Math.floor(clock.now / 1000) } }), groupId: projectId }, 2],
+    ]);
     expect(changeVisibility).not.toHaveBeenCalled();
     // Only the copy is left, and it is a new message: the 429 spent none of the receives that lead to the DLQ.
     expect(queue.depth).toBe(1);
@@ -284,7 +293,10 @@ describe('delivery to Discord', () => {
     expect(discord.requests).toEqual([]);
     expect(queue.depth).toBe(0);
     const rejected = logs.entries().filter((entry) => String(entry.message).startsWith('Rejected webhook config'));
-    expect(rejected.map((entry) => entry.url)).toEqual(['https://evil.example/[redacted]', `${new URL(apiBase).protocol}//${new URL(apiBase).host}/[redacted]`]);
+    expect(rejected.map((entry) => entry.url)).toEqual([
+      'https://evil.example/[redacted]',
+      `${new URL(apiBase).protocol}//${new URL(apiBase).host}/[redacted]`,
+    ]);
   });
 
   it('posts to the URL the config holds when it is delivered, not when it was queued', async () => {
@@ -296,7 +308,12 @@ describe('delivery to Discord', () => {
 
   it('does not call a webhook that was disabled after the event was queued', async () => {
     await table.db.send(
-      new UpdateCommand({ TableName: table.tableName, Key: keyOf.webhook(projectId, webhookId), UpdateExpression: 'SET enabled = :zero', ExpressionAttributeValues: { ':zero': 0 } }),
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: keyOf.webhook(projectId, webhookId),
+        UpdateExpression: 'SET enabled = :zero',
+        ExpressionAttributeValues: { ':zero': 0 },
+      }),
     );
     await enqueue(message());
     await pump();

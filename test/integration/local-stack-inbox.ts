@@ -5,7 +5,9 @@ import type { DiscordStandIn, ReceivedMessage } from '#local/discord-stand-in';
 const embedsOfColor = (discord: DiscordStandIn, color: number, text?: string) =>
   discord
     .received()
-    .flatMap((message: ReceivedMessage) => message.embeds.filter((embed) => embed.color === color && (text === undefined || JSON.stringify(embed).includes(text))));
+    .flatMap((message: ReceivedMessage) =>
+      message.embeds.filter((embed) => embed.color === color && (text === undefined || JSON.stringify(embed).includes(text))),
+    );
 
 /**
  * Waits until `count` embeds of the color (containing `text`, if given) arrived (the deadline only guards a hang;

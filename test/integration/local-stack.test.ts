@@ -10,14 +10,13 @@ import { RATE_LIMIT_MESSAGE, rateWindowAt } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { npmCommand } from '#local/npm-command';
-import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalExtension, type LocalServer, startLocalServer } from '#local/server';
 import { startLocalStack } from '#local/stack';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
-import { createTestTable, freePort, type TestTable } from '#test-support/fixtures';
-import { scriptFileOf } from '#test-support/fixtures';
+import { createTestTable, freePort, scriptFileOf, type TestTable } from '#test-support/fixtures';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 
 /**
  * The local server over real HTTP: the real authorizer and handlers on DynamoDB Local, fixtures made with the
@@ -202,7 +201,11 @@ describe('the local server refuses like the deployed API', () => {
   });
 
   it('answers an unknown route with the 404 gateway body, token or not', async () => {
-    for (const [path, method] of [['/v1/projects', 'GET'], [projectPath(project, '/keys'), 'DELETE'], ['/', 'GET']] as const) {
+    for (const [path, method] of [
+      ['/v1/projects', 'GET'],
+      [projectPath(project, '/keys'), 'DELETE'],
+      ['/', 'GET'],
+    ] as const) {
       const { status, body } = await api(path, { method, token: null });
       expect(status).toBe(404);
       expect(body).toEqual({ error: GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN.error });
@@ -252,7 +255,7 @@ describe('the local server itself', () => {
     );
   });
 
-  it('keeps the running stack\'s state file when a second start finds its port taken', async () => {
+  it("keeps the running stack's state file when a second start finds its port taken", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'local-stack-taken-'));
     try {
       const stateFile = join(dir, 'stack.json');
@@ -270,7 +273,6 @@ describe('the local server itself', () => {
 // ---- npm start's entry as a process ----
 
 const execFileAsync = promisify(execFile);
-
 
 /** Pids of the DynamoDB Local JVMs below `root` in the process tree. */
 async function dynamoDbLocalDescendants(root: number): Promise<number[]> {
@@ -312,14 +314,22 @@ async function startUntilBanner(command: string, args: string[], port: number) {
   child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await eventually(() => {
-    if (child.exitCode !== null) throw new Error(`${command} exited before it came up:\n${output.stdout}\n${output.stderr}`);
-    return output.stdout.includes('Press Ctrl+C to stop.');
-  }, `the local stack to print its banner:\n${output.stdout}\n${output.stderr}`, 120_000);
+  await eventually(
+    () => {
+      if (child.exitCode !== null) throw new Error(`${command} exited before it came up:\n${output.stdout}\n${output.stderr}`);
+      return output.stdout.includes('Press Ctrl+C to stop.');
+    },
+    `the local stack to print its banner:\n${output.stdout}\n${output.stderr}`,
+    120_000,
+  );
   return { child, output, exited };
 }
 
-const fileExists = (path: string) => readFile(path, 'utf8').then(() => true, () => false);
+const fileExists = (path: string) =>
+  readFile(path, 'utf8').then(
+    () => true,
+    () => false,
+  );
 
 // SIGTERM and a POSIX process tree (ps): Windows has neither.
 describe.runIf(process.platform !== 'win32')('npm start', () => {
@@ -338,7 +348,19 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
     const { child, output, exited } = await startUntilBanner(process.execPath, ['--import', 'tsx', 'local/start.ts', '--state-file', stateFile], port);
     try {
       const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, string>;
-      expect(Object.keys(state)).toEqual(['baseUrl', 'token', 'ownerId', 'projectId', 'dynamodbEndpoint', 'tableName', 'inboxUrl', 'demoKey', 'demoKeyId', 's3Endpoint', 'bucketName']);
+      expect(Object.keys(state)).toEqual([
+        'baseUrl',
+        'token',
+        'ownerId',
+        'projectId',
+        'dynamodbEndpoint',
+        'tableName',
+        'inboxUrl',
+        'demoKey',
+        'demoKeyId',
+        's3Endpoint',
+        'bucketName',
+      ]);
       expect(state.baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(state.inboxUrl).toBe(`http://127.0.0.1:${port}/_local/inbox`);
 
@@ -366,7 +388,7 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
     }
   });
 
-  it('stops the whole stack when npm itself gets SIGTERM, although npm\'s shell does not pass it on', { timeout: 300_000 }, async () => {
+  it("stops the whole stack when npm itself gets SIGTERM, although npm's shell does not pass it on", { timeout: 300_000 }, async () => {
     const port = await freePort();
     const stateFile = join(dir, 'npm-stack.json');
     const npm = npmCommand(['start', '--', '--state-file', stateFile]);
@@ -376,8 +398,16 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
       expect(javaPids).toHaveLength(1);
       child.kill('SIGTERM');
       await exited;
-      await eventually(async () => javaPids.filter(isRunning).length === 0 && !(await fileExists(stateFile)), 'DynamoDB Local to stop and the state file to go');
-      expect(await fetch(`http://127.0.0.1:${port}/v1/projects/x/keys`).then(() => 'answered', () => 'refused')).toBe('refused');
+      await eventually(
+        async () => javaPids.filter(isRunning).length === 0 && !(await fileExists(stateFile)),
+        'DynamoDB Local to stop and the state file to go',
+      );
+      expect(
+        await fetch(`http://127.0.0.1:${port}/v1/projects/x/keys`).then(
+          () => 'answered',
+          () => 'refused',
+        ),
+      ).toBe('refused');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCRIPT_ROUTE } from '#api/routes';
 import { unixSeconds } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { type DemoSeed, seedDemo } from '#local/seed';
-import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { buildOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
-import { SCRIPT_ROUTE } from '#api/routes';
 
 /**
  * Real answers of the local server (the deployed authorizer and handlers behind the API Gateway stand-in,
@@ -43,7 +43,11 @@ interface Exchange {
 }
 
 /** Call `method path` (a documented path template) for the demo project and check the answer against the document. */
-async function call(method: 'GET' | 'POST', path: string, options: { query?: string; body?: unknown; token?: string | null; projectId?: string; contentType?: string; rawBody?: string } = {}): Promise<Exchange> {
+async function call(
+  method: 'GET' | 'POST',
+  path: string,
+  options: { query?: string; body?: unknown; token?: string | null; projectId?: string; contentType?: string; rawBody?: string } = {},
+): Promise<Exchange> {
   const url = `${server.url}${path.replace('{id}', options.projectId ?? demo.projectId)}${options.query ?? ''}`;
   const headers: Record<string, string> = {};
   const token = options.token === undefined ? demo.token : options.token;
@@ -52,7 +56,10 @@ async function call(method: 'GET' | 'POST', path: string, options: { query?: str
   if (body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
   const response = await fetch(url, { method, headers, body });
   const exchange = { status: response.status, headers: response.headers, body: await response.json() };
-  expect(validator.responseErrors(method, path, exchange.status, exchange.body), `${method} ${path} ${exchange.status} ${JSON.stringify(exchange.body)}`).toEqual([]);
+  expect(
+    validator.responseErrors(method, path, exchange.status, exchange.body),
+    `${method} ${path} ${exchange.status} ${JSON.stringify(exchange.body)}`,
+  ).toEqual([]);
   if (exchange.status >= 400) {
     // The document's example messages are the service's real ones (ids and watermarks aside).
     const documented = validator.documentedErrors(method, path, exchange.status).map(withoutIds);
@@ -104,7 +111,10 @@ describe('error answers of the local stack match openapi.json', () => {
   });
 
   it('404 for an unknown project, key and version', async () => {
-    expect(await call('GET', '/v1/projects/{id}/versions', { projectId: 'prj_00000000000000000000' })).toMatchObject({ status: 404, body: { error: 'Project not found' } });
+    expect(await call('GET', '/v1/projects/{id}/versions', { projectId: 'prj_00000000000000000000' })).toMatchObject({
+      status: 404,
+      body: { error: 'Project not found' },
+    });
     expect((await call('POST', '/v1/projects/{id}/keys/revoke', { body: { key_id: 'key_00000000000000000000' } })).status).toBe(404);
     expect((await call('POST', '/v1/projects/{id}/versions/rollback', { body: { version_id: 'ver_00000000000000000000' } })).status).toBe(404);
   });
@@ -145,9 +155,16 @@ describe('POST /v1/loader/script answers match openapi.json', () => {
   it('200 in the documented media type with the documented headers; 403, 404 and 400 in the documented JSON', async () => {
     // A key of its own: the demo key is revoked by a test above.
     const [buyer] = await table.stores.dashboard.issueKeys({ projectId: demo.projectId, count: 1, tier: 'standard', maxUses: null, now: unixSeconds() });
-    const served = await fetch(`${server.url}${SCRIPT_ROUTE.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body(buyer!.key)) });
+    const served = await fetch(`${server.url}${SCRIPT_ROUTE.path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body(buyer!.key)),
+    });
     expect(served.status).toBe(200);
-    const documented = validator.document.paths[SCRIPT_ROUTE.path]?.post?.responses[200] as { content: Record<string, unknown>; headers: Record<string, unknown> };
+    const documented = validator.document.paths[SCRIPT_ROUTE.path]?.post?.responses[200] as {
+      content: Record<string, unknown>;
+      headers: Record<string, unknown>;
+    };
     expect(Object.keys(documented.content)).toEqual([served.headers.get('content-type')]);
     for (const header of Object.keys(documented.headers)) expect(served.headers.get(header), header).not.toBeNull();
     await served.arrayBuffer();

@@ -48,7 +48,12 @@ beforeAll(async () => {
   const checkout = join(dir, 'checkout');
   mkdirSync(join(checkout, '.local'), { recursive: true });
   for (const entry of readdirSync(ROOT)) if (entry !== '.local') symlinkSync(join(ROOT, entry), join(checkout, entry));
-  stack = await startLocalStack({ port: await freePort(), dynamodbEndpoint: dynamodbEndpoint(), tableName: `local-example-${Date.now()}`, stateFile: join(checkout, '.local', 'stack.json') });
+  stack = await startLocalStack({
+    port: await freePort(),
+    dynamodbEndpoint: dynamodbEndpoint(),
+    tableName: `local-example-${Date.now()}`,
+    stateFile: join(checkout, '.local', 'stack.json'),
+  });
 
   const steps = workedExampleSteps(readFileSync(join(ROOT, 'README.md'), 'utf8'));
   const step5 = steps.find((step) => step.number === 5);

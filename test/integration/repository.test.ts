@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyNotFound } from '#domain/errors';
 import type { Project } from '#domain/model';
 import { revokeBulk, revokeKey } from '#domain/project-api';
-import { RATE_LIMIT, consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
+import { consumeRateLimit, RATE_LIMIT, rateWindowAt } from '#domain/rate-limit';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { SEQUENCE_LEASE } from '#store/sequence';
 import { ENTITY, keyOf } from '#store/layout';
 import { DynamoProjectStore } from '#store/project-store';
+import { SEQUENCE_LEASE } from '#store/sequence';
 import { TABLE } from '#store/table-definition';
-import { createTestTable, FIXED_NOW, NO_DEADLINE, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
+import { createTestTable, FIXED_NOW, NO_DEADLINE, type SeededOwner, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 
 let table: TestTable;
 let owner: SeededOwner;
@@ -90,7 +90,11 @@ function recordingProjectStore(options: { queryPageSize?: number; firstTransacti
       sent.push(call);
       if (command === 'TransactWriteItemsCommand' && options.firstTransactionConflicts && !conflicted) {
         conflicted = true;
-        throw new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] });
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+        });
       }
       const result = await next(pageLimited);
       call.output = result.output;
@@ -197,7 +201,12 @@ describe('key attributes', () => {
   it('hands out exactly the spec fields of a key, never an attribute the item carries besides them', async () => {
     const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
     await table.db.send(
-      new UpdateCommand({ TableName: table.tableName, Key: keyOf.key(keys[0]!.id), UpdateExpression: 'SET secret = :raw', ExpressionAttributeValues: { ':raw': 'raw-key-value' } }),
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: keyOf.key(keys[0]!.id),
+        UpdateExpression: 'SET secret = :raw',
+        ExpressionAttributeValues: { ':raw': 'raw-key-value' },
+      }),
     );
     const [key] = await table.stores.projects.listKeysAfter(projectId, 0, 1);
     expect(Object.keys(key ?? {}).sort()).toEqual(['current_uses', 'expires_at', 'id', 'issued_at', 'max_uses', 'revoked', 'tier', 'user_hash', 'watermark']);
@@ -223,7 +232,12 @@ describe('sequence lease (numbering writers take turns)', () => {
   const leaseOf = async (projectId: string) =>
     (await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.sequenceLease(projectId), ConsistentRead: true }))).Item;
   const putLease = (projectId: string, until: number) =>
-    table.db.send(new PutCommand({ TableName: table.tableName, Item: { ...keyOf.sequenceLease(projectId), entity: ENTITY.sequenceLease, holder: 'crashed-writer', until } }));
+    table.db.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: { ...keyOf.sequenceLease(projectId), entity: ENTITY.sequenceLease, holder: 'crashed-writer', until },
+      }),
+    );
 
   it('takes over a lease its holder left behind once it has expired, and leaves no lease after issuing', async () => {
     const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
@@ -251,14 +265,18 @@ describe('sequence lease (numbering writers take turns)', () => {
 describe('watermark index (spec §4.3)', () => {
   const watermark = '00112233445566aa';
 
-  it("is scoped to the project: the same watermark in another project is neither listed nor revoked", async () => {
+  it('is scoped to the project: the same watermark in another project is neither listed nor revoked', async () => {
     const mine = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 5, watermark });
     await table.stores.dashboard.issueKeys({ projectId: mine.projectId, count: 3, tier: 'standard', maxUses: null, now: FIXED_NOW });
     const theirOwner = await seedOwner(table.stores);
     const theirs = await seedProject(table.stores, { ownerId: theirOwner.ownerId, keys: 4, watermark });
 
     expect(await activeIdsWithWatermark(mine.projectId, watermark)).toEqual(mine.keys.map((key) => key.id).sort());
-    expect(await revokeBulk(table.stores.projects, await project(mine.projectId), watermark, FIXED_NOW, NO_DEADLINE)).toEqual({ ok: true, revoked_count: 5, complete: true });
+    expect(await revokeBulk(table.stores.projects, await project(mine.projectId), watermark, FIXED_NOW, NO_DEADLINE)).toEqual({
+      ok: true,
+      revoked_count: 5,
+      complete: true,
+    });
     expect(await activeIdsWithWatermark(theirs.projectId, watermark)).toHaveLength(4);
     for (const key of theirs.keys) expect((await storedKey(key.id))?.revoked).toBe(0);
   });
@@ -278,11 +296,18 @@ describe('watermark index (spec §4.3)', () => {
     for await (const page of recording.projects.activeKeyIdsWithWatermark(projectId, 'dddddddddddddddd')) pages.push(page);
     recording.destroy();
 
-    expect(pages.flat().sort()).toEqual(keys.slice(1).map((key) => key.id).sort());
+    expect(pages.flat().sort()).toEqual(
+      keys
+        .slice(1)
+        .map((key) => key.id)
+        .sort(),
+    );
     const queries = recording.sent.filter((call) => call.command === 'QueryCommand');
     expect(queries.length).toBeGreaterThan(1);
     queries.forEach((query, i) => {
-      expect(query).toMatchObject({ input: { IndexName: TABLE.indexes.byWatermark.name, ExpressionAttributeValues: { ':w': `${projectId}#dddddddddddddddd` } } });
+      expect(query).toMatchObject({
+        input: { IndexName: TABLE.indexes.byWatermark.name, ExpressionAttributeValues: { ':w': `${projectId}#dddddddddddddddd` } },
+      });
       const previous = queries[i - 1]?.output as { LastEvaluatedKey?: unknown } | undefined;
       expect((query.input as { ExclusiveStartKey?: unknown }).ExclusiveStartKey).toEqual(previous?.LastEvaluatedKey);
     });
@@ -341,7 +366,7 @@ describe('revoking one key (spec §4.2)', () => {
 });
 
 describe('rollback (spec §4.5)', () => {
-  it("refuses a version of another project and leaves the pointer where it was", async () => {
+  it('refuses a version of another project and leaves the pointer where it was', async () => {
     const mine = await seedProject(table.stores, { ownerId: owner.ownerId, versions: ['one', 'two'] });
     const theirs = await seedProject(table.stores, { ownerId: owner.ownerId, versions: ['elsewhere'] });
     expect(await table.stores.projects.setCurrentVersion(mine.projectId, theirs.versions[0]!.id)).toBe(false);

@@ -1,9 +1,9 @@
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCRIPT_ROUTE } from '#api/routes';
 import { COMMANDS } from '#dashboard/commands';
@@ -13,8 +13,8 @@ import { EMBED_COLORS } from '#events/embeds';
 import type { RequestLogEntry } from '#local/server';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import type { StackInfo } from '#local/state-file';
-import { localS3Config } from '#store/script-store';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { localS3Config } from '#store/script-store';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
 import { EXIT } from '../../sdapi/errors';
 import { runCli } from '../unit/sdapi/run-cli';
@@ -106,7 +106,12 @@ beforeAll(async () => {
     stateFile: join(dir, 'stack.json'),
     onRequest: (entry) => requestLog.push(entry),
   });
-  dashboard = openContext({ kind: 'local', endpoint: stack.dynamodbEndpoint, tableName: stack.tableName, scripts: { bucketName: stack.bucketName, endpoint: stack.s3Endpoint } });
+  dashboard = openContext({
+    kind: 'local',
+    endpoint: stack.dynamodbEndpoint,
+    tableName: stack.tableName,
+    scripts: { bucketName: stack.bucketName, endpoint: stack.s3Endpoint },
+  });
   await expectEmbeds(stack.discord, EMBED_COLORS.version_deployed, 3);
 }, 120_000);
 
@@ -154,7 +159,16 @@ describe('POST /v1/loader/script on the local stack', () => {
     expect(rolledBack.headers.get('x-version-id')).toBe(v1.id);
     expect(rolledBack.text).toContain('Demo Script v1 running');
 
-    const uploaded = await dashboardRun(['versions', 'upload', '--project', stack.projectId, '--file', scriptFile('plain.luau', 'print("no placeholder here")\n'), '--notes', 'plain upload']);
+    const uploaded = await dashboardRun([
+      'versions',
+      'upload',
+      '--project',
+      stack.projectId,
+      '--file',
+      scriptFile('plain.luau', 'print("no placeholder here")\n'),
+      '--notes',
+      'plain upload',
+    ]);
     // Its event delivered, so later tests count only their own.
     await expectEmbeds(stack.discord, EMBED_COLORS.version_deployed, 1, 'plain upload');
     const plain = 'print("no placeholder here")\n';
@@ -164,7 +178,13 @@ describe('POST /v1/loader/script on the local stack', () => {
     expect(served.text).toBe(`--WM_${key.watermark}\nprint("no placeholder here")\n`);
     // The owner API's version resource keeps exactly the spec's fields: no sha256 there.
     const listed = JSON.parse(await ownerGet(`/v1/projects/${stack.projectId}/versions`)) as { versions: Record<string, unknown>[] };
-    expect(listed.versions.find((version) => version.id === uploaded.id)).toEqual({ id: uploaded.id, version_number: 4, uploaded_at: expect.any(Number), size_bytes: Buffer.byteLength(plain), notes: 'plain upload' });
+    expect(listed.versions.find((version) => version.id === uploaded.id)).toEqual({
+      id: uploaded.id,
+      version_number: 4,
+      uploaded_at: expect.any(Number),
+      size_bytes: Buffer.byteLength(plain),
+      notes: 'plain upload',
+    });
   });
 
   it('refuses a key revoked through the owner API on the very next fetch with 403 and a sentence for the buyer, and serves no byte of the script', async () => {
@@ -184,14 +204,21 @@ describe('POST /v1/loader/script on the local stack', () => {
 
     const { projectId: empty } = (await dashboardRun(['project', 'create', '--owner', stack.ownerId, '--name', 'Nothing uploaded'])) as { projectId: string };
     const fresh = await issueKey(empty, '--max-uses', '10');
-    expect(await fetchScript(empty, fresh.key)).toMatchObject({ status: 404, text: JSON.stringify({ error: 'This script has no version yet: the publisher has not uploaded one' }) });
+    expect(await fetchScript(empty, fresh.key)).toMatchObject({
+      status: 404,
+      text: JSON.stringify({ error: 'This script has no version yet: the publisher has not uploaded one' }),
+    });
     expect(await usesLeftAfterValidate(empty, fresh.key)).toBe(10 - 1);
     expect(JSON.parse((await fetchScript(empty, 'sdk_not-a-key')).text)).toMatchObject({ code: 'KEY_INVALID' });
     expect(JSON.parse((await fetchScript('prj_unknown', fresh.key)).text)).toMatchObject({ code: 'KEY_INVALID' });
   });
 
   it('answers 400 naming the field for a malformed fetch', async () => {
-    const response = await fetch(`${stack.baseUrl}${SCRIPT_ROUTE.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ project_id: stack.projectId }) });
+    const response = await fetch(`${stack.baseUrl}${SCRIPT_ROUTE.path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ project_id: stack.projectId }),
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ error: 'key is required' });
   });
@@ -220,7 +247,10 @@ describe('the leak loop', () => {
     const honest = await issueKey(stack.projectId);
     const dump = scriptFile('leaked-dump.lua', (await fetchScript(stack.projectId, leaker.key)).text);
 
-    const leak = await runCli(['leak', dump, '--yes'], { api: { fetch: globalThis.fetch }, env: { SDAPI_BASE_URL: stack.baseUrl, SDAPI_TOKEN: stack.token, SDAPI_PROJECT: stack.projectId } });
+    const leak = await runCli(['leak', dump, '--yes'], {
+      api: { fetch: globalThis.fetch },
+      env: { SDAPI_BASE_URL: stack.baseUrl, SDAPI_TOKEN: stack.token, SDAPI_PROJECT: stack.projectId },
+    });
     expect(leak.code).toBe(EXIT.ok);
     expect(leak.stdout).toContain(leaker.watermark);
 
@@ -247,7 +277,16 @@ describe('the script never leaves through anything but its 200', () => {
     };
     const restore = [capture(process.stdout), capture(process.stderr)];
     try {
-      await dashboardRun(['versions', 'upload', '--project', stack.projectId, '--file', scriptFile('marked.luau', `print("${marker} WM_XXXXXXXXXXXXXXXX")\n`), '--notes', 'marked']);
+      await dashboardRun([
+        'versions',
+        'upload',
+        '--project',
+        stack.projectId,
+        '--file',
+        scriptFile('marked.luau', `print("${marker} WM_XXXXXXXXXXXXXXXX")\n`),
+        '--notes',
+        'marked',
+      ]);
       const key = await issueKey(stack.projectId);
       const served = await fetchScript(stack.projectId, key.key);
       expect(served.text).toContain(marker);

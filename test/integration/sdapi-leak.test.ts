@@ -157,7 +157,9 @@ describe('sdapi leak', () => {
   it('refuses without a terminal and without --yes, revoking nothing', async () => {
     const result = await runCli(['leak', dump('leak.lua', `WM_${LEAKED}`)], { api, stdinIsTTY: false });
     expect(result.code).toBe(EXIT.usage);
-    expect(result.stderr).toBe(`sdapi: Not revoking without confirmation: run in a terminal to be asked, or pass --yes (Revoke 2 active keys carrying 1 watermark in project ${PROJECT_ID}?)\n`);
+    expect(result.stderr).toBe(
+      `sdapi: Not revoking without confirmation: run in a terminal to be asked, or pass --yes (Revoke 2 active keys carrying 1 watermark in project ${PROJECT_ID}?)\n`,
+    );
     expect(result.prompts).toEqual([]);
     expect(api.requests.some((request) => request.method === 'POST')).toBe(false);
   });
@@ -196,7 +198,11 @@ describe('sdapi leak', () => {
   });
 
   it('pages a watermark carried by more keys than one page holds', async () => {
-    const wide = new StandInApi({ token: TOKEN, projectId: PROJECT_ID, keys: [...Array.from({ length: 150 }, () => makeKey({ watermark: LEAKED })), makeKey()] });
+    const wide = new StandInApi({
+      token: TOKEN,
+      projectId: PROJECT_ID,
+      keys: [...Array.from({ length: 150 }, () => makeKey({ watermark: LEAKED })), makeKey()],
+    });
     const result = await runCli(['leak', dump('leak-wide.lua', `WM_${LEAKED}`), '--yes'], { api: wide });
     expect(result.stdout).toContain(`Revoked 150 keys carrying ${LEAKED} (revoked_count 150).`);
     expect(wide.requests.filter((request) => request.path.endsWith('/keys')).map((request) => request.query)).toEqual([

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
 import { DEMO_KEY_COUNT, type DemoSeed, seedDemo } from '#local/seed';
-import { MemoryScriptStore } from '#test-support/memory-stores';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { EXIT } from '../../sdapi/errors';
 import { runCli } from '../unit/sdapi/run-cli';
 
@@ -79,7 +79,10 @@ describe('sdapi against the local stack', () => {
 
   it('revokes the keys of a leaked dump in one command, then has nothing left to revoke', async () => {
     const file = join(dir, 'leak.lua');
-    writeFileSync(file, `-- loader\nlocal wm = "WM_${demo.sharedWatermark}"\nlocal other = "WM_00000000000000ff" -- WM_${demo.sharedWatermark.toUpperCase()}\n`);
+    writeFileSync(
+      file,
+      `-- loader\nlocal wm = "WM_${demo.sharedWatermark}"\nlocal other = "WM_00000000000000ff" -- WM_${demo.sharedWatermark.toUpperCase()}\n`,
+    );
     const leak = await run(['leak', file, '--yes']);
     expect(leak.code).toBe(EXIT.ok);
     expect(leak.stdout).toContain(`Revoked 2 keys carrying ${demo.sharedWatermark} (revoked_count 2).`);

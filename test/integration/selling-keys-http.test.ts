@@ -4,9 +4,9 @@ import { type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { EXIT } from '../../sdapi/errors';
 import { runCli } from '../unit/sdapi/run-cli';
-import { MemoryScriptStore } from '#test-support/memory-stores';
 
 /**
  * Selling keys over HTTP through the local stack's server (the real authorizer, handlers and gateway on DynamoDB
@@ -72,12 +72,20 @@ describe('selling keys through the local stack', () => {
     expect(await loaderCheck(key!.key, MACHINE_B)).toEqual({ valid: false, code: 'KEY_HWID_LOCKED' });
 
     const detail = await owner('GET', `keys/${key!.id}`);
-    expect(detail.json.key).toMatchObject({ id: key!.id, max_fingerprints: 1, current_uses: 1, discord_id: '123456789012345678', fingerprints: [{ fingerprint: MACHINE_A }] });
+    expect(detail.json.key).toMatchObject({
+      id: key!.id,
+      max_fingerprints: 1,
+      current_uses: 1,
+      discord_id: '123456789012345678',
+      fingerprints: [{ fingerprint: MACHINE_A }],
+    });
 
     expect((await owner('POST', 'keys/reset-hwid', { key_id: key!.id })).json).toEqual({ ok: true, cleared: 1 });
     expect(await loaderCheck(key!.key, MACHINE_B)).toMatchObject({ valid: true, code: 'KEY_VALID' });
     expect(await loaderCheck(key!.key, MACHINE_A)).toEqual({ valid: false, code: 'KEY_HWID_LOCKED' });
-    expect(((await owner('GET', `keys/${key!.id}`)).json.key as { fingerprints: { fingerprint: string }[] }).fingerprints.map((bound) => bound.fingerprint)).toEqual([MACHINE_B]);
+    expect(
+      ((await owner('GET', `keys/${key!.id}`)).json.key as { fingerprints: { fingerprint: string }[] }).fingerprints.map((bound) => bound.fingerprint),
+    ).toEqual([MACHINE_B]);
   });
 
   it('the same order id with another body is a 400 naming order_id; the key list keeps exactly the spec fields', async () => {
@@ -97,7 +105,9 @@ describe('selling keys through the local stack', () => {
     const { keys } = JSON.parse(issued.stdout) as { keys: { id: string; key: string }[] };
     expect(keys).toHaveLength(2);
     const printed = await sdapi(['keys', 'issue', '--duration', 'lifetime']);
-    expect(printed.stdout).toMatch(/^ID\s+KEY\s+WATERMARK\s+EXPIRES\nkey_\w+\s+sdk_\S+\s+[0-9a-f]{16}\s+2100-01-01 00:00Z\n1 key issued\. The KEY column is shown this once/);
+    expect(printed.stdout).toMatch(
+      /^ID\s+KEY\s+WATERMARK\s+EXPIRES\nkey_\w+\s+sdk_\S+\s+[0-9a-f]{16}\s+2100-01-01 00:00Z\n1 key issued\. The KEY column is shown this once/,
+    );
 
     await loaderCheck(keys[0]!.key, MACHINE_A);
     const shown = await sdapi(['keys', 'show', keys[0]!.id]);

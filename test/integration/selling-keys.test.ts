@@ -1,5 +1,6 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AddressTally } from '#domain/address-tally';
 import { checkKey, LOADER_LIMITS, validateAnswer } from '#domain/key-check';
 import { hashKeyValue } from '#domain/key-values';
 import type { Project } from '#domain/model';
@@ -12,8 +13,7 @@ import { DynamoKeyCheckStore } from '#store/key-check-store';
 import { keyOf } from '#store/layout';
 import { createStores } from '#store/stores';
 import { capacityRecordingClient } from '#test-support/consumed-capacity';
-import { createTestTable, FIXED_NOW, seedOwner, type SeededOwner, type TestTable } from '#test-support/fixtures';
-import { AddressTally } from '#domain/address-tally';
+import { createTestTable, FIXED_NOW, type SeededOwner, seedOwner, type TestTable } from '#test-support/fixtures';
 
 /**
  * Selling keys on DynamoDB Local (DESIGN.md, "Selling keys: issue over the API, bind to machines"): order
@@ -50,7 +50,12 @@ const issue = (project: Project, body: unknown, now = FIXED_NOW) => issueKeys(is
 /** One check as its own Lambda container makes it (a store of its own), from its own address. */
 function check(projectId: string, key: string, fingerprint: string, now = FIXED_NOW + 10) {
   addresses += 1;
-  const deps = { keys: new DynamoKeyCheckStore(table.db, table.tableName), rateLimits: table.stores.rateLimits, addresses: new AddressTally(), telemetry: noTelemetry };
+  const deps = {
+    keys: new DynamoKeyCheckStore(table.db, table.tableName),
+    rateLimits: table.stores.rateLimits,
+    addresses: new AddressTally(),
+    telemetry: noTelemetry,
+  };
   return checkKey(deps, { project_id: projectId, key, fingerprint, executor: 'Wave' }, `198.51.${addresses >> 8}.${addresses & 255}`, now).then(validateAnswer);
 }
 
@@ -98,7 +103,9 @@ describe('a replaced key secret', () => {
     const project = await newProject();
     const first = await issue(project, { count: 2, order_id: 'before-rotation' });
     const rotated: KeyIssuing = { store: table.stores.keys, secret: memoryKeySecret() };
-    await expect(issueKeys(rotated, project, IssueKeysBody.parse({ count: 2, order_id: 'before-rotation' }), FIXED_NOW, trail())).rejects.toThrow('the key secret was replaced');
+    await expect(issueKeys(rotated, project, IssueKeysBody.parse({ count: 2, order_id: 'before-rotation' }), FIXED_NOW, trail())).rejects.toThrow(
+      'the key secret was replaced',
+    );
     expect((await table.stores.projects.getProject(project.id))!.keyCount).toBe(2);
     expect((await table.stores.projects.listKeysAfter(project.id, 0, 10)).map((key) => key.id)).toEqual(first.keys.map((key) => key.id));
   });
@@ -164,7 +171,7 @@ describe('machine binding in the check', () => {
     expect(detail!.last_check_at).toBe(FIXED_NOW + 10);
   });
 
-  it('a reset of an unbound key clears 0, and of another project\'s key is not found', async () => {
+  it("a reset of an unbound key clears 0, and of another project's key is not found", async () => {
     const project = await newProject();
     const other = await newProject();
     const [key] = (await issue(project, {})).keys;
@@ -181,10 +188,16 @@ describe('capacity', () => {
       const stores = createStores(recorder.db, table.tableName);
       const project = await newProject();
       recorder.take();
-      await issueKeys({ store: stores.keys, secret: issuing.secret }, project, IssueKeysBody.parse({ count: 100, order_id: 'bulk-1', max_fingerprints: 1 }), FIXED_NOW, {
-        log: stores.audit,
-        actor: { tokenId: owner.tokenId, requestId: 'r-1' },
-      });
+      await issueKeys(
+        { store: stores.keys, secret: issuing.secret },
+        project,
+        IssueKeysBody.parse({ count: 100, order_id: 'bulk-1', max_fingerprints: 1 }),
+        FIXED_NOW,
+        {
+          log: stores.audit,
+          actor: { tokenId: owner.tokenId, requestId: 'r-1' },
+        },
+      );
       const tally = recorder.take();
       // The order read, the lease, the project read, the counter and order transaction, 4 batches of 25, the lease given back, the audit entry.
       expect(tally.requests).toBe(10);
@@ -202,7 +215,15 @@ describe('capacity', () => {
       const keys = new DynamoKeyCheckStore(recorder.db, table.tableName);
       const project = await newProject();
       const [key] = (await issue(project, { max_fingerprints: 10, discord_id: '123456789012345678' })).keys;
-      const input = (fingerprint: string, now: number) => ({ projectId: project.id, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint, now, perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute, report: { project_id: project.id, executor: 'Wave', fingerprint } });
+      const input = (fingerprint: string, now: number) => ({
+        projectId: project.id,
+        keyId: key!.id,
+        keyHash: hashKeyValue(key!.key),
+        fingerprint,
+        now,
+        perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
+        report: { project_id: project.id, executor: 'Wave', fingerprint },
+      });
       recorder.take();
       expect(await keys.checkAndCount(input(FP(1), FIXED_NOW + 1))).toMatchObject({ outcome: 'counted' });
       // The write that assumes a bound machine fails and says so (AWS charges it 1 WCU too); the write that binds counts.

@@ -25,7 +25,9 @@ let dir: string;
 
 async function loader(key: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'loader-runner/run.ts', '--key', key, '--state-file', stack.stateFile], { cwd: ROOT });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'loader-runner/run.ts', '--key', key, '--state-file', stack.stateFile], {
+      cwd: ROOT,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -35,7 +37,12 @@ async function loader(key: string): Promise<{ code: number; stdout: string; stde
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'stub-loader-'));
-  stack = await startLocalStack({ port: await freePort(), dynamodbEndpoint: dynamodbEndpoint(), tableName: `local-stub-${Date.now()}`, stateFile: join(dir, 'stack.json') });
+  stack = await startLocalStack({
+    port: await freePort(),
+    dynamodbEndpoint: dynamodbEndpoint(),
+    tableName: `local-stub-${Date.now()}`,
+    stateFile: join(dir, 'stack.json'),
+  });
 }, 120_000);
 
 afterAll(async () => {

@@ -4,13 +4,12 @@ import { ROUTES } from '#api/routes';
 import { COMMANDS } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext } from '#dashboard/context';
 import type { AuditEntry } from '#domain/audit';
-import { hashToken, newApiToken, tokenIdOf, type TokenScope } from '#domain/tokens';
-import { MemoryScriptStore } from '#test-support/memory-stores';
+import { hashToken, newApiToken, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { keyOf } from '#store/layout';
-import { createTestTable, scanTable, type TestTable } from '#test-support/fixtures';
-import { scriptFileOf } from '#test-support/fixtures';
+import { createTestTable, scanTable, scriptFileOf, type TestTable } from '#test-support/fixtures';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 
 /**
  * Tokens from the dashboard to the API over real HTTP: the local server (gateway stand-in, real authorizer and
@@ -65,7 +64,8 @@ beforeAll(async () => {
     ...(await dashboardRun<{ keys: { id: string }[] }>('keys issue', '--project', project, '--count', '2', '--watermark', WATERMARK)).keys,
   ].map((key) => key.id);
   versionIds = [];
-  for (const notes of ['one', 'two']) versionIds.push((await dashboardRun<{ id: string }>('versions upload', '--project', project, '--file', scriptFileOf(100), '--notes', notes)).id);
+  for (const notes of ['one', 'two'])
+    versionIds.push((await dashboardRun<{ id: string }>('versions upload', '--project', project, '--file', scriptFileOf(100), '--notes', notes)).id);
 });
 
 afterAll(async () => {
@@ -89,7 +89,10 @@ describe('a read-only token', () => {
   ])('gets 403 on %s, naming the write scope it lacks, and changes nothing', async (rest, body, doing) => {
     const before = await scanTable(table);
     const reply = await api(readToken.token, rest, body());
-    expect(reply).toMatchObject({ status: 403, body: { error: `This token has the read scope; ${doing} needs the write scope. Use a token created with --scope write.` } });
+    expect(reply).toMatchObject({
+      status: 403,
+      body: { error: `This token has the read scope; ${doing} needs the write scope. Use a token created with --scope write.` },
+    });
     // Only the request's own rate window moved.
     const changed = (await scanTable(table)).filter((item) => !before.some((old) => JSON.stringify(old) === JSON.stringify(item)));
     expect(changed.map((item) => String(item.pk))).toEqual([expect.stringMatching(/^RATE#/)]);
@@ -125,14 +128,26 @@ describe('the audit trail of the project', () => {
     expect(bulk.body.revoked_count).toBe(2);
     const { entries } = await dashboardRun<{ entries: AuditEntry[] }>('audit list', '--project', project, '--limit', '2');
     expect(entries).toEqual([
-      expect.objectContaining({ action: 'key.revoke_bulk', tokenId: writeToken.tokenId, requestId: bulk.requestId, target: { watermark: WATERMARK }, outcome: { revoked_count: 2, complete: true } }),
-      expect.objectContaining({ action: 'key.revoke', tokenId: writeToken.tokenId, requestId: revoked.requestId, target: { key_id: keyIds[2] }, outcome: { revoked_count: 1 } }),
+      expect.objectContaining({
+        action: 'key.revoke_bulk',
+        tokenId: writeToken.tokenId,
+        requestId: bulk.requestId,
+        target: { watermark: WATERMARK },
+        outcome: { revoked_count: 2, complete: true },
+      }),
+      expect.objectContaining({
+        action: 'key.revoke',
+        tokenId: writeToken.tokenId,
+        requestId: revoked.requestId,
+        target: { key_id: keyIds[2] },
+        outcome: { revoked_count: 1 },
+      }),
     ]);
   });
 });
 
 describe('revoking a token', () => {
-  it('lists the owner\'s tokens with id, scope and creation time only', async () => {
+  it("lists the owner's tokens with id, scope and creation time only", async () => {
     const { tokens } = await dashboardRun<{ tokens: Record<string, unknown>[] }>('token list', '--owner', ownerId);
     expect(tokens.map((token) => token.tokenId).toSorted()).toEqual([writeToken.tokenId, readToken.tokenId].toSorted());
     for (const token of tokens) expect(Object.keys(token)).toEqual(['tokenId', 'scope', 'createdAt']);
@@ -156,7 +171,9 @@ describe('revoking a token', () => {
     const before = await scanTable(table);
     const again = dashboardRun('token revoke', '--token-id', writeToken.tokenId);
     await expect(again).rejects.toBeInstanceOf(CommandError);
-    await expect(dashboardRun('token revoke', '--token-id', writeToken.tokenId)).rejects.toThrow(new RegExp(`^Token ${writeToken.tokenId} is already revoked \\(at \\d{4}-`));
+    await expect(dashboardRun('token revoke', '--token-id', writeToken.tokenId)).rejects.toThrow(
+      new RegExp(`^Token ${writeToken.tokenId} is already revoked \\(at \\d{4}-`),
+    );
     await expect(dashboardRun('token revoke', '--token-id', 'tok_00000000000000000000')).rejects.toThrow(
       'Token tok_00000000000000000000 not found: "token list --owner ID" shows an owner\'s tokens',
     );
@@ -166,7 +183,14 @@ describe('revoking a token', () => {
   it("enters each token created and revoked in the owner's trail, newest first", async () => {
     const { entries } = await dashboardRun<{ entries: AuditEntry[] }>('token audit', '--owner', ownerId);
     expect(entries.map((entry) => entry.action)).toEqual(['token.revoke', 'token.create', 'token.create', 'token.create']);
-    expect(entries[0]).toMatchObject({ ownerId, source: 'dashboard', tokenId: null, requestId: null, target: { token_id: writeToken.tokenId }, outcome: { scope: 'write' } });
+    expect(entries[0]).toMatchObject({
+      ownerId,
+      source: 'dashboard',
+      tokenId: null,
+      requestId: null,
+      target: { token_id: writeToken.tokenId },
+      outcome: { scope: 'write' },
+    });
     expect(entries.at(-1)).toMatchObject({ target: { scope: 'write' }, outcome: { token_id: writeToken.tokenId } });
     expect(entries.at(-2)).toMatchObject({ target: { scope: 'read' }, outcome: { token_id: readToken.tokenId } });
   });
@@ -174,7 +198,9 @@ describe('revoking a token', () => {
   it('migrates a token stored before token ids and scopes: it only reads until then, then writes, and is listed and revocable like the others', async () => {
     const legacy = newApiToken();
     // As the dashboard stored tokens before: the hash item alone, no id, no scope.
-    await table.db.send(new PutCommand({ TableName: table.tableName, Item: { ...keyOf.token(hashToken(legacy)), entity: 'TOKEN', ownerId, createdAt: 1_700_000_000 } }));
+    await table.db.send(
+      new PutCommand({ TableName: table.tableName, Item: { ...keyOf.token(hashToken(legacy)), entity: 'TOKEN', ownerId, createdAt: 1_700_000_000 } }),
+    );
     expect((await api(legacy, '/keys')).status).toBe(200);
     expect((await api(legacy, '/versions/rollback', { version_id: versionIds[1] })).status).toBe(403);
     const legacyId = tokenIdOf(hashToken(legacy));
@@ -184,7 +210,13 @@ describe('revoking a token', () => {
     expect((await api(legacy, '/versions/rollback', { version_id: versionIds[1] })).status).toBe(200);
     expect(await dashboardRun('token migrate')).toEqual({ migrated: 0, tokens: [] });
     const [migration] = await table.stores.audit.list({ ownerId }, 1);
-    expect(migration).toMatchObject({ action: 'token.migrate', source: 'dashboard', caller: expect.stringMatching(/^local(:.+)?$/), target: { token_id: legacyId }, outcome: { scope: 'write' } });
+    expect(migration).toMatchObject({
+      action: 'token.migrate',
+      source: 'dashboard',
+      caller: expect.stringMatching(/^local(:.+)?$/),
+      target: { token_id: legacyId },
+      outcome: { scope: 'write' },
+    });
     const { tokens } = await dashboardRun<{ tokens: { tokenId: string; scope: string; createdAt: number }[] }>('token list', '--owner', ownerId);
     expect(tokens[0]).toEqual({ tokenId: legacyId, scope: 'write', createdAt: 1_700_000_000 });
     expect(await dashboardRun('token revoke', '--token-id', legacyId)).toEqual({ tokenId: legacyId, revoked: true });

@@ -5,7 +5,7 @@ import { revokeBulk } from '#domain/project-api';
 import { localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
 import { capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
-import { createTestTable, FIXED_NOW, NO_DEADLINE, seedOwner, seedProject, type SeededOwner, type TestTable } from '#test-support/fixtures';
+import { createTestTable, FIXED_NOW, NO_DEADLINE, type SeededOwner, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 
 /**
  * What the hot paths cost in capacity units, as DynamoDB Local reports them with `ReturnConsumedCapacity:
@@ -61,7 +61,14 @@ describe('write capacity of the paths that touch many keys', () => {
   it("a loader key check writes the key's own item once, 1 WCU and no index, whether it opens the minute's window or counts within it", async () => {
     const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
     const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, now: FIXED_NOW });
-    const check = { projectId, keyId: key!.id, keyHash: hashKeyValue(key!.key), fingerprint: 'a'.repeat(64), perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute, report: { project_id: projectId, executor: 'Wave', fingerprint: 'a'.repeat(64) } };
+    const check = {
+      projectId,
+      keyId: key!.id,
+      keyHash: hashKeyValue(key!.key),
+      fingerprint: 'a'.repeat(64),
+      perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
+      report: { project_id: projectId, executor: 'Wave', fingerprint: 'a'.repeat(64) },
+    };
     for (const now of [FIXED_NOW, FIXED_NOW + 1, FIXED_NOW + 2]) {
       recorder.take();
       expect(await stores.keyChecks.checkAndCount({ ...check, now })).toMatchObject({ outcome: 'counted' });

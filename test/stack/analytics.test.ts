@@ -3,8 +3,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
-import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
 import { Analytics } from '#lib/constructs/analytics';
+import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
 
 type FunctionName = 'ingestFunction' | 'queueIngestFunction' | 'streamIngestFunction' | 'dailyDetectorFunction' | 'alertDigestFunction';
@@ -46,11 +46,14 @@ function statementsOf(fn: FunctionName): Statement[] {
 const dynamoStatements = (fn: FunctionName) =>
   statementsOf(fn)
     .filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')))
-    .map((statement) => ({ actions: [statement.Action].flat().sort(), resource: statement.Resource, leadingKeys: statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] }));
+    .map((statement) => ({
+      actions: [statement.Action].flat().sort(),
+      resource: statement.Resource,
+      leadingKeys: statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'],
+    }));
 
 describe('Analytics construct', () => {
-  const ruleOf = (fn: FunctionName) =>
-    ofType('AWS::Events::Rule').find(([, rule]) => JSON.stringify(rule.Properties.Targets).includes(`"${functionId(fn)}"`));
+  const ruleOf = (fn: FunctionName) => ofType('AWS::Events::Rule').find(([, rule]) => JSON.stringify(rule.Properties.Targets).includes(`"${functionId(fn)}"`));
 
   it('runs the daily detector on an EventBridge schedule at 00:05 UTC every day', () => {
     expect(ofType('AWS::Events::Rule')).toHaveLength(2);
@@ -58,7 +61,9 @@ describe('Analytics construct', () => {
     expect(rule?.Properties).toMatchObject({
       ScheduleExpression: 'cron(5 0 * * ? *)',
       State: 'ENABLED',
-      Targets: [{ Arn: { 'Fn::GetAtt': [functionId('dailyDetectorFunction'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 4, MaximumEventAgeInSeconds: 21_600 } }],
+      Targets: [
+        { Arn: { 'Fn::GetAtt': [functionId('dailyDetectorFunction'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 4, MaximumEventAgeInSeconds: 21_600 } },
+      ],
     });
   });
 
@@ -67,7 +72,9 @@ describe('Analytics construct', () => {
     expect(rule?.Properties).toMatchObject({
       ScheduleExpression: 'cron(2 * * * ? *)',
       State: 'ENABLED',
-      Targets: [{ Arn: { 'Fn::GetAtt': [functionId('alertDigestFunction'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 4, MaximumEventAgeInSeconds: 21_600 } }],
+      Targets: [
+        { Arn: { 'Fn::GetAtt': [functionId('alertDigestFunction'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 4, MaximumEventAgeInSeconds: 21_600 } },
+      ],
     });
   });
 
@@ -110,7 +117,9 @@ describe('Analytics construct', () => {
     const writes = /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)$/;
     for (const fn of ['ingestFunction', 'queueIngestFunction', 'dailyDetectorFunction', 'alertDigestFunction'] as const) {
       const statements = dynamoStatements(fn);
-      const written = statements.filter((statement) => statement.actions.some((action) => writes.test(action))).flatMap((statement) => statement.leadingKeys ?? ['(any)']);
+      const written = statements
+        .filter((statement) => statement.actions.some((action) => writes.test(action)))
+        .flatMap((statement) => statement.leadingKeys ?? ['(any)']);
       expect(written).not.toContain('PROJECT#*');
       expect(written).not.toContain('KEY#*');
       expect(written.every((prefix) => ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*', 'EVENTS#*', 'ALERTS#*'].includes(prefix))).toBe(true);
@@ -120,7 +129,9 @@ describe('Analytics construct', () => {
   });
 
   it("ingests counted checks' telemetry off the table's stream, filtered to key items' MODIFY records, bisecting and retrying a failing batch, then setting it aside with an alarm", () => {
-    const mapping = ofType('AWS::Lambda::EventSourceMapping').find(([, m]) => (m.Properties.FunctionName as { Ref: string }).Ref === functionId('streamIngestFunction'));
+    const mapping = ofType('AWS::Lambda::EventSourceMapping').find(
+      ([, m]) => (m.Properties.FunctionName as { Ref: string }).Ref === functionId('streamIngestFunction'),
+    );
     expect(mapping?.[1].Properties).toMatchObject({
       EventSourceArn: { 'Fn::GetAtt': [ofType('AWS::DynamoDB::GlobalTable')[0]?.[0], 'StreamArn'] },
       BatchSize: CHECK_STREAM.batchSize,
@@ -135,7 +146,9 @@ describe('Analytics construct', () => {
     const alarms = built.analytics.alarms.map((alarm) => resource(logicalId(alarm)).Properties);
     expect(alarms).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(built.analytics.checkStreamFailureQueue), 'QueueName'] } }] }),
+        expect.objectContaining({
+          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(built.analytics.checkStreamFailureQueue), 'QueueName'] } }],
+        }),
         expect.objectContaining({ MetricName: 'IteratorAge', Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId('streamIngestFunction') } }] }),
         expect.objectContaining({ Namespace: 'ScriptDistribution', MetricName: 'CheckRecordUnreadable', Threshold: 0 }),
       ]),
@@ -146,11 +159,15 @@ describe('Analytics construct', () => {
     const statements = dynamoStatements('streamIngestFunction').filter((statement) => !statement.actions.includes('dynamodb:GetRecords'));
     expect(statements.length).toBeGreaterThan(0);
     expect(statements.every((statement) => (statement.leadingKeys?.length ?? 0) > 0)).toBe(true);
-    expect(statements.filter((statement) => statement.actions.includes('dynamodb:UpdateItem')).flatMap((statement) => statement.leadingKeys ?? [])).not.toContain('KEY#*');
+    expect(
+      statements.filter((statement) => statement.actions.includes('dynamodb:UpdateItem')).flatMap((statement) => statement.leadingKeys ?? []),
+    ).not.toContain('KEY#*');
   });
 
   it("ingests the loader check's telemetry queue in batches, and sets aside what keeps failing in a DLQ with an alarm", () => {
-    const mapping = ofType('AWS::Lambda::EventSourceMapping').find(([, m]) => (m.Properties.FunctionName as { Ref: string }).Ref === functionId('queueIngestFunction'));
+    const mapping = ofType('AWS::Lambda::EventSourceMapping').find(
+      ([, m]) => (m.Properties.FunctionName as { Ref: string }).Ref === functionId('queueIngestFunction'),
+    );
     expect(mapping?.[1].Properties).toMatchObject({
       FunctionName: { Ref: functionId('queueIngestFunction') },
       EventSourceArn: { 'Fn::GetAtt': [logicalId(built.analytics.telemetryQueue), 'Arn'] },
@@ -159,7 +176,10 @@ describe('Analytics construct', () => {
     });
     expect(resource(logicalId(built.analytics.telemetryQueue)).Properties).toMatchObject({
       VisibilityTimeout: TELEMETRY_QUEUE.visibilityTimeoutSeconds,
-      RedrivePolicy: { maxReceiveCount: TELEMETRY_QUEUE.maxReceiveCount, deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(built.analytics.telemetryDeadLetterQueue), 'Arn'] } },
+      RedrivePolicy: {
+        maxReceiveCount: TELEMETRY_QUEUE.maxReceiveCount,
+        deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(built.analytics.telemetryDeadLetterQueue), 'Arn'] },
+      },
       SqsManagedSseEnabled: true,
     });
     const [alarm] = built.analytics.alarms;
@@ -195,7 +215,10 @@ describe('Analytics construct', () => {
   it('passes the AwsSolutions cdk-nag checks', () => {
     const report = new AwsSolutionsChecks(built.app, { verbose: true }).validateScope(built.stack);
     const mine = report.violations
-      .map((violation) => ({ rule: violation.ruleName, paths: violation.violatingResources.map((r) => r.constructPath).filter((path) => path?.includes('/Analytics/')) }))
+      .map((violation) => ({
+        rule: violation.ruleName,
+        paths: violation.violatingResources.map((r) => r.constructPath).filter((path) => path?.includes('/Analytics/')),
+      }))
       .filter((violation) => violation.paths.length > 0);
     expect(mine).toEqual([]);
   });

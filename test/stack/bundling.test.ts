@@ -1,8 +1,8 @@
-import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, expect, it } from 'vitest';
 import { ROUTES } from '#api/routes';
 import { DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES } from '#lib/developer-api-stack';
@@ -33,7 +33,13 @@ it('bundles every function as a minified ESM index.mjs under 300 KB with the AWS
 
     // The source map lists every module esbuild put in the bundle: none of them is the SDK or its Smithy core.
     const { sources } = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
-    expect(sources.some((source) => source.includes('lambdas/')), bundle).toBe(true);
-    expect(sources.filter((source) => /node_modules\/@(aws-sdk|smithy)\//.test(source)), bundle).toEqual([]);
+    expect(
+      sources.some((source) => source.includes('lambdas/')),
+      bundle,
+    ).toBe(true);
+    expect(
+      sources.filter((source) => /node_modules\/@(aws-sdk|smithy)\//.test(source)),
+      bundle,
+    ).toEqual([]);
   }
 });

@@ -140,11 +140,26 @@ describe('the REST API', () => {
 
   it("refuses before the authorizer runs exactly the headers the authorizer's parseBearer refuses", () => {
     const gatewayAccepts = (header: string) => new RegExp(BEARER_VALIDATION_REGEX).test(header);
-    const samples = ['Bearer sdt_abc-DEF_123.~+/', 'bearer tok', '  Bearer   dG9rZW4==  ', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Bearersdt', 'Bearer a b', 'Bearer ab=cd', 'Bearer abc$def', `Bearer ${'a'.repeat(513)}`];
+    const samples = [
+      'Bearer sdt_abc-DEF_123.~+/',
+      'bearer tok',
+      '  Bearer   dG9rZW4==  ',
+      'Bearer',
+      'Bearer ',
+      'Basic dXNlcjpwYXNz',
+      'Bearersdt',
+      'Bearer a b',
+      'Bearer ab=cd',
+      'Bearer abc$def',
+      `Bearer ${'a'.repeat(513)}`,
+    ];
     for (const header of samples) expect(gatewayAccepts(header), header).toBe(parseBearer(header) !== undefined);
     const headerPart = fc.constantFrom('Bearer', 'bEaReR', 'Basic', ' ', '  ', 'sdt_', 'Zx9', '-._~+/', '=', '==', '$', ',', '\t');
     fc.assert(
-      fc.property(fc.array(headerPart, { maxLength: 8 }).map((parts) => parts.join('')), (header) => gatewayAccepts(header) === (parseBearer(header) !== undefined)),
+      fc.property(
+        fc.array(headerPart, { maxLength: 8 }).map((parts) => parts.join('')),
+        (header) => gatewayAccepts(header) === (parseBearer(header) !== undefined),
+      ),
     );
   });
 });
@@ -194,7 +209,10 @@ describe('gateway responses', () => {
     expect(response?.Properties.StatusCode).toBe('429');
     expect(JSON.parse((response?.Properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '')).toEqual({ error: RATE_LIMIT_MESSAGE });
     const mapped = Object.fromEntries(
-      Object.entries(response?.Properties.ResponseParameters as Record<string, string>).map(([name, value]) => [name.replace('gatewayresponse.header.', ''), value.slice(1, -1)]),
+      Object.entries(response?.Properties.ResponseParameters as Record<string, string>).map(([name, value]) => [
+        name.replace('gatewayresponse.header.', ''),
+        value.slice(1, -1),
+      ]),
     );
     // A handler's 429: the caller's 101st request of the window.
     const { store, handlers } = memoryApi();
@@ -285,7 +303,11 @@ describe('the loader key check', () => {
     expect(filters).toHaveLength(1);
     const alarms = ofType('AWS::CloudWatch::Alarm').filter(([, alarm]) => JSON.stringify(alarm.Properties.Metrics ?? []).includes('LoaderResponses429'));
     expect(alarms).toHaveLength(1);
-    expect(alarms[0]?.[1].Properties).toMatchObject({ Threshold: LOADER_429_ALARM.percent, EvaluationPeriods: LOADER_429_ALARM.periods, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(alarms[0]?.[1].Properties).toMatchObject({
+      Threshold: LOADER_429_ALARM.percent,
+      EvaluationPeriods: LOADER_429_ALARM.periods,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
     expect(JSON.stringify(alarms[0]?.[1].Properties.AlarmActions)).toContain('AlarmTopic');
   });
 
@@ -441,7 +463,13 @@ describe('least privilege on the table', () => {
   const AUDIT = 'dynamodb:PutItem table AUDIT#PROJECT#*';
   /** Written out rather than derived from ROUTE_TABLE_ACCESS, so a change to a route's grant shows here. */
   const EXPECTED: Record<RouteEntry, string[]> = {
-    'list-keys': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query index/byIssueOrderKeys prj_*', 'dynamodb:Query index/byWatermark prj_*', 'dynamodb:BatchGetItem table KEY#*'],
+    'list-keys': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:Query index/byIssueOrderKeys prj_*',
+      'dynamodb:Query index/byWatermark prj_*',
+      'dynamodb:BatchGetItem table KEY#*',
+    ],
     'revoke-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#*', AUDIT],
     'revoke-bulk': [
       READ_PROJECT,
@@ -472,9 +500,12 @@ describe('least privilege on the table', () => {
     'reset-hwid': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only fingerprints,projectId', AUDIT],
   };
 
-  it.each(ROUTES.map((route) => [route.entry, route] as const))('%s may do exactly what its store calls need, each scoped to its partitions', (entry, route) => {
-    expect(tableGrantsOf(functionIdOf(route))).toEqual(EXPECTED[entry].toSorted());
-  });
+  it.each(ROUTES.map((route) => [route.entry, route] as const))(
+    '%s may do exactly what its store calls need, each scoped to its partitions',
+    (entry, route) => {
+      expect(tableGrantsOf(functionIdOf(route))).toEqual(EXPECTED[entry].toSorted());
+    },
+  );
 
   it('the authorizer may only GetItem token items', () => {
     expect(dynamoStatements(authorizerFunctionId())).toEqual([
@@ -489,7 +520,8 @@ describe('least privilege on the table', () => {
 
   it('queries an index in the partitions its queries name: a project id, as the index partition keys of a stored key begin', () => {
     const attributes = keyIndexAttributes(newId('prj'), '0123456789abcdef');
-    for (const [name, index] of Object.entries(TABLE.indexes)) expect(attributes[index.partitionKey]?.startsWith(INDEX_PARTITION[name as keyof typeof TABLE.indexes])).toBe(true);
+    for (const [name, index] of Object.entries(TABLE.indexes))
+      expect(attributes[index.partitionKey]?.startsWith(INDEX_PARTITION[name as keyof typeof TABLE.indexes])).toBe(true);
   });
 
   it('names every key attribute of the table and its indexes in each attribute condition, as DynamoDB requires', () => {
@@ -546,7 +578,19 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
 describe('outputs', () => {
   it('exports the API base URL (the stage URL, to which /v1/... is appended), the loader URL, the table name, the usage plan id, the alarm topic, and the API and stage a token revoke flushes', () => {
     const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).toSorted()).toEqual(['AlarmTopicArn', 'ApiUrl', 'DeliveryDeadLetterQueueUrl', 'IngestFunctionName', 'LoaderUrl', 'RestApiId', 'ScriptBucketName', 'ScriptUploadPolicyArn', 'StageName', 'TableName', 'UsagePlanId']);
+    expect(Object.keys(outputs).toSorted()).toEqual([
+      'AlarmTopicArn',
+      'ApiUrl',
+      'DeliveryDeadLetterQueueUrl',
+      'IngestFunctionName',
+      'LoaderUrl',
+      'RestApiId',
+      'ScriptBucketName',
+      'ScriptUploadPolicyArn',
+      'StageName',
+      'TableName',
+      'UsagePlanId',
+    ]);
     expect(outputs.RestApiId?.Value).toEqual({ Ref: restApiId() });
     expect(outputs.StageName?.Value).toEqual({ Ref: only('AWS::ApiGateway::Stage')[0] });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toMatch(new RegExp(`"/${STAGE_NAME}"\\]\\]\\}$`));
@@ -570,7 +614,9 @@ describe('the scripts bucket', () => {
   });
 
   it('refuses any request without TLS', () => {
-    const policies = ofType('AWS::S3::BucketPolicy').filter(([, policy]) => JSON.stringify(policy.Properties.Bucket) === JSON.stringify({ Ref: scriptsBucketId() }));
+    const policies = ofType('AWS::S3::BucketPolicy').filter(
+      ([, policy]) => JSON.stringify(policy.Properties.Bucket) === JSON.stringify({ Ref: scriptsBucketId() }),
+    );
     expect(policies).toHaveLength(1);
     expect(JSON.stringify(policies[0]?.[1].Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
   });
@@ -583,7 +629,9 @@ describe('the scripts bucket', () => {
 
   type BucketStatement = { Sid?: string; Effect: string; Action: string | string[]; Condition?: Record<string, Record<string, unknown>> };
   const scriptBucketStatements = (template: typeof built.template, bucketId: string) =>
-    Object.values(template.toJSON().Resources as Record<string, { Type: string; Properties: { Bucket: unknown; PolicyDocument: { Statement: BucketStatement[] } } }>)
+    Object.values(
+      template.toJSON().Resources as Record<string, { Type: string; Properties: { Bucket: unknown; PolicyDocument: { Statement: BucketStatement[] } } }>,
+    )
       .filter((resource) => resource.Type === 'AWS::S3::BucketPolicy' && JSON.stringify(resource.Properties.Bucket) === JSON.stringify({ Ref: bucketId }))
       .flatMap((policy) => policy.Properties.PolicyDocument.Statement);
 

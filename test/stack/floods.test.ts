@@ -3,7 +3,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PUBLIC_ROUTES, ROUTES } from '#api/routes';
 import { LOADER_LIMITS } from '#domain/key-check';
 import { SECURITY_HEADERS } from '#http/responses';
-import { ACCOUNT_CONCURRENCY, LOADER_PLANNED_CHECKS_PER_SECOND, LOADER_RESERVED_CONCURRENCY, LOADER_ROUTE_THROTTLE, RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import {
+  ACCOUNT_CONCURRENCY,
+  LOADER_PLANNED_CHECKS_PER_SECOND,
+  LOADER_RESERVED_CONCURRENCY,
+  LOADER_ROUTE_THROTTLE,
+  RESERVED_CONCURRENCY,
+  STAGE_METHOD_THROTTLE,
+  USAGE_PLAN_THROTTLE,
+  WAF_DEFAULT_REQUESTS_PER_MINUTE,
+  WAF_MIN_REQUESTS_PER_MINUTE,
+} from '#lib/capacity';
 import type { CfnResource } from '#test-support/cdk';
 import { synthesizeApiStack, templateLookups } from '#test-support/stack-template';
 
@@ -30,7 +40,12 @@ describe('API Gateway throttling', () => {
 
   it('throttles every method of the stage by default, for all clients together', () => {
     expect(methodSettings()).toContainEqual(
-      expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: STAGE_METHOD_THROTTLE.rateLimit, ThrottlingBurstLimit: STAGE_METHOD_THROTTLE.burstLimit }),
+      expect.objectContaining({
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        ThrottlingRateLimit: STAGE_METHOD_THROTTLE.rateLimit,
+        ThrottlingBurstLimit: STAGE_METHOD_THROTTLE.burstLimit,
+      }),
     );
   });
 
@@ -98,7 +113,9 @@ describe('reserved concurrency per function group', () => {
   });
 
   it("caps each SQS event source at its function's reservation, so a poller is never throttled into spending receives", () => {
-    const mappings = ofType(standard, 'AWS::Lambda::EventSourceMapping').filter(([, mapping]) => JSON.stringify(mapping.Properties.EventSourceArn).includes('Queue'));
+    const mappings = ofType(standard, 'AWS::Lambda::EventSourceMapping').filter(([, mapping]) =>
+      JSON.stringify(mapping.Properties.EventSourceArn).includes('Queue'),
+    );
     expect(mappings).toHaveLength(2);
     for (const [id, mapping] of mappings) {
       const maximum = (mapping.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency;
@@ -119,7 +136,9 @@ describe('reserved concurrency per function group', () => {
   });
 
   it(`refuses -c wafRateLimit below ${WAF_MIN_REQUESTS_PER_MINUTE}, which would break the key check's promise to one address`, () => {
-    expect(() => synthesizeApiStack({ waf: 'true', wafRateLimit: '999' })).toThrow(`-c wafRateLimit=999: give a whole number from ${WAF_MIN_REQUESTS_PER_MINUTE} to`);
+    expect(() => synthesizeApiStack({ waf: 'true', wafRateLimit: '999' })).toThrow(
+      `-c wafRateLimit=999: give a whole number from ${WAF_MIN_REQUESTS_PER_MINUTE} to`,
+    );
   });
 });
 

@@ -17,11 +17,17 @@ beforeAll(() => {
 const { ofType, only, authorizerFunctionId } = templateLookups(() => built.resources);
 const topicId = () => only('AWS::SNS::Topic')[0];
 const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
-const dimension = (alarm: Record<string, unknown>, name: string) => (alarm.Dimensions as { Name: string; Value: unknown }[] | undefined)?.find((d) => d.Name === name)?.Value;
+const dimension = (alarm: Record<string, unknown>, name: string) =>
+  (alarm.Dimensions as { Name: string; Value: unknown }[] | undefined)?.find((d) => d.Name === name)?.Value;
 
 /** The alarms on a metric (namespace and name) whose `name` dimension is `value`. */
 const alarmsOn = (namespace: string, metricName: string, name?: string, value?: unknown) =>
-  alarms().filter((alarm) => alarm.Namespace === namespace && alarm.MetricName === metricName && (name === undefined || JSON.stringify(dimension(alarm, name)) === JSON.stringify(value)));
+  alarms().filter(
+    (alarm) =>
+      alarm.Namespace === namespace &&
+      alarm.MetricName === metricName &&
+      (name === undefined || JSON.stringify(dimension(alarm, name)) === JSON.stringify(value)),
+  );
 
 describe('the alarm topic', () => {
   it('is one SNS topic, and every alarm of the stack notifies it going into ALARM and back to OK', () => {
@@ -39,7 +45,12 @@ describe('the alarm topic', () => {
     const [, policy] = only('AWS::SNS::TopicPolicy');
     const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
     expect(statements).toContainEqual(
-      expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish', Condition: expect.objectContaining({ StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } }) }),
+      expect.objectContaining({
+        Effect: 'Allow',
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: 'sns:Publish',
+        Condition: expect.objectContaining({ StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } }),
+      }),
     );
     expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
   });
@@ -64,14 +75,26 @@ describe('the alarms', () => {
 
   it("alarms on the API's 5xx rate: above 1% of answers for two 5-minute periods", () => {
     const [alarm] = alarmsOn('AWS/ApiGateway', '5XXError');
-    expect(alarm).toMatchObject({ Statistic: 'Average', Period: 300, Threshold: SERVER_ERROR_RATE_ALARM, EvaluationPeriods: 2, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(alarm).toMatchObject({
+      Statistic: 'Average',
+      Period: 300,
+      Threshold: SERVER_ERROR_RATE_ALARM,
+      EvaluationPeriods: 2,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
     expect(dimension(alarm ?? {}, 'Stage')).toBeDefined();
   });
 
   it("alarms on the loader routes' 5xx rate the same way, on their HTTP API's stage", () => {
     const [httpApiId] = ofType('AWS::ApiGatewayV2::Api')[0] ?? [];
     const [alarm] = alarmsOn('AWS/ApiGateway', '5xx', 'ApiId', { Ref: httpApiId });
-    expect(alarm).toMatchObject({ Statistic: 'Average', Period: 300, Threshold: SERVER_ERROR_RATE_ALARM, EvaluationPeriods: 2, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(alarm).toMatchObject({
+      Statistic: 'Average',
+      Period: 300,
+      Threshold: SERVER_ERROR_RATE_ALARM,
+      EvaluationPeriods: 2,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
   });
 
   it("alarms on every function's errors, but the authorizer's (each refused token is one), and on every function's throttles", () => {
@@ -82,10 +105,13 @@ describe('the alarms', () => {
   });
 
   it("alarms on the authorizer's failures, counted from the access log where API Gateway reports them", () => {
-    const filters = ofType('AWS::Logs::MetricFilter').filter(([, filter]) => JSON.stringify(filter.Properties.MetricTransformations).includes('AuthorizerFailures'));
+    const filters = ofType('AWS::Logs::MetricFilter').filter(([, filter]) =>
+      JSON.stringify(filter.Properties.MetricTransformations).includes('AuthorizerFailures'),
+    );
     expect(filters).toHaveLength(1);
     const [, filter] = filters[0] as [string, CfnResource];
-    const [stageLogGroup] = ofType('AWS::Logs::LogGroup').find(([id]) => JSON.stringify(only('AWS::ApiGateway::Stage')[1].Properties.AccessLogSetting).includes(`"${id}"`)) ?? [];
+    const [stageLogGroup] =
+      ofType('AWS::Logs::LogGroup').find(([id]) => JSON.stringify(only('AWS::ApiGateway::Stage')[1].Properties.AccessLogSetting).includes(`"${id}"`)) ?? [];
     expect(filter.Properties.LogGroupName).toEqual({ Ref: stageLogGroup });
     expect(filter.Properties.FilterPattern).toBe('{ ($.errorType = "AUTHORIZER_FAILURE") || ($.errorType = "AUTHORIZER_CONFIGURATION_ERROR") }');
     expect(alarmsOn('ScriptDistribution', 'AuthorizerFailures')).toHaveLength(1);
@@ -95,12 +121,18 @@ describe('the alarms', () => {
     const depthAlarms = alarmsOn('AWS/SQS', 'ApproximateNumberOfMessagesVisible');
     const queues = depthAlarms.map((alarm) => JSON.stringify(dimension(alarm, 'QueueName')));
     expect(queues).toHaveLength(4);
-    for (const queue of ['WebhooksDeadLetterQueue', 'WebhooksFanoutFailureQueue', 'AnalyticsTelemetryDeadLetterQueue', 'AnalyticsCheckStreamFailureQueue']) expect(queues.some((name) => name.includes(queue)), queue).toBe(true);
+    for (const queue of ['WebhooksDeadLetterQueue', 'WebhooksFanoutFailureQueue', 'AnalyticsTelemetryDeadLetterQueue', 'AnalyticsCheckStreamFailureQueue'])
+      expect(
+        queues.some((name) => name.includes(queue)),
+        queue,
+      ).toBe(true);
   });
 
   it("alarms when the fan-out's stream iterator is more than 5 minutes behind", () => {
     const fanout = functions().filter((id) => id.startsWith('WebhooksFanoutFunction'));
-    expect(alarmsOn('AWS/Lambda', 'IteratorAge', 'FunctionName', { Ref: fanout[0] })).toEqual([expect.objectContaining({ Statistic: 'Maximum', Threshold: ITERATOR_AGE_ALARM_MS })]);
+    expect(alarmsOn('AWS/Lambda', 'IteratorAge', 'FunctionName', { Ref: fanout[0] })).toEqual([
+      expect.objectContaining({ Statistic: 'Maximum', Threshold: ITERATOR_AGE_ALARM_MS }),
+    ]);
   });
 
   it('alarms when EventBridge fails to run the daily detector or the hourly alert digest', () => {
@@ -131,11 +163,21 @@ describe('the dashboard', () => {
   const functionRef = (prefix: string) => `<Ref:Ref:${ofType('AWS::Lambda::Function').find(([id]) => id.startsWith(prefix))?.[0]}>`;
 
   it("shows the API's requests, latency and errors, bulk revoke duration, webhook deliveries, loader checks and every alarm", () => {
-    expect(widgets().map((candidate) => candidate.properties.title)).toEqual(['API requests', 'API latency', 'API errors', 'Bulk revoke duration', 'Webhook deliveries', 'Loader checks', 'Alarms']);
+    expect(widgets().map((candidate) => candidate.properties.title)).toEqual([
+      'API requests',
+      'API latency',
+      'API errors',
+      'Bulk revoke duration',
+      'Webhook deliveries',
+      'Loader checks',
+      'Alarms',
+    ]);
   });
 
   it("graphs the bulk revoke function's duration, the delivery function's outcomes and the delivery dead letters", () => {
-    expect(widget('Bulk revoke duration')?.properties.metrics?.map((metric) => metric.slice(0, 4))).toEqual(Array(3).fill(['AWS/Lambda', 'Duration', 'FunctionName', functionRef('RevokeBulkFunction')]));
+    expect(widget('Bulk revoke duration')?.properties.metrics?.map((metric) => metric.slice(0, 4))).toEqual(
+      Array(3).fill(['AWS/Lambda', 'Duration', 'FunctionName', functionRef('RevokeBulkFunction')]),
+    );
     const deliveries = widget('Webhook deliveries')?.properties.metrics?.map((metric) => metric.slice(1, 4).join(' '));
     expect(deliveries).toEqual([
       `Invocations FunctionName ${functionRef('WebhooksDeliveryFunction')}`,

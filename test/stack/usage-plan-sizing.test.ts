@@ -58,8 +58,18 @@ describe('the usage plan never refuses a client within 100 requests per fixed mi
   });
 
   it('passes every window full at its first instant, and every window full at its last, for a day', () => {
-    expect(refusals(USAGE_PLAN_THROTTLE, windows(DAY_WINDOWS, (k) => burst(k * WINDOW)))).toBe(0);
-    expect(refusals(USAGE_PLAN_THROTTLE, windows(DAY_WINDOWS, (k) => burst(k * WINDOW + END)))).toBe(0);
+    expect(
+      refusals(
+        USAGE_PLAN_THROTTLE,
+        windows(DAY_WINDOWS, (k) => burst(k * WINDOW)),
+      ),
+    ).toBe(0);
+    expect(
+      refusals(
+        USAGE_PLAN_THROTTLE,
+        windows(DAY_WINDOWS, (k) => burst(k * WINDOW + END)),
+      ),
+    ).toBe(0);
   });
 
   it(`passes three full windows reaching API Gateway within ${WINDOW - WORST_LATENCY} s, when the third took ${WORST_LATENCY} s to be counted, for a day`, () => {
@@ -71,11 +81,18 @@ describe('the usage plan never refuses a client within 100 requests per fixed mi
   });
 
   it('passes random compliant schedules: any split of each window into bursts, anywhere in it, with any latency up to the worst', () => {
-    const part = fc.record({ count: fc.integer({ min: 0, max: LIMIT / 2 }), at: fc.double({ min: 0, max: END, noNaN: true }), latency: fc.double({ min: 0, max: WORST_LATENCY, noNaN: true }) });
-    const schedule = fc.array(fc.tuple(part, part), { minLength: 1, maxLength: 30 }).map((perWindow) =>
-      perWindow.flatMap((parts, k) => parts.flatMap(({ count, at, latency }) => burst(k * WINDOW + at, latency, count))),
+    const part = fc.record({
+      count: fc.integer({ min: 0, max: LIMIT / 2 }),
+      at: fc.double({ min: 0, max: END, noNaN: true }),
+      latency: fc.double({ min: 0, max: WORST_LATENCY, noNaN: true }),
+    });
+    const schedule = fc
+      .array(fc.tuple(part, part), { minLength: 1, maxLength: 30 })
+      .map((perWindow) => perWindow.flatMap((parts, k) => parts.flatMap(({ count, at, latency }) => burst(k * WINDOW + at, latency, count))));
+    fc.assert(
+      fc.property(schedule, (requests) => refusals(USAGE_PLAN_THROTTLE, requests) === 0),
+      { numRuns: 300 },
     );
-    fc.assert(fc.property(schedule, (requests) => refusals(USAGE_PLAN_THROTTLE, requests) === 0), { numRuns: 300 });
   });
 
   it('admits, by the token-bucket arrival curve, every compliant schedule over a week for any latency under a minute', () => {
@@ -98,7 +115,12 @@ describe('the usage plan still refuses floods', () => {
   });
 
   it('lets exactly its burst through of 10,000 requests sent at once', () => {
-    expect(simulateTokenBucket(USAGE_PLAN_THROTTLE, Array.from({ length: 10_000 }, () => 0))).toEqual({
+    expect(
+      simulateTokenBucket(
+        USAGE_PLAN_THROTTLE,
+        Array.from({ length: 10_000 }, () => 0),
+      ),
+    ).toEqual({
       accepted: USAGE_PLAN_THROTTLE.burstLimit,
       refused: 10_000 - USAGE_PLAN_THROTTLE.burstLimit,
       firstRefusalAt: 0,

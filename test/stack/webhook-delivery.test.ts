@@ -107,7 +107,10 @@ describe('fan-out on the table stream', () => {
     const mapping = mappingOf('fanoutFunction');
     expect(mapping.EventSourceArn).toEqual({ 'Fn::GetAtt': [tableId(), 'StreamArn'] });
     expect(mapping.FilterCriteria).toEqual({ Filters: [{ Pattern: JSON.stringify(STREAM_FILTER_PATTERN) }] });
-    expect(JSON.parse(JSON.stringify(STREAM_FILTER_PATTERN))).toEqual({ eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['VERSION', 'EVENT'] } } } });
+    expect(JSON.parse(JSON.stringify(STREAM_FILTER_PATTERN))).toEqual({
+      eventName: ['INSERT'],
+      dynamodb: { NewImage: { entity: { S: ['VERSION', 'EVENT'] } } },
+    });
   });
 
   it('reports failures per record, bisects, retries a bounded number of times and sets failed batches aside', () => {
@@ -123,7 +126,9 @@ describe('fan-out on the table stream', () => {
   });
 
   it('may only Query and GetItem in PROJECT# partitions, and send to the delivery queue', () => {
-    const table = statementsWith('fanoutFunction', 'dynamodb:').filter((statement) => !actions(statement).some((a) => /Stream|GetRecords|GetShardIterator/.test(a)));
+    const table = statementsWith('fanoutFunction', 'dynamodb:').filter(
+      (statement) => !actions(statement).some((a) => /Stream|GetRecords|GetShardIterator/.test(a)),
+    );
     expect(table).toEqual([
       {
         Action: ['dynamodb:GetItem', 'dynamodb:Query'],
@@ -210,7 +215,10 @@ describe('cdk-nag', () => {
   it('raises no cdk-nag AwsSolutions finding that is not acknowledged with a reason', () => {
     const report = new AwsSolutionsChecks(built.app, { verbose: true }).validateScope(built.stack);
     const mine = report.violations
-      .map((violation) => ({ rule: violation.ruleName, paths: violation.violatingResources.map((r) => r.constructPath).filter((path) => path?.includes('/Webhooks/')) }))
+      .map((violation) => ({
+        rule: violation.ruleName,
+        paths: violation.violatingResources.map((r) => r.constructPath).filter((path) => path?.includes('/Webhooks/')),
+      }))
       .filter((violation) => violation.paths.length > 0);
     expect(mine).toEqual([]);
   });

@@ -6,9 +6,9 @@ import { createRouteHandlers } from '#api/endpoints';
 import type { Caller, Project } from '#domain/model';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import type { ApiHandler } from '#http/api-handler';
+import { memoryKeySecret } from '#local/key-secret';
 import { DEFAULT_CALLER, lambdaContext, type RouteEntry } from './fixtures';
 import { MemoryStores } from './memory-stores';
-import { memoryKeySecret } from '#local/key-secret';
 
 /** Handler unit tests: the API's handlers and authorizer built on the in-memory stores, and what checks their replies. */
 
@@ -40,14 +40,23 @@ export interface MemoryApi {
 export function memoryApi(project: Partial<Project> = {}): MemoryApi {
   const store = new MemoryStores();
   store.addProject({ id: PROJECT_ID, ownerId: CALLER.ownerId, ...project });
-  return { store, handlers: createRouteHandlers({ stores: { projects: store, rateLimits: store, audit: store, keys: store }, keySecret: memoryKeySecret(), now: () => NOW, logger: new Logger({ serviceName: 'developer-api' }) }) };
+  return {
+    store,
+    handlers: createRouteHandlers({
+      stores: { projects: store, rateLimits: store, audit: store, keys: store },
+      keySecret: memoryKeySecret(),
+      now: () => NOW,
+      logger: new Logger({ serviceName: 'developer-api' }),
+    }),
+  };
 }
 
 export const memoryAuthorizer = (store: MemoryStores) => createAuthorizer({ tokens: store, logger: new Logger({ serviceName: 'developer-api-authorizer' }) });
 
 /** Count `requests` earlier requests of the caller in the current window, as the rate limiter would have. */
 export async function countEarlierRequests(store: MemoryStores, requests: number): Promise<void> {
-  for (let i = 0; i < requests; i++) await store.countRequest(CALLER.tokenHash, { start: WINDOW_START, seconds: RATE_LIMIT.windowSeconds }, RATE_LIMIT.requests);
+  for (let i = 0; i < requests; i++)
+    await store.countRequest(CALLER.tokenHash, { start: WINDOW_START, seconds: RATE_LIMIT.windowSeconds }, RATE_LIMIT.requests);
 }
 
 const PORT_METHODS = [

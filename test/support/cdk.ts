@@ -1,6 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { App, type Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { readFileSync } from 'node:fs';
 
 /** A resource of a synthesized template, as the template tests read it. */
 export interface CfnResource {

@@ -36,14 +36,16 @@ export function capacityRecordingClient(config: DynamoDBClientConfig): { db: Dyn
       input.ReturnConsumedCapacity = 'INDEXES';
       tally.requests++;
       const result = await next(args).catch((error: unknown) => {
-        if (error instanceof Error && (error.name === 'ConditionalCheckFailedException' || error.name === 'TransactionCanceledException')) tally.conditionFailures++;
+        if (error instanceof Error && (error.name === 'ConditionalCheckFailedException' || error.name === 'TransactionCanceledException'))
+          tally.conditionFailures++;
         throw error;
       });
       const reported = (result.output as { ConsumedCapacity?: Capacity | Capacity[] }).ConsumedCapacity;
       const side = READS.has(context.commandName ?? '') ? tally.read : tally.write;
       for (const capacity of [reported ?? []].flat()) {
         side.table += capacity.Table?.CapacityUnits ?? capacity.CapacityUnits ?? 0;
-        for (const [name, index] of Object.entries(capacity.GlobalSecondaryIndexes ?? {})) side.indexes[name] = (side.indexes[name] ?? 0) + (index.CapacityUnits ?? 0);
+        for (const [name, index] of Object.entries(capacity.GlobalSecondaryIndexes ?? {}))
+          side.indexes[name] = (side.indexes[name] ?? 0) + (index.CapacityUnits ?? 0);
       }
       return result;
     },

@@ -1,22 +1,22 @@
-import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { inject } from 'vitest';
 import { ROUTES, type Route } from '#api/routes';
+import { newId } from '#domain/ids';
 import type { Caller, Plan } from '#domain/model';
+import { sha256Hex } from '#domain/scripts';
 import { callerOfToken, hashToken, newApiToken, type TokenScope } from '#domain/tokens';
 import { authorizerContextFor, buildProxyEvent } from '#local/proxy-event';
 import type { EventName } from '#schemas/resources';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores, type Stores } from '#store/stores';
 import { createTableInput } from '#store/table-definition';
-import { newId } from '#domain/ids';
-import { sha256Hex } from '#domain/scripts';
 
 /** A fixed clock for seeded data: Tue, 14 Nov 2023 22:13:20 UTC. */
 export const FIXED_NOW = 1_700_000_000;
@@ -68,7 +68,8 @@ export function apiEvent(entry: RouteEntry, input: ApiEventInput = {}): APIGatew
     method: route.method,
     resource: route.path,
     path,
-    pathParameters: projectId === undefined ? null : { id: projectId, ...(input.keyId !== undefined && route.path.includes('{key_id}') ? { key_id: input.keyId } : {}) },
+    pathParameters:
+      projectId === undefined ? null : { id: projectId, ...(input.keyId !== undefined && route.path.includes('{key_id}') ? { key_id: input.keyId } : {}) },
     headers: {
       Accept: 'application/json',
       Host: `${TEST_API_ID}.execute-api.us-east-1.amazonaws.com`,
@@ -220,9 +221,7 @@ export interface SeededProject {
 export async function seedProject({ dashboard }: Pick<Stores, 'dashboard'>, seed: ProjectSeed): Promise<SeededProject> {
   const now = seed.now ?? FIXED_NOW;
   const projectId = await dashboard.createProject({ ownerId: seed.ownerId, name: seed.name ?? 'Test Script', plan: seed.plan ?? 'business', now });
-  const keys = seed.keys
-    ? await dashboard.issueKeys({ projectId, count: seed.keys, watermark: seed.watermark, tier: 'standard', maxUses: null, now })
-    : [];
+  const keys = seed.keys ? await dashboard.issueKeys({ projectId, count: seed.keys, watermark: seed.watermark, tier: 'standard', maxUses: null, now }) : [];
   const versions: SeededProject['versions'] = [];
   for (const [i, notes] of (seed.versions ?? []).entries()) {
     versions.push(await dashboard.uploadVersion({ id: newId('ver'), projectId, sizeBytes: 1024 * (i + 1), sha256: sha256Hex(notes), notes, now: now + i }));

@@ -19,7 +19,7 @@ import type {
   TokenStore,
 } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
-import { hashToken, type TokenGrant, tokenIdOf, type TokenScope } from '#domain/tokens';
+import { hashToken, type TokenGrant, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { type LastCheck, lastCheckOf } from '#store/key-check-store';
 
 /**
@@ -210,7 +210,15 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     }
     const firstSeq = project.keyCount + 1;
     project.keyCount += batch.keys.length;
-    if (order) this.orders.set(`${batch.projectId}#${order.orderId}`, { projectId: batch.projectId, ...order, firstSeq, count: batch.keys.length, issuedAt: batch.issuedAt, firstKeyId: batch.keys[0]?.id ?? '' });
+    if (order)
+      this.orders.set(`${batch.projectId}#${order.orderId}`, {
+        projectId: batch.projectId,
+        ...order,
+        firstSeq,
+        count: batch.keys.length,
+        issuedAt: batch.issuedAt,
+        firstKeyId: batch.keys[0]?.id ?? '',
+      });
     await this.completeOrder(batch, firstSeq);
     return { outcome: 'issued', firstSeq };
   }

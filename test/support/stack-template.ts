@@ -57,7 +57,8 @@ export function templateLookups(resources: () => Record<string, CfnResource>) {
   }
 
   /** Logical id of the Lambda function a method's proxy integration invokes. */
-  const functionIdOf = (route: Pick<AnyRoute, 'method' | 'path'>) => functionNamedIn(methodOf(route).Properties.Integration, `function behind ${route.method} ${route.path}`);
+  const functionIdOf = (route: Pick<AnyRoute, 'method' | 'path'>) =>
+    functionNamedIn(methodOf(route).Properties.Integration, `function behind ${route.method} ${route.path}`);
   const authorizerFunctionId = () => functionNamedIn(only('AWS::ApiGateway::Authorizer')[1].Properties.AuthorizerUri, 'function of the authorizer');
 
   /** Every statement of the inline policies on a function's execution role. */
@@ -68,7 +69,8 @@ export function templateLookups(resources: () => Record<string, CfnResource>) {
       .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
   }
 
-  const dynamoStatements = (functionId: string) => statementsOf(functionId).filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')));
+  const dynamoStatements = (functionId: string) =>
+    statementsOf(functionId).filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')));
 
   return { ofType, only, resourcePath, methodOf, functionIdOf, authorizerFunctionId, statementsOf, dynamoStatements };
 }

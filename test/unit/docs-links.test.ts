@@ -3,7 +3,12 @@ import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join('docs', name)),
+];
 
 /** The text outside fenced code blocks, where a `[x](y)` or a `#` line is Markdown and not an example. */
 function prose(text: string): string {
@@ -69,11 +74,8 @@ describe('links in README.md and docs/', () => {
   });
 
   it('computes anchors as GitHub does, so a renamed heading shows here', () => {
-    expect([...headingAnchors('# Deploy\n## API tokens: scope, rotate, revoke\n```\n# not a heading\n```\n## Deploy\n### `sdapi leak` on 50,000 keys')]).toEqual([
-      'deploy',
-      'api-tokens-scope-rotate-revoke',
-      'deploy-1',
-      'sdapi-leak-on-50000-keys',
-    ]);
+    expect([
+      ...headingAnchors('# Deploy\n## API tokens: scope, rotate, revoke\n```\n# not a heading\n```\n## Deploy\n### `sdapi leak` on 50,000 keys'),
+    ]).toEqual(['deploy', 'api-tokens-scope-rotate-revoke', 'deploy-1', 'sdapi-leak-on-50000-keys']);
   });
 });

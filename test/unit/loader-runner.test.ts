@@ -3,7 +3,11 @@ import { configuredStub, parseLoaderArgs, stubTarget } from '#loader-runner/run'
 
 describe('npm run loader: its arguments', () => {
   it('takes the key, and the machine id the stub hashes into its fingerprint', () => {
-    expect(parseLoaderArgs(['--key', 'sdk_1', '--fingerprint', 'machine-a', '--state-file', '/tmp/s.json'])).toEqual({ key: 'sdk_1', machineId: 'machine-a', stateFile: '/tmp/s.json' });
+    expect(parseLoaderArgs(['--key', 'sdk_1', '--fingerprint', 'machine-a', '--state-file', '/tmp/s.json'])).toEqual({
+      key: 'sdk_1',
+      machineId: 'machine-a',
+      stateFile: '/tmp/s.json',
+    });
   });
 
   it.each([
@@ -18,7 +22,9 @@ describe('npm run loader: its arguments', () => {
 describe('configuredStub', () => {
   it('sets STUB_SETTINGS lines as a publisher edits them, and fails on a setting the stub has no line for', () => {
     const source = '\tapi_base_url = "https://api.example.com",\n\tproject_id = "prj_your_project_id",\n';
-    expect(configuredStub(source, { api_base_url: 'http://127.0.0.1:3000', project_id: 'prj_1' })).toBe('\tapi_base_url = "http://127.0.0.1:3000",\n\tproject_id = "prj_1",\n');
+    expect(configuredStub(source, { api_base_url: 'http://127.0.0.1:3000', project_id: 'prj_1' })).toBe(
+      '\tapi_base_url = "http://127.0.0.1:3000",\n\tproject_id = "prj_1",\n',
+    );
     expect(() => configuredStub(source, { cache_folder: 'x' })).toThrow('no STUB_SETTINGS line for cache_folder');
   });
 });
@@ -31,8 +37,14 @@ describe('npm run loader: --project and --base-url, the stub settings a publishe
 
   it("sends the fetch for another project than the demo's, to the local stack's URL unless --base-url names one", () => {
     const stack = { baseUrl: 'http://127.0.0.1:3000', projectId: 'prj_demo' };
-    expect(stubTarget(parseLoaderArgs(['--key', 'sdk_1', '--project', 'prj_sold'], '/repo'), stack)).toEqual({ baseUrl: 'http://127.0.0.1:3000', projectId: 'prj_sold' });
-    expect(stubTarget(parseLoaderArgs(['--key', 'sdk_1', '--base-url', 'https://api.example.com', '--project', 'prj_sold'], '/repo'), undefined)).toEqual({ baseUrl: 'https://api.example.com', projectId: 'prj_sold' });
+    expect(stubTarget(parseLoaderArgs(['--key', 'sdk_1', '--project', 'prj_sold'], '/repo'), stack)).toEqual({
+      baseUrl: 'http://127.0.0.1:3000',
+      projectId: 'prj_sold',
+    });
+    expect(stubTarget(parseLoaderArgs(['--key', 'sdk_1', '--base-url', 'https://api.example.com', '--project', 'prj_sold'], '/repo'), undefined)).toEqual({
+      baseUrl: 'https://api.example.com',
+      projectId: 'prj_sold',
+    });
     expect(stubTarget(parseLoaderArgs(['--key', 'sdk_1'], '/repo'), stack)).toEqual(stack);
   });
 

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ALL_ROUTES, LOADER_ROUTE, ROUTES, SCRIPT_ROUTE } from '#api/routes';
-import { LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { MAX_BODY_BYTES } from '#http/middlewares';
+import { LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
 import { RevokeBulkBody } from '#schemas/requests';
 import { buildOpenApiDocument, type JsonSchema, OPENAPI_PATH, serializeOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
@@ -31,7 +31,8 @@ function resolvePointer(ref: string): unknown {
 function examplesWithSchemas(): { where: string; schema: JsonSchema; value: unknown }[] {
   const found: { where: string; schema: JsonSchema; value: unknown }[] = [];
   const visitMedia = (where: string, media: { schema: JsonSchema; examples?: Record<string, { value: unknown }> } | undefined) => {
-    for (const [name, example] of Object.entries(media?.examples ?? {})) found.push({ where: `${where} example ${name}`, schema: media!.schema, value: example.value });
+    for (const [name, example] of Object.entries(media?.examples ?? {}))
+      found.push({ where: `${where} example ${name}`, schema: media!.schema, value: example.value });
   };
   for (const { route, operation } of operations) {
     const where = `${route.method} ${route.path}`;
@@ -44,7 +45,8 @@ function examplesWithSchemas(): { where: string; schema: JsonSchema; value: unkn
   for (const [name, parameter] of Object.entries(document.components.parameters)) {
     found.push({ where: `parameters.${name}`, schema: parameter.schema, value: parameter.example });
   }
-  for (const [name, header] of Object.entries(document.components.headers)) found.push({ where: `headers.${name}`, schema: header.schema, value: header.example });
+  for (const [name, header] of Object.entries(document.components.headers))
+    found.push({ where: `headers.${name}`, schema: header.schema, value: header.example });
   return found;
 }
 
@@ -71,7 +73,10 @@ describe('openapi.json', () => {
   it('documents the script fetch: public, a text/plain 200 and a 304 with the version headers, a 403 example per refusal code in the refusal schema', () => {
     const fetchScript = document.paths[SCRIPT_ROUTE.path]?.[SCRIPT_ROUTE.method.toLowerCase()];
     expect(fetchScript).toMatchObject({ tags: ['Loader'], security: [] });
-    const responses = fetchScript?.responses as Record<string, { headers?: object; content?: Record<string, { examples?: Record<string, { value: unknown }> }> }>;
+    const responses = fetchScript?.responses as Record<
+      string,
+      { headers?: object; content?: Record<string, { examples?: Record<string, { value: unknown }> }> }
+    >;
     expect(Object.keys(responses[200]?.content ?? {})).toEqual(['text/plain; charset=utf-8']);
     expect(responses[304]?.content).toBeUndefined();
     for (const status of [200, 304]) expect(Object.keys(responses[status]?.headers ?? {})).toEqual(['ETag', 'X-Version-Id', 'X-Version-Number']);
@@ -83,8 +88,14 @@ describe('openapi.json', () => {
   it('documents the loader check under its own tag, with no security, every refusal code and the 429 with Retry-After', () => {
     const loader = document.paths[LOADER_ROUTE.path]?.[LOADER_ROUTE.method.toLowerCase()];
     expect(loader).toMatchObject({ tags: ['Loader'], security: [], parameters: [] });
-    const examples = (loader?.responses[200] as { content: Record<string, { examples: Record<string, { value: { code: string } }> }> }).content['application/json']?.examples ?? {};
-    expect(Object.values(examples).map((example) => example.value.code).sort()).toEqual(['KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_INVALID', 'KEY_OVER_LIMIT', 'KEY_REVOKED', 'KEY_VALID']);
+    const examples =
+      (loader?.responses[200] as { content: Record<string, { examples: Record<string, { value: { code: string } }> }> }).content['application/json']
+        ?.examples ?? {};
+    expect(
+      Object.values(examples)
+        .map((example) => example.value.code)
+        .sort(),
+    ).toEqual(['KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_INVALID', 'KEY_OVER_LIMIT', 'KEY_REVOKED', 'KEY_VALID']);
     expect(loader?.responses[429]).toMatchObject({ headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } });
     expect(loader?.responses).not.toHaveProperty('401');
   });
@@ -113,17 +124,21 @@ describe('openapi.json', () => {
 
   it('documents the list-keys paging limits as integer query parameters', () => {
     const parameters = document.paths['/v1/projects/{id}/keys']?.get?.parameters ?? [];
-    expect(parameters).toContainEqual(expect.objectContaining({ name: 'limit', in: 'query', required: false, schema: { default: 50, type: 'integer', minimum: 1, maximum: 100 } }));
-    expect(parameters).toContainEqual(expect.objectContaining({ name: 'offset', in: 'query', required: false, schema: expect.objectContaining({ default: 0, type: 'integer', minimum: 0 }) }));
+    expect(parameters).toContainEqual(
+      expect.objectContaining({ name: 'limit', in: 'query', required: false, schema: { default: 50, type: 'integer', minimum: 1, maximum: 100 } }),
+    );
+    expect(parameters).toContainEqual(
+      expect.objectContaining({ name: 'offset', in: 'query', required: false, schema: expect.objectContaining({ default: 0, type: 'integer', minimum: 0 }) }),
+    );
   });
 
   it('states the rate limit headers, the watermark pattern and the body size limit', () => {
     expect(document.components.responses.TooManyRequests?.headers).toEqual(
       expect.objectContaining({ 'Retry-After': expect.anything(), RateLimit: expect.anything(), 'RateLimit-Policy': expect.anything() }),
     );
-    expect(Object.values(document.components.responses.TooManyRequests?.content?.['application/json']?.examples ?? {}).map((example) => example.value)).toEqual([
-      { error: RATE_LIMIT_MESSAGE },
-    ]);
+    expect(Object.values(document.components.responses.TooManyRequests?.content?.['application/json']?.examples ?? {}).map((example) => example.value)).toEqual(
+      [{ error: RATE_LIMIT_MESSAGE }],
+    );
     expect(document.components.headers['RateLimit-Policy']?.example).toBe('"per-token";q=100;w=60');
     expect(document.components.schemas.RevokeBulkRequest).toMatchObject({ properties: { watermark: { type: 'string', pattern: '^[0-9a-f]{16}$' } } });
     expect(document.components.schemas.Key).toMatchObject({ properties: { watermark: { pattern: '^[0-9a-f]{16}$' } } });

@@ -17,7 +17,11 @@ function sourcesUnder(folder: string): string[] {
 
 // Escapes differ between a title in code and the same title in Markdown; the words do not.
 const unescaped = (text: string) => text.replaceAll('\\', '');
-const testSources = unescaped(sourcesUnder('test').map((path) => readFileSync(join(ROOT, path), 'utf8')).join('\n'));
+const testSources = unescaped(
+  sourcesUnder('test')
+    .map((path) => readFileSync(join(ROOT, path), 'utf8'))
+    .join('\n'),
+);
 const rows = INDEX.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| Rule') && !line.startsWith('|---'));
 
 describe('the rule index of docs/decisions.md, the map from each rule to its code and tests', () => {
@@ -27,7 +31,9 @@ describe('the rule index of docs/decisions.md, the map from each rule to its cod
   });
 
   it('names only files that exist', () => {
-    const paths = [...INDEX.matchAll(/`((?:lambdas|lib|local|dashboard|sdapi|test|bench|scripts|examples)\/[\w./-]+\.(?:ts|luau))`/g)].map((match) => match[1] ?? '');
+    const paths = [...INDEX.matchAll(/`((?:lambdas|lib|local|dashboard|sdapi|test|bench|scripts|examples)\/[\w./-]+\.(?:ts|luau))`/g)].map(
+      (match) => match[1] ?? '',
+    );
     expect(paths.length).toBeGreaterThan(40);
     for (const path of paths) expect(existsSync(join(ROOT, path)), path).toBe(true);
   });

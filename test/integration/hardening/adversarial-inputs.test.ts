@@ -82,7 +82,12 @@ const COMMON_CASES: Case[] = [
   { name: 'no Authorization header', request: (r, t) => ({ ...call(r, t), headers: nonAuth(call(r, t)) }), status: 401, message: UNAUTHORIZED },
   { name: 'empty Authorization header', request: (r, t) => withAuth(call(r, t), ''), status: 401, message: UNAUTHORIZED },
   { name: '"Bearer" with no token', request: (r, t) => withAuth(call(r, t), 'Bearer'), status: 401, message: UNAUTHORIZED },
-  { name: 'odd casing AUTHORIZATION: BEARER with no token', request: (r, t) => ({ ...call(r, t), headers: [['AUTHORIZATION', 'BEARER '], ...nonAuth(call(r, t))] }), status: 401, message: UNAUTHORIZED },
+  {
+    name: 'odd casing AUTHORIZATION: BEARER with no token',
+    request: (r, t) => ({ ...call(r, t), headers: [['AUTHORIZATION', 'BEARER '], ...nonAuth(call(r, t))] }),
+    status: 401,
+    message: UNAUTHORIZED,
+  },
   { name: 'no space between scheme and token', request: (r, t) => withAuth(call(r, t), `Bearer${t}`), status: 401, message: UNAUTHORIZED },
   { name: 'tab between scheme and token', request: (r, t) => withAuth(call(r, t), `Bearer\t${t}`), status: 401, message: UNAUTHORIZED },
   { name: 'Basic scheme', request: (r, t) => withAuth(call(r, t), `Basic ${Buffer.from('user:pass').toString('base64')}`), status: 401, message: UNAUTHORIZED },
@@ -92,18 +97,38 @@ const COMMON_CASES: Case[] = [
   { name: 'token of 12 KB', request: (r, t) => withAuth(call(r, t), `Bearer ${'a'.repeat(12 * 1024)}`), status: 401, message: UNAUTHORIZED },
   { name: 'token with a tab inside', request: (r, t) => withAuth(call(r, t), `Bearer ${t.slice(0, 10)}\t${t.slice(10)}`), status: 401, message: UNAUTHORIZED },
   { name: 'token with a Latin-1 byte', request: (r, t) => withAuth(call(r, t), `Bearer ${t}\u00e9`), status: 401, message: UNAUTHORIZED },
-  { name: 'a second Authorization header with a bad token', request: (r, t) => ({ ...call(r, t), headers: [...(call(r, t).headers ?? []), ['authorization', 'Bearer nope']] }), status: 401, message: UNAUTHORIZED },
+  {
+    name: 'a second Authorization header with a bad token',
+    request: (r, t) => ({ ...call(r, t), headers: [...(call(r, t).headers ?? []), ['authorization', 'Bearer nope']] }),
+    status: 401,
+    message: UNAUTHORIZED,
+  },
   { name: 'project id of 5000 characters', request: (r, t) => call(r, t, { projectId: 'p'.repeat(5000) }), status: 404, message: PROJECT_NOT_FOUND },
-  { name: 'unicode project id (percent-encoded)', request: (r, t) => call(r, t, { projectId: encodeURIComponent('prj_é💥名') }), status: 404, message: PROJECT_NOT_FOUND },
+  {
+    name: 'unicode project id (percent-encoded)',
+    request: (r, t) => call(r, t, { projectId: encodeURIComponent('prj_é💥名') }),
+    status: 404,
+    message: PROJECT_NOT_FOUND,
+  },
   { name: 'project id ..%2F', request: (r, t) => call(r, t, { projectId: '..%2F' }), status: 404, message: PROJECT_NOT_FOUND },
-  { name: 'project id ..%2F..%2F walking to another project', request: (r, t) => call(r, t, { projectId: `..%2F..%2Fprojects%2F${targets.foreignProjectId}` }), status: 404, message: PROJECT_NOT_FOUND },
+  {
+    name: 'project id ..%2F..%2F walking to another project',
+    request: (r, t) => call(r, t, { projectId: `..%2F..%2Fprojects%2F${targets.foreignProjectId}` }),
+    status: 404,
+    message: PROJECT_NOT_FOUND,
+  },
   { name: 'project id %00', request: (r, t) => call(r, t, { projectId: '%00' }), status: 404, message: PROJECT_NOT_FOUND },
   { name: 'invalid percent-encoding in the project id', request: (r, t) => call(r, t, { projectId: '%E0%A4%A' }), status: 404, message: NO_ROUTE },
   { name: 'raw ../ segment in the path', request: (r, t) => call(r, t, { projectId: `x/../${targets.projectId}` }), status: 404, message: NO_ROUTE },
   { name: 'trailing slash', request: (r, t) => ({ ...call(r, t), target: `${pathOf(r, targets.projectId)}/` }), status: 404, message: NO_ROUTE },
   { name: 'wrong method', request: (r, t) => ({ ...call(r, t), method: r.method === 'GET' ? 'DELETE' : 'PUT' }), status: 404, message: NO_ROUTE },
   { name: "another owner's project", request: (r, t) => call(r, t, { projectId: targets.foreignProjectId }), status: 404, message: PROJECT_NOT_FOUND },
-  { name: "the owner's project on the pro plan", request: (r, t) => call(r, t, { projectId: targets.proProjectId }), status: 403, message: 'requires a Business plan' },
+  {
+    name: "the owner's project on the pro plan",
+    request: (r, t) => call(r, t, { projectId: targets.proProjectId }),
+    status: 403,
+    message: 'requires a Business plan',
+  },
 ];
 
 function nonAuth(request: RawRequestInput): [string, string][] {
@@ -121,8 +146,13 @@ const TOO_LARGE = 'Request body too large: at most 64 KB';
 const CONTENT_TYPE = JSON_BODY_REQUIRED;
 const NO_QUERY = 'This endpoint takes no query parameters';
 
-const query = (q: string): Case['request'] => (r, t) => call(r, t, { query: q });
-const body = (text: string, headers?: [string, string][]): Case['request'] => (r, t) => ({ ...call(r, t), body: text, ...(headers ? { headers: [bearer(t), ...headers] } : {}) });
+const query =
+  (q: string): Case['request'] =>
+  (r, t) =>
+    call(r, t, { query: q });
+const body =
+  (text: string, headers?: [string, string][]): Case['request'] =>
+  (r, t) => ({ ...call(r, t), body: text, ...(headers ? { headers: [bearer(t), ...headers] } : {}) });
 const jsonBody = (value: unknown): Case['request'] => body(JSON.stringify(value));
 
 /** Cases that belong to what each endpoint reads: its query string or its body. */
@@ -168,15 +198,45 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'JSON nested 30 000 deep', request: body(`${'['.repeat(30_000)}${']'.repeat(30_000)}`), status: 400, message: MALFORMED },
     { name: 'byte-order mark before the JSON', request: body('\ufeff{"key_id":"key_1"}'), status: 400, message: MALFORMED },
     { name: '1 MB body', request: jsonBody({ key_id: 'k'.repeat(MEGABYTE) }), status: 400, message: TOO_LARGE },
-    { name: 'Content-Type text/plain', request: body('{"key_id":"key_1"}', [['Content-Type', 'text/plain']]), status: 400, message: `${CONTENT_TYPE}; got Content-Type text/plain` },
+    {
+      name: 'Content-Type text/plain',
+      request: body('{"key_id":"key_1"}', [['Content-Type', 'text/plain']]),
+      status: 400,
+      message: `${CONTENT_TYPE}; got Content-Type text/plain`,
+    },
     { name: 'no Content-Type, a JSON object (read as JSON)', request: body('{"key_id":"key_1"}', []), status: 404, message: 'not found in this project' },
-    { name: "curl's default form type, a JSON object (read as JSON)", request: body('{"key_id":"key_1"}', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 404, message: 'not found in this project' },
-    { name: "curl's default form type, an empty JSON object", request: body('{}', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 400, message: 'key_id is required' },
-    { name: 'Content-Type form-urlencoded, a form body', request: body('key_id=key_1', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 400, message: CONTENT_TYPE },
+    {
+      name: "curl's default form type, a JSON object (read as JSON)",
+      request: body('{"key_id":"key_1"}', [['Content-Type', 'application/x-www-form-urlencoded']]),
+      status: 404,
+      message: 'not found in this project',
+    },
+    {
+      name: "curl's default form type, an empty JSON object",
+      request: body('{}', [['Content-Type', 'application/x-www-form-urlencoded']]),
+      status: 400,
+      message: 'key_id is required',
+    },
+    {
+      name: 'Content-Type form-urlencoded, a form body',
+      request: body('key_id=key_1', [['Content-Type', 'application/x-www-form-urlencoded']]),
+      status: 400,
+      message: CONTENT_TYPE,
+    },
     { name: 'no Content-Type, a form body', request: body('key_id=key_1', []), status: 400, message: `${CONTENT_TYPE}; got no Content-Type` },
-    { name: 'Content-Type json then text/plain repeated', request: body('{"key_id":"key_1"}', [json, ['content-type', 'text/plain']]), status: 400, message: CONTENT_TYPE },
+    {
+      name: 'Content-Type json then text/plain repeated',
+      request: body('{"key_id":"key_1"}', [json, ['content-type', 'text/plain']]),
+      status: 400,
+      message: CONTENT_TYPE,
+    },
     { name: 'unknown key id', request: jsonBody({ key_id: 'key_00000000000000000000' }), status: 404, message: 'not found in this project' },
-    { name: "another project's key id", request: () => ({ ...call(routeOf('revoke-key'), targets.tokens['revoke-key']), body: JSON.stringify({ key_id: targets.foreignKeyId }) }), status: 404, message: 'not found in this project' },
+    {
+      name: "another project's key id",
+      request: () => ({ ...call(routeOf('revoke-key'), targets.tokens['revoke-key']), body: JSON.stringify({ key_id: targets.foreignKeyId }) }),
+      status: 404,
+      message: 'not found in this project',
+    },
     { name: 'key id with a lone surrogate', request: body('{"key_id":"\\ud800"}'), status: 404, message: 'not found in this project' },
     { name: 'query string on a POST', request: (r, t) => call(r, t, { query: 'force=1', body: '{"key_id":"key_1"}' }), status: 400, message: NO_QUERY },
   ],
@@ -190,7 +250,12 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'max_uses 0', request: jsonBody({ max_uses: 0 }), status: 400, message: 'max_uses must be at least 1' },
     { name: 'discord_id of 16 digits', request: jsonBody({ discord_id: '1234567890123456' }), status: 400, message: 'discord_id must be a Discord user id' },
     { name: 'note of 256 characters', request: jsonBody({ note: 'n'.repeat(256) }), status: 400, message: 'note must be at most 255 characters' },
-    { name: 'order_id of 101 characters', request: jsonBody({ order_id: 'o'.repeat(101) }), status: 400, message: 'order_id must be 1 to 100 printable characters' },
+    {
+      name: 'order_id of 101 characters',
+      request: jsonBody({ order_id: 'o'.repeat(101) }),
+      status: 400,
+      message: 'order_id must be 1 to 100 printable characters',
+    },
     { name: 'order_id with a newline', request: jsonBody({ order_id: 'order\n1' }), status: 400, message: 'order_id must be 1 to 100 printable characters' },
     { name: 'extra field', request: jsonBody({ count: 1, tier: 'vip' }), status: 400, message: 'Unknown field "tier"' },
     { name: 'JSON array', request: jsonBody([1]), status: 400, message: NOT_OBJECT },
@@ -221,7 +286,12 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'JSON array body', request: jsonBody(['0123456789abcdef']), status: 400, message: NOT_OBJECT },
     { name: 'JSON null', request: body('null'), status: 400, message: NOT_OBJECT },
     { name: '1 MB body', request: jsonBody({ watermark: 'a'.repeat(MEGABYTE) }), status: 400, message: TOO_LARGE },
-    { name: 'Content-Type text/plain', request: body('{"watermark":"0123456789abcdef"}', [['Content-Type', 'text/plain']]), status: 400, message: CONTENT_TYPE },
+    {
+      name: 'Content-Type text/plain',
+      request: body('{"watermark":"0123456789abcdef"}', [['Content-Type', 'text/plain']]),
+      status: 400,
+      message: CONTENT_TYPE,
+    },
     { name: 'empty body', request: body(''), status: 400, message: 'watermark is required' },
   ],
   'list-versions': [
@@ -234,17 +304,47 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'empty object', request: jsonBody({}), status: 400, message: 'version_id is required' },
     { name: 'version_id a number', request: jsonBody({ version_id: 3 }), status: 400, message: 'version_id must be a string' },
     { name: 'version_id empty', request: jsonBody({ version_id: '' }), status: 400, message: 'version_id must not be empty' },
-    { name: 'version_id of 129 characters', request: jsonBody({ version_id: 'v'.repeat(129) }), status: 400, message: 'version_id must be at most 128 characters' },
-    { name: 'extra field version_number', request: jsonBody({ version_id: 'ver_1', version_number: 1 }), status: 400, message: 'Unknown field "version_number"' },
+    {
+      name: 'version_id of 129 characters',
+      request: jsonBody({ version_id: 'v'.repeat(129) }),
+      status: 400,
+      message: 'version_id must be at most 128 characters',
+    },
+    {
+      name: 'extra field version_number',
+      request: jsonBody({ version_id: 'ver_1', version_number: 1 }),
+      status: 400,
+      message: 'Unknown field "version_number"',
+    },
     { name: 'malformed JSON', request: body('{"version_id": ver_1}'), status: 400, message: MALFORMED },
     { name: 'JSON array', request: jsonBody([]), status: 400, message: NOT_OBJECT },
     { name: 'JSON string', request: jsonBody('ver_1'), status: 400, message: NOT_OBJECT },
     { name: '1 MB body', request: jsonBody({ version_id: 'v'.repeat(MEGABYTE) }), status: 400, message: TOO_LARGE },
-    { name: 'Content-Type form-urlencoded, a form body', request: body('version_id=ver_1', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 400, message: CONTENT_TYPE },
+    {
+      name: 'Content-Type form-urlencoded, a form body',
+      request: body('version_id=ver_1', [['Content-Type', 'application/x-www-form-urlencoded']]),
+      status: 400,
+      message: CONTENT_TYPE,
+    },
     { name: 'empty body', request: body(''), status: 400, message: 'version_id is required' },
-    { name: 'application/vnd.api+json without version_id', request: body('{}', [['Content-Type', 'application/vnd.api+json']]), status: 400, message: 'version_id is required' },
-    { name: 'unknown version', request: jsonBody({ version_id: 'ver_00000000000000000000' }), status: 404, message: 'Version ver_00000000000000000000 not found in this project' },
-    { name: "another project's version", request: () => ({ ...call(routeOf('rollback'), targets.tokens.rollback), body: JSON.stringify({ version_id: targets.foreignVersionId }) }), status: 404, message: 'not found in this project' },
+    {
+      name: 'application/vnd.api+json without version_id',
+      request: body('{}', [['Content-Type', 'application/vnd.api+json']]),
+      status: 400,
+      message: 'version_id is required',
+    },
+    {
+      name: 'unknown version',
+      request: jsonBody({ version_id: 'ver_00000000000000000000' }),
+      status: 404,
+      message: 'Version ver_00000000000000000000 not found in this project',
+    },
+    {
+      name: "another project's version",
+      request: () => ({ ...call(routeOf('rollback'), targets.tokens.rollback), body: JSON.stringify({ version_id: targets.foreignVersionId }) }),
+      status: 404,
+      message: 'not found in this project',
+    },
     { name: 'version id with a NUL character', request: jsonBody({ version_id: 'ver_\u0000' }), status: 404, message: 'not found in this project' },
   ],
   'list-webhooks': [
@@ -343,11 +443,10 @@ describe('adversarial input over HTTP: every bad request gets an actionable 4xx 
   it('accepts the tolerated spellings of a good request: lowercase header names, bearer in any case, extra spaces, Content-Type parameters', async () => {
     const keys = routeOf('list-keys');
     const token = targets.tokens['list-keys'];
-    for (const headers of [
-      [['authorization', `bearer ${token}`]],
-      [['AUTHORIZATION', `BEARER    ${token}`]],
-      [['Authorization', `  Bearer ${token}  `]],
-    ] as [string, string][][]) {
+    for (const headers of [[['authorization', `bearer ${token}`]], [['AUTHORIZATION', `BEARER    ${token}`]], [['Authorization', `  Bearer ${token}  `]]] as [
+      string,
+      string,
+    ][][]) {
       const reply = await rawRequest(port, { method: 'GET', target: `${pathOf(keys, targets.projectId)}?limit=1`, headers });
       expect(reply.status).toBe(200);
     }

@@ -1,6 +1,6 @@
-import { Logger } from '@aws-lambda-powertools/logger';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDeliveryHandler } from '#events/delivery';
 import { MAX_DELAY_SECONDS, RATE_LIMITED_GIVE_UP_SECONDS, RETRY_MAX_SECONDS } from '#events/delivery-decision';
@@ -95,7 +95,10 @@ beforeAll(async () => {
   table = await createTestTable('hardening-delivery');
   store = new DynamoDeliveryStore(table.db, table.tableName);
   const owner = await seedOwner(table.stores);
-  ({ projectId, webhookIds: [webhookId = ''] } = await seedProject(table.stores, {
+  ({
+    projectId,
+    webhookIds: [webhookId = ''],
+  } = await seedProject(table.stores, {
     ownerId: owner.ownerId,
     name: 'Faulty Discord',
     webhooks: [{ url: discordUrl(HOOK_ID), events: ['version_deployed'] }],
@@ -219,7 +222,10 @@ describe('delivery to a Discord that fails', () => {
 
     expect(outcomeOf(sent)).toEqual({ posted: 0, deadLettered: 2, duplicates: 0, lost: 0 });
     expect(discord.seen).toHaveLength(2 * DELIVERY_QUEUE.maxReceiveCount);
-    expect(queue.deadLetters().map((letter) => letter.reason)).toEqual([`received ${DELIVERY_QUEUE.maxReceiveCount} times`, `received ${DELIVERY_QUEUE.maxReceiveCount} times`]);
+    expect(queue.deadLetters().map((letter) => letter.reason)).toEqual([
+      `received ${DELIVERY_QUEUE.maxReceiveCount} times`,
+      `received ${DELIVERY_QUEUE.maxReceiveCount} times`,
+    ]);
   });
 
   it('follows no redirect: a 3xx goes to the DLQ at once, and the address it names gets nothing', async () => {
@@ -256,7 +262,9 @@ describe('delivery to a Discord that fails', () => {
     const sendDelayed = vi.spyOn(queue, 'sendDelayed');
     const retryAfter = [0.4, 2.5, 7, 1];
     discord.script = (_, attempt) =>
-      attempt < retryAfter.length ? { status: 429, json: { message: 'You are being rate limited.', retry_after: retryAfter[attempt], global: false } } : undefined;
+      attempt < retryAfter.length
+        ? { status: 429, json: { message: 'You are being rate limited.', retry_after: retryAfter[attempt], global: false } }
+        : undefined;
     const sent = [message()];
     await enqueue(sent);
     await drain();
@@ -273,7 +281,10 @@ describe('delivery to a Discord that fails', () => {
 
   it(`delivers after 20 consecutive 429s, far more than maxReceiveCount (${DELIVERY_QUEUE.maxReceiveCount}): a 429 spends no receive`, async () => {
     const changeVisibility = vi.spyOn(queue, 'changeVisibility');
-    discord.script = (_, attempt) => (attempt < 20 ? { status: 429, json: { message: 'You are being rate limited.', retry_after: 30, global: true }, headers: { 'Retry-After': '30' } } : undefined);
+    discord.script = (_, attempt) =>
+      attempt < 20
+        ? { status: 429, json: { message: 'You are being rate limited.', retry_after: 30, global: true }, headers: { 'Retry-After': '30' } }
+        : undefined;
     const sent = [message(), message()];
     await enqueue(sent);
     await drain();
@@ -295,63 +306,71 @@ describe('delivery to a Discord that fails', () => {
     expect(queue.deadLetters().map((letter) => letter.reason)).toEqual([expect.stringMatching(/^Rate limited by Discord \d+ times over 24 h$/)]);
   });
 
-  it(`delivers every message once or dead-letters it under random faults, each queued twice, and a DLQ redrive posts nothing twice (${HARDENING_RUNS} runs)`, async () => {
-    const totals = { deliveries: 0, faults: 0, posted: 0, deadLettered: 0, duplicates: 0, lost: 0, ambiguousResends: 0 };
-    const replies: Reply[] = [
-      { status: 500, json: { message: 'oops' } },
-      { status: 502 },
-      { status: 503, json: { message: 'unavailable' } },
-      { status: 429, json: { retry_after: 1.5, global: false } },
-      { status: 429, headers: { 'Retry-After': '4' } },
-      'hang',
-      'reset',
-    ];
-    for (let run = 0; run < HARDENING_RUNS; run++) {
-      discord.reset();
-      // Half the posts fail, with a fault picked at random; the rest are acknowledged.
-      discord.script = () => (Math.random() < 0.5 ? replies[Math.floor(Math.random() * replies.length)] : undefined);
-      const sent = Array.from({ length: 4 }, message);
-      // Each delivery is in the queue twice, as a replayed stream record or a re-sent fan-out batch leaves it.
-      await enqueue([...sent, ...sent]);
-      await drain();
+  it(
+    `delivers every message once or dead-letters it under random faults, each queued twice, and a DLQ redrive posts nothing twice (${HARDENING_RUNS} runs)`,
+    async () => {
+      const totals = { deliveries: 0, faults: 0, posted: 0, deadLettered: 0, duplicates: 0, lost: 0, ambiguousResends: 0 };
+      const replies: Reply[] = [
+        { status: 500, json: { message: 'oops' } },
+        { status: 502 },
+        { status: 503, json: { message: 'unavailable' } },
+        { status: 429, json: { retry_after: 1.5, global: false } },
+        { status: 429, headers: { 'Retry-After': '4' } },
+        'hang',
+        'reset',
+      ];
+      for (let run = 0; run < HARDENING_RUNS; run++) {
+        discord.reset();
+        // Half the posts fail, with a fault picked at random; the rest are acknowledged.
+        discord.script = () => (Math.random() < 0.5 ? replies[Math.floor(Math.random() * replies.length)] : undefined);
+        const sent = Array.from({ length: 4 }, message);
+        // Each delivery is in the queue twice, as a replayed stream record or a re-sent fan-out batch leaves it.
+        await enqueue([...sent, ...sent]);
+        await drain();
 
-      const outcome = outcomeOf(sent);
-      expect(outcome.duplicates).toBe(0);
-      expect(outcome.lost).toBe(0);
-      totals.faults += faultCount();
-      totals.deadLettered += outcome.deadLettered;
-      // A post that hung or was reset after Discord read it may have reached the channel: its re-send is the
-      // at-least-once case the delivery id cannot see.
-      totals.ambiguousResends += discord.seen.filter((request) => request.reply === 'hang' || request.reply === 'reset').length;
+        const outcome = outcomeOf(sent);
+        expect(outcome.duplicates).toBe(0);
+        expect(outcome.lost).toBe(0);
+        totals.faults += faultCount();
+        totals.deadLettered += outcome.deadLettered;
+        // A post that hung or was reset after Discord read it may have reached the channel: its re-send is the
+        // at-least-once case the delivery id cannot see.
+        totals.ambiguousResends += discord.seen.filter((request) => request.reply === 'hang' || request.reply === 'reset').length;
 
-      // An operator redrives the DLQ once Discord is healthy: what never got through posts now, nothing twice.
-      discord.script = () => undefined;
-      const redriven = queue.deadLetters().map((letter) => JSON.parse(letter.body) as DeliveryMessage);
-      queue = new InProcessQueue({ visibilityTimeoutSeconds: DELIVERY_QUEUE.visibilityTimeoutSeconds, maxReceiveCount: DELIVERY_QUEUE.maxReceiveCount, now: () => clock.now });
-      deliver = createDeliveryHandler({
-        store,
-        inFlight: queue,
-        logger: new Logger({ serviceName: 'delivery-faults' }),
-        discordApiBase: apiBase,
-        claimStaleAfterSeconds: DELIVERY_QUEUE.visibilityTimeoutSeconds,
-        now: () => Math.floor(clock.now / 1000),
-        requestTimeoutMs: REQUEST_TIMEOUT_MS,
-      });
-      await enqueue(redriven);
-      await drain();
-      const afterRedrive = outcomeOf(sent);
-      expect(afterRedrive).toEqual({ posted: sent.length, deadLettered: 0, duplicates: 0, lost: 0 });
+        // An operator redrives the DLQ once Discord is healthy: what never got through posts now, nothing twice.
+        discord.script = () => undefined;
+        const redriven = queue.deadLetters().map((letter) => JSON.parse(letter.body) as DeliveryMessage);
+        queue = new InProcessQueue({
+          visibilityTimeoutSeconds: DELIVERY_QUEUE.visibilityTimeoutSeconds,
+          maxReceiveCount: DELIVERY_QUEUE.maxReceiveCount,
+          now: () => clock.now,
+        });
+        deliver = createDeliveryHandler({
+          store,
+          inFlight: queue,
+          logger: new Logger({ serviceName: 'delivery-faults' }),
+          discordApiBase: apiBase,
+          claimStaleAfterSeconds: DELIVERY_QUEUE.visibilityTimeoutSeconds,
+          now: () => Math.floor(clock.now / 1000),
+          requestTimeoutMs: REQUEST_TIMEOUT_MS,
+        });
+        await enqueue(redriven);
+        await drain();
+        const afterRedrive = outcomeOf(sent);
+        expect(afterRedrive).toEqual({ posted: sent.length, deadLettered: 0, duplicates: 0, lost: 0 });
 
-      totals.deliveries += sent.length;
-      totals.posted += afterRedrive.posted;
-      totals.duplicates += afterRedrive.duplicates;
-      totals.lost += afterRedrive.lost;
-    }
-    reportFigure(
-      `Discord faults: ${HARDENING_RUNS} runs, ${totals.deliveries} deliveries each queued twice, ${totals.faults} faults injected (5xx, 429, hang, reset), ` +
-        `${totals.deadLettered} deliveries with a copy dead-lettered and redriven, ${totals.posted} posted exactly once in the end, duplicate posts = ${totals.duplicates}, lost = ${totals.lost}, ` +
-        `posts re-sent after a hang or reset (possible duplicates at Discord) = ${totals.ambiguousResends}`,
-    );
-    expect(logs.text()).not.toContain(WEBHOOK_TOKEN);
-  }, timeoutFor(800));
+        totals.deliveries += sent.length;
+        totals.posted += afterRedrive.posted;
+        totals.duplicates += afterRedrive.duplicates;
+        totals.lost += afterRedrive.lost;
+      }
+      reportFigure(
+        `Discord faults: ${HARDENING_RUNS} runs, ${totals.deliveries} deliveries each queued twice, ${totals.faults} faults injected (5xx, 429, hang, reset), ` +
+          `${totals.deadLettered} deliveries with a copy dead-lettered and redriven, ${totals.posted} posted exactly once in the end, duplicate posts = ${totals.duplicates}, lost = ${totals.lost}, ` +
+          `posts re-sent after a hang or reset (possible duplicates at Discord) = ${totals.ambiguousResends}`,
+      );
+      expect(logs.text()).not.toContain(WEBHOOK_TOKEN);
+    },
+    timeoutFor(800),
+  );
 });

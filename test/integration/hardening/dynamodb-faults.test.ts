@@ -4,12 +4,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { revokeBulkEndpoint } from '#api/revoke-bulk';
 import { revokeKeyEndpoint } from '#api/revoke-key';
 import { createApiHandler, type Endpoint } from '#http/api-handler';
+import { memoryKeySecret } from '#local/key-secret';
 import { createStores } from '#store/stores';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, type SeededOwner, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { captureLogs } from '../../unit/events/fixtures';
 import { type DynamoFaultName, type FaultyClient, faultyDocumentClient } from '../../unit/hardening/dynamodb-faults';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
-import { memoryKeySecret } from '#local/key-secret';
 
 /**
  * DynamoDB failing under the revoke endpoints, on DynamoDB Local: the faults are injected in the client's
@@ -49,7 +49,12 @@ afterEach(() => {
 function onFaultyClient<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>) {
   let clock = FIXED_NOW;
   return (event: APIGatewayProxyEvent, context: Context) =>
-    createApiHandler(endpoint, { stores: createStores(client.db, table.tableName), keySecret: memoryKeySecret(), now: () => (clock += 1), logger: new Logger({ serviceName: 'dynamo-faults-test' }) })(event, context);
+    createApiHandler(endpoint, {
+      stores: createStores(client.db, table.tableName),
+      keySecret: memoryKeySecret(),
+      now: () => (clock += 1),
+      logger: new Logger({ serviceName: 'dynamo-faults-test' }),
+    })(event, context);
 }
 
 const revokeBulkHandler = onFaultyClient(revokeBulkEndpoint);
@@ -63,43 +68,47 @@ async function revokedCount(projectId: string): Promise<number> {
 }
 
 describe('DynamoDB failing under the revoke endpoints, on DynamoDB Local', () => {
-  it('answers a bulk revoke cut off half-way with a clean 500, and the same call again revokes the rest: the counts sum to the total', async () => {
-    const runs = Math.max(2, Math.ceil(HARDENING_RUNS / 6));
-    const summary: string[] = [];
-    for (let run = 0; run < runs; run++) {
-      const watermark = `${'ab'.repeat(4)}${String(run).padStart(8, '0')}`;
-      // Up to 99 keys: one seeding transaction; the cut lands at a different point each run.
-      const keyCount = 99 - (run % 5) * 10;
-      const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: keyCount, watermark });
-      // The outage starts after a number of key writes and lasts until the call has failed.
-      const cutAfter = 5 + ((run * 17) % 50);
-      let keyWrites = 0;
-      fault = (operation, body) => {
-        if (operation !== 'UpdateItem' || !body.includes('"KEY#')) return undefined;
-        keyWrites += 1;
-        return keyWrites > cutAfter ? 'InternalServerError' : undefined;
-      };
-      const event = () => apiEvent('revoke-bulk', { projectId, caller: owner, body: { watermark } });
+  it(
+    'answers a bulk revoke cut off half-way with a clean 500, and the same call again revokes the rest: the counts sum to the total',
+    async () => {
+      const runs = Math.max(2, Math.ceil(HARDENING_RUNS / 6));
+      const summary: string[] = [];
+      for (let run = 0; run < runs; run++) {
+        const watermark = `${'ab'.repeat(4)}${String(run).padStart(8, '0')}`;
+        // Up to 99 keys: one seeding transaction; the cut lands at a different point each run.
+        const keyCount = 99 - (run % 5) * 10;
+        const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: keyCount, watermark });
+        // The outage starts after a number of key writes and lasts until the call has failed.
+        const cutAfter = 5 + ((run * 17) % 50);
+        let keyWrites = 0;
+        fault = (operation, body) => {
+          if (operation !== 'UpdateItem' || !body.includes('"KEY#')) return undefined;
+          keyWrites += 1;
+          return keyWrites > cutAfter ? 'InternalServerError' : undefined;
+        };
+        const event = () => apiEvent('revoke-bulk', { projectId, caller: owner, body: { watermark } });
 
-      const failed = await revokeBulkHandler(event(), lambdaContext(`req-cut-${run}`));
-      const revokedByFailedCall = await revokedCount(projectId);
-      expect(failed.statusCode).toBe(500);
-      expect(bodyOf(failed)).toEqual({ error: 'Internal error', request_id: `req-cut-${run}` });
-      expect(revokedByFailedCall).toBeGreaterThan(0);
-      expect(revokedByFailedCall).toBeLessThan(keyCount);
-      // The audit trail tells what the failed call did.
-      const [cut] = await table.stores.audit.list({ projectId }, 1);
-      expect(cut).toMatchObject({ action: 'key.revoke_bulk', status: 'failed', outcome: { revoked_count: revokedByFailedCall } });
+        const failed = await revokeBulkHandler(event(), lambdaContext(`req-cut-${run}`));
+        const revokedByFailedCall = await revokedCount(projectId);
+        expect(failed.statusCode).toBe(500);
+        expect(bodyOf(failed)).toEqual({ error: 'Internal error', request_id: `req-cut-${run}` });
+        expect(revokedByFailedCall).toBeGreaterThan(0);
+        expect(revokedByFailedCall).toBeLessThan(keyCount);
+        // The audit trail tells what the failed call did.
+        const [cut] = await table.stores.audit.list({ projectId }, 1);
+        expect(cut).toMatchObject({ action: 'key.revoke_bulk', status: 'failed', outcome: { revoked_count: revokedByFailedCall } });
 
-      fault = () => undefined;
-      const retried = await revokeBulkHandler(event(), lambdaContext());
-      expect(retried.statusCode).toBe(200);
-      expect(bodyOf(retried)).toEqual({ ok: true, revoked_count: keyCount - revokedByFailedCall, complete: true });
-      expect(await revokedCount(projectId)).toBe(keyCount);
-      summary.push(`${revokedByFailedCall}+${keyCount - revokedByFailedCall}=${keyCount}`);
-    }
-    reportFigure(`bulk revoke cut half-way by InternalServerError: ${runs} runs, failed call + retry = total every run (${summary.join(', ')})`);
-  }, timeoutFor(1_000));
+        fault = () => undefined;
+        const retried = await revokeBulkHandler(event(), lambdaContext());
+        expect(retried.statusCode).toBe(200);
+        expect(bodyOf(retried)).toEqual({ ok: true, revoked_count: keyCount - revokedByFailedCall, complete: true });
+        expect(await revokedCount(projectId)).toBe(keyCount);
+        summary.push(`${revokedByFailedCall}+${keyCount - revokedByFailedCall}=${keyCount}`);
+      }
+      reportFigure(`bulk revoke cut half-way by InternalServerError: ${runs} runs, failed call + retry = total every run (${summary.join(', ')})`);
+    },
+    timeoutFor(1_000),
+  );
 
   it('answers a single revoke whose write fails with a clean 500, leaves the key active and unaudited, and the retry revokes it with its entry', async () => {
     const { projectId, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
@@ -117,29 +126,37 @@ describe('DynamoDB failing under the revoke endpoints, on DynamoDB Local', () =>
     const retried = await revokeKeyHandler(event(), lambdaContext());
     expect([retried.statusCode, bodyOf(retried)]).toEqual([200, { ok: true }]);
     expect(await revokedCount(projectId)).toBe(1);
-    expect(await table.stores.audit.list({ projectId }, 10)).toEqual([expect.objectContaining({ action: 'key.revoke', target: { key_id: keyId }, outcome: { revoked_count: 1 } })]);
+    expect(await table.stores.audit.list({ projectId }, 10)).toEqual([
+      expect.objectContaining({ action: 'key.revoke', target: { key_id: keyId }, outcome: { revoked_count: 1 } }),
+    ]);
   });
 
-  it('completes bulk revokes while a fifth of all DynamoDB calls fail with InternalServerError, each call failing at most twice', async () => {
-    const failuresPerBody = new Map<string, number>();
-    let injected = 0;
-    fault = (_, body) => {
-      const failures = failuresPerBody.get(body) ?? 0;
-      if (failures >= 2 || Math.random() >= 0.2) return undefined;
-      failuresPerBody.set(body, failures + 1);
-      injected += 1;
-      return 'InternalServerError';
-    };
-    const runs = Math.max(2, Math.ceil(HARDENING_RUNS / 6));
-    let keysRevoked = 0;
-    for (let run = 0; run < runs; run++) {
-      const watermark = `cd${String(run).padStart(14, '0')}`;
-      const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 40, watermark });
-      const result = await revokeBulkHandler(apiEvent('revoke-bulk', { projectId, caller: owner, body: { watermark } }), lambdaContext());
-      expect([result.statusCode, bodyOf(result)]).toEqual([200, { ok: true, revoked_count: 40, complete: true }]);
-      keysRevoked += 40;
-    }
-    expect(injected).toBeGreaterThan(0);
-    reportFigure(`SDK retries on DynamoDB Local: ${injected} InternalServerError injected over ${runs} bulk revokes (${keysRevoked} keys), all answered 200 with every key counted once`);
-  }, timeoutFor(1_000));
+  it(
+    'completes bulk revokes while a fifth of all DynamoDB calls fail with InternalServerError, each call failing at most twice',
+    async () => {
+      const failuresPerBody = new Map<string, number>();
+      let injected = 0;
+      fault = (_, body) => {
+        const failures = failuresPerBody.get(body) ?? 0;
+        if (failures >= 2 || Math.random() >= 0.2) return undefined;
+        failuresPerBody.set(body, failures + 1);
+        injected += 1;
+        return 'InternalServerError';
+      };
+      const runs = Math.max(2, Math.ceil(HARDENING_RUNS / 6));
+      let keysRevoked = 0;
+      for (let run = 0; run < runs; run++) {
+        const watermark = `cd${String(run).padStart(14, '0')}`;
+        const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 40, watermark });
+        const result = await revokeBulkHandler(apiEvent('revoke-bulk', { projectId, caller: owner, body: { watermark } }), lambdaContext());
+        expect([result.statusCode, bodyOf(result)]).toEqual([200, { ok: true, revoked_count: 40, complete: true }]);
+        keysRevoked += 40;
+      }
+      expect(injected).toBeGreaterThan(0);
+      reportFigure(
+        `SDK retries on DynamoDB Local: ${injected} InternalServerError injected over ${runs} bulk revokes (${keysRevoked} keys), all answered 200 with every key counted once`,
+      );
+    },
+    timeoutFor(1_000),
+  );
 });

@@ -39,7 +39,12 @@ afterAll(async () => {
 });
 
 const listVersions = () =>
-  rawRequest(port, { method: 'GET', target: `/v1/projects/${stack.projectId}/versions`, headers: [['Authorization', `Bearer ${stack.token}`]], timeoutMs: 60_000 });
+  rawRequest(port, {
+    method: 'GET',
+    target: `/v1/projects/${stack.projectId}/versions`,
+    headers: [['Authorization', `Bearer ${stack.token}`]],
+    timeoutMs: 60_000,
+  });
 
 describe('DynamoDB hanging under the local stack', () => {
   it('answers the gateway JSON 500 once the function timeout passes, then serves again when the database answers', async () => {
@@ -58,6 +63,8 @@ describe('DynamoDB hanging under the local stack', () => {
     const entry = requestLog.find((logged) => logged.requestId === (whileHung.json as { request_id: string }).request_id);
     expect(String(entry?.failure)).toContain(`Task timed out after ${API_FUNCTION_TIMEOUT_SECONDS} seconds`);
     expect((await listVersions()).status).toBe(200);
-    reportFigure(`DynamoDB hanging: request answered JSON 500 after ${waitedMs} ms (function timeout ${API_FUNCTION_TIMEOUT_SECONDS} s), 200 again once it answers`);
+    reportFigure(
+      `DynamoDB hanging: request answered JSON 500 after ${waitedMs} ms (function timeout ${API_FUNCTION_TIMEOUT_SECONDS} s), 200 again once it answers`,
+    );
   });
 });

@@ -1,6 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { unixSeconds } from '#domain/model';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#local/dynamodb-local';
@@ -10,9 +10,9 @@ import { type LocalStack, startLocalStack } from '#local/stack';
 import { ensureTable } from '#local/table';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
 import { createStores } from '#store/stores';
+import { MemoryScriptStore } from '#test-support/memory-stores';
 import { captureLogs } from '../../unit/events/fixtures';
 import { freePort, type RawReply, rawRequest, reportFigure } from './support';
-import { MemoryScriptStore } from '#test-support/memory-stores';
 
 /**
  * The local stack with its DynamoDB Local killed under it and started again on the same port. This test runs
@@ -61,14 +61,19 @@ async function timed(request: () => Promise<RawReply>): Promise<RawReply & { ms:
 }
 
 const listVersions = (token: string, projectId: string) =>
-  timed(() => rawRequest(apiPort, { method: 'GET', target: `/v1/projects/${projectId}/versions`, headers: [['Authorization', `Bearer ${token}`]], timeoutMs: 60_000 }));
+  timed(() =>
+    rawRequest(apiPort, { method: 'GET', target: `/v1/projects/${projectId}/versions`, headers: [['Authorization', `Bearer ${token}`]], timeoutMs: 60_000 }),
+  );
 
 const revokeBulk = (token: string, projectId: string) =>
   timed(() =>
     rawRequest(apiPort, {
       method: 'POST',
       target: `/v1/projects/${projectId}/keys/revoke-bulk`,
-      headers: [['Authorization', `Bearer ${token}`], ['Content-Type', 'application/json']],
+      headers: [
+        ['Authorization', `Bearer ${token}`],
+        ['Content-Type', 'application/json'],
+      ],
       body: JSON.stringify({ watermark: '0123456789abcdef' }),
       timeoutMs: 60_000,
     }),

@@ -27,7 +27,14 @@ afterAll(async () => {
 });
 
 /** One request to 127.0.0.1:port with the given Host header (fetch does not let a caller choose it). */
-function withHost(port: number, host: string, method: string, path: string, headers: Record<string, string> = {}, body = ''): Promise<{ status: number; body: string }> {
+function withHost(
+  port: number,
+  host: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body = '',
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const sent = request({ host: '127.0.0.1', port, method, path, headers: { ...headers, Host: host } }, (response) => {
       let text = '';
@@ -40,7 +47,13 @@ function withHost(port: number, host: string, method: string, path: string, head
   });
 }
 
-const FOREIGN_HOSTS = (port: number) => ['evil.example', `evil.example:${port}`, `127.0.0.1.nip.io:${port}`, `localhost.evil.example:${port}`, `127.0.0.1:${port}@evil.example`];
+const FOREIGN_HOSTS = (port: number) => [
+  'evil.example',
+  `evil.example:${port}`,
+  `127.0.0.1.nip.io:${port}`,
+  `localhost.evil.example:${port}`,
+  `127.0.0.1:${port}@evil.example`,
+];
 const LOOPBACK_HOSTS = (port: number) => [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'localhost'];
 
 describe('the local API server and a Host header', () => {
@@ -48,7 +61,12 @@ describe('the local API server and a Host header', () => {
     for (const host of FOREIGN_HOSTS(server.port)) {
       for (const path of ['/v1/projects/prj_x/keys', '/_local/inbox', '/v1/loader/validate']) {
         const reply = await withHost(server.port, host, 'GET', path);
-        expect({ host, path, status: reply.status, body: JSON.parse(reply.body) as unknown }).toEqual({ host, path, status: 403, body: { error: NOT_LOOPBACK_HOST } });
+        expect({ host, path, status: reply.status, body: JSON.parse(reply.body) as unknown }).toEqual({
+          host,
+          path,
+          status: 403,
+          body: { error: NOT_LOOPBACK_HOST },
+        });
       }
     }
   });

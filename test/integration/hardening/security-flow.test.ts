@@ -1,6 +1,6 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
@@ -9,10 +9,9 @@ import type { OutgoingMessage } from '#events/ports';
 import { InProcessQueue } from '#local/in-process-queue';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { dynamodbEndpoint } from '#test-support/fixtures';
+import { dynamodbEndpoint, scriptFileOf } from '#test-support/fixtures';
 import { captureAllOutput, leakedSecrets } from '../../unit/hardening/capture';
-import { freePort, rawRequest, type RawRequestInput, reportFigure } from './support';
-import { scriptFileOf } from '#test-support/fixtures';
+import { freePort, type RawRequestInput, rawRequest, reportFigure } from './support';
 
 /**
  * One full flow through the local stack with everything it prints captured: tokens made with the dashboard,
@@ -58,7 +57,8 @@ function scriptedDiscord() {
   return {
     paths,
     server,
-    start: () => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v10`))),
+    start: () =>
+      new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v10`))),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -76,7 +76,9 @@ let fetchSpy: MockInstance<typeof fetch>;
 /** Every message body the local stack's queues were given: sent, sent again later, or set aside as a dead letter. */
 let queueSpies: MockInstance[];
 const queuedBodies = () =>
-  queueSpies.flatMap((spy) => spy.mock.calls.flatMap(([first]) => (Array.isArray(first) ? first.map((message: OutgoingMessage) => message.body) : [String(first)])));
+  queueSpies.flatMap((spy) =>
+    spy.mock.calls.flatMap(([first]) => (Array.isArray(first) ? first.map((message: OutgoingMessage) => message.body) : [String(first)])),
+  );
 
 async function dashboardRun<T>(command: string, ...argv: string[]): Promise<T> {
   const run = COMMANDS[command]?.prepare(argv);
@@ -95,7 +97,12 @@ beforeAll(async () => {
     stateFile: `/tmp/security-flow-${process.pid}.json`,
     discordApiBase: discordBase,
   });
-  dashboard = openContext({ kind: 'local', endpoint: stack.dynamodbEndpoint, tableName: stack.tableName, scripts: { bucketName: stack.bucketName, endpoint: stack.s3Endpoint } });
+  dashboard = openContext({
+    kind: 'local',
+    endpoint: stack.dynamodbEndpoint,
+    tableName: stack.tableName,
+    scripts: { bucketName: stack.bucketName, endpoint: stack.s3Endpoint },
+  });
   fetchSpy = vi.spyOn(globalThis, 'fetch');
   queueSpies = [vi.spyOn(InProcessQueue.prototype, 'sendBatch'), vi.spyOn(InProcessQueue.prototype, 'deadLetter')];
 }, 120_000);
@@ -141,13 +148,24 @@ describe('secrets across a full flow through the local stack', () => {
     let requests = 0;
     try {
       // One upload, fanned out to all eight configs: four reach the scripted Discord, four are refused unsent.
-      const { id: versionId } = await dashboardRun<{ id: string }>('versions upload', '--project', projectId, '--file', scriptFileOf(2048), '--notes', 'security flow');
+      const { id: versionId } = await dashboardRun<{ id: string }>(
+        'versions upload',
+        '--project',
+        projectId,
+        '--file',
+        scriptFileOf(2048),
+        '--notes',
+        'security flow',
+      );
 
       const send = async (input: RawRequestInput) => {
         requests += 1;
         return rawRequest(port, input);
       };
-      const auth = (value: string): [string, string][] => [['Authorization', value], ['Content-Type', 'application/json']];
+      const auth = (value: string): [string, string][] => [
+        ['Authorization', value],
+        ['Content-Type', 'application/json'],
+      ];
       const base = `/v1/projects/${projectId}`;
       const good = auth(`Bearer ${token}`);
       for (const target of [`${base}/keys`, `${base}/keys?limit=1&offset=1`, `${base}/versions`, `${base}/webhooks`, `${base}/keys?limit=${token}`]) {
@@ -165,7 +183,10 @@ describe('secrets across a full flow through the local stack', () => {
 
       const postsTo = (hook: keyof typeof HOOKS) => discord.paths.filter((path) => path.includes(`/webhooks/${HOOKS[hook].id}/`)).length;
       const rejected = () => output.text().split('Rejected webhook config').length - 1;
-      await waitFor(() => postsTo('flaky') >= 2 && postsTo('limited') >= 2 && postsTo('gone') >= 1 && postsTo('refused') >= 1 && rejected() >= NOT_DISCORD.length, 120_000);
+      await waitFor(
+        () => postsTo('flaky') >= 2 && postsTo('limited') >= 2 && postsTo('gone') >= 1 && postsTo('refused') >= 1 && rejected() >= NOT_DISCORD.length,
+        120_000,
+      );
       // A little longer, so a duplicate post would have time to show.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect([postsTo('flaky'), postsTo('limited'), postsTo('gone'), postsTo('refused'), rejected()]).toEqual([2, 2, 1, 1, NOT_DISCORD.length]);
@@ -173,7 +194,9 @@ describe('secrets across a full flow through the local stack', () => {
       output.restore();
     }
 
-    const { webhooks: demoHooks } = (await rawRequest(port, { method: 'GET', target: `/v1/projects/${stack.projectId}/webhooks`, headers: [['Authorization', `Bearer ${stack.token}`]] })).json as { webhooks: { url: string }[] };
+    const { webhooks: demoHooks } = (
+      await rawRequest(port, { method: 'GET', target: `/v1/projects/${stack.projectId}/webhooks`, headers: [['Authorization', `Bearer ${stack.token}`]] })
+    ).json as { webhooks: { url: string }[] };
     const webhookTokens = [...Object.values(HOOKS).map((hook) => hook.token), FOREIGN_TOKEN, ...demoHooks.map((hook) => hook.url.split('/').at(-1) ?? '')];
     const secrets = [token, hashToken(token), stack.token, hashToken(stack.token), ...badTokens, ...badTokens.map(hashToken), ...webhookTokens];
     const text = output.text();

@@ -1,5 +1,5 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { scanTable } from '#test-support/fixtures';
 
 /**
@@ -8,8 +8,8 @@ import { scanTable } from '#test-support/fixtures';
  * snapshot of the rows a request could have changed.
  */
 
-export { HARDENING_RUNS, reportFigure, timeoutFor } from '../../unit/hardening/runs';
 export { freePort } from '#test-support/fixtures';
+export { HARDENING_RUNS, reportFigure, timeoutFor } from '../../unit/hardening/runs';
 
 export interface RawReply {
   status: number;

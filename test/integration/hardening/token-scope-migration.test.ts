@@ -1,7 +1,7 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken, newApiToken, tokenIdOf } from '#domain/tokens';
 import { startLocalStack } from '#local/stack';
@@ -30,10 +30,17 @@ describe('tokens stored before scopes, at npm start', () => {
   it('are migrated to write when the local stack starts on a table an earlier run left', async () => {
     const legacy = newApiToken();
     const tokenHash = hashToken(legacy);
-    await table.db.send(new PutCommand({ TableName: table.tableName, Item: { ...keyOf.token(tokenHash), entity: 'TOKEN', ownerId: 'own_legacy', createdAt: 1_700_000_000 } }));
+    await table.db.send(
+      new PutCommand({ TableName: table.tableName, Item: { ...keyOf.token(tokenHash), entity: 'TOKEN', ownerId: 'own_legacy', createdAt: 1_700_000_000 } }),
+    );
     expect(await table.stores.tokens.findToken(tokenHash)).toMatchObject({ scope: 'read' });
 
-    const stack = await startLocalStack({ port: await freePort(), dynamodbEndpoint: table.endpoint, tableName: table.tableName, stateFile: join(dir, 'stack.json') });
+    const stack = await startLocalStack({
+      port: await freePort(),
+      dynamodbEndpoint: table.endpoint,
+      tableName: table.tableName,
+      stateFile: join(dir, 'stack.json'),
+    });
     try {
       expect(await table.stores.tokens.findToken(tokenHash)).toEqual({ ownerId: 'own_legacy', tokenId: tokenIdOf(tokenHash), scope: 'write' });
       const { Item } = await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.token(tokenHash), ConsistentRead: true }));

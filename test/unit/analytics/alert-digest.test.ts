@@ -48,7 +48,10 @@ describe('alert digest handler', () => {
     const handler = createAlertDigestHandler({ store, now: () => NOW, logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }) });
     const result = await handler({ time: '2023-11-14T22:02:00Z' });
     expect(asked).toEqual([hour.hourStart]);
-    expect(result).toEqual({ hourStart: hour.hourStart, events: [{ name: 'new_executor', projectId: 'prj_a', dedupKey: 'digest#2023-11-14T21', summarizes: 49 }] });
+    expect(result).toEqual({
+      hourStart: hour.hourStart,
+      events: [{ name: 'new_executor', projectId: 'prj_a', dedupKey: 'digest#2023-11-14T21', summarizes: 49 }],
+    });
     expect(written).toEqual([
       {
         name: 'new_executor',

@@ -15,7 +15,16 @@ const modify = (before: Record<string, unknown>, after: Record<string, unknown>)
   dynamodb: { OldImage: image(keyItem(before)), NewImage: image(keyItem(after)), SequenceNumber: '1' },
 });
 const counted = () =>
-  modify({ current_uses: 3 }, { current_uses: 4, lastCheck: lastCheckOf({ now: NOW, report: { project_id: 'prj_1', executor: 'Wave', fingerprint: FP, script_hash: 'a'.repeat(64), version_id: 'ver_1' } }) });
+  modify(
+    { current_uses: 3 },
+    {
+      current_uses: 4,
+      lastCheck: lastCheckOf({
+        now: NOW,
+        report: { project_id: 'prj_1', executor: 'Wave', fingerprint: FP, script_hash: 'a'.repeat(64), version_id: 'ver_1' },
+      }),
+    },
+  );
 
 describe("counted checks' telemetry off the table's stream", () => {
   it('makes of a counted check the validation and the execution the check would have reported', () => {

@@ -8,7 +8,10 @@ const NOW = 1_700_000_000;
 
 /** `n` new_executor events of one project, as a batch of never-seen executors fires them. */
 const newExecutors = (projectId: string, n: number, from = 0): AnalyticsEvent[] =>
-  Array.from({ length: n }, (_, i) => detectNewExecutor({ projectId, executor: `exec-${from + i}`, lastSeenAt: null, sightings: [NOW + from + i] }).events).flat();
+  Array.from(
+    { length: n },
+    (_, i) => detectNewExecutor({ projectId, executor: `exec-${from + i}`, lastSeenAt: null, sightings: [NOW + from + i] }).events,
+  ).flat();
 
 const drop = (projectId: string): AnalyticsEvent => ({
   name: 'execution_drop',
@@ -53,7 +56,11 @@ describe('summarize', () => {
   });
 
   it('makes another dedup key for any other set of conditions, so a summary never silences a later storm', () => {
-    const keys = new Set([summarize(newExecutors('prj_a', 12)).dedupKey, summarize(newExecutors('prj_a', 13)).dedupKey, summarize(newExecutors('prj_a', 12, 1)).dedupKey]);
+    const keys = new Set([
+      summarize(newExecutors('prj_a', 12)).dedupKey,
+      summarize(newExecutors('prj_a', 13)).dedupKey,
+      summarize(newExecutors('prj_a', 12, 1)).dedupKey,
+    ]);
     expect(keys.size).toBe(3);
   });
 

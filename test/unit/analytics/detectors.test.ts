@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { detectClones, detectExecutionDrop, detectKeyAbuse, detectNewExecutor, KEY_ABUSE_THRESHOLDS, NEW_EXECUTOR_ABSENCE_SECONDS, originalCandidate } from '#analytics/detectors';
+import {
+  detectClones,
+  detectExecutionDrop,
+  detectKeyAbuse,
+  detectNewExecutor,
+  KEY_ABUSE_THRESHOLDS,
+  NEW_EXECUTOR_ABSENCE_SECONDS,
+  originalCandidate,
+} from '#analytics/detectors';
 import type { AnalyticsEvent, ValidationWindow } from '#domain/analytics';
 import { CLONE_SAMPLE_LIMIT, EVENT_DATA } from '#schemas/events';
 
@@ -70,8 +78,7 @@ describe('execution_drop', () => {
 });
 
 describe('new_executor', () => {
-  const judge = (lastSeenAt: number | null, sightings: number[]) =>
-    detectNewExecutor({ projectId: 'prj_a', executor: 'Synapse X', lastSeenAt, sightings });
+  const judge = (lastSeenAt: number | null, sightings: number[]) => detectNewExecutor({ projectId: 'prj_a', executor: 'Synapse X', lastSeenAt, sightings });
 
   it('fires for an executor never seen for the project', () => {
     const { events, lastSeenAt } = judge(null, [NOW - 60]);
@@ -241,7 +248,11 @@ describe('clone_detected', () => {
   });
 
   it(`keeps the sample to ${CLONE_SAMPLE_LIMIT} hashes however many are new at once`, () => {
-    const { events } = judge('00000000', 51, Array.from({ length: 50 }, (_, i) => seen((i + 1).toString(16).padStart(8, '0'), i)));
+    const { events } = judge(
+      '00000000',
+      51,
+      Array.from({ length: 50 }, (_, i) => seen((i + 1).toString(16).padStart(8, '0'), i)),
+    );
     expect(events).toHaveLength(50);
     for (const event of events) {
       expectWellFormed(event);
@@ -277,13 +288,17 @@ describe('clone_detected', () => {
 
   it('fires one event per distinct hash other than the original, for any batch', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.stringMatching(/^[0-9a-f]{8}$/), { minLength: 1, maxLength: 20 }), fc.array(fc.nat(1000), { minLength: 20, maxLength: 20 }), (hashes, times) => {
-        const sightings = hashes.map((value, i) => seen(value, times[i] ?? 0));
-        const original = originalCandidate(sightings) ?? '';
-        const { events, judged } = judge(original, hashes.length, sightings);
-        expect(new Set(newHashes(events))).toEqual(new Set(hashes.filter((hash) => hash !== original)));
-        expect(new Set(judged)).toEqual(new Set(hashes));
-      }),
+      fc.property(
+        fc.uniqueArray(fc.stringMatching(/^[0-9a-f]{8}$/), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.nat(1000), { minLength: 20, maxLength: 20 }),
+        (hashes, times) => {
+          const sightings = hashes.map((value, i) => seen(value, times[i] ?? 0));
+          const original = originalCandidate(sightings) ?? '';
+          const { events, judged } = judge(original, hashes.length, sightings);
+          expect(new Set(newHashes(events))).toEqual(new Set(hashes.filter((hash) => hash !== original)));
+          expect(new Set(judged)).toEqual(new Set(hashes));
+        },
+      ),
       { numRuns: 200 },
     );
   });

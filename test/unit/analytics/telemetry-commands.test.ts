@@ -26,7 +26,21 @@ const validation = ['--project', 'prj_a', '--key', 'key_1', '--result', 'revoked
 
 describe('telemetry execution flags', () => {
   it('reads every flag into one execution record, N times at --at', () => {
-    const input = validate(telemetryExecution, [...execution, '--key', 'key_1', '--hash', 'ABCDEF0123', '--script', 'scr_1', '--version', 'ver_1', '--at', String(NOW), '--count', '3']);
+    const input = validate(telemetryExecution, [
+      ...execution,
+      '--key',
+      'key_1',
+      '--hash',
+      'ABCDEF0123',
+      '--script',
+      'scr_1',
+      '--version',
+      'ver_1',
+      '--at',
+      String(NOW),
+      '--count',
+      '3',
+    ]);
     expect(input).toEqual({
       record: { kind: 'execution', projectId: 'prj_a', executor: 'Synapse X', keyId: 'key_1', scriptHash: 'abcdef0123', scriptId: 'scr_1', versionId: 'ver_1' },
       at: NOW,
@@ -74,8 +88,14 @@ describe('telemetry validation flags', () => {
   });
 
   it.each([
-    [['--project', 'prj_a', '--key', 'key_1', '--result', 'stolen', '--executor', 'X'], '--result must be one of ok, revoked, expired, hwid_locked, over_limit, unknown; got "stolen"'],
-    [['--project', 'prj_a', '--key', 'KEY#1', '--result', 'ok', '--executor', 'X'], '--key: keyId must be 1-64 characters of A-Z, a-z, 0-9, _ or -; got "KEY#1"'],
+    [
+      ['--project', 'prj_a', '--key', 'key_1', '--result', 'stolen', '--executor', 'X'],
+      '--result must be one of ok, revoked, expired, hwid_locked, over_limit, unknown; got "stolen"',
+    ],
+    [
+      ['--project', 'prj_a', '--key', 'KEY#1', '--result', 'ok', '--executor', 'X'],
+      '--key: keyId must be 1-64 characters of A-Z, a-z, 0-9, _ or -; got "KEY#1"',
+    ],
     [[...validation, '--fingerprint', ' '], '--fingerprint must be 1-256 characters'],
   ])('refuses %j with a message that names the flag', (argv, message) => {
     expect(() => validate(telemetryValidation, argv)).toThrow(new UsageError(message));

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { UNAUTHORIZED, wholeApiArn } from '#api/authorizer';
 import { hashToken, tokenIdOf } from '#domain/tokens';
 import { captureOutput, memoryAuthorizer } from '#test-support/api-harness';
-import { TEST_API_ID, TEST_STAGE, authorizerEvent, methodArn } from '#test-support/fixtures';
+import { authorizerEvent, methodArn, TEST_API_ID, TEST_STAGE } from '#test-support/fixtures';
 import { MemoryStores } from '#test-support/memory-stores';
 
 const TOKEN = 'sdt_Zm9vYmFyYmF6cXV4LXRoaXMtaXMtYS10ZXN0LXRva2Vu';
@@ -36,7 +36,9 @@ describe('authorizer (spec §5)', () => {
   it('allows a read token on the whole API too, with its scope in the context for the handlers to enforce', async () => {
     tokens.addToken(OWNER, READ_TOKEN, 'read');
     const result = await authorizer(authorizerEvent(`Bearer ${READ_TOKEN}`, methodArn('POST', '/v1/projects/prj_1/keys/revoke')));
-    expect(result.policyDocument.Statement).toEqual([expect.objectContaining({ Effect: 'Allow', Resource: `arn:aws:execute-api:us-east-1:123456789012:${TEST_API_ID}/${TEST_STAGE}/*` })]);
+    expect(result.policyDocument.Statement).toEqual([
+      expect.objectContaining({ Effect: 'Allow', Resource: `arn:aws:execute-api:us-east-1:123456789012:${TEST_API_ID}/${TEST_STAGE}/*` }),
+    ]);
     expect(result.context).toMatchObject({ tokenId: tokenIdOf(hashToken(READ_TOKEN)), scope: 'read' });
   });
 

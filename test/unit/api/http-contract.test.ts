@@ -3,20 +3,20 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Project } from '#domain/model';
 import {
   CALLER,
+  captureOutput,
+  countEarlierRequests,
+  expectError,
+  invoke,
+  type MemoryApi,
+  memoryApi,
   PROJECT_ID,
   SECONDS_TO_NEXT_WINDOW,
   SECURITY_HEADERS,
   UNKNOWN_PROJECT_ID,
   WINDOW_START,
-  captureOutput,
-  countEarlierRequests,
-  expectError,
-  invoke,
-  memoryApi,
   watchStoreCalls,
-  type MemoryApi,
 } from '#test-support/api-harness';
-import { apiEvent, lambdaContext, type ApiEventInput, type RouteEntry } from '#test-support/fixtures';
+import { type ApiEventInput, apiEvent, lambdaContext, type RouteEntry } from '#test-support/fixtures';
 
 /** Every endpoint with a request that succeeds when the project is the caller's. */
 const ENDPOINTS = [

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import type { Key } from '#domain/model';
 import { BULK_REVOKE_ANSWER_RESERVE_MS } from '#domain/project-api';
-import { NOW, PROJECT_ID, SECURITY_HEADERS, expectError, invoke, memoryApi, type MemoryApi } from '#test-support/api-harness';
+import { expectError, invoke, type MemoryApi, memoryApi, NOW, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
 import { apiEvent, lambdaContext } from '#test-support/fixtures';
 import { captureLogs } from '../events/fixtures';
 
@@ -43,13 +43,19 @@ describe('GET /v1/projects/:id/keys (spec §4.1)', () => {
   });
 
   it('answers the first 50 keys in issue order by default', async () => {
-    const issued = api.store.addKeys(PROJECT_ID, Array.from({ length: 60 }, () => ({})));
+    const issued = api.store.addKeys(
+      PROJECT_ID,
+      Array.from({ length: 60 }, () => ({})),
+    );
     expect(await listedIds()).toEqual(issued.slice(0, 50).map((key) => key.id));
   });
 
   it('maps limit and offset to the keys issued after the offset, so a deep page is that page', async () => {
     api = memoryApi({ keyCount: 200_000 });
-    const issued = api.store.addKeys(PROJECT_ID, Array.from({ length: 101 }, () => ({})));
+    const issued = api.store.addKeys(
+      PROJECT_ID,
+      Array.from({ length: 101 }, () => ({})),
+    );
     expect(await listedIds({ limit: '100', offset: '200000' })).toEqual(issued.slice(0, 100).map((key) => key.id));
     expect(await listedIds({ limit: '2', offset: '200099' })).toEqual(issued.slice(99).map((key) => key.id));
   });
@@ -144,7 +150,10 @@ describe('POST /v1/projects/:id/keys/revoke-bulk (spec §4.3)', () => {
   const watermark = 'deadbeefdeadbeef';
 
   it("revokes the project's active keys with the watermark and counts those it changed, and no other key", async () => {
-    const marked = api.store.addKeys(PROJECT_ID, Array.from({ length: 30 }, () => ({ watermark })));
+    const marked = api.store.addKeys(
+      PROJECT_ID,
+      Array.from({ length: 30 }, () => ({ watermark })),
+    );
     const [alreadyRevoked] = api.store.addKeys(PROJECT_ID, [{ watermark, revoked: 1 }]);
     const otherWatermark = api.store.addKeys(PROJECT_ID, [{ watermark: 'aaaaaaaaaaaaaaaa' }]);
     api.store.addProject({ id: 'prj_other', ownerId: 'own_other' });
@@ -159,7 +168,10 @@ describe('POST /v1/projects/:id/keys/revoke-bulk (spec §4.3)', () => {
   });
 
   it("stops by the function's own clock: with less than the answer reserve left it answers 200 complete: false, and a fresh call finishes", async () => {
-    api.store.addKeys(PROJECT_ID, Array.from({ length: 5 }, () => ({ watermark })));
+    api.store.addKeys(
+      PROJECT_ID,
+      Array.from({ length: 5 }, () => ({ watermark })),
+    );
     const late = { ...lambdaContext(), getRemainingTimeInMillis: () => BULK_REVOKE_ANSWER_RESERVE_MS - 1 };
     const stopped = await invoke(api.handlers['revoke-bulk'], apiEvent('revoke-bulk', { projectId: PROJECT_ID, body: { watermark } }), late);
     expect([stopped.status, stopped.body]).toEqual([200, { ok: true, revoked_count: 0, complete: false }]);
@@ -167,7 +179,10 @@ describe('POST /v1/projects/:id/keys/revoke-bulk (spec §4.3)', () => {
   });
 
   it('answers 200 with its count, not 500, when the audit entry cannot be completed after the revokes, and logs the outcome at error level', async () => {
-    const marked = api.store.addKeys(PROJECT_ID, Array.from({ length: 3 }, () => ({ watermark })));
+    const marked = api.store.addKeys(
+      PROJECT_ID,
+      Array.from({ length: 3 }, () => ({ watermark })),
+    );
     vi.spyOn(api.store, 'finish').mockRejectedValue(new Error('ProvisionedThroughputExceededException'));
     const logs = captureLogs();
     try {

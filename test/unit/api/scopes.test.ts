@@ -9,16 +9,46 @@ import { apiEvent, type RouteEntry } from '#test-support/fixtures';
 function apiWithData() {
   const api = memoryApi({ currentVersionId: 'ver_2' });
   const [key] = api.store.addKeys(PROJECT_ID, [{ watermark: 'aaaaaaaaaaaaaaaa' }]);
-  api.store.addVersions(PROJECT_ID, { id: 'ver_1', version_number: 1, uploaded_at: 1, size_bytes: 1, notes: '' }, { id: 'ver_2', version_number: 2, uploaded_at: 2, size_bytes: 2, notes: '' });
-  const bodies: Partial<Record<RouteEntry, unknown>> = { 'issue-keys': { count: 2 }, 'reset-hwid': { key_id: key!.id }, 'revoke-key': { key_id: key!.id }, 'revoke-bulk': { watermark: 'aaaaaaaaaaaaaaaa' }, rollback: { version_id: 'ver_1' } };
+  api.store.addVersions(
+    PROJECT_ID,
+    { id: 'ver_1', version_number: 1, uploaded_at: 1, size_bytes: 1, notes: '' },
+    { id: 'ver_2', version_number: 2, uploaded_at: 2, size_bytes: 2, notes: '' },
+  );
+  const bodies: Partial<Record<RouteEntry, unknown>> = {
+    'issue-keys': { count: 2 },
+    'reset-hwid': { key_id: key!.id },
+    'revoke-key': { key_id: key!.id },
+    'revoke-bulk': { watermark: 'aaaaaaaaaaaaaaaa' },
+    rollback: { version_id: 'ver_1' },
+  };
   return { ...api, keyId: key!.id, bodies };
 }
 
 const callerWith = (scope: TokenScope) => callerOfToken(CALLER.ownerId, hashToken(`sdt_${scope}-token`), scope);
 
 const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
-  read: { 'list-keys': 200, 'issue-keys': 403, 'get-key': 200, 'reset-hwid': 403, 'revoke-key': 403, 'revoke-bulk': 403, 'list-versions': 200, rollback: 403, 'list-webhooks': 200 },
-  write: { 'list-keys': 200, 'issue-keys': 200, 'get-key': 200, 'reset-hwid': 200, 'revoke-key': 200, 'revoke-bulk': 200, 'list-versions': 200, rollback: 200, 'list-webhooks': 200 },
+  read: {
+    'list-keys': 200,
+    'issue-keys': 403,
+    'get-key': 200,
+    'reset-hwid': 403,
+    'revoke-key': 403,
+    'revoke-bulk': 403,
+    'list-versions': 200,
+    rollback: 403,
+    'list-webhooks': 200,
+  },
+  write: {
+    'list-keys': 200,
+    'issue-keys': 200,
+    'get-key': 200,
+    'reset-hwid': 200,
+    'revoke-key': 200,
+    'revoke-bulk': 200,
+    'list-versions': 200,
+    rollback: 200,
+    'list-webhooks': 200,
+  },
 };
 
 describe('token scopes × routes', () => {
@@ -26,7 +56,10 @@ describe('token scopes × routes', () => {
 
   it.each(cases)('%s with a %s token answers %i', async (entry, scope, status) => {
     const api = apiWithData();
-    const reply = await invoke(api.handlers[entry], apiEvent(entry, { projectId: PROJECT_ID, keyId: api.keyId, caller: callerWith(scope), body: api.bodies[entry] }));
+    const reply = await invoke(
+      api.handlers[entry],
+      apiEvent(entry, { projectId: PROJECT_ID, keyId: api.keyId, caller: callerWith(scope), body: api.bodies[entry] }),
+    );
     expect(reply.status, reply.raw).toBe(status);
   });
 
@@ -43,17 +76,23 @@ describe('token scopes × routes', () => {
     ['revoke-key', 'revoking a key'],
     ['revoke-bulk', 'revoking keys by watermark'],
     ['rollback', 'rolling back a version'],
-  ] as const)('refuses %s to a read token with a 403 naming the write scope, before reading the body or the project, and changes nothing', async (entry, doing) => {
-    const api = apiWithData();
-    const called = watchStoreCalls(api.store);
-    // A malformed body and an unknown project: the scope is what decides.
-    const reply = await invoke(api.handlers[entry], apiEvent(entry, { projectId: 'prj_ffffffffffffffffffff', caller: callerWith('read'), body: '{not json' }));
-    expectError(reply, 403, `This token has the read scope; ${doing} needs the write scope. Use a token created with --scope write.`);
-    expect(called()).toEqual(['countRequest']);
-    expect(api.store.storedKey(api.keyId)?.revoked).toBe(0);
-    expect((await api.store.getProject(PROJECT_ID))?.currentVersionId).toBe('ver_2');
-    expect(api.store.auditEntries()).toEqual([]);
-  });
+  ] as const)(
+    'refuses %s to a read token with a 403 naming the write scope, before reading the body or the project, and changes nothing',
+    async (entry, doing) => {
+      const api = apiWithData();
+      const called = watchStoreCalls(api.store);
+      // A malformed body and an unknown project: the scope is what decides.
+      const reply = await invoke(
+        api.handlers[entry],
+        apiEvent(entry, { projectId: 'prj_ffffffffffffffffffff', caller: callerWith('read'), body: '{not json' }),
+      );
+      expectError(reply, 403, `This token has the read scope; ${doing} needs the write scope. Use a token created with --scope write.`);
+      expect(called()).toEqual(['countRequest']);
+      expect(api.store.storedKey(api.keyId)?.revoked).toBe(0);
+      expect((await api.store.getProject(PROJECT_ID))?.currentVersionId).toBe('ver_2');
+      expect(api.store.auditEntries()).toEqual([]);
+    },
+  );
 
   it('takes an authorizer answer without a scope as a read token: it reads, and a write is refused with 403, nothing written', async () => {
     const api = apiWithData();

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { hashKeyValue, keyIdOf } from '#domain/key-values';
 import { bodyHashOf } from '#domain/selling-keys';
 import { DURATION_PRESETS, IssueKeysBody, LIFETIME_EXPIRES_AT, parseDuration } from '#schemas/requests';
-import { expectError, invoke, memoryApi, type MemoryApi, NOW, PROJECT_ID } from '#test-support/api-harness';
+import { expectError, invoke, type MemoryApi, memoryApi, NOW, PROJECT_ID } from '#test-support/api-harness';
 import { apiEvent } from '#test-support/fixtures';
 
 /** Selling keys (DESIGN.md, "Selling keys: issue over the API, bind to machines") on the in-memory stores. */
@@ -51,7 +51,15 @@ describe('idempotency rules: what counts as the same body', () => {
   it('ignores the order id itself, and tells apart any other field', () => {
     expect(hash({ order_id: 'a' })).toBe(hash({ order_id: 'b' }));
     const base = { count: 2, duration: '7d', note: 'x' };
-    for (const change of [{ count: 3 }, { duration: '1d' }, { note: 'y' }, { max_uses: 5 }, { max_fingerprints: 1 }, { watermark: '0123456789abcdef' }, { discord_id: '123456789012345678' }]) {
+    for (const change of [
+      { count: 3 },
+      { duration: '1d' },
+      { note: 'y' },
+      { max_uses: 5 },
+      { max_fingerprints: 1 },
+      { watermark: '0123456789abcdef' },
+      { discord_id: '123456789012345678' },
+    ]) {
       expect(hash({ ...base, ...change })).not.toBe(hash(base));
     }
   });
@@ -132,7 +140,15 @@ describe('GET /v1/projects/:id/keys/:key_id and POST …/keys/reset-hwid', () =>
     const [key] = (await issue({ note: 'vip', discord_id: '123456789012345678', max_fingerprints: 2 })).body.keys as { id: string }[];
     const reply = await detail(key!.id);
     expect(reply.status, reply.raw).toBe(200);
-    expect(reply.body.key).toMatchObject({ id: key!.id, note: 'vip', discord_id: '123456789012345678', max_fingerprints: 2, fingerprints: [], last_check_at: null, current_uses: 0 });
+    expect(reply.body.key).toMatchObject({
+      id: key!.id,
+      note: 'vip',
+      discord_id: '123456789012345678',
+      max_fingerprints: 2,
+      fingerprints: [],
+      last_check_at: null,
+      current_uses: 0,
+    });
     const [plain] = (await issue({})).body.keys as { id: string }[];
     expect((await detail(plain!.id)).body.key).toMatchObject({ note: null, discord_id: null, max_fingerprints: null, fingerprints: [], last_check_at: null });
   });

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Version, Webhook } from '#domain/model';
-import { PROJECT_ID, expectError, invoke, memoryApi, type MemoryApi } from '#test-support/api-harness';
 import { callerOfToken, hashToken } from '#domain/tokens';
+import { expectError, invoke, type MemoryApi, memoryApi, PROJECT_ID } from '#test-support/api-harness';
 import { apiEvent, DEFAULT_CALLER } from '#test-support/fixtures';
 
 let api: MemoryApi;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type FlagSpecs, oneOf, parseFlags, usageLine, UsageError, wholeNumber } from '#dashboard/args';
+import { type FlagSpecs, oneOf, parseFlags, UsageError, usageLine, wholeNumber } from '#dashboard/args';
 
 const SPECS: FlagSpecs = {
   project: { required: true, placeholder: 'ID' },

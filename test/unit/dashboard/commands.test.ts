@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '#dashboard/args';
 import { runCli } from '#dashboard/cli';
 import {
+  auditList,
   COMMANDS,
   type Command,
   findCommand,
   keysIssue,
   MAX_KEYS_PER_ISSUE,
-  auditList,
   ownerCreate,
   parseCommand,
   projectCreate,
@@ -41,7 +41,9 @@ describe('findCommand', () => {
   });
 
   it('rejects an unknown or missing command, listing the commands', () => {
-    expect(() => findCommand(['keys', 'delete'])).toThrow('Unknown command "keys delete"; commands: owner create, token create, project create, keys issue, versions upload, webhooks add');
+    expect(() => findCommand(['keys', 'delete'])).toThrow(
+      'Unknown command "keys delete"; commands: owner create, token create, project create, keys issue, versions upload, webhooks add',
+    );
     expect(() => findCommand(['--project', 'p'])).toThrow(/^No command given; commands: /);
     expect(() => findCommand(['toString'])).toThrow('Unknown command "toString"');
   });
@@ -84,7 +86,9 @@ describe('token list, token revoke, token audit and audit list', () => {
     expect(parseCommand(tokenRevoke, ['--token-id', TOKEN_ID])).toEqual({ tokenId: TOKEN_ID });
     expect(rejection(tokenRevoke, [])).toMatch(/"token revoke" needs --token-id/);
     for (const bad of ['sdt_abc', 'tok_0123', 'tok_0123456789ABCDEF0123', `${TOKEN_ID}0`, 'own_0123456789abcdef0123']) {
-      expect(rejection(tokenRevoke, ['--token-id', bad])).toBe(`--token-id must be a token id like tok_0123456789abcdef0123 (see "token list --owner ID"); got "${bad}"`);
+      expect(rejection(tokenRevoke, ['--token-id', bad])).toBe(
+        `--token-id must be a token id like tok_0123456789abcdef0123 (see "token list --owner ID"); got "${bad}"`,
+      );
     }
   });
 
@@ -211,10 +215,16 @@ describe('webhooks add', () => {
   it.each([
     [[...PROJECT, '--events', 'key_abuse'], /needs --url/],
     [[...PROJECT, ...url], /needs --events/],
-    [[...PROJECT, '--url', 'discord.com/api/webhooks/1/a', '--events', 'key_abuse'], /--url must be a Discord webhook URL, https:\/\/discord\.com\/api\/webhooks\/ID\/TOKEN/],
+    [
+      [...PROJECT, '--url', 'discord.com/api/webhooks/1/a', '--events', 'key_abuse'],
+      /--url must be a Discord webhook URL, https:\/\/discord\.com\/api\/webhooks\/ID\/TOKEN/,
+    ],
     [[...PROJECT, '--url', 'ftp://example.com/x', '--events', 'key_abuse'], /--url must be a Discord webhook URL/],
     [[...PROJECT, '--url', 'http://discord.com/api/webhooks/1/a', '--events', 'key_abuse'], /--url must be a Discord webhook URL/],
-    [[...PROJECT, '--url', 'http://127.0.0.1:3000/_local/discord/webhooks/1/secret', '--events', 'key_abuse'], /inbox of npm start\); got http:\/\/127\.0\.0\.1:3000\/\[redacted\]$/],
+    [
+      [...PROJECT, '--url', 'http://127.0.0.1:3000/_local/discord/webhooks/1/secret', '--events', 'key_abuse'],
+      /inbox of npm start\); got http:\/\/127\.0\.0\.1:3000\/\[redacted\]$/,
+    ],
     [[...PROJECT, '--url', `https://example.com/${'a'.repeat(2048)}`, '--events', 'key_abuse'], /--url must be at most 2048 characters/],
     [[...PROJECT, ...url, '--events', 'key_abuse,deploy'], /Unknown event "deploy" in --events; events: execution_drop, new_executor/],
     [[...PROJECT, ...url, '--events', 'key_abuse,,new_executor'], /--events must be a comma-separated list/],
@@ -251,7 +261,13 @@ describe('runCli on bad input', () => {
   it('on a Node older than 22 exits 1 saying what to do, before running the command', async () => {
     const stdout: string[] = [];
     const stderr: string[] = [];
-    const code = await runCli({ argv: ['owner', 'create'], env: {}, nodeVersion: '20.20.2', stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text) });
+    const code = await runCli({
+      argv: ['owner', 'create'],
+      env: {},
+      nodeVersion: '20.20.2',
+      stdout: (text) => stdout.push(text),
+      stderr: (text) => stderr.push(text),
+    });
     expect(code).toBe(1);
     expect(stdout).toEqual([]);
     expect(stderr.join('')).toBe(

@@ -77,7 +77,11 @@ describe('locateTable', () => {
 
   it('leaves the gateway unknown for a stack deployed before it had every output, so a token command says what is missing', async () => {
     const readStackOutputs: StackOutputsReader = async () => ({ TableName: 'table-in-aws', UsagePlanId: 'plan-1' });
-    expect(await locateTable({ env: {}, stateFile: missingFile(), readStackOutputs })).toEqual({ kind: 'aws', tableName: 'table-in-aws', stackName: DEFAULT_STACK_NAME });
+    expect(await locateTable({ env: {}, stateFile: missingFile(), readStackOutputs })).toEqual({
+      kind: 'aws',
+      tableName: 'table-in-aws',
+      stackName: DEFAULT_STACK_NAME,
+    });
   });
 
   it('explains in one line what to do when there is neither a local stack nor a readable AWS stack', async () => {

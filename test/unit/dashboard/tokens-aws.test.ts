@@ -53,7 +53,14 @@ beforeEach(() => {
   ddb.on(TransactWriteCommand).callsFake(record('DynamoDB.TransactWrite'));
   ddb.on(UpdateCommand).callsFake(record('DynamoDB.Update'));
   apiGateway.on(GetUsagePlanCommand).callsFake(record('APIGateway.GetUsagePlan', { id: GATEWAY.usagePlanId }));
-  apiGateway.on(GetApiKeysCommand).callsFake(record('APIGateway.GetApiKeys', { items: [{ id: 'key-exact', name: TOKEN_ID }, { id: 'key-prefix', name: `${TOKEN_ID}-manual` }] }));
+  apiGateway.on(GetApiKeysCommand).callsFake(
+    record('APIGateway.GetApiKeys', {
+      items: [
+        { id: 'key-exact', name: TOKEN_ID },
+        { id: 'key-prefix', name: `${TOKEN_ID}-manual` },
+      ],
+    }),
+  );
   apiGateway.on(DeleteApiKeyCommand).callsFake(record('APIGateway.DeleteApiKey'));
   apiGateway.on(FlushStageAuthorizersCacheCommand).callsFake(record('APIGateway.FlushStageAuthorizersCache'));
   apiGateway.on(CreateApiKeyCommand).callsFake(record('APIGateway.CreateApiKey', { id: 'key-new' }));
@@ -126,7 +133,7 @@ describe('token revoke in AWS', () => {
     expect(apiGateway.commandCalls(FlushStageAuthorizersCacheCommand)[0]?.args[0].input).toEqual({ restApiId: 'a1b2c3d4e5', stageName: 'prod' });
   });
 
-  it('reads every page of API keys to find the token\'s', async () => {
+  it("reads every page of API keys to find the token's", async () => {
     apiGateway
       .on(GetApiKeysCommand)
       .resolvesOnce({ items: [{ id: 'other', name: 'tok_ffffffffffffffffffff' }], position: 'page-2' })
@@ -138,7 +145,21 @@ describe('token revoke in AWS', () => {
 
   it.each([
     ['an unknown id', {}, `Token ${TOKEN_ID} not found`],
-    ['an id already revoked and cleaned up', { Item: { ...keyOf.tokenById(TOKEN_ID), ownerId: OWNER, tokenId: TOKEN_ID, scope: 'write', createdAt: NOW - 10, revokedAt: NOW - 5, cleanedUpAt: NOW - 5 } }, `Token ${TOKEN_ID} is already revoked (at `],
+    [
+      'an id already revoked and cleaned up',
+      {
+        Item: {
+          ...keyOf.tokenById(TOKEN_ID),
+          ownerId: OWNER,
+          tokenId: TOKEN_ID,
+          scope: 'write',
+          createdAt: NOW - 10,
+          revokedAt: NOW - 5,
+          cleanedUpAt: NOW - 5,
+        },
+      },
+      `Token ${TOKEN_ID} is already revoked (at `,
+    ],
   ])('refuses %s in one line and writes nothing, in the table or at the gateway', async (_case, found, message) => {
     ddb.on(GetCommand, { Key: keyOf.tokenById(TOKEN_ID) }).resolves(found);
     const outcome = tokenRevoke.run(dashboard.context, { tokenId: TOKEN_ID });
@@ -155,11 +176,20 @@ describe('token revoke in AWS', () => {
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
 
     // The table now holds the token revoked, its cleanup not recorded.
-    ddb.on(GetCommand, { Key: keyOf.tokenById(TOKEN_ID) }).resolves({ Item: { ...keyOf.tokenById(TOKEN_ID), ownerId: OWNER, tokenId: TOKEN_ID, scope: 'write', createdAt: NOW - 10, revokedAt: NOW } });
+    ddb
+      .on(GetCommand, { Key: keyOf.tokenById(TOKEN_ID) })
+      .resolves({ Item: { ...keyOf.tokenById(TOKEN_ID), ownerId: OWNER, tokenId: TOKEN_ID, scope: 'write', createdAt: NOW - 10, revokedAt: NOW } });
     apiGateway.on(FlushStageAuthorizersCacheCommand).callsFake(record('APIGateway.FlushStageAuthorizersCache'));
     calls = [];
     expect(await tokenRevoke.run(dashboard.context, { tokenId: TOKEN_ID })).toEqual({ tokenId: TOKEN_ID, revoked: true });
-    expect(calls).toEqual(['APIGateway.GetUsagePlan', 'APIGateway.GetApiKeys', 'APIGateway.DeleteApiKey', 'APIGateway.FlushStageAuthorizersCache', ...SECOND_FLUSH, 'DynamoDB.Update']);
+    expect(calls).toEqual([
+      'APIGateway.GetUsagePlan',
+      'APIGateway.GetApiKeys',
+      'APIGateway.DeleteApiKey',
+      'APIGateway.FlushStageAuthorizersCache',
+      ...SECOND_FLUSH,
+      'DynamoDB.Update',
+    ]);
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
   });
 
@@ -206,7 +236,12 @@ describe('token create in AWS', () => {
     });
     expect(apiGateway.commandCalls(CreateUsagePlanKeyCommand)[0]?.args[0].input).toEqual({ usagePlanId: 'plan-1', keyId: 'key-new', keyType: 'API_KEY' });
     const puts = (ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []).map((item) => item.Put?.Item);
-    expect(puts.map((item) => item?.pk)).toEqual([`TOKEN#${hashToken(created.token)}`, `TOKEN_ID#${created.tokenId}`, `OWNER#${OWNER}`, `AUDIT#OWNER#${OWNER}`]);
+    expect(puts.map((item) => item?.pk)).toEqual([
+      `TOKEN#${hashToken(created.token)}`,
+      `TOKEN_ID#${created.tokenId}`,
+      `OWNER#${OWNER}`,
+      `AUDIT#OWNER#${OWNER}`,
+    ]);
     expect(JSON.stringify(puts)).not.toContain(created.token);
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REQUIRED_PLAN, authorizeProjectAccess } from '#domain/access';
+import { authorizeProjectAccess, REQUIRED_PLAN } from '#domain/access';
 import { DomainError, PlanNotAllowed, PROJECT_NOT_FOUND, ProjectNotFound } from '#domain/errors';
 import type { Plan, Project } from '#domain/model';
 

@@ -32,7 +32,13 @@ describe('audit entries', () => {
   });
 
   it('of the dashboard name the owner, and neither a token nor a request made them', () => {
-    const entry = dashboardEntry({ ownerId: 'own_1', at: 1_700_000_000, action: 'token.create', target: { scope: 'read' }, outcome: { token_id: 'tok_0123456789abcdef0123' } });
+    const entry = dashboardEntry({
+      ownerId: 'own_1',
+      at: 1_700_000_000,
+      action: 'token.create',
+      target: { scope: 'read' },
+      outcome: { token_id: 'tok_0123456789abcdef0123' },
+    });
     expect(entry).toMatchObject({ ownerId: 'own_1', source: 'dashboard', tokenId: null, requestId: null, status: 'completed' });
     expect(entry).not.toHaveProperty('projectId');
   });

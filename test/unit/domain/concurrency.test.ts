@@ -79,10 +79,15 @@ describe('mapPagesBounded', () => {
 
   it('does not call itself stopped when `stopWhen` first holds after the last item started', async () => {
     let started = 0;
-    const outcome = await mapPagesBounded(pagesOf([range(0, 5)]), 2, async (item) => {
-      started++;
-      return item;
-    }, () => started >= 5);
+    const outcome = await mapPagesBounded(
+      pagesOf([range(0, 5)]),
+      2,
+      async (item) => {
+        started++;
+        return item;
+      },
+      () => started >= 5,
+    );
     expect(outcome).toMatchObject({ stopped: false });
     expect(outcome.results).toHaveLength(5);
   });

@@ -1,13 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { AddressTally } from '#domain/address-tally';
 import { RateLimited } from '#domain/errors';
-import { ADDRESS_COUNTING, checkKey, checkTelemetry, clientAddressBucket, type KeyCheckDeps, type KeyState, LOADER_LIMITS, refusalOf, usesLeft, validateAnswer } from '#domain/key-check';
+import {
+  ADDRESS_COUNTING,
+  checkKey,
+  checkTelemetry,
+  clientAddressBucket,
+  type KeyCheckDeps,
+  type KeyState,
+  LOADER_LIMITS,
+  refusalOf,
+  usesLeft,
+  validateAnswer,
+} from '#domain/key-check';
 import { hashKeyValue, newKeyValue } from '#domain/key-values';
 import type { TelemetrySink } from '#domain/ports';
 import { LoaderCheckRequest, REFUSAL_CODES } from '#schemas/loader';
 import { type ExecutionRecord, RECORD_SCHEMAS, type ValidationRecord } from '#schemas/telemetry';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
-import { AddressTally } from '#domain/address-tally';
 
 /** 45 s into the minute that opened at 1_700_000_040. */
 const NOW = 1_700_000_085;
@@ -95,8 +106,8 @@ describe('refusalOf: which code a check answers (DESIGN.md, Loader key check)', 
     ['no key at all', undefined, PROJECT, HASH],
     ["another project's key", state(), OTHER_PROJECT, HASH],
     ["another project's revoked, expired and spent key", state({ ...REVOKED, ...EXPIRED, ...SPENT }), OTHER_PROJECT, HASH],
-    ['a key whose stored hash is not the value\'s', state(), PROJECT, hashKeyValue('sdk_other')],
-    ['a revoked key whose stored hash is not the value\'s', state(REVOKED), PROJECT, hashKeyValue('sdk_other')],
+    ["a key whose stored hash is not the value's", state(), PROJECT, hashKeyValue('sdk_other')],
+    ["a revoked key whose stored hash is not the value's", state(REVOKED), PROJECT, hashKeyValue('sdk_other')],
   ])('answers KEY_INVALID for %s, before any state of the key shows', (_case, key, projectId, keyHash) => {
     expect(refusalOf(key, projectId, keyHash, NOW, FINGERPRINT)).toBe('KEY_INVALID');
   });
@@ -157,7 +168,13 @@ function loaderCheck() {
   const rateLimits = new MemoryStores();
   const telemetry = new RecordingSink();
   const deps: KeyCheckDeps = { keys, rateLimits, telemetry, addresses: new AddressTally() };
-  const request = (key: string, fields: Partial<LoaderCheckRequest> = {}): LoaderCheckRequest => ({ project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave', ...fields });
+  const request = (key: string, fields: Partial<LoaderCheckRequest> = {}): LoaderCheckRequest => ({
+    project_id: PROJECT,
+    key,
+    fingerprint: FINGERPRINT,
+    executor: 'Wave',
+    ...fields,
+  });
   const check = (key: string, fields: Partial<LoaderCheckRequest> = {}, at: { now?: number; address?: string } = {}) =>
     checkKey(deps, request(key, fields), at.address ?? ADDRESS, at.now ?? NOW).then(validateAnswer);
   return { keys, rateLimits, telemetry, check };
@@ -165,7 +182,10 @@ function loaderCheck() {
 
 /** The error a check threw, or a failure naming the answer it gave instead. */
 async function refusedBy(check: Promise<unknown>): Promise<unknown> {
-  return check.then((answer) => expect.fail(`answered ${JSON.stringify(answer)} instead of throwing`), (error: unknown) => error);
+  return check.then(
+    (answer) => expect.fail(`answered ${JSON.stringify(answer)} instead of throwing`),
+    (error: unknown) => error,
+  );
 }
 
 describe('checkKey: one check of a key', () => {
@@ -244,7 +264,10 @@ describe('checkKey: limits on a public endpoint', () => {
     for (let i = 0; i < LOADER_LIMITS.perKeyPerMinute; i++) expect(await check(key)).toMatchObject({ code: 'KEY_VALID' });
     const error = await refusedBy(check(key));
     expect(error).toBeInstanceOf(RateLimited);
-    expect(error).toMatchObject({ retryAfterSeconds: SECONDS_TO_NEXT_WINDOW, message: `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute` });
+    expect(error).toMatchObject({
+      retryAfterSeconds: SECONDS_TO_NEXT_WINDOW,
+      message: `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`,
+    });
     expect(keys.storedKey(id)?.currentUses).toBe(LOADER_LIMITS.perKeyPerMinute);
     expect(await check(key, {}, { now: NOW + SECONDS_TO_NEXT_WINDOW })).toMatchObject({ code: 'KEY_VALID' });
   });
@@ -265,7 +288,10 @@ describe('checkKey: limits on a public endpoint', () => {
     for (let i = 0; i < LOADER_LIMITS.perAddressPerMinute; i++) await check(`sdk_guess${i}`);
     const error = await refusedBy(check(key));
     expect(error).toBeInstanceOf(RateLimited);
-    expect(error).toMatchObject({ retryAfterSeconds: SECONDS_TO_NEXT_WINDOW, message: `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute` });
+    expect(error).toMatchObject({
+      retryAfterSeconds: SECONDS_TO_NEXT_WINDOW,
+      message: `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`,
+    });
     expect(keys.storedKey(id)?.currentUses).toBe(0);
     expect(await check(key, {}, { address: '203.0.113.8' })).toMatchObject({ code: 'KEY_VALID' });
     expect(await check(key, {}, { now: NOW + SECONDS_TO_NEXT_WINDOW })).toMatchObject({ code: 'KEY_VALID' });
@@ -320,7 +346,14 @@ describe('checkKey: telemetry for the analytics detectors', () => {
     // Whitespace of every kind, around names and alone: ingest trims an executor and refuses an empty one.
     const executor = fc.oneof(fc.string({ minLength: 1, maxLength: 100 }), fc.constantFrom(' ', '   ', ' Wave ', '\u00a0', '\u3000', 'Wave\u2028', '\ufeff'));
     const body = fc.record(
-      { project_id: fc.constantFrom(PROJECT, 'a', 'x'.repeat(64)), key: fc.string({ minLength: 1 }), fingerprint: fc.constant(FINGERPRINT), executor, script_hash: fc.constant('0'.repeat(64)), version_id: fc.constantFrom('ver_1', 'v') },
+      {
+        project_id: fc.constantFrom(PROJECT, 'a', 'x'.repeat(64)),
+        key: fc.string({ minLength: 1 }),
+        fingerprint: fc.constant(FINGERPRINT),
+        executor,
+        script_hash: fc.constant('0'.repeat(64)),
+        version_id: fc.constantFrom('ver_1', 'v'),
+      },
       { requiredKeys: ['project_id', 'key', 'fingerprint', 'executor'] },
     );
     fc.assert(
@@ -398,27 +431,31 @@ describe('checkKey: one DynamoDB request on the common path', () => {
     expect(rateLimits.counted).toEqual(['loader-address#198.51.100.2']);
   });
 
-  it("refuses an address past its limit in this container before any DynamoDB request, though its shared window says less", async () => {
+  it('refuses an address past its limit in this container before any DynamoDB request, though its shared window says less', async () => {
     const { keys, rateLimits, check } = countedCheck();
     for (let i = 0; i < LOADER_LIMITS.perAddressPerMinute; i++) await check(`sdk_guess${i}`);
     const { key } = keys.issue(PROJECT);
     const before = { windows: rateLimits.counted.length, writes: keys.writes };
-    await expect(check(key)).rejects.toMatchObject({ message: `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute` });
+    await expect(check(key)).rejects.toMatchObject({
+      message: `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`,
+    });
     expect({ windows: rateLimits.counted.length, writes: keys.writes }).toEqual(before);
   });
 });
 
 describe('checkKey: random-key floods stop before any DynamoDB write', () => {
-  it.each([['a made-up value', 'letmein'], ['a key of another length', `sdk_${'A'.repeat(31)}`], ['a character outside base64url', `sdk_${'A'.repeat(31)}+`], ['another prefix', `sdt_${'A'.repeat(32)}`]])(
-    'answers %s KEY_INVALID with no request to any store and no telemetry, as every KEY_INVALID (issue 21)',
-    async (_, value) => {
-      const { keys, rateLimits, telemetry, check } = countedCheck();
-      expect(await check(value)).toEqual({ valid: false, code: 'KEY_INVALID' });
-      expect(keys.writes).toBe(0);
-      expect(rateLimits.counted).toEqual([]);
-      expect(telemetry.reports).toEqual([]);
-    },
-  );
+  it.each([
+    ['a made-up value', 'letmein'],
+    ['a key of another length', `sdk_${'A'.repeat(31)}`],
+    ['a character outside base64url', `sdk_${'A'.repeat(31)}+`],
+    ['another prefix', `sdt_${'A'.repeat(32)}`],
+  ])('answers %s KEY_INVALID with no request to any store and no telemetry, as every KEY_INVALID (issue 21)', async (_, value) => {
+    const { keys, rateLimits, telemetry, check } = countedCheck();
+    expect(await check(value)).toEqual({ valid: false, code: 'KEY_INVALID' });
+    expect(keys.writes).toBe(0);
+    expect(rateLimits.counted).toEqual([]);
+    expect(telemetry.reports).toEqual([]);
+  });
 
   it('still counts a malformed value as a check of its address', async () => {
     const { keys, check } = countedCheck();
@@ -432,7 +469,10 @@ describe('checkKey: random-key floods stop before any DynamoDB write', () => {
     const writes = keys.writes;
     const { key } = keys.issue(PROJECT);
     const error = await refusedBy(check(key));
-    expect(error).toMatchObject({ retryAfterSeconds: SECONDS_TO_NEXT_WINDOW, message: `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute` });
+    expect(error).toMatchObject({
+      retryAfterSeconds: SECONDS_TO_NEXT_WINDOW,
+      message: `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute`,
+    });
     expect(keys.writes).toBe(writes);
     expect(await check(key, '203.0.113.99')).toMatchObject({ code: 'KEY_VALID' });
     expect(await check(key, ADDRESS, NOW + SECONDS_TO_NEXT_WINDOW)).toMatchObject({ code: 'KEY_VALID' });

@@ -14,7 +14,7 @@ describe('raw key values (issue 13: shown once, stored as SHA-256)', () => {
     expect(values.size).toBe(10_000);
   });
 
-  it("vary in every random position, so none of the 192 bits is fixed", () => {
+  it('vary in every random position, so none of the 192 bits is fixed', () => {
     const values = Array.from({ length: 2_000 }, () => Buffer.from(newKeyValue().slice(4), 'base64url'));
     const bitsSeenBoth = Array.from({ length: 192 }, (_, bit) => {
       const ones = values.filter((bytes) => ((bytes[bit >> 3] ?? 0) >> (7 - (bit & 7))) & 1).length;

@@ -14,9 +14,9 @@ import {
   revokeKey,
   rollback,
 } from '#domain/project-api';
+import { callerOfToken } from '#domain/tokens';
 import type { RevokeBulkResponse } from '#schemas/responses';
 import { NO_DEADLINE } from '#test-support/fixtures';
-import { callerOfToken } from '#domain/tokens';
 import { MemoryStores } from '#test-support/memory-stores';
 
 const NOW = 1_700_000_000;
@@ -40,7 +40,11 @@ function storeWithProject(project: Partial<Project> = {}) {
 }
 
 /** Keys carrying these watermarks, issued in order to the project (prj_1 unless named). */
-const keysWith = (store: MemoryStores, watermarks: string[], projectId = 'prj_1') => store.addKeys(projectId, watermarks.map((watermark) => ({ watermark })));
+const keysWith = (store: MemoryStores, watermarks: string[], projectId = 'prj_1') =>
+  store.addKeys(
+    projectId,
+    watermarks.map((watermark) => ({ watermark })),
+  );
 
 const version = (id: string, version_number: number): Version => ({ id, version_number, uploaded_at: NOW + version_number, size_bytes: 100, notes: '' });
 
@@ -73,7 +77,10 @@ describe('openProject', () => {
 describe('listKeys (spec §4.1)', () => {
   it('reads the page as the sequence range after the offset, and reports the total issued', async () => {
     const { store } = storeWithProject();
-    const keys = keysWith(store, Array.from({ length: 7 }, (_, i) => `${i}`.padStart(16, '0')));
+    const keys = keysWith(
+      store,
+      Array.from({ length: 7 }, (_, i) => `${i}`.padStart(16, '0')),
+    );
     const listKeysAfter = vi.spyOn(store, 'listKeysAfter');
     const page = await listKeys(store, (await store.getProject('prj_1'))!, { limit: 3, offset: 2 });
     expect(page.keys.map((key) => key.id)).toEqual(keys.slice(2, 5).map((key) => key.id));
@@ -101,7 +108,14 @@ describe('revokeKey (spec §4.2)', () => {
     const [key] = keysWith(store, ['0'.repeat(16)]);
     await revokeKey(store, project, key!.id, NOW, trailOf(store));
     expect(store.auditEntries()).toEqual([
-      { ...byTheCaller, entryId: expect.stringMatching(/^aud_[0-9a-f]{20}$/), action: 'key.revoke', status: 'completed', target: { key_id: key!.id }, outcome: { revoked_count: 1 } },
+      {
+        ...byTheCaller,
+        entryId: expect.stringMatching(/^aud_[0-9a-f]{20}$/),
+        action: 'key.revoke',
+        status: 'completed',
+        target: { key_id: key!.id },
+        outcome: { revoked_count: 1 },
+      },
     ]);
   });
 
@@ -217,7 +231,14 @@ describe('revokeBulkAudited', () => {
     keysWith(store, Array(30).fill(wm));
     expect(await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, bulkTrailOf(store))).toEqual({ ok: true, revoked_count: 30, complete: true });
     expect(store.auditEntries()).toEqual([
-      { ...byTheCaller, entryId: expect.any(String), action: 'key.revoke_bulk', status: 'completed', target: { watermark: wm }, outcome: { revoked_count: 30, complete: true } },
+      {
+        ...byTheCaller,
+        entryId: expect.any(String),
+        action: 'key.revoke_bulk',
+        status: 'completed',
+        target: { watermark: wm },
+        outcome: { revoked_count: 30, complete: true },
+      },
     ]);
   });
 
@@ -242,10 +263,16 @@ describe('revokeBulkAudited', () => {
       throw new Error('ProvisionedThroughputExceededException');
     };
     const unsettled: { entryId: string; outcome: AuditDetails; error: unknown }[] = [];
-    expect(await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, bulkTrailOf(store, unsettled))).toEqual({ ok: true, revoked_count: 12, complete: true });
+    expect(await revokeBulkAudited(store, project, wm, NOW, NO_DEADLINE, bulkTrailOf(store, unsettled))).toEqual({
+      ok: true,
+      revoked_count: 12,
+      complete: true,
+    });
     expect(keys.every((key) => store.storedKey(key.id)?.revoked === 1)).toBe(true);
     const [started] = store.auditEntries();
-    expect(unsettled).toEqual([{ entryId: started?.entryId, outcome: { revoked_count: 12, complete: true }, error: new Error('ProvisionedThroughputExceededException') }]);
+    expect(unsettled).toEqual([
+      { entryId: started?.entryId, outcome: { revoked_count: 12, complete: true }, error: new Error('ProvisionedThroughputExceededException') },
+    ]);
     expect(started).toMatchObject({ status: 'started', outcome: { revoked_count: null } });
   });
 
@@ -350,7 +377,10 @@ describe('listWebhooks (spec §4.6)', () => {
       { id: 'whk_2', url: `https://hooks.example.com/post?secret=${token}`, events: '[]', enabled: 1, created_at: NOW, updated_at: NOW },
     );
     const { webhooks } = await listWebhooks(store, project, 'read');
-    expect(webhooks.map((webhook) => webhook.url)).toEqual(['https://discord.com/api/webhooks/123456789012345678/[redacted]', 'https://hooks.example.com/[redacted]']);
+    expect(webhooks.map((webhook) => webhook.url)).toEqual([
+      'https://discord.com/api/webhooks/123456789012345678/[redacted]',
+      'https://hooks.example.com/[redacted]',
+    ]);
     expect(JSON.stringify(webhooks)).not.toContain(token);
   });
 });

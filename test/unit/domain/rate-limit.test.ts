@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RATE_LIMIT, RATE_LIMIT_MESSAGE, consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
+import { consumeRateLimit, RATE_LIMIT, RATE_LIMIT_MESSAGE, rateWindowAt } from '#domain/rate-limit';
 import { MemoryStores } from '#test-support/memory-stores';
 
 describe('rate limit windows (spec §8: 100 requests per minute)', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AddressTally } from '#domain/address-tally';
 import type { TelemetrySink } from '#domain/ports';
 import {
   deliverScript,
@@ -16,7 +17,6 @@ import {
 } from '#domain/scripts';
 import { REFUSAL_CODES } from '#schemas/loader';
 import { MemoryKeyCheckStore, MemoryScriptStore, MemoryStores } from '#test-support/memory-stores';
-import { AddressTally } from '#domain/address-tally';
 
 const PROJECT = 'prj_scripts';
 const NOW = 1_700_000_000;
@@ -190,7 +190,10 @@ describe('publishScript', () => {
   it('stores the script, then writes the version with its size and SHA-256', async () => {
     const scripts = new MemoryScriptStore();
     const written: NewScriptVersion[] = [];
-    const result = await publishScript({ scripts, versions: { uploadVersion: async (version) => (written.push(version), { id: version.id, version_number: 1 }) } }, input);
+    const result = await publishScript(
+      { scripts, versions: { uploadVersion: async (version) => (written.push(version), { id: version.id, version_number: 1 }) } },
+      input,
+    );
     expect(result).toEqual({ id: 'ver_new', version_number: 1, size_bytes: 8, sha256: sha256Hex('print(1)') });
     expect(written).toEqual([{ id: 'ver_new', projectId: PROJECT, sizeBytes: 8, sha256: sha256Hex('print(1)'), notes: '', now: NOW }]);
     expect(scripts.has({ projectId: PROJECT, versionId: 'ver_new' })).toBe(true);

@@ -40,7 +40,9 @@ describe('parseDiscordWebhookUrl', () => {
 describe('executeWebhookUrl', () => {
   it('posts to the API base, never to the configured host, with wait=true', () => {
     expect(executeWebhookUrl('https://discord.com/api/v10', { id: '1', token: TOKEN })).toBe(`https://discord.com/api/v10/webhooks/1/${TOKEN}?wait=true`);
-    expect(executeWebhookUrl('http://127.0.0.1:3000/_local/discord/', { id: '1', token: TOKEN })).toBe(`http://127.0.0.1:3000/_local/discord/webhooks/1/${TOKEN}?wait=true`);
+    expect(executeWebhookUrl('http://127.0.0.1:3000/_local/discord/', { id: '1', token: TOKEN })).toBe(
+      `http://127.0.0.1:3000/_local/discord/webhooks/1/${TOKEN}?wait=true`,
+    );
   });
 });
 

@@ -44,7 +44,14 @@ const EXAMPLES: ProjectEvent[] = [
     name: 'clone_detected',
     projectId: PROJECT_ID,
     occurredAt: OCCURRED_AT,
-    data: { scriptId: PROJECT_ID, versionId: 'ver_1', newHash: 'b'.repeat(64), originalHash: 'a'.repeat(64), distinctHashes: 2, sampleHashes: ['a'.repeat(64), 'b'.repeat(64)] },
+    data: {
+      scriptId: PROJECT_ID,
+      versionId: 'ver_1',
+      newHash: 'b'.repeat(64),
+      originalHash: 'a'.repeat(64),
+      distinctHashes: 2,
+      sampleHashes: ['a'.repeat(64), 'b'.repeat(64)],
+    },
   },
 ];
 
@@ -125,7 +132,14 @@ describe('the other four embeds', () => {
 
   it('shows the count of distinct hashes and at most the sample, however many hashes the script has', () => {
     const sample = Array.from({ length: 5 }, (_, i) => i.toString(16).padStart(64, '0'));
-    const data = { scriptId: PROJECT_ID, versionId: null, newHash: sample[1] ?? '', originalHash: sample[0] ?? '', distinctHashes: 3_300, sampleHashes: sample };
+    const data = {
+      scriptId: PROJECT_ID,
+      versionId: null,
+      newHash: sample[1] ?? '',
+      originalHash: sample[0] ?? '',
+      distinctHashes: 3_300,
+      sampleHashes: sample,
+    };
     const embed = buildEmbed({ name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data }, 'S');
     expect(embed.fields.find((field) => field.name === 'Distinct hashes')?.value).toBe('3,300');
     expect(embed.fields.find((field) => field.name === 'Original hash')?.value).toBe(sample[0]);
@@ -149,20 +163,47 @@ describe('summary embeds (an alert storm in one embed)', () => {
   });
 
   it('titles key_abuse and clone_detected summaries by their count, and lists each sampled key or hash', () => {
-    const keys = { count: 40, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample: [{ keyId: 'key_1', pattern: 'many_fingerprints' as const, count: 9, threshold: 5, windowSeconds: 3600 }] };
+    const keys = {
+      count: 40,
+      firstAt: OCCURRED_AT,
+      lastAt: OCCURRED_AT,
+      sample: [{ keyId: 'key_1', pattern: 'many_fingerprints' as const, count: 9, threshold: 5, windowSeconds: 3600 }],
+    };
     const abuse = buildEmbed({ name: 'key_abuse', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: keys }, 'S');
     expect(abuse.title).toBe('Suspicious use of 40 keys');
     expect(abuse.fields[3]?.value).toBe('key\\_1: Key used from many devices (9 distinct devices)');
-    const clone = { scriptId: PROJECT_ID, versionId: 'ver_1', newHash: 'b'.repeat(16), originalHash: 'a'.repeat(16), distinctHashes: 30, sampleHashes: ['a'.repeat(16)] };
-    const clones = buildEmbed({ name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { count: 29, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample: [clone] } }, 'S');
+    const clone = {
+      scriptId: PROJECT_ID,
+      versionId: 'ver_1',
+      newHash: 'b'.repeat(16),
+      originalHash: 'a'.repeat(16),
+      distinctHashes: 30,
+      sampleHashes: ['a'.repeat(16)],
+    };
+    const clones = buildEmbed(
+      {
+        name: 'clone_detected',
+        projectId: PROJECT_ID,
+        occurredAt: OCCURRED_AT,
+        data: { count: 29, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample: [clone] },
+      },
+      'S',
+    );
     expect(clones.title).toBe('29 possible clones detected');
-    expect(clones.fields[3]).toEqual({ name: 'Sample (1 of 29)', value: `${'b'.repeat(16)} (script ${PROJECT_ID.replace('_', '\\_')}, ver\\_1)`, inline: false });
+    expect(clones.fields[3]).toEqual({
+      name: 'Sample (1 of 29)',
+      value: `${'b'.repeat(16)} (script ${PROJECT_ID.replace('_', '\\_')}, ver\\_1)`,
+      inline: false,
+    });
   });
 
   it('stays within every Discord limit when every sampled text is huge', () => {
     const huge = '😀_'.repeat(5000);
     const sample = Array.from({ length: 5 }, () => ({ executor: huge, firstSeenAt: OCCURRED_AT, previouslySeenAt: null }));
-    const embed = buildEmbed({ name: 'new_executor', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { count: 1_000_000, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample } }, huge);
+    const embed = buildEmbed(
+      { name: 'new_executor', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { count: 1_000_000, firstAt: OCCURRED_AT, lastAt: OCCURRED_AT, sample } },
+      huge,
+    );
     expect(embedProblems(embed)).toEqual([]);
     expect(embed.title).toBe('1,000,000 new executors seen');
   });
@@ -213,9 +254,24 @@ describe('Discord limits', () => {
     const huge = '😀_'.repeat(5000);
     const events: ProjectEvent[] = [
       deployed({ notes: huge }),
-      { name: 'new_executor', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { executor: huge, firstSeenAt: OCCURRED_AT, previouslySeenAt: OCCURRED_AT - 86_400 * 9 } },
-      { name: 'key_abuse', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { keyId: huge, pattern: 'over_max_uses', count: 101, threshold: 100, windowSeconds: 86_400 } },
-      { name: 'clone_detected', projectId: PROJECT_ID, occurredAt: OCCURRED_AT, data: { scriptId: huge, versionId: huge, newHash: huge, originalHash: huge, distinctHashes: 3, sampleHashes: [huge, huge, huge] } },
+      {
+        name: 'new_executor',
+        projectId: PROJECT_ID,
+        occurredAt: OCCURRED_AT,
+        data: { executor: huge, firstSeenAt: OCCURRED_AT, previouslySeenAt: OCCURRED_AT - 86_400 * 9 },
+      },
+      {
+        name: 'key_abuse',
+        projectId: PROJECT_ID,
+        occurredAt: OCCURRED_AT,
+        data: { keyId: huge, pattern: 'over_max_uses', count: 101, threshold: 100, windowSeconds: 86_400 },
+      },
+      {
+        name: 'clone_detected',
+        projectId: PROJECT_ID,
+        occurredAt: OCCURRED_AT,
+        data: { scriptId: huge, versionId: huge, newHash: huge, originalHash: huge, distinctHashes: 3, sampleHashes: [huge, huge, huge] },
+      },
     ];
     for (const event of events) expect(embedProblems(buildEmbed(event, huge))).toEqual([]);
   });
@@ -224,8 +280,15 @@ describe('Discord limits', () => {
     const embed = buildEmbed(deployed(), 'S');
     expect(embedProblems({ ...embed, title: 'x'.repeat(257) })).toEqual(['title is longer than 256']);
     expect(embedProblems({ ...embed, fields: [{ name: 'a', value: '', inline: true }] })).toEqual(['fields[0].value is empty']);
-    expect(embedProblems({ ...embed, description: 'x'.repeat(4096), fields: [{ name: 'a', value: 'x'.repeat(1024), inline: false }, { name: 'b', value: 'x'.repeat(1024), inline: false }] })).toEqual([
-      'embed is longer than 6000 in total',
-    ]);
+    expect(
+      embedProblems({
+        ...embed,
+        description: 'x'.repeat(4096),
+        fields: [
+          { name: 'a', value: 'x'.repeat(1024), inline: false },
+          { name: 'b', value: 'x'.repeat(1024), inline: false },
+        ],
+      }),
+    ).toEqual(['embed is longer than 6000 in total']);
   });
 });

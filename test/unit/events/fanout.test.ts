@@ -23,9 +23,14 @@ interface Hook {
 }
 
 function givenProject(projectId: string, name: string, hooks: Hook[]) {
-  ddb
-    .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `PROJECT#${projectId}`, ':prefix': 'WEBHOOK#' } })
-    .resolves({ Items: hooks.map((hook) => ({ id: hook.id, url: hook.url ?? discordUrl(hook.id.replace(/\D/g, '') || '1'), events: hook.events, enabled: hook.enabled ?? 1 })) });
+  ddb.on(QueryCommand, { ExpressionAttributeValues: { ':pk': `PROJECT#${projectId}`, ':prefix': 'WEBHOOK#' } }).resolves({
+    Items: hooks.map((hook) => ({
+      id: hook.id,
+      url: hook.url ?? discordUrl(hook.id.replace(/\D/g, '') || '1'),
+      events: hook.events,
+      enabled: hook.enabled ?? 1,
+    })),
+  });
   ddb.on(GetCommand, { Key: { pk: `PROJECT#${projectId}`, sk: 'PROJECT' } }).resolves({ Item: { name } });
 }
 
@@ -77,7 +82,11 @@ describe('fan-out of a version upload', () => {
       },
       expect.objectContaining({ deliveryId: 'e-1:whk_4', webhook: { id: 'whk_4' } }),
     ]);
-    expect(sentEntries().map((entry) => entry.MessageBody).join('\n')).not.toContain(WEBHOOK_TOKEN);
+    expect(
+      sentEntries()
+        .map((entry) => entry.MessageBody)
+        .join('\n'),
+    ).not.toContain(WEBHOOK_TOKEN);
     // The project is the message group: on a fair queue another project's flood does not hold this one back.
     expect(sentEntries().map((entry) => entry.MessageGroupId)).toEqual(['prj_a', 'prj_a']);
     expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.QueueUrl).toBe(QUEUE);
@@ -177,7 +186,11 @@ describe('queueing', () => {
     givenProject('prj_c', 'C', [{ id: 'whk_c', events: '["version_deployed"]' }]);
     sqs.on(SendMessageBatchCommand).callsFake((input: { Entries: SendMessageBatchRequestEntry[] }) => ({
       Successful: [],
-      Failed: input.Entries.filter((entry) => entry.MessageBody?.includes('whk_b')).map((entry) => ({ Id: entry.Id, Code: 'InternalError', SenderFault: false })),
+      Failed: input.Entries.filter((entry) => entry.MessageBody?.includes('whk_b')).map((entry) => ({
+        Id: entry.Id,
+        Code: 'InternalError',
+        SenderFault: false,
+      })),
     }));
     const records = [
       streamRecord('INSERT', versionItem('prj_a'), { sequenceNumber: '1' }),

@@ -78,7 +78,11 @@ function embedsShowing(text: string): [string, ProjectEvent, string][] {
     ['version notes', event('version_deployed', { versionId: 'ver_1', versionNumber: 1, sizeBytes: 10, notes: text }), safeName],
     ['an executor name', event('new_executor', executorData(text)), safeName],
     ['an executor in a summary', event('new_executor', { count: 9, firstAt: AT, lastAt: AT, sample: [executorData(text)] }), safeName],
-    ['an executor in a digest', event('new_executor', { hour: '2023-11-14T22', posted: 3, held: 9, untracked: 4, firstAt: AT, lastAt: AT, sample: [executorData(text)] }), safeName],
+    [
+      'an executor in a digest',
+      event('new_executor', { hour: '2023-11-14T22', posted: 3, held: 9, untracked: 4, firstAt: AT, lastAt: AT, sample: [executorData(text)] }),
+      safeName,
+    ],
     ['a key id', event('key_abuse', { keyId: text, pattern: 'many_fingerprints', count: 9, threshold: 5, windowSeconds: 3600 }), safeName],
     ['script ids and hashes', event('clone_detected', cloneData(text)), safeName],
     ['script ids and hashes in a summary', event('clone_detected', { count: 9, firstAt: AT, lastAt: AT, sample: [cloneData(text)] }), safeName],
@@ -132,12 +136,15 @@ describe('executor names at the edge', () => {
   const record = { kind: 'execution', projectId: 'prj_x', at: AT };
   const validation = { ...record, kind: 'validation', keyId: 'key_x', result: 'ok', fingerprint: 'a'.repeat(16) };
 
-  it.each(['exe\u202Etxt', 'a\u2066b', 'mark\u200F', 'line\u2028break', 'bell\u0007'])('refuses %j in a loader check and in both telemetry records', (executor) => {
-    const problem = 'executor must not contain control or bidirectional-override characters';
-    expect(LoaderCheckRequest.safeParse({ ...check, executor }).error?.issues.map((issue) => issue.message)).toEqual([problem]);
-    expect(ExecutionRecordSchema.safeParse({ ...record, executor }).error?.issues.map((issue) => issue.message)).toEqual([problem]);
-    expect(ValidationRecordSchema.safeParse({ ...validation, executor }).error?.issues.map((issue) => issue.message)).toEqual([problem]);
-  });
+  it.each(['exe\u202Etxt', 'a\u2066b', 'mark\u200F', 'line\u2028break', 'bell\u0007'])(
+    'refuses %j in a loader check and in both telemetry records',
+    (executor) => {
+      const problem = 'executor must not contain control or bidirectional-override characters';
+      expect(LoaderCheckRequest.safeParse({ ...check, executor }).error?.issues.map((issue) => issue.message)).toEqual([problem]);
+      expect(ExecutionRecordSchema.safeParse({ ...record, executor }).error?.issues.map((issue) => issue.message)).toEqual([problem]);
+      expect(ValidationRecordSchema.safeParse({ ...validation, executor }).error?.issues.map((issue) => issue.message)).toEqual([problem]);
+    },
+  );
 
   it('still takes names with markdown in them: those are escaped where they are shown', () => {
     expect(LoaderCheckRequest.safeParse({ ...check, executor: '# @everyone [x](https://evil.example)' }).success).toBe(true);

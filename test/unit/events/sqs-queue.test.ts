@@ -49,7 +49,12 @@ describe('SqsInFlightMessages', () => {
   it('sends a delayed copy to the delivery queue itself, in its tenant group', async () => {
     sqs.on(SendMessageCommand).resolves({ MessageId: 'x' });
     await new SqsInFlightMessages(new SQSClient({}), QUEUE, DLQ).sendDelayed({ body: '{"a":1}', groupId: 'prj_1' }, 30);
-    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({ QueueUrl: QUEUE, MessageBody: '{"a":1}', MessageGroupId: 'prj_1', DelaySeconds: 30 });
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: QUEUE,
+      MessageBody: '{"a":1}',
+      MessageGroupId: 'prj_1',
+      DelaySeconds: 30,
+    });
   });
 
   it('dead-letters a message by sending it to the DLQ with its reason', async () => {

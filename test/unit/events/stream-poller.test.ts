@@ -1,11 +1,5 @@
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  type _Record,
-  DescribeStreamCommand,
-  DynamoDBStreamsClient,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-} from '@aws-sdk/client-dynamodb-streams';
+import { type _Record, DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -81,21 +75,27 @@ describe('stream poller', () => {
 
     await start();
     await expect.poll(() => handed, { timeout: 30_000 }).toEqual([['1', '3']]);
-    expect(streams.commandCalls(GetShardIteratorCommand).map((call) => [call.args[0].input.ShardId, call.args[0].input.ShardIteratorType])).toEqual([['s1', 'LATEST']]);
+    expect(streams.commandCalls(GetShardIteratorCommand).map((call) => [call.args[0].input.ShardId, call.args[0].input.ShardIteratorType])).toEqual([
+      ['s1', 'LATEST'],
+    ]);
   });
 
   it('hands a batch over again from its first failed record, as Lambda retries a stream batch', async () => {
     streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [openShard('s1')] } });
     streams.on(GetShardIteratorCommand).resolves({ ShardIterator: 'it-s1' });
-    streams.on(GetRecordsCommand, { ShardIterator: 'it-s1' }).resolves({ Records: ['1', '2', '3'].map((n) => sdkRecord(n, 'VERSION')), NextShardIterator: 'idle' });
+    streams
+      .on(GetRecordsCommand, { ShardIterator: 'it-s1' })
+      .resolves({ Records: ['1', '2', '3'].map((n) => sdkRecord(n, 'VERSION')), NextShardIterator: 'idle' });
     let failures = 1;
     respond = (records) => ({ batchItemFailures: failures-- > 0 ? [{ itemIdentifier: records[1]?.dynamodb?.SequenceNumber ?? '' }] : [] });
 
     await start();
-    await expect.poll(() => handed, { timeout: 30_000 }).toEqual([
-      ['1', '2', '3'],
-      ['2', '3'],
-    ]);
+    await expect
+      .poll(() => handed, { timeout: 30_000 })
+      .toEqual([
+        ['1', '2', '3'],
+        ['2', '3'],
+      ]);
   });
 
   it('follows a shard split: the child is read from its start once the parent is closed', async () => {
@@ -117,7 +117,10 @@ describe('stream poller', () => {
 describe('lambdaRecord', () => {
   it('gives the record the JSON shape Lambda hands a stream handler: epoch seconds, base64 binaries, the stream ARN', () => {
     const record = sdkRecord('7', 'VERSION');
-    record.dynamodb = { ...record.dynamodb, NewImage: { ...record.dynamodb?.NewImage, blob: { B: Uint8Array.from([1, 2, 3]) }, list: { L: [{ N: '1' }, { BS: [Uint8Array.from([255])] }] } } };
+    record.dynamodb = {
+      ...record.dynamodb,
+      NewImage: { ...record.dynamodb?.NewImage, blob: { B: Uint8Array.from([1, 2, 3]) }, list: { L: [{ N: '1' }, { BS: [Uint8Array.from([255])] }] } },
+    };
     expect(lambdaRecord(record, STREAM_ARN)).toMatchObject({
       eventID: 'e7',
       eventName: 'INSERT',
@@ -135,7 +138,9 @@ describe('stream poller read by hand (autoPoll: false), as a test or a bench tha
   it('hands over nothing until drain(), then everything the shard holds, through its own filter', async () => {
     streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [openShard('s1')] } });
     streams.on(GetShardIteratorCommand).resolves({ ShardIterator: 'it-s1' });
-    streams.on(GetRecordsCommand, { ShardIterator: 'it-s1' }).resolves({ Records: [sdkRecord('1', 'KEY'), sdkRecord('2', 'VERSION')], NextShardIterator: 'it-s1b' });
+    streams
+      .on(GetRecordsCommand, { ShardIterator: 'it-s1' })
+      .resolves({ Records: [sdkRecord('1', 'KEY'), sdkRecord('2', 'VERSION')], NextShardIterator: 'it-s1b' });
     streams.on(GetRecordsCommand, { ShardIterator: 'it-s1b' }).resolves({ Records: [sdkRecord('3', 'KEY')], NextShardIterator: 'idle' });
     poller = await startStreamPoller({
       dynamodb: new DynamoDBClient({ region: 'us-east-1' }),

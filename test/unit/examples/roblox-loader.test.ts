@@ -1,6 +1,6 @@
-import luaparse, { type Identifier, type Node as LuaNode } from 'luaparse';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import luaparse, { type Identifier, type Node as LuaNode } from 'luaparse';
 import { describe, expect, it } from 'vitest';
 import type { HttpReply, HttpRequest } from '#loader-runner/roblox';
 import { runStubLoader, STUB_LOADER } from '#loader-runner/run';
@@ -19,7 +19,12 @@ const MACHINE = 'HWID-7C1E-4B2D-9F00';
 const sha256 = (input: string) => createHash('sha256').update(input).digest('hex');
 const SCRIPT = 'print("the publisher\'s script, WM_0123456789abcdef")';
 
-const reply = (status: number, body: string, headers: Record<string, string> = {}): HttpReply => ({ StatusCode: status, StatusMessage: String(status), Headers: headers, Body: body });
+const reply = (status: number, body: string, headers: Record<string, string> = {}): HttpReply => ({
+  StatusCode: status,
+  StatusMessage: String(status),
+  Headers: headers,
+  Body: body,
+});
 const served = reply(200, SCRIPT, { 'Content-Type': 'text/plain; charset=utf-8', ETag: '"tag-1"', 'X-Version-Number': '3' });
 
 /** Runs the stub once with these answers in turn; records what it sent. */
@@ -47,11 +52,32 @@ describe('examples/roblox-loader.luau: what it is made of', () => {
     const globals = [...new Set((chunk.globals ?? []).map((identifier: Identifier) => identifier.name))].sort();
     expect(globals).toEqual(
       [
-        'error', 'ipairs', 'math', 'pairs', 'pcall', 'string', 'table', 'tonumber', 'tostring', 'type', 'loadstring',
-        'bit32', 'game', 'task',
-        'getgenv', 'script_key',
-        'gethwid', 'http', 'http_request', 'identifyexecutor', 'request', 'syn',
-        'readfile', 'writefile', 'isfile', 'makefolder',
+        'error',
+        'ipairs',
+        'math',
+        'pairs',
+        'pcall',
+        'string',
+        'table',
+        'tonumber',
+        'tostring',
+        'type',
+        'loadstring',
+        'bit32',
+        'game',
+        'task',
+        'getgenv',
+        'script_key',
+        'gethwid',
+        'http',
+        'http_request',
+        'identifyexecutor',
+        'request',
+        'syn',
+        'readfile',
+        'writefile',
+        'isfile',
+        'makefolder',
       ].sort(),
     );
   });
@@ -98,10 +124,26 @@ describe('examples/roblox-loader.luau: the fetch', () => {
 
 describe('examples/roblox-loader.luau: what the buyer sees when it does not run', () => {
   it.each([
-    ['a 403 refusal: the service\'s sentence and the code', reply(403, JSON.stringify({ error: 'This key has been revoked: contact the seller for a new one.', valid: false, code: 'KEY_REVOKED' })), '[Loader] This key has been revoked: contact the seller for a new one. (KEY_REVOKED)'],
-    ['a 404: no version yet', reply(404, JSON.stringify({ error: 'no version' })), "[Loader] The script's publisher has not uploaded the script yet. Try again later."],
-    ['a 400', reply(400, JSON.stringify({ error: 'fingerprint must be 64 lowercase hex characters' })), '[Loader] The script server could not read the request: fingerprint must be 64 lowercase hex characters.'],
-    ['a network failure', { raise: 'HttpError: ConnectFail' } as HttpReply, '[Loader] Could not reach the script server (HttpError: ConnectFail). Check your connection and try again.'],
+    [
+      "a 403 refusal: the service's sentence and the code",
+      reply(403, JSON.stringify({ error: 'This key has been revoked: contact the seller for a new one.', valid: false, code: 'KEY_REVOKED' })),
+      '[Loader] This key has been revoked: contact the seller for a new one. (KEY_REVOKED)',
+    ],
+    [
+      'a 404: no version yet',
+      reply(404, JSON.stringify({ error: 'no version' })),
+      "[Loader] The script's publisher has not uploaded the script yet. Try again later.",
+    ],
+    [
+      'a 400',
+      reply(400, JSON.stringify({ error: 'fingerprint must be 64 lowercase hex characters' })),
+      '[Loader] The script server could not read the request: fingerprint must be 64 lowercase hex characters.',
+    ],
+    [
+      'a network failure',
+      { raise: 'HttpError: ConnectFail' } as HttpReply,
+      '[Loader] Could not reach the script server (HttpError: ConnectFail). Check your connection and try again.',
+    ],
     ['a 200 that is not Lua', reply(200, 'this is not lua ((('), /^\[Loader\] The script \(version nil\) could not be loaded: /],
   ])('on %s, it stops with a message and runs nothing', async (_name, answer, message) => {
     const run = await stub([answer]);

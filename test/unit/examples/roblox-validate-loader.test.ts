@@ -1,8 +1,8 @@
-import luaparse, { type Identifier, type Node as LuaNode } from 'luaparse';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import luaparse, { type Identifier, type Node as LuaNode } from 'luaparse';
 import { describe, expect, it } from 'vitest';
-import { createLuaVm, LuaRaise, type HostFunction, type LuaValue } from '../../../loader-runner/lua-vm';
+import { createLuaVm, type HostFunction, LuaRaise, type LuaValue } from '../../../loader-runner/lua-vm';
 
 /**
  * examples/roblox-validate-loader.luau, run in a Lua VM written in JavaScript (fengari) with Roblox and the executor
@@ -220,21 +220,49 @@ describe('examples/roblox-validate-loader.luau: what it is made of', () => {
     expect(globals).toEqual(
       [
         // Lua's own
-        'error', 'ipairs', 'math', 'pairs', 'pcall', 'string', 'table', 'tonumber', 'tostring', 'type',
+        'error',
+        'ipairs',
+        'math',
+        'pairs',
+        'pcall',
+        'string',
+        'table',
+        'tonumber',
+        'tostring',
+        'type',
         // Luau's and Roblox's
-        'bit32', 'game', 'task',
+        'bit32',
+        'game',
+        'task',
         // the buyer's key
-        'getgenv', 'script_key',
+        'getgenv',
+        'script_key',
         // executor functions, each used only when it exists
-        'gethwid', 'http', 'http_request', 'identifyexecutor', 'request', 'syn',
+        'gethwid',
+        'http',
+        'http_request',
+        'identifyexecutor',
+        'request',
+        'syn',
       ].sort(),
     );
     // Library functions that Luau and Lua 5.1 both have (none of Lua 5.3's string.pack, math.tointeger, utf8...).
     expect([...libraryFunctions].sort()).toEqual(
       [
-        'bit32.band', 'bit32.bnot', 'bit32.bxor', 'bit32.rrotate', 'bit32.rshift',
-        'math.floor', 'math.random',
-        'string.byte', 'string.char', 'string.format', 'string.gsub', 'string.lower', 'string.rep', 'string.sub',
+        'bit32.band',
+        'bit32.bnot',
+        'bit32.bxor',
+        'bit32.rrotate',
+        'bit32.rshift',
+        'math.floor',
+        'math.random',
+        'string.byte',
+        'string.char',
+        'string.format',
+        'string.gsub',
+        'string.lower',
+        'string.rep',
+        'string.sub',
         'table.concat',
       ].sort(),
     );
@@ -359,7 +387,7 @@ describe('examples/roblox-validate-loader.luau: where the key, the machine id an
     expect([...cut].length).toBeLessThanOrEqual(100);
   });
 
-  it.each(['request', 'http_request', 'syn.request', 'http.request'])('sends through the executor\'s %s when that is the one it has', (name) => {
+  it.each(['request', 'http_request', 'syn.request', 'http.request'])("sends through the executor's %s when that is the one it has", (name) => {
     const { requests, error } = runLoader({ requestFunctions: [name] });
     expect(error).toBeUndefined();
     expect(requests.map((r) => r.via)).toEqual([name]);
@@ -395,19 +423,51 @@ describe('examples/roblox-validate-loader.luau: what it does with the answer', (
 
   const refusal = (code: string): Reply => json(200, { valid: false, code });
   it.each([
-    ['KEY_REVOKED', refusal('KEY_REVOKED'), '[Key check] This key has been revoked by the script\'s publisher. Ask them if you think that is a mistake. (KEY_REVOKED)'],
-    ['KEY_EXPIRED', refusal('KEY_EXPIRED'), '[Key check] This key has expired. Renew it with the script\'s publisher to keep using the script. (KEY_EXPIRED)'],
-    ['KEY_HWID_LOCKED', refusal('KEY_HWID_LOCKED'), '[Key check] This key is locked to another device (or another executor). Ask the seller for a reset (HWID reset), then run the script again here. (KEY_HWID_LOCKED)'],
-    ['KEY_OVER_LIMIT', refusal('KEY_OVER_LIMIT'), '[Key check] This key has no uses left. Get a new key from the script\'s publisher. (KEY_OVER_LIMIT)'],
-    ['KEY_INVALID', refusal('KEY_INVALID'), '[Key check] This key is not valid for this script. Check that you copied the whole key, with no spaces, and that it is for this script. (KEY_INVALID)'],
-    ['429 with Retry-After', json(429, { error: 'Too many key checks' }, { 'Retry-After': '30' }), '[Key check] Too many key checks right now. Try again in 30 seconds.'],
-    ['429 with a lower-case retry-after', json(429, { error: 'Too many key checks' }, { 'retry-after': '5' }), '[Key check] Too many key checks right now. Try again in 5 seconds.'],
+    [
+      'KEY_REVOKED',
+      refusal('KEY_REVOKED'),
+      "[Key check] This key has been revoked by the script's publisher. Ask them if you think that is a mistake. (KEY_REVOKED)",
+    ],
+    ['KEY_EXPIRED', refusal('KEY_EXPIRED'), "[Key check] This key has expired. Renew it with the script's publisher to keep using the script. (KEY_EXPIRED)"],
+    [
+      'KEY_HWID_LOCKED',
+      refusal('KEY_HWID_LOCKED'),
+      '[Key check] This key is locked to another device (or another executor). Ask the seller for a reset (HWID reset), then run the script again here. (KEY_HWID_LOCKED)',
+    ],
+    ['KEY_OVER_LIMIT', refusal('KEY_OVER_LIMIT'), "[Key check] This key has no uses left. Get a new key from the script's publisher. (KEY_OVER_LIMIT)"],
+    [
+      'KEY_INVALID',
+      refusal('KEY_INVALID'),
+      '[Key check] This key is not valid for this script. Check that you copied the whole key, with no spaces, and that it is for this script. (KEY_INVALID)',
+    ],
+    [
+      '429 with Retry-After',
+      json(429, { error: 'Too many key checks' }, { 'Retry-After': '30' }),
+      '[Key check] Too many key checks right now. Try again in 30 seconds.',
+    ],
+    [
+      '429 with a lower-case retry-after',
+      json(429, { error: 'Too many key checks' }, { 'retry-after': '5' }),
+      '[Key check] Too many key checks right now. Try again in 5 seconds.',
+    ],
     ['429 without Retry-After', json(429, { error: 'Too many key checks' }), '[Key check] Too many key checks right now. Try again in a minute.'],
-    ['400', json(400, { error: 'fingerprint must be 64 lowercase hex characters' }), '[Key check] The key server could not read the check: fingerprint must be 64 lowercase hex characters.'],
+    [
+      '400',
+      json(400, { error: 'fingerprint must be 64 lowercase hex characters' }),
+      '[Key check] The key server could not read the check: fingerprint must be 64 lowercase hex characters.',
+    ],
     ['500', json(500, { error: 'Internal server error' }), '[Key check] The key server answered HTTP 500: Internal server error. Try again later.'],
     ['502 with no JSON', { status: 502, body: '<html>Bad Gateway</html>' }, '[Key check] The key server answered HTTP 502. Try again later.'],
-    ['a network failure (the request raises)', { raise: 'HttpError: ConnectFail' }, '[Key check] Could not reach the key server (HttpError: ConnectFail). Check your connection and try again.'],
-    ['a network failure (status 0)', { statusZero: 'Couldn\'t resolve host name' }, '[Key check] Could not reach the key server (Couldn\'t resolve host name). Check your connection and try again.'],
+    [
+      'a network failure (the request raises)',
+      { raise: 'HttpError: ConnectFail' },
+      '[Key check] Could not reach the key server (HttpError: ConnectFail). Check your connection and try again.',
+    ],
+    [
+      'a network failure (status 0)',
+      { statusZero: "Couldn't resolve host name" },
+      "[Key check] Could not reach the key server (Couldn't resolve host name). Check your connection and try again.",
+    ],
   ])('on %s, stops the script with a message for the buyer', (_name, reply: Reply, message) => {
     const outcome = runLoader({ reply });
     // A 429 or 5xx is asked again 3 times (the same answer here) before the buyer reads the message.

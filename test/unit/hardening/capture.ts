@@ -22,7 +22,11 @@ export function captureAllOutput() {
   return {
     text: () => chunks.join(''),
     /** Non-empty lines printed so far. */
-    lines: () => chunks.join('').split('\n').filter((line) => line.trim() !== ''),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((line) => line.trim() !== ''),
     restore: () => [...streamSpies, ...consoleSpies].forEach((spy) => spy.mockRestore()),
   };
 }

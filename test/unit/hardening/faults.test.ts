@@ -15,6 +15,7 @@ import { ROUTES } from '#api/routes';
 import type { DeliveryMessage } from '#events/delivery-message';
 import { createFanoutHandler } from '#events/fanout';
 import { SqsMessageSender } from '#events/sqs-queue';
+import type { HttpApiHandler } from '#http/http-api';
 import { type EntryName, handleGatewayRequest, type ProxyHandler } from '#local/gateway';
 import { DynamoDeliveryStore } from '#store/delivery-store';
 import { CALLER, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
@@ -23,7 +24,6 @@ import { captureLogs, discordUrl, streamEvent, streamRecord, versionItem } from 
 import { DYNAMO_FAULTS, type DynamoFaultName } from './dynamodb-faults';
 import { reportFigure } from './runs';
 import { projectItem } from './table-items';
-import type { HttpApiHandler } from '#http/http-api';
 
 /**
  * Failures of what the service depends on, injected with aws-sdk-client-mock: DynamoDB throttling and server
@@ -59,7 +59,8 @@ for (const failing of ['rate', 'project', 'own'] as const) {
 }
 
 const thrown = {
-  ProvisionedThroughputExceededException: () => new ProvisionedThroughputExceededException({ message: DYNAMO_FAULTS.ProvisionedThroughputExceededException.message, $metadata: { httpStatusCode: 400 } }),
+  ProvisionedThroughputExceededException: () =>
+    new ProvisionedThroughputExceededException({ message: DYNAMO_FAULTS.ProvisionedThroughputExceededException.message, $metadata: { httpStatusCode: 400 } }),
   ThrottlingException: () => new ThrottlingException({ message: DYNAMO_FAULTS.ThrottlingException.message, $metadata: { httpStatusCode: 400 } }),
   InternalServerError: () => new InternalServerError({ message: DYNAMO_FAULTS.InternalServerError.message, $metadata: { httpStatusCode: 500 } }),
 } satisfies Record<DynamoFaultName, () => Error>;
@@ -122,13 +123,19 @@ function givenWebhooks(...projectIds: string[]) {
 }
 
 const queuedDeliveryIds = () =>
-  sqs.commandCalls(SendMessageBatchCommand).flatMap((call) => (call.args[0].input.Entries ?? []).map((entry) => (JSON.parse(entry.MessageBody ?? '') as DeliveryMessage).deliveryId));
+  sqs
+    .commandCalls(SendMessageBatchCommand)
+    .flatMap((call) => (call.args[0].input.Entries ?? []).map((entry) => (JSON.parse(entry.MessageBody ?? '') as DeliveryMessage).deliveryId));
 
 /**
  * How Lambda's event-source mapping treats a stream batch with ReportBatchItemFailures: the batch is handed
  * over again from the first failed record, until nothing fails or the retries run out.
  */
-async function deliverLikeLambda(fanout: ReturnType<typeof createFanoutHandler>, records: DynamoDBRecord[], retries: number): Promise<{ invocations: number; skipped: number }> {
+async function deliverLikeLambda(
+  fanout: ReturnType<typeof createFanoutHandler>,
+  records: DynamoDBRecord[],
+  retries: number,
+): Promise<{ invocations: number; skipped: number }> {
   let pending = records;
   for (let invocation = 1; ; invocation++) {
     const { batchItemFailures } = await fanout(streamEvent(...pending));
@@ -146,8 +153,14 @@ describe('SQS SendMessageBatch failing in the fan-out', () => {
   });
 
   it.each([
-    ['throws RequestThrottled', () => new SQSServiceException({ name: 'RequestThrottled', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: 'Request is throttled.' })],
-    ['throws a 500 InternalError', () => new SQSServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'internal' })],
+    [
+      'throws RequestThrottled',
+      () => new SQSServiceException({ name: 'RequestThrottled', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: 'Request is throttled.' }),
+    ],
+    [
+      'throws a 500 InternalError',
+      () => new SQSServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'internal' }),
+    ],
   ])('reports the record failed when SendMessageBatch %s, and the retried record queues its event', async (_, failure) => {
     givenWebhooks('prj_a');
     let calls = 0;
@@ -178,10 +191,13 @@ describe('SQS SendMessageBatch failing in the fan-out', () => {
         return { Successful: input.Entries.map((entry) => ({ Id: entry.Id, MessageId: entry.Id, MD5OfMessageBody: 'x' })), Failed: [] };
       }
       refusals -= 1;
-      if (refusals % 2 === 0) throw new SQSServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'internal' });
+      if (refusals % 2 === 0)
+        throw new SQSServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'internal' });
       return { Successful: [], Failed: input.Entries.map((entry) => ({ Id: entry.Id, Code: 'InternalError', SenderFault: false })) };
     });
-    const records = projects.map((projectId, i) => streamRecord('INSERT', versionItem(projectId), { eventID: `evt-batch-${i}`, sequenceNumber: String(700 + i) }));
+    const records = projects.map((projectId, i) =>
+      streamRecord('INSERT', versionItem(projectId), { eventID: `evt-batch-${i}`, sequenceNumber: String(700 + i) }),
+    );
 
     const { invocations, skipped } = await deliverLikeLambda(fanoutWithMocks(), records, 5);
 
@@ -194,13 +210,25 @@ describe('SQS SendMessageBatch failing in the fan-out', () => {
 });
 
 describe('a table that accepts connections but never answers', () => {
-  it('ends a token lookup that hangs as the gateway\'s JSON 500 after the function timeout, not a request that waits forever', async () => {
+  it("ends a token lookup that hangs as the gateway's JSON 500 after the function timeout, not a request that waits forever", async () => {
     const neverAnswers: ProxyHandler = () => new Promise<never>(() => undefined);
     const neverAnswersLoader: HttpApiHandler = () => new Promise<never>(() => undefined);
     const handlers = Object.fromEntries(ROUTES.map((route) => [route.entry, neverAnswers])) as Record<EntryName, ProxyHandler>;
-    const request = { method: 'GET', target: `/v1/projects/${PROJECT_ID}/keys`, rawHeaders: ['Authorization', 'Bearer sdt_x'], body: Buffer.alloc(0), sourceIp: '127.0.0.1' };
+    const request = {
+      method: 'GET',
+      target: `/v1/projects/${PROJECT_ID}/keys`,
+      rawHeaders: ['Authorization', 'Bearer sdt_x'],
+      body: Buffer.alloc(0),
+      sourceIp: '127.0.0.1',
+    };
 
-    const outcome = await handleGatewayRequest(request, { authorizer: () => new Promise<never>(() => undefined), handlers, loaderHandlers: { 'loader-validate': neverAnswersLoader, 'loader-script': neverAnswersLoader }, handlerTimeoutMs: 50, newRequestId: () => 'req-hang' });
+    const outcome = await handleGatewayRequest(request, {
+      authorizer: () => new Promise<never>(() => undefined),
+      handlers,
+      loaderHandlers: { 'loader-validate': neverAnswersLoader, 'loader-script': neverAnswersLoader },
+      handlerTimeoutMs: 50,
+      newRequestId: () => 'req-hang',
+    });
 
     expect(outcome.response.status).toBe(500);
     expect(JSON.parse(String(outcome.response.body))).toEqual({ error: 'Internal error', request_id: 'req-hang' });

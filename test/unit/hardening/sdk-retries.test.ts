@@ -5,6 +5,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listKeysEndpoint } from '#api/list-keys';
 import { createApiHandler } from '#http/api-handler';
+import { memoryKeySecret } from '#local/key-secret';
 import { DynamoProjectStore } from '#store/project-store';
 import { createStores } from '#store/stores';
 import { NOW, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
@@ -13,7 +14,6 @@ import { captureLogs } from '../events/fixtures';
 import { DYNAMO_FAULTS, type DynamoFaultName, faultyDocumentClient } from './dynamodb-faults';
 import { reportFigure } from './runs';
 import { projectItem } from './table-items';
-import { memoryKeySecret } from '#local/key-secret';
 
 /**
  * DynamoDB throttling and server errors injected below the SDK (in the client's transport, no network), so the
@@ -38,7 +38,12 @@ function tableAnswer(operation: string): unknown {
 
 /** The list-keys endpoint on stores whose client has the injected transport. */
 function listKeysOn(db: DynamoDBDocumentClient) {
-  return createApiHandler(listKeysEndpoint, { stores: createStores(db, 'faults-table'), keySecret: memoryKeySecret(), now: () => NOW, logger: new Logger({ serviceName: 'faults-test' }) });
+  return createApiHandler(listKeysEndpoint, {
+    stores: createStores(db, 'faults-table'),
+    keySecret: memoryKeySecret(),
+    now: () => NOW,
+    logger: new Logger({ serviceName: 'faults-test' }),
+  });
 }
 
 describe('DynamoDB faults below the SDK, with the client configured as the product configures it', () => {
@@ -86,4 +91,3 @@ describe('DynamoDB faults below the SDK, with the client configured as the produ
     expect(client.calls.filter((call) => call.operation === 'Query')).toHaveLength(5);
   });
 });
-

@@ -10,11 +10,19 @@ import type { DeliveryMessage } from '#events/delivery-message';
 import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl } from '#events/discord-webhook-url';
 import type { InFlightMessages } from '#events/ports';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
-import { SECURITY_HEADERS } from '#http/responses';
 import type { HttpApiHandler } from '#http/http-api';
-import { type EntryName, type GatewayDeps, gatewayResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, type ProxyHandler, type RawRequest } from '#local/gateway';
-import { countEarlierRequests, memoryApi, memoryAuthorizer, type MemoryApi, PROJECT_ID, UNKNOWN_PROJECT_ID } from '#test-support/api-harness';
-import { apiEvent, type ApiEventInput, authorizerEvent, DEFAULT_CALLER, lambdaContext, type RouteEntry } from '#test-support/fixtures';
+import { SECURITY_HEADERS } from '#http/responses';
+import {
+  type EntryName,
+  type GatewayDeps,
+  gatewayResponse,
+  handleGatewayRequest,
+  MAX_REQUEST_BODY_BYTES,
+  type ProxyHandler,
+  type RawRequest,
+} from '#local/gateway';
+import { countEarlierRequests, type MemoryApi, memoryApi, memoryAuthorizer, PROJECT_ID, UNKNOWN_PROJECT_ID } from '#test-support/api-harness';
+import { type ApiEventInput, apiEvent, authorizerEvent, DEFAULT_CALLER, lambdaContext, type RouteEntry } from '#test-support/fixtures';
 import { captureAllOutput, leakedSecrets } from './capture';
 import { PROPERTY_RUNS, reportFigure, timeoutFor } from './runs';
 
@@ -83,7 +91,12 @@ function sqsRecord(url: string, index: number): SQSRecord {
     deliveryId: `evt-${index}:${webhookId}`,
     webhook: { id: webhookId },
     project: { id: 'prj_1', name: 'Script' },
-    event: { name: 'version_deployed', projectId: 'prj_1', occurredAt: 1_700_000_000, data: { versionId: 'ver_1', versionNumber: 1, sizeBytes: 10, notes: '' } },
+    event: {
+      name: 'version_deployed',
+      projectId: 'prj_1',
+      occurredAt: 1_700_000_000,
+      data: { versionId: 'ver_1', versionNumber: 1, sizeBytes: 10, notes: '' },
+    },
   };
   return {
     messageId: `m-${index}`,
@@ -105,7 +118,13 @@ describe('only Discord webhook hosts are ever called', () => {
   });
 
   const deliver = () =>
-    createDeliveryHandler({ store: deliveryStore, inFlight, logger: new Logger({ serviceName: 'security-test' }), discordApiBase: DEFAULT_DISCORD_API_BASE, claimStaleAfterSeconds: 180 });
+    createDeliveryHandler({
+      store: deliveryStore,
+      inFlight,
+      logger: new Logger({ serviceName: 'security-test' }),
+      discordApiBase: DEFAULT_DISCORD_API_BASE,
+      claimStaleAfterSeconds: 180,
+    });
 
   it(`never fetches any of ${NEVER_CALLED.length} non-Discord, http, look-alike, userinfo or port URLs, and logs each without its token`, async () => {
     const output = captureAllOutput();
@@ -127,71 +146,94 @@ describe('only Discord webhook hosts are ever called', () => {
     expect(called).toEqual(configured.map(() => `https://discord.com/api/v10/webhooks/${WEBHOOK_ID}/${WEBHOOK_SECRET}?wait=true`));
   });
 
-  it('only ever builds a post URL on the API base, for arbitrary and adversarial configured URLs', () => {
-    const discordHosts = new Set(['discord.com', 'discordapp.com', 'canary.discord.com', 'ptb.discord.com', 'canary.discordapp.com', 'ptb.discordapp.com']);
-    const part = <T>(...values: T[]) => fc.constantFrom(...values);
-    const adversarial = fc
-      .tuple(
-        part('https://', 'http://', 'HTTPS://', 'https:/', 'https:\\\\', 'ftp://', ' https://'),
-        part('', 'discord.com@', 'user:pass@', 'evil.test@'),
-        part('discord.com', 'DISCORD.COM', 'discord.com.', 'discord.com.evil.test', 'evil.test', 'discordapp.com', 'canary.discord.com', 'discord.co', '127.0.0.1', '[::1]', 'xn--discrd-2ya.com'),
-        part('', ':443', ':8443', ':80'),
-        part('/api/webhooks/', '/api/v10/webhooks/', '/webhooks/', '/api/webhooks/../', '/API/webhooks/'),
-        fc.stringMatching(/^[0-9]{1,22}$/),
-        part('/', '//', '/./', ''),
-        fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,80}$/), fc.string({ maxLength: 40 })),
-        part('', '/', '?wait=false', '#frag', '/..', '%2F..'),
-      )
-      .map((parts) => parts.join(''));
-    const genuine = fc
-      .tuple(fc.constantFrom(...discordHosts), part('', '/v6', '/v9', '/v10'), fc.stringMatching(/^[0-9]{17,20}$/), fc.stringMatching(/^[A-Za-z0-9_-]{60,70}$/))
-      .map(([host, version, id, token]) => `https://${host}/api${version}/webhooks/${id}/${token}`);
-    // One change to a genuine URL: each must either keep it a Discord webhook URL or make it refused.
-    const mutated = fc
-      .tuple(genuine, part('userinfo', 'port', 'query', 'fragment', 'suffix-host', 'http', 'upper', 'trailing-dot', 'path'))
-      .map(([url, change]) => {
-        const at = url.indexOf('/api');
-        switch (change) {
-          case 'userinfo':
-            return url.replace('https://', 'https://evil.test@');
-          case 'port':
-            return `${url.slice(0, at)}:444${url.slice(at)}`;
-          case 'query':
-            return `${url}?x=https://evil.test`;
-          case 'fragment':
-            return `${url}#@evil.test`;
-          case 'suffix-host':
-            return `${url.slice(0, at)}.evil.test${url.slice(at)}`;
-          case 'http':
-            return url.replace('https://', 'http://');
-          case 'upper':
-            return url.toUpperCase();
-          case 'trailing-dot':
-            return `${url.slice(0, at)}.${url.slice(at)}`;
-          default:
-            return `${url}/../../../evil`;
-        }
-      });
-    let accepted = 0;
-    let tried = 0;
-    fc.assert(
-      fc.property(fc.oneof(adversarial, genuine, mutated, fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.string()), (raw) => {
-        tried += 1;
-        const webhook = parseDiscordWebhookUrl(raw);
-        if (!webhook) return;
-        accepted += 1;
-        const configured = new URL(raw);
-        expect(configured.protocol).toBe('https:');
-        expect(discordHosts.has(configured.hostname)).toBe(true);
-        expect([configured.username, configured.password, configured.port]).toEqual(['', '', '']);
-        const post = new URL(executeWebhookUrl(DEFAULT_DISCORD_API_BASE, webhook));
-        expect(post.origin).toBe('https://discord.com');
-        expect(post.pathname).toBe(`/api/v10/webhooks/${webhook.id}/${webhook.token}`);
-      }),
-      { numRuns: PROPERTY_RUNS },
-    );
-    reportFigure(`webhook URL property: ${tried} configured URLs tried, ${accepted} accepted as Discord webhooks, every post URL on https://discord.com/api/v10`);
-  }, timeoutFor(60));
+  it(
+    'only ever builds a post URL on the API base, for arbitrary and adversarial configured URLs',
+    () => {
+      const discordHosts = new Set(['discord.com', 'discordapp.com', 'canary.discord.com', 'ptb.discord.com', 'canary.discordapp.com', 'ptb.discordapp.com']);
+      const part = <T>(...values: T[]) => fc.constantFrom(...values);
+      const adversarial = fc
+        .tuple(
+          part('https://', 'http://', 'HTTPS://', 'https:/', 'https:\\\\', 'ftp://', ' https://'),
+          part('', 'discord.com@', 'user:pass@', 'evil.test@'),
+          part(
+            'discord.com',
+            'DISCORD.COM',
+            'discord.com.',
+            'discord.com.evil.test',
+            'evil.test',
+            'discordapp.com',
+            'canary.discord.com',
+            'discord.co',
+            '127.0.0.1',
+            '[::1]',
+            'xn--discrd-2ya.com',
+          ),
+          part('', ':443', ':8443', ':80'),
+          part('/api/webhooks/', '/api/v10/webhooks/', '/webhooks/', '/api/webhooks/../', '/API/webhooks/'),
+          fc.stringMatching(/^[0-9]{1,22}$/),
+          part('/', '//', '/./', ''),
+          fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,80}$/), fc.string({ maxLength: 40 })),
+          part('', '/', '?wait=false', '#frag', '/..', '%2F..'),
+        )
+        .map((parts) => parts.join(''));
+      const genuine = fc
+        .tuple(
+          fc.constantFrom(...discordHosts),
+          part('', '/v6', '/v9', '/v10'),
+          fc.stringMatching(/^[0-9]{17,20}$/),
+          fc.stringMatching(/^[A-Za-z0-9_-]{60,70}$/),
+        )
+        .map(([host, version, id, token]) => `https://${host}/api${version}/webhooks/${id}/${token}`);
+      // One change to a genuine URL: each must either keep it a Discord webhook URL or make it refused.
+      const mutated = fc
+        .tuple(genuine, part('userinfo', 'port', 'query', 'fragment', 'suffix-host', 'http', 'upper', 'trailing-dot', 'path'))
+        .map(([url, change]) => {
+          const at = url.indexOf('/api');
+          switch (change) {
+            case 'userinfo':
+              return url.replace('https://', 'https://evil.test@');
+            case 'port':
+              return `${url.slice(0, at)}:444${url.slice(at)}`;
+            case 'query':
+              return `${url}?x=https://evil.test`;
+            case 'fragment':
+              return `${url}#@evil.test`;
+            case 'suffix-host':
+              return `${url.slice(0, at)}.evil.test${url.slice(at)}`;
+            case 'http':
+              return url.replace('https://', 'http://');
+            case 'upper':
+              return url.toUpperCase();
+            case 'trailing-dot':
+              return `${url.slice(0, at)}.${url.slice(at)}`;
+            default:
+              return `${url}/../../../evil`;
+          }
+        });
+      let accepted = 0;
+      let tried = 0;
+      fc.assert(
+        fc.property(fc.oneof(adversarial, genuine, mutated, fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.string()), (raw) => {
+          tried += 1;
+          const webhook = parseDiscordWebhookUrl(raw);
+          if (!webhook) return;
+          accepted += 1;
+          const configured = new URL(raw);
+          expect(configured.protocol).toBe('https:');
+          expect(discordHosts.has(configured.hostname)).toBe(true);
+          expect([configured.username, configured.password, configured.port]).toEqual(['', '', '']);
+          const post = new URL(executeWebhookUrl(DEFAULT_DISCORD_API_BASE, webhook));
+          expect(post.origin).toBe('https://discord.com');
+          expect(post.pathname).toBe(`/api/v10/webhooks/${webhook.id}/${webhook.token}`);
+        }),
+        { numRuns: PROPERTY_RUNS },
+      );
+      reportFigure(
+        `webhook URL property: ${tried} configured URLs tried, ${accepted} accepted as Discord webhooks, every post URL on https://discord.com/api/v10`,
+      );
+    },
+    timeoutFor(60),
+  );
 });
 
 // ---- Response headers ----
@@ -209,12 +251,22 @@ describe('every API response carries Cache-Control: no-store and X-Content-Type-
       ['200', nothing, 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID })],
       ['400', nothing, 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID, query: { limit: '0' } })],
       ['401', nothing, 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID, caller: null })],
-      ['403', ({ store }) => store.addProject({ id: PROJECT_ID, ownerId: DEFAULT_CALLER.ownerId, plan: 'pro' }), 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID })],
+      [
+        '403',
+        ({ store }) => store.addProject({ id: PROJECT_ID, ownerId: DEFAULT_CALLER.ownerId, plan: 'pro' }),
+        'list-keys',
+        apiEvent('list-keys', { projectId: PROJECT_ID }),
+      ],
       ['404', nothing, 'list-keys', apiEvent('list-keys', { projectId: UNKNOWN_PROJECT_ID })],
       ['400', nothing, 'revoke-key', apiEvent('revoke-key', { projectId: PROJECT_ID, body: { key_id: 'k'.repeat(70_000) } })],
       ['400', nothing, 'revoke-key', apiEvent('revoke-key', { projectId: PROJECT_ID, body: { key_id: 'k' }, headers: { 'Content-Type': 'text/plain' } })],
       ['429', ({ store }) => countEarlierRequests(store, 100), 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID })],
-      ['500', ({ store }) => vi.spyOn(store, 'listKeysAfter').mockRejectedValue(new Error('table unavailable')), 'list-keys', apiEvent('list-keys', { projectId: PROJECT_ID })],
+      [
+        '500',
+        ({ store }) => vi.spyOn(store, 'listKeysAfter').mockRejectedValue(new Error('table unavailable')),
+        'list-keys',
+        apiEvent('list-keys', { projectId: PROJECT_ID }),
+      ],
     ];
     const output = captureAllOutput();
     try {
@@ -260,7 +312,11 @@ describe('every API response carries Cache-Control: no-store and X-Content-Type-
       [401, request(), { authorizer: async () => Promise.reject(new Error('Unauthorized')), handlers: handlers(hang), loaderHandlers }],
       [403, request(), { authorizer: deny, handlers: handlers(hang), loaderHandlers }],
       [404, request({ target: '/v1/nothing' }), { authorizer: allow, handlers: handlers(hang), loaderHandlers }],
-      [413, request({ method: 'POST', target: '/v1/projects/prj_1/keys/revoke', body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1) }), { authorizer: allow, handlers: handlers(hang), loaderHandlers }],
+      [
+        413,
+        request({ method: 'POST', target: '/v1/projects/prj_1/keys/revoke', body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1) }),
+        { authorizer: allow, handlers: handlers(hang), loaderHandlers },
+      ],
       [500, request(), { authorizer: async () => Promise.reject(new Error('table down')), handlers: handlers(hang), loaderHandlers }],
       [500, request(), { authorizer: allow, handlers: handlers(async () => Promise.reject(new Error('crash'))), loaderHandlers }],
       [500, request(), { authorizer: allow, handlers: handlers(async () => ({ statusCode: 'two hundred' })), loaderHandlers }],
@@ -303,7 +359,9 @@ describe('no raw token, usage-plan key value or webhook token in any log line', 
       await call('list-keys');
       await call('list-keys', { query: { limit: GOOD_TOKEN } });
       await call('revoke-key', { body: { key_id: GOOD_TOKEN } });
-      vi.spyOn(store, 'listKeysAfter').mockRejectedValue(Object.assign(new Error('ProvisionedThroughputExceededException'), { name: 'ProvisionedThroughputExceededException' }));
+      vi.spyOn(store, 'listKeysAfter').mockRejectedValue(
+        Object.assign(new Error('ProvisionedThroughputExceededException'), { name: 'ProvisionedThroughputExceededException' }),
+      );
       await call('list-keys');
       expect(statuses).toEqual([200, 400, 404, 500]);
     } finally {

@@ -78,7 +78,10 @@ describe('the validate handler on an HTTP API event', () => {
 
   it('answers a base64-encoded JSON body (a client that sent no text media type) like a plain one', async () => {
     const { validate, issued, body } = handler();
-    const reply = await invoke(validate, httpApiEvent({ headerPairs: [['Content-Type', 'application/json']], body: Buffer.from(body).toString('base64'), isBase64Encoded: true }));
+    const reply = await invoke(
+      validate,
+      httpApiEvent({ headerPairs: [['Content-Type', 'application/json']], body: Buffer.from(body).toString('base64'), isBase64Encoded: true }),
+    );
     expect(reply.body).toMatchObject({ valid: true, key_id: issued.id });
   });
 

@@ -1,13 +1,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { SCRIPT_ROUTE } from '#api/routes';
+import { AddressTally } from '#domain/address-tally';
 import { REFUSAL_SENTENCES, ScriptCache, sha256Hex } from '#domain/scripts';
 import { createScriptHandler, NO_VERSION_YET } from '#loader/script';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { NOW } from '#test-support/api-harness';
 import { lambdaContext } from '#test-support/fixtures';
 import { MemoryKeyCheckStore, MemoryScriptStore, MemoryStores } from '#test-support/memory-stores';
-import { AddressTally } from '#domain/address-tally';
 
 const PROJECT = 'prj_script';
 const WATERMARK = '00112233aabbccdd';

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { QueueTelemetrySink, TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
 import { LOADER_ROUTE } from '#api/routes';
+import { AddressTally } from '#domain/address-tally';
 import { LOADER_LIMITS } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import type { MessageSender } from '#events/ports';
@@ -13,13 +14,16 @@ import { buildLoaderEvent } from '#local/proxy-event';
 import { invoke, NOW, SECONDS_TO_NEXT_WINDOW, SECURITY_HEADERS } from '#test-support/api-harness';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
 import { captureLogs } from '../events/fixtures';
-import { AddressTally } from '#domain/address-tally';
 
 const PROJECT = 'prj_loader';
 const FINGERPRINT = 'c'.repeat(64);
 
 /** The 2.0 event the loader's HTTP API sends the check. */
-function loaderEvent(body: string | null, headers: Record<string, string> = { 'Content-Type': 'application/json' }, sourceIp = '198.51.100.20'): APIGatewayProxyEventV2 {
+function loaderEvent(
+  body: string | null,
+  headers: Record<string, string> = { 'Content-Type': 'application/json' },
+  sourceIp = '198.51.100.20',
+): APIGatewayProxyEventV2 {
   return buildLoaderEvent({ route: LOADER_ROUTE, body, headers, sourceIp, requestId: 'req-loader', timeEpoch: NOW * 1000 });
 }
 
@@ -54,7 +58,7 @@ describe('POST /v1/loader/validate answers 200 for every well-formed request', (
     expect(reply.raw).toBe('{"valid":false,"code":"KEY_REVOKED"}');
   });
 
-  it('answers KEY_HWID_LOCKED with exactly {valid, code} for a machine past a bound key\'s max_fingerprints, counting no use', async () => {
+  it("answers KEY_HWID_LOCKED with exactly {valid, code} for a machine past a bound key's max_fingerprints, counting no use", async () => {
     const { body, send, keys } = loaderApi();
     const bound = keys.issue(PROJECT, { maxFingerprints: 1, fingerprints: ['e'.repeat(64)] });
     const reply = await send({ ...body, key: bound.key });
@@ -67,7 +71,11 @@ describe('POST /v1/loader/validate answers 200 for every well-formed request', (
   it("answers an unknown key, another project's key and an unknown project with the same bytes", async () => {
     const { body, send, keys } = loaderApi();
     const theirs = keys.issue('prj_theirs');
-    const replies = [await send({ ...body, key: 'sdk_not-a-key' }), await send({ ...body, key: theirs.key }), await send({ ...body, project_id: 'prj_nobody' })];
+    const replies = [
+      await send({ ...body, key: 'sdk_not-a-key' }),
+      await send({ ...body, key: theirs.key }),
+      await send({ ...body, project_id: 'prj_nobody' }),
+    ];
     expect(replies.map((reply) => [reply.status, reply.raw])).toEqual(Array(3).fill([200, '{"valid":false,"code":"KEY_INVALID"}']));
   });
 
@@ -113,11 +121,31 @@ describe('POST /v1/loader/validate refuses malformed input with 400 naming the f
     ['a project_id that is no id', { ...good, project_id: 'prj/../x' }, 'project_id must be the project id, 1-64 characters of A-Z, a-z, 0-9, _ or -'],
     ['an empty key', { ...good, key: '' }, 'key must not be empty'],
     ['a key past 256 characters', { ...good, key: 'k'.repeat(257) }, 'key must be at most 256 characters'],
-    ['a fingerprint in upper case', { ...good, fingerprint: 'C'.repeat(64) }, "fingerprint must be 64 lowercase hex characters: the SHA-256 of the machine's id, never the id itself"],
-    ['a fingerprint of 63 hex characters', { ...good, fingerprint: 'c'.repeat(63) }, "fingerprint must be 64 lowercase hex characters: the SHA-256 of the machine's id, never the id itself"],
-    ['a raw machine id as fingerprint', { ...good, fingerprint: 'DESKTOP-1234' }, "fingerprint must be 64 lowercase hex characters: the SHA-256 of the machine's id, never the id itself"],
-    ['a script_hash that is not hex', { ...good, script_hash: 'z'.repeat(64) }, 'script_hash must be 64 lowercase hex characters: the SHA-256 of the script text'],
-    ['a script_hash of 65 characters', { ...good, script_hash: 'a'.repeat(65) }, 'script_hash must be 64 lowercase hex characters: the SHA-256 of the script text'],
+    [
+      'a fingerprint in upper case',
+      { ...good, fingerprint: 'C'.repeat(64) },
+      "fingerprint must be 64 lowercase hex characters: the SHA-256 of the machine's id, never the id itself",
+    ],
+    [
+      'a fingerprint of 63 hex characters',
+      { ...good, fingerprint: 'c'.repeat(63) },
+      "fingerprint must be 64 lowercase hex characters: the SHA-256 of the machine's id, never the id itself",
+    ],
+    [
+      'a raw machine id as fingerprint',
+      { ...good, fingerprint: 'DESKTOP-1234' },
+      "fingerprint must be 64 lowercase hex characters: the SHA-256 of the machine's id, never the id itself",
+    ],
+    [
+      'a script_hash that is not hex',
+      { ...good, script_hash: 'z'.repeat(64) },
+      'script_hash must be 64 lowercase hex characters: the SHA-256 of the script text',
+    ],
+    [
+      'a script_hash of 65 characters',
+      { ...good, script_hash: 'a'.repeat(65) },
+      'script_hash must be 64 lowercase hex characters: the SHA-256 of the script text',
+    ],
     ['an empty executor', { ...good, executor: '' }, 'executor must not be empty'],
     ['an executor of only spaces', { ...good, executor: '   ' }, 'executor must not be empty'],
     ['an executor of 101 characters', { ...good, executor: 'x'.repeat(101) }, 'executor must be at most 100 characters'],
@@ -147,9 +175,26 @@ describe('POST /v1/loader/validate refuses malformed input with 400 naming the f
     const bodies = fc.oneof(
       fc.string(),
       fc.json(),
-      fc.record({ project_id: fc.oneof(fc.constant(PROJECT), fc.string()), key: fc.oneof(fc.constant(body.key), fc.string()), fingerprint: fc.oneof(fc.constant(FINGERPRINT), fc.string()), executor: fc.string() }, { requiredKeys: [] }).map((value) => JSON.stringify(value)),
+      fc
+        .record(
+          {
+            project_id: fc.oneof(fc.constant(PROJECT), fc.string()),
+            key: fc.oneof(fc.constant(body.key), fc.string()),
+            fingerprint: fc.oneof(fc.constant(FINGERPRINT), fc.string()),
+            executor: fc.string(),
+          },
+          { requiredKeys: [] },
+        )
+        .map((value) => JSON.stringify(value)),
     );
-    const contentTypes = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', '', 'application/x-www-form-urlencoded', 'application/xml');
+    const contentTypes = fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      '',
+      'application/x-www-form-urlencoded',
+      'application/xml',
+    );
     await fc.assert(
       fc.asyncProperty(bodies, contentTypes, async (payload, contentType) => {
         const reply = await send(payload, contentType ? { 'Content-Type': contentType } : {});
@@ -172,7 +217,7 @@ describe('POST /v1/loader/validate past a limit', () => {
     expect((await send(body, undefined, '198.51.100.21')).status).toBe(200);
   });
 
-  it("answers the check past its key's limit with 429 {\"error\"} and Retry-After", async () => {
+  it('answers the check past its key\'s limit with 429 {"error"} and Retry-After', async () => {
     const { keys, send } = loaderApi();
     const { key } = keys.issue(PROJECT);
     const body = { project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave' };
@@ -184,32 +229,45 @@ describe('POST /v1/loader/validate past a limit', () => {
   });
 });
 
-describe('POST /v1/loader/validate when a refusal\'s telemetry cannot be queued', () => {
+describe("POST /v1/loader/validate when a refusal's telemetry cannot be queued", () => {
   const queueThat = (sendBatch: MessageSender['sendBatch']): MessageSender => ({ sendBatch });
 
   it.each([
     ['fails', queueThat(async () => Promise.reject(new Error('SQS is down'))), 'Error: SQS is down'],
     ['refuses the message', queueThat(async (messages) => messages.map((message) => message.id)), 'refused by the queue'],
-  ])('answers a refusal as it would have when the queue %s, and logs the check as not queued (the metric filter counts that line)', async (_case, queue, problem) => {
-    const logs = captureLogs();
-    try {
-      const working = loaderApi(new QueueTelemetrySink(queueThat(async () => []), silent()));
-      const failing = loaderApi(new QueueTelemetrySink(queue, new Logger({ serviceName: 'loader-check' })));
-      working.keys.revoke(working.id);
-      failing.keys.revoke(failing.id);
-      const expected = await working.send(working.body);
-      const reply = await failing.send(failing.body);
-      expect([reply.status, reply.body]).toEqual([expected.status, { valid: false, code: 'KEY_REVOKED' }]);
-      expect(reply.body).toEqual(expected.body);
-      expect(logs.entries()).toEqual([expect.objectContaining({ level: 'ERROR', message: TELEMETRY_NOT_QUEUED, records: 1, error: problem })]);
-    } finally {
-      logs.restore();
-    }
-  });
+  ])(
+    'answers a refusal as it would have when the queue %s, and logs the check as not queued (the metric filter counts that line)',
+    async (_case, queue, problem) => {
+      const logs = captureLogs();
+      try {
+        const working = loaderApi(
+          new QueueTelemetrySink(
+            queueThat(async () => []),
+            silent(),
+          ),
+        );
+        const failing = loaderApi(new QueueTelemetrySink(queue, new Logger({ serviceName: 'loader-check' })));
+        working.keys.revoke(working.id);
+        failing.keys.revoke(failing.id);
+        const expected = await working.send(working.body);
+        const reply = await failing.send(failing.body);
+        expect([reply.status, reply.body]).toEqual([expected.status, { valid: false, code: 'KEY_REVOKED' }]);
+        expect(reply.body).toEqual(expected.body);
+        expect(logs.entries()).toEqual([expect.objectContaining({ level: 'ERROR', message: TELEMETRY_NOT_QUEUED, records: 1, error: problem })]);
+      } finally {
+        logs.restore();
+      }
+    },
+  );
 
-  it('sends a counted check nothing to the queue: its telemetry rides on the key item\'s write', async () => {
+  it("sends a counted check nothing to the queue: its telemetry rides on the key item's write", async () => {
     const sent: unknown[] = [];
-    const api = loaderApi(new QueueTelemetrySink(queueThat(async (messages) => (sent.push(...messages), [])), silent()));
+    const api = loaderApi(
+      new QueueTelemetrySink(
+        queueThat(async (messages) => (sent.push(...messages), [])),
+        silent(),
+      ),
+    );
     const reply = await api.send(api.body);
     expect(reply.body).toMatchObject({ valid: true, code: 'KEY_VALID' });
     expect(sent).toEqual([]);

@@ -10,10 +10,10 @@ import {
   type GatewayDeps,
   handleGatewayRequest,
   headersOf,
-  matchRoute,
   MAX_REQUEST_BODY_BYTES,
-  policyAllows,
+  matchRoute,
   type ProxyHandler,
+  policyAllows,
   queryOf,
   type RawRequest,
   toProxyEvent,
@@ -42,7 +42,10 @@ function allow(arn = 'arn:aws:execute-api:local:000000000000:local/local/*'): AP
 
 const okHandler: ProxyHandler = async () => ({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '{"ok":true}' });
 
-function deps(overrides: Partial<GatewayDeps> = {}, handler: ProxyHandler = okHandler): GatewayDeps & { handler: Mock<ProxyHandler>; loaderHandler: Mock<HttpApiHandler> } {
+function deps(
+  overrides: Partial<GatewayDeps> = {},
+  handler: ProxyHandler = okHandler,
+): GatewayDeps & { handler: Mock<ProxyHandler>; loaderHandler: Mock<HttpApiHandler> } {
   const spy = vi.fn(handler);
   const handlers = {} as Record<EntryName, ProxyHandler>;
   for (const route of ROUTES) handlers[route.entry] = spy;
@@ -55,7 +58,10 @@ function bodyOf(response: { body: string | Buffer }): unknown {
   return JSON.parse(response.body.toString());
 }
 
-function expectGatewayResponse(response: { status: number; headers: Record<string, string | string[]>; body: string | Buffer }, type: keyof typeof GATEWAY_RESPONSES) {
+function expectGatewayResponse(
+  response: { status: number; headers: Record<string, string | string[]>; body: string | Buffer },
+  type: keyof typeof GATEWAY_RESPONSES,
+) {
   const { status, error } = GATEWAY_RESPONSES[type];
   expect(response.status).toBe(status);
   // As the CDK gateway responses do, server-side failures name the request for the logs.
@@ -187,7 +193,16 @@ describe('fromProxyResult', () => {
   });
 
   it('rejects what API Gateway calls a malformed Lambda proxy response', () => {
-    for (const garbage of [undefined, null, 'text', { body: '{}' }, { statusCode: '200' }, { statusCode: 99 }, { statusCode: 200, body: {} }, { statusCode: 200, headers: { A: {} } }]) {
+    for (const garbage of [
+      undefined,
+      null,
+      'text',
+      { body: '{}' },
+      { statusCode: '200' },
+      { statusCode: 99 },
+      { statusCode: 200, body: {} },
+      { statusCode: 200, headers: { A: {} } },
+    ]) {
       expect(fromProxyResult(garbage)).toBeUndefined();
     }
   });
@@ -228,7 +243,10 @@ describe('handleGatewayRequest', () => {
   });
 
   it('answers 403 when the policy does not allow the method', async () => {
-    const { response } = await handleGatewayRequest(request(), deps({ authorizer: async () => allow('arn:aws:execute-api:local:000000000000:local/local/POST/*') }));
+    const { response } = await handleGatewayRequest(
+      request(),
+      deps({ authorizer: async () => allow('arn:aws:execute-api:local:000000000000:local/local/POST/*') }),
+    );
     expectGatewayResponse(response, 'ACCESS_DENIED');
   });
 
@@ -242,9 +260,15 @@ describe('handleGatewayRequest', () => {
   });
 
   it('answers the integration failure (500, as every 5xx of the spec) when the handler throws or returns a malformed result', async () => {
-    const throwing = await handleGatewayRequest(request(), deps({}, async () => Promise.reject(new Error('boom'))));
+    const throwing = await handleGatewayRequest(
+      request(),
+      deps({}, async () => Promise.reject(new Error('boom'))),
+    );
     expectGatewayResponse(throwing.response, 'INTEGRATION_FAILURE');
-    const garbage = await handleGatewayRequest(request(), deps({}, async () => ({ status: 200 })));
+    const garbage = await handleGatewayRequest(
+      request(),
+      deps({}, async () => ({ status: 200 })),
+    );
     expectGatewayResponse(garbage.response, 'INTEGRATION_FAILURE');
   });
 
@@ -257,7 +281,10 @@ describe('handleGatewayRequest', () => {
 
   it("answers 413 for a body over API Gateway's 10 MB limit without calling anything", async () => {
     const gateway = deps();
-    const { response } = await handleGatewayRequest(request({ method: 'POST', target: '/v1/projects/p/keys/revoke', body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1) }), gateway);
+    const { response } = await handleGatewayRequest(
+      request({ method: 'POST', target: '/v1/projects/p/keys/revoke', body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1) }),
+      gateway,
+    );
     expectGatewayResponse(response, 'REQUEST_TOO_LARGE');
     expect(gateway.handler).not.toHaveBeenCalled();
   });
@@ -267,7 +294,18 @@ describe('the loader routes: what their HTTP API (payload format 2.0) hands the 
   const loaderRequest = (overrides: Partial<RawRequest> = {}): RawRequest => ({
     method: 'POST',
     target: '/v1/loader/script?probe=1',
-    rawHeaders: ['Content-Type', 'application/json', 'X-Forwarded-For', '192.0.2.1', 'X-Forwarded-For', '192.0.2.2', 'If-None-Match', '"etag"', 'Cookie', 'a=1; b=2'],
+    rawHeaders: [
+      'Content-Type',
+      'application/json',
+      'X-Forwarded-For',
+      '192.0.2.1',
+      'X-Forwarded-For',
+      '192.0.2.2',
+      'If-None-Match',
+      '"etag"',
+      'Cookie',
+      'a=1; b=2',
+    ],
     body: Buffer.from('{"key":"sdk_x"}'),
     sourceIp: '198.51.100.9',
     ...overrides,

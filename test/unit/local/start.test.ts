@@ -38,7 +38,7 @@ describe('parseStartArgs', () => {
 });
 
 describe('banner', () => {
-  it('prints the base URL, the token, the project and ready curl lines for keys, versions, a bulk revoke, a key check and the demo key\'s revoke', () => {
+  it("prints the base URL, the token, the project and ready curl lines for keys, versions, a bulk revoke, a key check and the demo key's revoke", () => {
     const stack: LocalStack = {
       baseUrl: 'http://127.0.0.1:3000',
       token: 'sdt_abc',
@@ -61,7 +61,7 @@ describe('banner', () => {
     const text = banner(stack, undefined);
     expect(text).toContain('Base URL    http://127.0.0.1:3000');
     // In AWS the loader routes have their own URL: the banner says where it is.
-    expect(text).toContain('Loader URL  http://127.0.0.1:3000   (here the same; in AWS the stack\'s LoaderUrl output, or your custom domain)');
+    expect(text).toContain("Loader URL  http://127.0.0.1:3000   (here the same; in AWS the stack's LoaderUrl output, or your custom domain)");
     expect(text).toContain('Token       sdt_abc');
     expect(text).toContain("curl -s -H 'Authorization: Bearer sdt_abc' 'http://127.0.0.1:3000/v1/projects/prj_1/keys?limit=5'");
     expect(text).toContain("curl -s -H 'Authorization: Bearer sdt_abc' 'http://127.0.0.1:3000/v1/projects/prj_1/versions'");
@@ -82,7 +82,7 @@ describe('banner', () => {
   });
 });
 
-describe('the first start\'s download report', () => {
+describe("the first start's download report", () => {
   const MB = 1024 * 1024;
 
   it('says what it fetches, then a line per tenth of the download when stderr is not a terminal', () => {
@@ -106,7 +106,9 @@ describe('the first start\'s download report', () => {
 
 describe('request log', () => {
   it('never prints the webhook token of a delivery to the Discord stand-in', () => {
-    expect(loggedPath('/_local/discord/webhooks/1023707647729628167/m9PLurjq-secret?wait=true')).toBe('/_local/discord/webhooks/1023707647729628167/****?wait=true');
+    expect(loggedPath('/_local/discord/webhooks/1023707647729628167/m9PLurjq-secret?wait=true')).toBe(
+      '/_local/discord/webhooks/1023707647729628167/****?wait=true',
+    );
     expect(loggedPath('/v1/projects/prj_1/keys')).toBe('/v1/projects/prj_1/keys');
   });
 });

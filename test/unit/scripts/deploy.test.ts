@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deploy, type DeploySteps } from '../../../scripts/deploy';
+import { type DeploySteps, deploy } from '../../../scripts/deploy';
 
 /** `npm run deploy`: cdk deploy, then token migrate against the deployed stack, so no token is left without its scope. */
 function steps(cdkStatus: number, migrate: DeploySteps['migrateTokens']) {
@@ -24,7 +24,11 @@ describe('npm run deploy', () => {
   it('migrates the tokens of the deployed stack (STACK_NAME, else the default) once cdk deploy succeeded', async () => {
     const { done, steps: run } = steps(0, async () => ({ migrated: 2 }));
     expect(await deploy(['--require-approval', 'never'], { STACK_NAME: 'Staging' }, run)).toBe(0);
-    expect(done).toEqual(['cdk deploy --require-approval never', 'token migrate Staging', 'token migrate: 2 token(s) stored before scopes now carry their write scope']);
+    expect(done).toEqual([
+      'cdk deploy --require-approval never',
+      'token migrate Staging',
+      'token migrate: 2 token(s) stored before scopes now carry their write scope',
+    ]);
   });
 
   it('migrates nothing when cdk deploy failed, and exits with its status', async () => {
@@ -38,7 +42,9 @@ describe('npm run deploy', () => {
       throw new Error('AccessDeniedException: dynamodb:Scan');
     });
     expect(await deploy([], {}, run)).toBe(1);
-    expect(done.at(-1)).toMatch(/^The stack is deployed, but token migrate failed \(AccessDeniedException: dynamodb:Scan\): run it again with npm run -s dashboard -- token migrate/);
+    expect(done.at(-1)).toMatch(
+      /^The stack is deployed, but token migrate failed \(AccessDeniedException: dynamodb:Scan\): run it again with npm run -s dashboard -- token migrate/,
+    );
     expect(done[1]).toBe('token migrate ScriptDistributionDeveloperApi');
   });
 });

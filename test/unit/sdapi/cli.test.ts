@@ -140,7 +140,9 @@ describe('sdapi versions and webhooks', () => {
   it('lists webhooks with their events and the URL secret masked in the table only', async () => {
     const result = await runCli(['webhooks', 'list'], { api });
     expect(result.code).toBe(EXIT.ok);
-    expect(result.stdout).toMatch(/whk_2d8f4a6c0e1b3795c4e8\s+enabled\s+version_deployed,key_abuse\s+https:\/\/discord\.com\/api\/webhooks\/1311223344556677889\/\*\*\*\*/);
+    expect(result.stdout).toMatch(
+      /whk_2d8f4a6c0e1b3795c4e8\s+enabled\s+version_deployed,key_abuse\s+https:\/\/discord\.com\/api\/webhooks\/1311223344556677889\/\*\*\*\*/,
+    );
     expect(result.stdout).toMatch(/disabled\s+\(none\)/);
     expect(result.stdout).not.toContain('secret-webhook-token-value');
     const json = await runCli(['webhooks', 'list', '--json'], { api });
@@ -158,7 +160,15 @@ describe('sdapi failures', () => {
   it('prints the help on stdout and exits 0 for --help', async () => {
     const result = await runCli(['--help'], { api });
     expect(result.code).toBe(EXIT.ok);
-    for (const command of ['keys list', 'keys revoke KEY_ID', 'keys revoke-bulk WATERMARK', 'versions list', 'versions rollback VERSION_ID', 'webhooks list', 'leak FILE']) {
+    for (const command of [
+      'keys list',
+      'keys revoke KEY_ID',
+      'keys revoke-bulk WATERMARK',
+      'versions list',
+      'versions rollback VERSION_ID',
+      'webhooks list',
+      'leak FILE',
+    ]) {
       expect(result.stdout).toContain(command);
     }
   });
@@ -171,9 +181,18 @@ describe('sdapi failures', () => {
   });
 
   it('exits 2 for an unknown command, a missing argument, or an option of another command', async () => {
-    expect(await runCli(['keys', 'delete'], { api })).toMatchObject({ code: EXIT.usage, stderr: 'sdapi: Unknown command "keys delete"; run sdapi --help for the list\n' });
-    expect(await runCli(['keys', 'revoke'], { api })).toMatchObject({ code: EXIT.usage, stderr: 'sdapi: "keys revoke" takes KEY_ID: sdapi keys revoke KEY_ID\n' });
-    expect(await runCli(['versions', 'list', '--all'], { api })).toMatchObject({ code: EXIT.usage, stderr: 'sdapi: --all does not apply to "versions list"\n' });
+    expect(await runCli(['keys', 'delete'], { api })).toMatchObject({
+      code: EXIT.usage,
+      stderr: 'sdapi: Unknown command "keys delete"; run sdapi --help for the list\n',
+    });
+    expect(await runCli(['keys', 'revoke'], { api })).toMatchObject({
+      code: EXIT.usage,
+      stderr: 'sdapi: "keys revoke" takes KEY_ID: sdapi keys revoke KEY_ID\n',
+    });
+    expect(await runCli(['versions', 'list', '--all'], { api })).toMatchObject({
+      code: EXIT.usage,
+      stderr: 'sdapi: --all does not apply to "versions list"\n',
+    });
     expect((await runCli(['versions', 'list', '--bogus'], { api })).code).toBe(EXIT.usage);
     expect(api.requests).toEqual([]);
   });
@@ -191,9 +210,14 @@ describe('sdapi failures', () => {
   });
 
   it('exits 1 with the gateway text on a wrong token', async () => {
-    const result = await runCli(['webhooks', 'list'], { api, env: { SDAPI_BASE_URL: BASE_URL, SDAPI_TOKEN: 'sdt_wrong-token-value', SDAPI_PROJECT: PROJECT_ID } });
+    const result = await runCli(['webhooks', 'list'], {
+      api,
+      env: { SDAPI_BASE_URL: BASE_URL, SDAPI_TOKEN: 'sdt_wrong-token-value', SDAPI_PROJECT: PROJECT_ID },
+    });
     expect(result.code).toBe(EXIT.apiError);
-    expect(result.stderr).toBe(`sdapi: Missing or invalid API token: send Authorization: Bearer <API_TOKEN> (HTTP 401, GET /v1/projects/${PROJECT_ID}/webhooks)\n`);
+    expect(result.stderr).toBe(
+      `sdapi: Missing or invalid API token: send Authorization: Bearer <API_TOKEN> (HTTP 401, GET /v1/projects/${PROJECT_ID}/webhooks)\n`,
+    );
   });
 });
 
@@ -203,9 +227,7 @@ describe('sdapi on 429', () => {
     const result = await runCli(['versions', 'list', '--json'], { api });
     expect(result.code).toBe(EXIT.ok);
     expect(result.sleeps).toEqual([7000, 3000]);
-    expect(result.stderr).toBe(
-      'sdapi: rate limited (429); waiting 7 s before attempt 2 of 5\nsdapi: rate limited (429); waiting 3 s before attempt 3 of 5\n',
-    );
+    expect(result.stderr).toBe('sdapi: rate limited (429); waiting 7 s before attempt 2 of 5\nsdapi: rate limited (429); waiting 3 s before attempt 3 of 5\n');
     expect(api.requests).toHaveLength(3);
   });
 

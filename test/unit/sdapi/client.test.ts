@@ -5,7 +5,10 @@ import { PROJECT_ID, runCli, TOKEN } from './run-cli';
 
 const config = { baseUrl: 'http://api.test', token: TOKEN, projectId: PROJECT_ID, sources: [] };
 const client = (fetch: typeof globalThis.fetch) => new ApiClient(config, { fetch, sleep: async () => {} });
-const answer = (status: number, body: string, headers: Record<string, string> = {}) => async () => new Response(body, { status, headers });
+const answer =
+  (status: number, body: string, headers: Record<string, string> = {}) =>
+  async () =>
+    new Response(body, { status, headers });
 
 describe('retryAfterSeconds', () => {
   it('reads delta-seconds and HTTP dates, and at least one second', () => {
@@ -19,13 +22,17 @@ describe('retryAfterSeconds', () => {
 
 describe('ApiClient', () => {
   it('fails with the status line when an error has no JSON body', async () => {
-    const failure = await client(answer(502, '<html>Bad Gateway</html>')).listWebhooks().catch((error: unknown) => error);
+    const failure = await client(answer(502, '<html>Bad Gateway</html>'))
+      .listWebhooks()
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ApiFailure);
     expect(failure).toMatchObject({ message: 'HTTP 502', status: 502, request: `GET /v1/projects/${PROJECT_ID}/webhooks` });
   });
 
   it('fails on a 200 whose body is not what the API promises', async () => {
-    const failure = await client(answer(200, '{"versions":"none"}')).listVersions().catch((error: unknown) => error);
+    const failure = await client(answer(200, '{"versions":"none"}'))
+      .listVersions()
+      .catch((error: unknown) => error);
     expect(failure).toMatchObject({ message: expect.stringMatching(/^Unexpected answer from the API: versions: /) });
   });
 
@@ -63,6 +70,8 @@ describe('sdapi output', () => {
     };
     const result = await runCli(['webhooks', 'list'], { api: { fetch } });
     expect(result.code).toBe(EXIT.apiError);
-    expect(result.stderr).toBe(`sdapi: Cannot reach https://api.test: invalid header value "Bearer [token hidden]" (GET /v1/projects/${PROJECT_ID}/webhooks)\n`);
+    expect(result.stderr).toBe(
+      `sdapi: Cannot reach https://api.test: invalid header value "Bearer [token hidden]" (GET /v1/projects/${PROJECT_ID}/webhooks)\n`,
+    );
   });
 });

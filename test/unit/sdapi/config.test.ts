@@ -41,7 +41,7 @@ describe('resolveConfig', () => {
   });
 });
 
-describe('resolveConfig and a folder\'s .local/stack.json', () => {
+describe("resolveConfig and a folder's .local/stack.json", () => {
   const folderNaming = (stack: Record<string, string>): string => {
     const cwd = mkdtempSync(join(tmpdir(), 'sdapi-config-'));
     mkdirSync(join(cwd, '.local'));

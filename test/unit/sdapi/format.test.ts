@@ -3,7 +3,15 @@ import { dateTime, kilobytes, maskWebhookSecret, table } from '../../../sdapi/fo
 
 describe('format', () => {
   it('aligns columns on the widest cell without trailing spaces', () => {
-    expect(table(['ID', 'NAME'], [['a', 'x'], ['long-id', '']])).toBe('ID       NAME\na        x\nlong-id\n');
+    expect(
+      table(
+        ['ID', 'NAME'],
+        [
+          ['a', 'x'],
+          ['long-id', ''],
+        ],
+      ),
+    ).toBe('ID       NAME\na        x\nlong-id\n');
   });
 
   it('shows Unix seconds as UTC minutes and sizes as KB with one decimal', () => {
@@ -12,7 +20,9 @@ describe('format', () => {
   });
 
   it('masks the secret part of a Discord webhook URL and leaves other URLs alone', () => {
-    expect(maskWebhookSecret('https://discord.com/api/webhooks/1311223344556677889/Zx9-token')).toBe('https://discord.com/api/webhooks/1311223344556677889/****');
+    expect(maskWebhookSecret('https://discord.com/api/webhooks/1311223344556677889/Zx9-token')).toBe(
+      'https://discord.com/api/webhooks/1311223344556677889/****',
+    );
     expect(maskWebhookSecret('https://example.test/hook')).toBe('https://example.test/hook');
   });
 });

@@ -80,7 +80,23 @@ describe('WatermarkScanner', () => {
   });
 
   it('agrees with the plain whole-text rule however the dump is cut into chunks', () => {
-    const piece = fc.constantFrom('WM_', 'W', 'M', '_', 'WM', 'M_', '3f9a1c7e5b2d8046', 'b41e07d93ac2f865', 'ABCDEF', 'a', '0', ' ', '"', '\n', 'WM_3f9a1c7e5b2d8046');
+    const piece = fc.constantFrom(
+      'WM_',
+      'W',
+      'M',
+      '_',
+      'WM',
+      'M_',
+      '3f9a1c7e5b2d8046',
+      'b41e07d93ac2f865',
+      'ABCDEF',
+      'a',
+      '0',
+      ' ',
+      '"',
+      '\n',
+      'WM_3f9a1c7e5b2d8046',
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 6 }), (pieces, cuts) => {
         const text = pieces.join('');

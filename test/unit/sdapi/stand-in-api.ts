@@ -58,7 +58,14 @@ export class StandInApi {
     } catch {
       body = text;
     }
-    this.requests.push({ method: request.method, path: url.pathname, query: url.search, authorization: request.headers.get('authorization'), body, at: Date.now() });
+    this.requests.push({
+      method: request.method,
+      path: url.pathname,
+      query: url.search,
+      authorization: request.headers.get('authorization'),
+      body,
+      at: Date.now(),
+    });
     return this.answer(request.method, url, request.headers, body);
   };
 
@@ -100,7 +107,8 @@ export class StandInApi {
       case 'POST versions/rollback': {
         const input = validate(RollbackBody, body);
         if ('error' in input) return json(400, input);
-        if (!this.versions.some((version) => version.id === input.version_id)) return json(404, { error: `Version ${input.version_id} not found in this project` });
+        if (!this.versions.some((version) => version.id === input.version_id))
+          return json(404, { error: `Version ${input.version_id} not found in this project` });
         this.currentVersionId = input.version_id;
         return json(200, { ok: true, current_version_id: input.version_id });
       }
@@ -120,10 +128,12 @@ export class StandInApi {
         const headers = new Headers();
         for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
         const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-        void this.fetch(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }).then(async (response) => {
-          res.writeHead(response.status, Object.fromEntries(response.headers));
-          res.end(Buffer.from(await response.arrayBuffer()));
-        });
+        void this.fetch(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }).then(
+          async (response) => {
+            res.writeHead(response.status, Object.fromEntries(response.headers));
+            res.end(Buffer.from(await response.arrayBuffer()));
+          },
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -165,7 +175,14 @@ export function makeKey(fields: Partial<Key> = {}): Key {
 }
 
 export function makeVersion(number: number, fields: Partial<Version> = {}): Version {
-  return { id: `ver_${hex(number, 20)}`, version_number: number, uploaded_at: 1_763_700_000 + number * 86_400, size_bytes: 40_000 + number * 512, notes: `Release ${number}`, ...fields };
+  return {
+    id: `ver_${hex(number, 20)}`,
+    version_number: number,
+    uploaded_at: 1_763_700_000 + number * 86_400,
+    size_bytes: 40_000 + number * 512,
+    notes: `Release ${number}`,
+    ...fields,
+  };
 }
 
 export function makeWebhook(fields: Partial<Webhook> = {}): Webhook {
