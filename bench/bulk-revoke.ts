@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { localDynamoConfig } from '#adapters/client';
+import { createStores } from '#adapters/stores';
 import { BULK_REVOKE_CONCURRENCY, revokeBulk } from '#domain/project-api';
-import { localDynamoConfig } from '#store/client';
-import { createStores } from '#store/stores';
 import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
 import type { BenchTable } from './support/dynamodb';
 import { batchWriteKeys, createBusinessProject, nowSeconds, type SeedReport } from './support/fixtures';

@@ -1,6 +1,6 @@
-import { ingestTelemetry } from '#analytics/ingest';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { DynamoTelemetryStore } from '#store/telemetry-store';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { DynamoTelemetryStore } from '#adapters/telemetry-store';
+import { ingestTelemetry } from '#domain/analytics/ingest';
 import { CLONE_DETECTION_ITEMS, meterCapacity } from '#test-support/capacity-meter';
 import { BENCH_REGION, type BenchTable } from './support/dynamodb';
 import { createBusinessProject, nowSeconds } from './support/fixtures';

@@ -7,14 +7,14 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { APIGatewayTokenAuthorizerEvent, AttributeValue, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
-import { ROUTES } from '#api/routes';
+import { keyOf } from '#adapters/layout';
 import { newId } from '#domain/ids';
 import { sha256Hex } from '#domain/scripts';
 import { callerOfToken } from '#domain/tokens';
-import { DELIVERY_QUEUE } from '#events/delivery-settings';
+import { DELIVERY_QUEUE } from '#domain/webhooks/delivery-settings';
+import { ROUTES } from '#http/routes';
 import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '#lib/constructs/service-function';
 import { demoDiscordWebhookUrl } from '#local/seed';
-import { keyOf } from '#store/layout';
 import { BENCH_REGION, type BenchTable, handlerEnv } from './support/dynamodb';
 import { apiGatewayEvent, createBusinessProject, issueKeys, lambdaContext, nowSeconds } from './support/fixtures';
 import { type BenchResult, type Row, row } from './support/report';
@@ -446,18 +446,18 @@ async function serviceFunctions(
   });
 
   return [
-    ...ROUTES.map((r) => ({ entry: `api/${r.entry}.ts`, event: eventFor[r.entry], check: expectApiStatus(200) })),
+    ...ROUTES.map((r) => ({ entry: `functions/${r.entry}.ts`, event: eventFor[r.entry], check: expectApiStatus(200) })),
     {
-      entry: 'api/authorizer.ts',
+      entry: 'functions/authorizer.ts',
       event: () => authorizerEvent,
       check: (answer: unknown) => {
         if ((answer as { principalId?: unknown } | null)?.principalId !== ownerId)
           throw new Error(`authorizer did not allow the owner: ${JSON.stringify(answer)}`);
       },
     },
-    { entry: 'events/fanout.ts', event: versionInserted, check: expectNoBatchFailures, env: queueEnv },
+    { entry: 'functions/webhook-fanout.ts', event: versionInserted, check: expectNoBatchFailures, env: queueEnv },
     {
-      entry: 'events/delivery.ts',
+      entry: 'functions/webhook-delivery.ts',
       event: deliveryMessage,
       check: expectNoBatchFailures,
       env: {
@@ -468,7 +468,7 @@ async function serviceFunctions(
       },
     },
     {
-      entry: 'analytics/ingest-handler.ts',
+      entry: 'functions/ingest.ts',
       event: telemetry,
       check: (answer: unknown) => {
         const accepted = (answer as { accepted?: unknown } | null)?.accepted;
@@ -476,7 +476,7 @@ async function serviceFunctions(
       },
     },
     {
-      entry: 'analytics/daily-handler.ts',
+      entry: 'functions/daily-detectors.ts',
       event: () => ({ version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} }),
       check: (answer: unknown) => {
         if (typeof answer !== 'object' || answer === null) throw new Error(`daily detector answered ${JSON.stringify(answer)}`);

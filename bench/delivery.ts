@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import type { Stores } from '#adapters/stores';
 import { newId } from '#domain/ids';
 import { sha256Hex } from '#domain/scripts';
 import { startDeliveryPipeline } from '#local/delivery-pipeline';
 import type { ReceivedMessage } from '#local/discord-stand-in';
 import { demoDiscordWebhookUrl } from '#local/seed';
-import type { Stores } from '#store/stores';
 import type { BenchTable } from './support/dynamodb';
 import { createBusinessProject, nowSeconds } from './support/fixtures';
 import { type StackProcess, stackStores } from './support/local-stack';

@@ -1,11 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { listKeysEndpoint } from '#api/list-keys';
+import { keyIdOfPartition } from '#adapters/layout';
+import { TABLE } from '#adapters/table-definition';
 import { unixSeconds } from '#domain/model';
+import { listKeysEndpoint } from '#functions/list-keys';
 import { createApiHandler } from '#http/api-handler';
 import { memoryKeySecret } from '#local/key-secret';
-import { keyIdOfPartition } from '#store/layout';
-import { TABLE } from '#store/table-definition';
 import type { BenchTable } from './support/dynamodb';
 import {
   apiGatewayEvent,

@@ -1,13 +1,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { issueKeysEndpoint } from '#api/issue-keys';
+import { localDynamoConfig } from '#adapters/client';
+import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
 import { checkKey, validateAnswer } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
+import { issueKeysEndpoint } from '#functions/issue-keys';
 import { createApiHandler } from '#http/api-handler';
 import { memoryKeySecret } from '#local/key-secret';
 import type { IssueKeysResponse } from '#schemas/responses';
-import { localDynamoConfig } from '#store/client';
-import { createStores } from '#store/stores';
 import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
 import type { BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, CallerPool, createBusinessProject, expectStatus, lambdaContext, nowSeconds } from './support/fixtures';

@@ -11,13 +11,13 @@ import {
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
+import { createStores, type Stores } from '#adapters/stores';
 import { unixSeconds } from '#domain/model';
 import type { ScriptStore } from '#domain/ports';
 import { AUTHORIZER_CACHE_SECONDS, SECOND_FLUSH_AFTER_SECONDS } from '#domain/tokens';
 import type { StackInfo } from '#local/state-file';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { createS3Client, localS3Config, S3ScriptStore } from '#store/script-store';
-import { createStores, type Stores } from '#store/stores';
 
 export const DEFAULT_STACK_NAME = 'ScriptDistributionDeveloperApi';
 

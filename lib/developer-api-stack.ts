@@ -5,9 +5,10 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { ROUTES, type Route, timeoutSecondsOf } from '#api/routes';
+import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
+import { ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
 import { RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
@@ -21,7 +22,6 @@ import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
 import { booleanContext, customDomainContext, emailContext, integerContext, principalArnContext } from '#lib/context';
-import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
 
 /**
  * What API Gateway lets through to the authorizer: `Bearer <token68>` exactly as `parseBearer` reads it (scheme in
@@ -117,7 +117,7 @@ export class DeveloperApiStack extends Stack {
     addJsonGatewayResponses(this.api);
 
     this.authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
-      entry: 'api/authorizer.ts',
+      entry: 'functions/authorizer.ts',
       description: 'Developer API token authorizer: Bearer token -> owner',
       // A token revoke flushes the cache again once every run that could have read the token before has ended.
       timeout: Duration.seconds(AUTHORIZER_TIMEOUT_SECONDS),
@@ -234,7 +234,7 @@ export class DeveloperApiStack extends Stack {
   /** A route's own function, granted what its route needs of the table, behind the token authorizer. */
   private addRoute(route: Route, authorizer: apigateway.IAuthorizer): ServiceFunction {
     const fn = new ServiceFunction(this, `${pascalCase(route.entry)}Function`, {
-      entry: `api/${route.entry}.ts`,
+      entry: `functions/${route.entry}.ts`,
       description: `Developer API ${route.method} ${route.path}`,
       timeout: Duration.seconds(timeoutSecondsOf(route)),
     });

@@ -1,5 +1,5 @@
-import { DIGEST_DELAY_SECONDS } from '#analytics/alert-budget';
-import { type AlertDigestResult, runAlertDigest } from '#analytics/alert-digest';
+import { DIGEST_DELAY_SECONDS } from '#domain/analytics/alert-budget';
+import { type AlertDigestResult, runAlertDigest } from '#domain/analytics/alert-digest';
 import type { TelemetryStore } from '#domain/ports';
 import { HOUR_SECONDS } from '#domain/time';
 

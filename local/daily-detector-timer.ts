@@ -1,4 +1,4 @@
-import { type DailyDetectionResult, runDailyDetection } from '#analytics/daily';
+import { type DailyDetectionResult, runDailyDetection } from '#domain/analytics/daily';
 import type { TelemetryStore } from '#domain/ports';
 import { DAY_SECONDS, utcDate } from '#domain/time';
 

@@ -1,11 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { createDeliveryHandler } from '#events/delivery';
-import { DELIVERY_QUEUE } from '#events/delivery-settings';
-import { createFanoutHandler } from '#events/fanout';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { DynamoDeliveryStore } from '#store/delivery-store';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { DynamoDeliveryStore } from '#adapters/delivery-store';
+import { DELIVERY_QUEUE } from '#domain/webhooks/delivery-settings';
+import { createDeliveryHandler } from '#functions/webhook-delivery';
+import { createFanoutHandler } from '#functions/webhook-fanout';
 import { type DeadLetter, InProcessQueue } from './in-process-queue';
 import { startStreamPoller } from './stream-poller';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Embed, embedProblems } from '#events/embeds';
+import { type Embed, embedProblems } from '#domain/webhooks/embeds';
 import { INBOX_CSP, INBOX_HTML, INBOX_SCRIPT } from './inbox-page';
 import type { LocalExtension } from './server';
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { extract } from 'tar';
-import { localDynamoConfig } from '#store/client';
+import { localDynamoConfig } from '#adapters/client';
 import { npmCommand } from './npm-command';
 
 const execFileAsync = promisify(execFile);

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { InFlightMessages, MessageSender, OutgoingMessage } from '#events/ports';
+import type { InFlightMessages, MessageSender, OutgoingMessage } from '#domain/webhooks/ports';
 
 /**
  * An in-process stand-in for an SQS standard queue with a redrive policy, for the local stack (no SQS emulator

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { localS3Config } from '#store/script-store';
+import { localS3Config } from '#adapters/script-store';
 
 /** The local stack's scripts bucket; any name S3 allows (3 to 63 characters) would do. */
 export const LOCAL_SCRIPT_BUCKET = 'script-distribution-local-scripts';

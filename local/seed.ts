@@ -1,10 +1,10 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import type { Stores } from '#adapters/stores';
 import { newId } from '#domain/ids';
 import type { ScriptStore } from '#domain/ports';
 import { publishScript } from '#domain/scripts';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { EVENT_NAMES } from '#schemas/resources';
-import type { Stores } from '#store/stores';
 
 export const DEMO_PROJECT_NAME = 'Demo Script';
 

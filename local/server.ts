@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { createAuthorizer } from '#api/authorizer';
-import { createRouteHandlers } from '#api/endpoints';
 import { AddressTally } from '#domain/address-tally';
 import { unixSeconds } from '#domain/model';
 import type {
@@ -19,9 +17,11 @@ import type {
   TokenStore,
 } from '#domain/ports';
 import { ScriptCache } from '#domain/scripts';
+import { createAuthorizer } from '#functions/authorizer';
+import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
+import { createValidateHandler } from '#http/loader-validate';
 import { isLoopbackHostHeader } from '#http/loopback';
-import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#loader/script';
-import { createValidateHandler } from '#loader/validate';
+import { createRouteHandlers } from '#http/owner-endpoints';
 import { type GatewayDeps, gatewayResponse, type HttpResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, splitTarget } from './gateway';
 import { memoryKeySecret } from './key-secret';
 

@@ -1,10 +1,10 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
+import { createStores } from '#adapters/stores';
 import { unixSeconds } from '#domain/model';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { createS3Client, localS3Config, S3ScriptStore } from '#store/script-store';
-import { createStores } from '#store/stores';
 import { startAlertDigestTimer } from './alert-digest-timer';
 import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOADER_ROUTE, SCRIPT_ROUTE } from '#api/routes';
+import { LOADER_ROUTE, SCRIPT_ROUTE } from '#http/routes';
 import type { FetchReporter } from './dynamodb-local';
 import { isMainModule } from './main-module';
 import { oldNodeProblem } from './node-version';

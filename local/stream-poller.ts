@@ -12,8 +12,8 @@ import {
   type AttributeValue as StreamAttributeValue,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { FANOUT_STREAM } from '#events/delivery-settings';
-import { type FilterPattern, matchesFilter, STREAM_FILTER_PATTERN } from '#store/stream-events';
+import { type FilterPattern, matchesFilter, STREAM_FILTER_PATTERN } from '#adapters/stream-events';
+import { FANOUT_STREAM } from '#domain/webhooks/delivery-settings';
 
 /**
  * Feeds DynamoDB Local's stream to a stream handler the way Lambda's DynamoDB event-source mapping feeds the

@@ -6,7 +6,7 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { createTableInput, TABLE } from '#store/table-definition';
+import { createTableInput, TABLE } from '#adapters/table-definition';
 
 /**
  * The service's table from the same definition the CDK stack deploys, with TTL on as in AWS.

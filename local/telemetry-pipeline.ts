@@ -1,14 +1,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import type { IngestResult } from '#analytics/ingest';
-import { createIngestQueueHandler } from '#analytics/ingest-queue-handler';
-import { createIngestStreamHandler } from '#analytics/ingest-stream-handler';
-import { CHECK_STREAM, QueueTelemetrySink, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { CHECK_STREAM_FILTER_PATTERN } from '#adapters/check-stream';
+import { localDynamoConfig } from '#adapters/client';
+import { CHECK_STREAM, QueueTelemetrySink, TELEMETRY_QUEUE } from '#adapters/telemetry-queue';
+import type { IngestResult } from '#domain/analytics/ingest';
 import { unixSeconds } from '#domain/model';
 import type { KeyCheckStore, TelemetrySink, TelemetryStore } from '#domain/ports';
-import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
-import { localDynamoConfig } from '#store/client';
+import { createIngestQueueHandler } from '#functions/ingest-queue';
+import { createIngestStreamHandler } from '#functions/ingest-stream';
 import { type DeadLetter, InProcessQueue } from './in-process-queue';
 import { startStreamPoller } from './stream-poller';
 

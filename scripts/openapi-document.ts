@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
-import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, scopeNeededBy } from '#api/routes';
 import {
   type DomainError,
   InvalidInput,
@@ -20,10 +19,11 @@ import { RATE_LIMIT } from '#domain/rate-limit';
 import { REFUSAL_SENTENCES } from '#domain/scripts';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
+import { NO_VERSION_YET } from '#http/loader-script';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { rateLimitHeaders } from '#http/rate-limit-headers';
 import { INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
-import { NO_VERSION_YET } from '#loader/script';
+import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, scopeNeededBy } from '#http/routes';
 import { PATH_ID_PATTERN, WATERMARK_PATTERN } from '#schemas/formats';
 import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid, LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
 import {

@@ -1,8 +1,8 @@
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { createStores, type Stores } from '#store/stores';
-import { createTableInput } from '#store/table-definition';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { createStores, type Stores } from '#adapters/stores';
+import { createTableInput } from '#adapters/table-definition';
 
 export const BENCH_REGION = 'us-east-1';
 

@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BatchWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { keyOf } from '#adapters/layout';
+import type { Stores } from '#adapters/stores';
 import { newId } from '#domain/ids';
 import type { Caller } from '#domain/model';
 import { callerOfToken, hashToken, newApiToken } from '#domain/tokens';
 import { authorizerContextFor, buildProxyEvent } from '#local/proxy-event';
-import { keyOf } from '#store/layout';
-import type { Stores } from '#store/stores';
 import type { BenchTable } from './dynamodb';
 import { mapBounded } from './stats';
 

@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { createStores, type Stores } from '#adapters/stores';
 import type { StackInfo } from '#local/state-file';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { createStores, type Stores } from '#store/stores';
 import { BENCH_REGION } from './dynamodb';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

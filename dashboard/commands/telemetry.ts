@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type * as z from 'zod/mini';
-import { type DailyDetectionResult, runDailyDetection } from '#analytics/daily';
-import { type FiredEvent, ingestTelemetry } from '#analytics/ingest';
-import { parseTelemetryBatch } from '#analytics/telemetry';
 import { type FlagSpecs, type Flags, oneOf, UsageError, wholeNumber } from '#dashboard/args';
 import { CommandError } from '#dashboard/context';
+import { type DailyDetectionResult, runDailyDetection } from '#domain/analytics/daily';
+import { type FiredEvent, ingestTelemetry } from '#domain/analytics/ingest';
+import { parseTelemetryBatch } from '#domain/analytics/telemetry';
 import type { TelemetryStore } from '#domain/ports';
 import { dayStart, utcDate } from '#domain/time';
 import {

@@ -1,4 +1,3 @@
-import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type {
   AlertHour,
   AlertHourRef,
@@ -14,14 +13,15 @@ import type {
   ScriptTally,
   ValidationDelta,
   ValidationWindow,
-} from './analytics';
+} from '#domain/analytics/model';
+import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
 import type { CheckReport, CountedCheck, KeyState } from './key-check';
 import type { Key, KeyDetail, Project, Version, Webhook } from './model';
 import type { TokenGrant } from './tokens';
 
 /**
- * What the service's rules and handlers need from storage, as ports. `lambdas/store/` implements them on the one
+ * What the service's rules and handlers need from storage, as ports. `lambdas/adapters/` implements them on the one
  * DynamoDB table; tests and the local stack pass the same implementations, or in-memory ones.
  */
 
@@ -200,7 +200,7 @@ export interface TelemetrySink {
 
 // ---- Telemetry ----
 
-/** What ingest and the detectors need from storage; `lambdas/store/telemetry-store.ts` implements it on the table. */
+/** What ingest and the detectors need from storage; `lambdas/adapters/telemetry-store.ts` implements it on the table. */
 export interface TelemetryStore {
   /** Add executions to the per-project daily counters. */
   addExecutions(count: { projectId: string; date: string; executions: number }): Promise<void>;

@@ -1,4 +1,4 @@
-import { redactWebhookUrl } from '#events/discord-webhook-url';
+import { redactWebhookUrl } from '#domain/webhooks/discord-webhook-url';
 import type { ListKeysQuery } from '#schemas/requests';
 import type { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse, OkResponse, RevokeBulkResponse, RollbackResponse } from '#schemas/responses';
 import { authorizeProjectAccess } from './access';

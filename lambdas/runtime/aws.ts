@@ -1,11 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { createDocumentClient } from '#adapters/client';
+import { createStores, type Stores } from '#adapters/stores';
 import { unixSeconds } from '#domain/model';
 import type { KeySecret } from '#domain/ports';
 import { type ApiDeps, createApiHandler, type Endpoint } from '#http/api-handler';
-import { createDocumentClient } from '#store/client';
-import { createStores, type Stores } from '#store/stores';
 
 /**
  * The AWS Lambda runtime's dependencies, built once per container on first use: the one module that reads

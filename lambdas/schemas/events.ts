@@ -58,7 +58,7 @@ export const SUMMARY_SAMPLE_LIMIT = 5;
 
 /**
  * One event standing for many conditions of one kind, fired in one ingest batch for one project (see
- * lambdas/analytics/coalesce.ts): how many, when the first and the last happened, and a few of them in full.
+ * lambdas/domain/analytics/coalesce.ts): how many, when the first and the last happened, and a few of them in full.
  */
 const summaryOf = <T extends z.ZodMiniType>(single: T) =>
   z.object({
@@ -70,7 +70,7 @@ const summaryOf = <T extends z.ZodMiniType>(single: T) =>
 
 /**
  * The digest of one UTC hour of one kind of alert for one project, posted after the hour when the hourly alert
- * budget ran out (see lambdas/analytics/alert-budget.ts): how many alerts were posted before it did, how many
+ * budget ran out (see lambdas/domain/analytics/alert-budget.ts): how many alerts were posted before it did, how many
  * conditions were held back since, how many new names keys reported past their hourly limit, and a sample.
  */
 const digestOf = <T extends z.ZodMiniType>(single: T) =>

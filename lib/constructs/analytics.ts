@@ -7,10 +7,10 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DIGEST_DELAY_SECONDS } from '#analytics/alert-budget';
-import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, INGEST_TIMEOUT_SECONDS, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { CHECK_STREAM_FILTER_PATTERN } from '#adapters/check-stream';
+import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, INGEST_TIMEOUT_SECONDS, TELEMETRY_QUEUE } from '#adapters/telemetry-queue';
+import { DIGEST_DELAY_SECONDS } from '#domain/analytics/alert-budget';
 import { TELEMETRY_MAX_CONCURRENCY } from '#lib/capacity';
-import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
 import { logLineAlarm } from './log-line-alarm';
 import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
@@ -58,7 +58,7 @@ export class Analytics extends Construct {
 
     this.ingestFunction = this.ingest(
       'IngestFunction',
-      'analytics/ingest-handler.ts',
+      'functions/ingest.ts',
       'Telemetry ingest: executions and key validations -> aggregates and analytics events',
       table,
     );
@@ -71,7 +71,7 @@ export class Analytics extends Construct {
     });
     this.queueIngestFunction = this.ingest(
       'QueueIngestFunction',
-      'analytics/ingest-queue-handler.ts',
+      'functions/ingest-queue.ts',
       "Telemetry ingest of the loader check's queue, in batches",
       table,
     );
@@ -87,7 +87,7 @@ export class Analytics extends Construct {
     // reads by Lambda cost nothing), filtered to key items' MODIFY records so the rest of the stream never invokes it.
     this.streamIngestFunction = this.ingest(
       'StreamIngestFunction',
-      'analytics/ingest-stream-handler.ts',
+      'functions/ingest-stream.ts',
       "Telemetry ingest of counted checks from the table's stream, in batches",
       table,
     );
@@ -106,7 +106,7 @@ export class Analytics extends Construct {
     );
 
     this.dailyDetectorFunction = new ServiceFunction(this, 'DailyDetectorFunction', {
-      entry: 'analytics/daily-handler.ts',
+      entry: 'functions/daily-detectors.ts',
       description: 'Daily detector: execution_drop for the UTC day that just ended',
       timeout: Duration.minutes(2),
       environment: { TABLE_NAME: table.tableName },
@@ -122,7 +122,7 @@ export class Analytics extends Construct {
     });
 
     this.alertDigestFunction = new ServiceFunction(this, 'AlertDigestFunction', {
-      entry: 'analytics/alert-digest-handler.ts',
+      entry: 'functions/alert-digest.ts',
       description: 'Hourly alert digest: one event per project and kind whose alerts of the hour went past the budget',
       timeout: Duration.minutes(2),
       environment: { TABLE_NAME: table.tableName },

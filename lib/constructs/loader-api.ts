@@ -7,7 +7,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { LOADER_MAPPING_KEY, type LoaderRoute, mappedPathOf, PUBLIC_ROUTES } from '#api/routes';
+import { LOADER_MAPPING_KEY, type LoaderRoute, mappedPathOf, PUBLIC_ROUTES } from '#http/routes';
 import { LOADER_429_ALARM, LOADER_ROUTE_THROTTLE } from '#lib/capacity';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';
 

@@ -5,11 +5,11 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
-import { PUBLIC_ROUTES } from '#api/routes';
-import { KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#store/key-check-store';
-import { scriptObjectKey, UPDATED_ATTRIBUTES } from '#store/layout';
-import { RATE_WINDOW_RETURN_VALUES } from '#store/rate-limit-store';
+import { KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#adapters/key-check-store';
+import { scriptObjectKey, UPDATED_ATTRIBUTES } from '#adapters/layout';
+import { RATE_WINDOW_RETURN_VALUES } from '#adapters/rate-limit-store';
+import { TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
+import { PUBLIC_ROUTES } from '#http/routes';
 import { logLineAlarm } from './log-line-alarm';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
@@ -38,7 +38,7 @@ export class LoaderCheck extends Construct {
     super(scope, id);
     const { table } = props;
     this.function = new ServiceFunction(this, 'Function', {
-      entry: 'loader/function.ts',
+      entry: 'functions/loader.ts',
       description: `Loader key check and script delivery ${PUBLIC_ROUTES.map((route) => `${route.method} ${route.path}`).join(', ')} (public)`,
       environment: { TABLE_NAME: table.tableName, TELEMETRY_QUEUE_URL: props.telemetryQueue.queueUrl, SCRIPT_BUCKET: props.scripts.bucketName },
     });

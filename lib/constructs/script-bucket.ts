@@ -2,7 +2,7 @@ import { CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { scriptObjectKey } from '#store/layout';
+import { scriptObjectKey } from '#adapters/layout';
 
 export interface ScriptBucketProps {
   /**

@@ -27,7 +27,7 @@ export const SERVICE_BUNDLING = {
 export const SERVICE_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_LOG_LEVEL: 'INFO' } as const;
 
 export interface ServiceFunctionProps extends Omit<NodejsFunctionProps, 'entry' | 'runtime' | 'architecture'> {
-  /** Path of the handler module relative to `lambdas/`, e.g. `api/list-keys.ts`. */
+  /** Path of the handler module relative to `lambdas/`, e.g. `functions/list-keys.ts`. */
   entry: string;
 }
 

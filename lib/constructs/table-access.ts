@@ -1,9 +1,9 @@
 import type { ITable, ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import type { Route } from '#api/routes';
-import { INDEX_PARTITION, PARTITION, type Partition, UPDATED_ATTRIBUTES } from '#store/layout';
-import { KEY_ATTRIBUTE_TYPES, TABLE } from '#store/table-definition';
+import { INDEX_PARTITION, PARTITION, type Partition, UPDATED_ATTRIBUTES } from '#adapters/layout';
+import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
+import type { Route } from '#http/routes';
 
 type IndexName = keyof typeof TABLE.indexes;
 

@@ -5,10 +5,10 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DELIVERY_QUEUE, DELIVERY_TIMEOUT_SECONDS, FANOUT_STREAM } from '#events/delivery-settings';
-import { DEFAULT_DISCORD_API_BASE } from '#events/discord-webhook-url';
-import { WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#store/delivery-store';
-import { STREAM_FILTER_PATTERN } from '#store/stream-events';
+import { WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#adapters/delivery-store';
+import { STREAM_FILTER_PATTERN } from '#adapters/stream-events';
+import { DELIVERY_QUEUE, DELIVERY_TIMEOUT_SECONDS, FANOUT_STREAM } from '#domain/webhooks/delivery-settings';
+import { DEFAULT_DISCORD_API_BASE } from '#domain/webhooks/discord-webhook-url';
 import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
@@ -51,7 +51,7 @@ export class WebhookDelivery extends Construct {
     });
 
     this.fanoutFunction = new ServiceFunction(this, 'FanoutFunction', {
-      entry: 'events/fanout.ts',
+      entry: 'functions/webhook-fanout.ts',
       description: 'Webhook fan-out: table stream event -> one SQS message per subscribed, enabled webhook',
       timeout: Duration.seconds(FANOUT_STREAM.timeoutSeconds),
       environment: { TABLE_NAME: table.tableName, QUEUE_URL: this.queue.queueUrl },
@@ -73,7 +73,7 @@ export class WebhookDelivery extends Construct {
     );
 
     this.deliveryFunction = new ServiceFunction(this, 'DeliveryFunction', {
-      entry: 'events/delivery.ts',
+      entry: 'functions/webhook-delivery.ts',
       description: 'Webhook delivery: SQS message -> Discord embed, posted once per delivery id',
       timeout: Duration.seconds(DELIVERY_TIMEOUT_SECONDS),
       environment: {

@@ -1,11 +1,11 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALERTS_PER_HOUR, NEW_EXECUTORS_PER_KEY_PER_HOUR, NEW_SCRIPT_HASHES_PER_KEY_PER_HOUR } from '#analytics/alert-budget';
-import { runAlertDigest } from '#analytics/alert-digest';
-import { ingestTelemetry } from '#analytics/ingest';
+import { keyOf } from '#adapters/layout';
+import { DynamoTelemetryStore } from '#adapters/telemetry-store';
+import { ALERTS_PER_HOUR, NEW_EXECUTORS_PER_KEY_PER_HOUR, NEW_SCRIPT_HASHES_PER_KEY_PER_HOUR } from '#domain/analytics/alert-budget';
+import { runAlertDigest } from '#domain/analytics/alert-digest';
+import { ingestTelemetry } from '#domain/analytics/ingest';
 import { EVENT_DATA } from '#schemas/events';
-import { keyOf } from '#store/layout';
-import { DynamoTelemetryStore } from '#store/telemetry-store';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 
 /**

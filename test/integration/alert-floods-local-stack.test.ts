@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALERTS_PER_HOUR } from '#analytics/alert-budget';
-import { runAlertDigest } from '#analytics/alert-digest';
 import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
+import { ALERTS_PER_HOUR } from '#domain/analytics/alert-budget';
+import { runAlertDigest } from '#domain/analytics/alert-digest';
 import { HOUR_SECONDS, hourStart } from '#domain/time';
-import { EMBED_COLORS, escapeMarkdown } from '#events/embeds';
+import { EMBED_COLORS, escapeMarkdown } from '#domain/webhooks/embeds';
 import type { ReceivedMessage } from '#local/discord-stand-in';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestTelemetry } from '#analytics/ingest';
-import { EMBED_COLORS } from '#events/embeds';
+import { ingestTelemetry } from '#domain/analytics/ingest';
+import { EMBED_COLORS } from '#domain/webhooks/embeds';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { discordUrl } from '../unit/events/fixtures';
 import { type PipelineToStandIn, pipelineToStandIn } from './delivery-helpers';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INGEST_CONCURRENCY, ingestTelemetry } from '#analytics/ingest';
-import { DynamoTelemetryStore } from '#store/telemetry-store';
+import { DynamoTelemetryStore } from '#adapters/telemetry-store';
+import { INGEST_CONCURRENCY, ingestTelemetry } from '#domain/analytics/ingest';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 
 const NOW = 1_700_000_000;

@@ -1,17 +1,17 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALERTS_PER_HOUR } from '#analytics/alert-budget';
-import { summarize } from '#analytics/coalesce';
-import { runDailyDetection } from '#analytics/daily';
-import { detectNewExecutor, NEW_EXECUTOR_ABSENCE_SECONDS } from '#analytics/detectors';
-import { fireEvents, ingestTelemetry } from '#analytics/ingest';
+import { type EventItem, keyOf } from '#adapters/layout';
+import { DynamoTelemetryStore } from '#adapters/telemetry-store';
 import { parseFlags } from '#dashboard/args';
 import { detectDaily, type TelemetryCommand, type TelemetryContext, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
+import { ALERTS_PER_HOUR } from '#domain/analytics/alert-budget';
+import { summarize } from '#domain/analytics/coalesce';
+import { runDailyDetection } from '#domain/analytics/daily';
+import { detectNewExecutor, NEW_EXECUTOR_ABSENCE_SECONDS } from '#domain/analytics/detectors';
+import { fireEvents, ingestTelemetry } from '#domain/analytics/ingest';
 import { dayStart, utcDate } from '#domain/time';
 import { EVENT_DATA, type SingleEventData } from '#schemas/events';
 import { MAX_CLOCK_SKEW_SECONDS, MAX_RECORD_AGE_SECONDS } from '#schemas/telemetry';
-import { type EventItem, keyOf } from '#store/layout';
-import { DynamoTelemetryStore } from '#store/telemetry-store';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 
 const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z

@@ -1,12 +1,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthorizer } from '#api/authorizer';
-import { createRouteHandlers } from '#api/endpoints';
-import { ROUTES } from '#api/routes';
 import type { Caller } from '#domain/model';
 import { unixSeconds } from '#domain/model';
 import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
+import { createAuthorizer } from '#functions/authorizer';
+import { createRouteHandlers } from '#http/owner-endpoints';
+import { ROUTES } from '#http/routes';
 import { memoryKeySecret } from '#local/key-secret';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import {

@@ -1,15 +1,15 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthorizer } from '#api/authorizer';
-import { createRouteHandlers } from '#api/endpoints';
+import { keyOf, PARTITION, RETENTION_SECONDS } from '#adapters/layout';
+import { TABLE } from '#adapters/table-definition';
 import { type AuditEntry, apiEntry } from '#domain/audit';
 import type { Caller } from '#domain/model';
 import type { ProjectStore } from '#domain/ports';
 import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
+import { createAuthorizer } from '#functions/authorizer';
+import { createRouteHandlers } from '#http/owner-endpoints';
 import { memoryKeySecret } from '#local/key-secret';
-import { keyOf, PARTITION, RETENTION_SECONDS } from '#store/layout';
-import { TABLE } from '#store/table-definition';
 import {
   apiEvent,
   authorizerEvent,

@@ -1,10 +1,10 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestTelemetry } from '#analytics/ingest';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { keyOf } from '#adapters/layout';
+import { DynamoTelemetryStore } from '#adapters/telemetry-store';
+import { ingestTelemetry } from '#domain/analytics/ingest';
 import { CLONE_SAMPLE_LIMIT } from '#schemas/events';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { keyOf } from '#store/layout';
-import { DynamoTelemetryStore } from '#store/telemetry-store';
 import { type CapacityMeter, CLONE_DETECTION_ITEMS, meterCapacity } from '#test-support/capacity-meter';
 import { createTestTable, seedOwner, type TestTable } from '#test-support/fixtures';
 

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_LIFETIME_SECONDS } from '#adapters/dashboard-store';
 import { EXIT, runCli } from '#dashboard/cli';
 import { COMMANDS, keysIssue, ownerCreate, parseCommand, projectCreate, tokenCreate, versionsUpload, webhooksAdd } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext } from '#dashboard/context';
 import { hashToken } from '#domain/tokens';
 import { npmCommand } from '#local/npm-command';
-import { KEY_LIFETIME_SECONDS } from '#store/dashboard-store';
 import { createTestTable, scanTable, scriptFileOf, type TestTable } from '#test-support/fixtures';
 import { MemoryScriptStore } from '#test-support/memory-stores';
 

@@ -2,7 +2,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '#domain/ids';
 import { sha256Hex } from '#domain/scripts';
-import { EMBED_COLORS } from '#events/embeds';
+import { EMBED_COLORS } from '#domain/webhooks/embeds';
 import type { DeliveryPipeline } from '#local/delivery-pipeline';
 import { EVENT_NAMES } from '#schemas/resources';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';

@@ -1,11 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDeliveryHandler } from '#events/delivery';
-import { DELIVERY_QUEUE, FANOUT_STREAM } from '#events/delivery-settings';
-import { createFanoutHandler } from '#events/fanout';
+import { DynamoDeliveryStore } from '#adapters/delivery-store';
+import { ENTITY, type EventItem, keyOf } from '#adapters/layout';
+import { DELIVERY_QUEUE, FANOUT_STREAM } from '#domain/webhooks/delivery-settings';
+import { createDeliveryHandler } from '#functions/webhook-delivery';
+import { createFanoutHandler } from '#functions/webhook-fanout';
 import { InProcessQueue } from '#local/in-process-queue';
-import { DynamoDeliveryStore } from '#store/delivery-store';
-import { ENTITY, type EventItem, keyOf } from '#store/layout';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { discordUrl, FIXED_NOW, streamEvent, streamRecord } from '../unit/events/fixtures';
 import { type ServedStandIn, serveStandIn } from './delivery-helpers';

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildEmbed } from '#events/embeds';
+import { buildEmbed } from '#domain/webhooks/embeds';
 import type { ProjectEvent } from '#schemas/events';
 import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
 import { FIXED_NOW } from '../unit/events/fixtures';

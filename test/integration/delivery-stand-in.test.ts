@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildEmbed } from '#events/embeds';
+import { buildEmbed } from '#domain/webhooks/embeds';
 import { INBOX_CSP } from '#local/inbox-page';
 import { FIXED_NOW } from '../unit/events/fixtures';
 import { type ServedStandIn, serveStandIn } from './delivery-helpers';

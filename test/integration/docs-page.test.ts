@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_ROUTES as ROUTES } from '#api/routes';
+import { ALL_ROUTES as ROUTES } from '#http/routes';
 import { createDocsExtension } from '#local/docs';
 import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
 import { EXAMPLE } from '../../scripts/openapi-document';

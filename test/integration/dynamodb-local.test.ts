@@ -14,8 +14,8 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { localDynamoConfig } from '#adapters/client';
 import { DYNAMODB_LOCAL, ensureDynamoDbLocalJar, filesManifestSha256, findJava, startDynamoDbLocal } from '#local/dynamodb-local';
-import { localDynamoConfig } from '#store/client';
 
 type Item = Record<string, AttributeValue>;
 

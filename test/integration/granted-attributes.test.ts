@@ -1,11 +1,11 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#adapters/delivery-store';
+import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#adapters/key-check-store';
+import { keyOf, UPDATED_ATTRIBUTES } from '#adapters/layout';
+import { KEY_ATTRIBUTE_TYPES } from '#adapters/table-definition';
 import { hashKeyValue } from '#domain/key-values';
 import { consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
-import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#store/delivery-store';
-import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#store/key-check-store';
-import { keyOf, UPDATED_ATTRIBUTES } from '#store/layout';
-import { KEY_ATTRIBUTE_TYPES } from '#store/table-definition';
 import { createTestTable, FIXED_NOW, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 
 /**

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_ABUSE_THRESHOLDS } from '#analytics/detectors';
 import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
-import { EMBED_COLORS } from '#events/embeds';
+import { KEY_ABUSE_THRESHOLDS } from '#domain/analytics/detectors';
+import { EMBED_COLORS } from '#domain/webhooks/embeds';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import type { StackInfo } from '#local/state-file';
 import type { LoaderCheckRequest } from '#schemas/loader';

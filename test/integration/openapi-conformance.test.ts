@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCRIPT_ROUTE } from '#api/routes';
 import { unixSeconds } from '#domain/model';
 import { hashToken, newApiToken } from '#domain/tokens';
+import { SCRIPT_ROUTE } from '#http/routes';
 import { type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';

@@ -1,15 +1,15 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { ENTITY, keyOf } from '#adapters/layout';
+import { DynamoProjectStore } from '#adapters/project-store';
+import { SEQUENCE_LEASE } from '#adapters/sequence';
+import { TABLE } from '#adapters/table-definition';
 import { KeyNotFound } from '#domain/errors';
 import type { Project } from '#domain/model';
 import { revokeBulk, revokeKey } from '#domain/project-api';
 import { consumeRateLimit, RATE_LIMIT, rateWindowAt } from '#domain/rate-limit';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { ENTITY, keyOf } from '#store/layout';
-import { DynamoProjectStore } from '#store/project-store';
-import { SEQUENCE_LEASE } from '#store/sequence';
-import { TABLE } from '#store/table-definition';
 import { createTestTable, FIXED_NOW, NO_DEADLINE, type SeededOwner, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 
 let table: TestTable;

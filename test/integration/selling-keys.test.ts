@@ -1,5 +1,9 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localDynamoConfig } from '#adapters/client';
+import { DynamoKeyCheckStore } from '#adapters/key-check-store';
+import { keyOf } from '#adapters/layout';
+import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
 import { checkKey, LOADER_LIMITS, validateAnswer } from '#domain/key-check';
 import { hashKeyValue } from '#domain/key-values';
@@ -8,10 +12,6 @@ import type { TelemetrySink } from '#domain/ports';
 import { issueKeys, type KeyIssuing, resetHwid } from '#domain/selling-keys';
 import { memoryKeySecret } from '#local/key-secret';
 import { IssueKeysBody } from '#schemas/requests';
-import { localDynamoConfig } from '#store/client';
-import { DynamoKeyCheckStore } from '#store/key-check-store';
-import { keyOf } from '#store/layout';
-import { createStores } from '#store/stores';
 import { capacityRecordingClient } from '#test-support/consumed-capacity';
 import { createTestTable, FIXED_NOW, type SeededOwner, seedOwner, type TestTable } from '#test-support/fixtures';
 

@@ -1,13 +1,13 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '#api/routes';
+import { keyOf } from '#adapters/layout';
 import { COMMANDS } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext } from '#dashboard/context';
 import type { AuditEntry } from '#domain/audit';
 import { hashToken, newApiToken, type TokenScope, tokenIdOf } from '#domain/tokens';
+import { ROUTES } from '#http/routes';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
-import { keyOf } from '#store/layout';
 import { createTestTable, scanTable, scriptFileOf, type TestTable } from '#test-support/fixtures';
 import { MemoryScriptStore } from '#test-support/memory-stores';
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localDynamoConfig } from '#adapters/client';
+import { createStores } from '#adapters/stores';
 import { LOADER_LIMITS } from '#domain/key-check';
 import { hashKeyValue } from '#domain/key-values';
 import { revokeBulk } from '#domain/project-api';
-import { localDynamoConfig } from '#store/client';
-import { createStores } from '#store/stores';
 import { capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
 import { createTestTable, FIXED_NOW, NO_DEADLINE, type SeededOwner, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 

@@ -2,9 +2,9 @@ import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, TELEMETRY_QUEUE } from '#analytics/telemetry-queue';
+import { CHECK_STREAM_FILTER_PATTERN } from '#adapters/check-stream';
+import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, TELEMETRY_QUEUE } from '#adapters/telemetry-queue';
 import { Analytics } from '#lib/constructs/analytics';
-import { CHECK_STREAM_FILTER_PATTERN } from '#store/check-stream';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
 
 type FunctionName = 'ingestFunction' | 'queueIngestFunction' | 'streamIngestFunction' | 'dailyDetectorFunction' | 'alertDigestFunction';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, expect, it } from 'vitest';
-import { ROUTES } from '#api/routes';
+import { ROUTES } from '#http/routes';
 import { DeveloperApiStack, FUNCTIONS_BESIDE_ROUTES } from '#lib/developer-api-stack';
 
 const MAX_BUNDLE_BYTES = 300 * 1024;

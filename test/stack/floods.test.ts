@@ -1,8 +1,8 @@
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PUBLIC_ROUTES, ROUTES } from '#api/routes';
 import { LOADER_LIMITS } from '#domain/key-check';
 import { SECURITY_HEADERS } from '#http/responses';
+import { PUBLIC_ROUTES, ROUTES } from '#http/routes';
 import {
   ACCOUNT_CONCURRENCY,
   LOADER_PLANNED_CHECKS_PER_SECOND,

@@ -2,10 +2,10 @@ import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DELIVERY_QUEUE, FANOUT_STREAM } from '#events/delivery-settings';
+import { STREAM_FILTER_PATTERN } from '#adapters/stream-events';
+import { KEY_ATTRIBUTE_TYPES } from '#adapters/table-definition';
+import { DELIVERY_QUEUE, FANOUT_STREAM } from '#domain/webhooks/delivery-settings';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
-import { STREAM_FILTER_PATTERN } from '#store/stream-events';
-import { KEY_ATTRIBUTE_TYPES } from '#store/table-definition';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
 
 /** A stack holding a streamed TableV2 and the construct, synthesized with cdk.json's flags and no esbuild. */

@@ -1,11 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { expect, vi } from 'vitest';
-import { createAuthorizer } from '#api/authorizer';
-import { createRouteHandlers } from '#api/endpoints';
 import type { Caller, Project } from '#domain/model';
 import { RATE_LIMIT } from '#domain/rate-limit';
+import { createAuthorizer } from '#functions/authorizer';
 import type { ApiHandler } from '#http/api-handler';
+import { createRouteHandlers } from '#http/owner-endpoints';
 import { memoryKeySecret } from '#local/key-secret';
 import { DEFAULT_CALLER, lambdaContext, type RouteEntry } from './fixtures';
 import { MemoryStores } from './memory-stores';

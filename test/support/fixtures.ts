@@ -7,16 +7,16 @@ import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { inject } from 'vitest';
-import { ROUTES, type Route } from '#api/routes';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { createStores, type Stores } from '#adapters/stores';
+import { createTableInput } from '#adapters/table-definition';
 import { newId } from '#domain/ids';
 import type { Caller, Plan } from '#domain/model';
 import { sha256Hex } from '#domain/scripts';
 import { callerOfToken, hashToken, newApiToken, type TokenScope } from '#domain/tokens';
+import { ROUTES, type Route } from '#http/routes';
 import { authorizerContextFor, buildProxyEvent } from '#local/proxy-event';
 import type { EventName } from '#schemas/resources';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { createStores, type Stores } from '#store/stores';
-import { createTableInput } from '#store/table-definition';
 
 /** A fixed clock for seeded data: Tue, 14 Nov 2023 22:13:20 UTC. */
 export const FIXED_NOW = 1_700_000_000;

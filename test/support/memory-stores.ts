@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { type LastCheck, lastCheckOf } from '#adapters/key-check-store';
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
 import { type CountedCheck, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
@@ -20,10 +21,9 @@ import type {
 } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { hashToken, type TokenGrant, type TokenScope, tokenIdOf } from '#domain/tokens';
-import { type LastCheck, lastCheckOf } from '#store/key-check-store';
 
 /**
- * The API's storage ports in memory, with the semantics of the DynamoDB stores in `lambdas/store/` (which
+ * The API's storage ports in memory, with the semantics of the DynamoDB stores in `lambdas/adapters/` (which
  * test/integration/repository.test.ts pins on DynamoDB Local): handler and domain tests run on this, so what
  * they pin is the service's behaviour, not the commands it sends. Seeding helpers stand in for the dashboard.
  */

@@ -1,6 +1,6 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
-import type { AnyRoute } from '#api/routes';
+import type { AnyRoute } from '#http/routes';
 import { DeveloperApiStack } from '#lib/developer-api-stack';
 import { type CfnResource, type GetAtt, type Statement, templateOnlyApp } from './cdk';
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ALL_ROUTES, LOADER_ROUTE, ROUTES, SCRIPT_ROUTE } from '#api/routes';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { MAX_BODY_BYTES } from '#http/middlewares';
+import { ALL_ROUTES, LOADER_ROUTE, ROUTES, SCRIPT_ROUTE } from '#http/routes';
 import { LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
 import { RevokeBulkBody } from '#schemas/requests';
 import { buildOpenApiDocument, type JsonSchema, OPENAPI_PATH, serializeOpenApiDocument } from '../../scripts/openapi-document';

@@ -1,11 +1,11 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, type Route } from '#api/routes';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { createStores, type Stores } from '#adapters/stores';
 import { hashToken, newApiToken } from '#domain/tokens';
 import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
+import { ROUTES, type Route } from '#http/routes';
 import { type LocalStack, startLocalStack } from '#local/stack';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
-import { createStores, type Stores } from '#store/stores';
 import { dynamodbEndpoint, seedOwner, seedProject } from '#test-support/fixtures';
 import { freePort, type RawReply, type RawRequestInput, rawRequest, reportFigure, snapshotTable } from './support';
 

@@ -2,12 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createDeliveryHandler } from '#events/delivery';
-import { MAX_DELAY_SECONDS, RATE_LIMITED_GIVE_UP_SECONDS, RETRY_MAX_SECONDS } from '#events/delivery-decision';
-import type { DeliveryMessage } from '#events/delivery-message';
-import { DELIVERY_QUEUE } from '#events/delivery-settings';
+import { DynamoDeliveryStore } from '#adapters/delivery-store';
+import { MAX_DELAY_SECONDS, RATE_LIMITED_GIVE_UP_SECONDS, RETRY_MAX_SECONDS } from '#domain/webhooks/delivery-decision';
+import type { DeliveryMessage } from '#domain/webhooks/delivery-message';
+import { DELIVERY_QUEUE } from '#domain/webhooks/delivery-settings';
+import { createDeliveryHandler } from '#functions/webhook-delivery';
 import { InProcessQueue } from '#local/in-process-queue';
-import { DynamoDeliveryStore } from '#store/delivery-store';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { captureLogs, discordUrl, FIXED_NOW, WEBHOOK_TOKEN } from '../../unit/events/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';

@@ -1,11 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { revokeBulkEndpoint } from '#api/revoke-bulk';
-import { revokeKeyEndpoint } from '#api/revoke-key';
+import { createStores } from '#adapters/stores';
+import { revokeBulkEndpoint } from '#functions/revoke-bulk';
+import { revokeKeyEndpoint } from '#functions/revoke-key';
 import { createApiHandler, type Endpoint } from '#http/api-handler';
 import { memoryKeySecret } from '#local/key-secret';
-import { createStores } from '#store/stores';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, type SeededOwner, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { captureLogs } from '../../unit/events/fixtures';
 import { type DynamoFaultName, type FaultyClient, faultyDocumentClient } from '../../unit/hardening/dynamodb-faults';

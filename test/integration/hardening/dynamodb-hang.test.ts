@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_FUNCTION_TIMEOUT_SECONDS } from '#api/routes';
+import { API_FUNCTION_TIMEOUT_SECONDS } from '#http/routes';
 import type { RequestLogEntry } from '#local/server';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint } from '#test-support/fixtures';

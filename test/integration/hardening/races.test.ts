@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listVersionsEndpoint } from '#api/list-versions';
+import type { Stores } from '#adapters/stores';
 import type { Project } from '#domain/model';
 import { unixSeconds } from '#domain/model';
 import { revokeBulk, rollback } from '#domain/project-api';
 import { consumeRateLimit, RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import { listVersionsEndpoint } from '#functions/list-versions';
 import { createApiHandler } from '#http/api-handler';
 import { memoryKeySecret } from '#local/key-secret';
-import type { Stores } from '#store/stores';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, NO_DEADLINE, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyOf } from '#adapters/layout';
 import { hashToken, newApiToken, tokenIdOf } from '#domain/tokens';
 import { startLocalStack } from '#local/stack';
-import { keyOf } from '#store/layout';
 import { createTestTable, freePort, type TestTable } from '#test-support/fixtures';
 
 /**

@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
-import { ALERTS_PER_HOUR, admittedOf } from '#analytics/alert-budget';
-import { createAlertDigestHandler } from '#analytics/alert-digest-handler';
-import type { AlertHour, AnalyticsEvent } from '#domain/analytics';
+import { ALERTS_PER_HOUR, admittedOf } from '#domain/analytics/alert-budget';
+import type { AlertHour, AnalyticsEvent } from '#domain/analytics/model';
 import type { TelemetryStore } from '#domain/ports';
+import { createAlertDigestHandler } from '#functions/alert-digest';
 import { nextDigestRun } from '#local/alert-digest-timer';
 
 const at = (iso: string) => Date.parse(iso) / 1000;

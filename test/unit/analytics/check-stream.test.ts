@@ -1,9 +1,9 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { CHECK_STREAM_FILTER_PATTERN, readCheckRecord } from '#store/check-stream';
-import { lastCheckOf } from '#store/key-check-store';
-import { matchesFilter, STREAM_FILTER_PATTERN } from '#store/stream-events';
+import { CHECK_STREAM_FILTER_PATTERN, readCheckRecord } from '#adapters/check-stream';
+import { lastCheckOf } from '#adapters/key-check-store';
+import { matchesFilter, STREAM_FILTER_PATTERN } from '#adapters/stream-events';
 
 const FP = 'f'.repeat(64);
 const NOW = 1_767_225_600;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { COALESCE_ABOVE, groupStorms, summarize } from '#analytics/coalesce';
-import { detectNewExecutor } from '#analytics/detectors';
-import type { AnalyticsEvent } from '#domain/analytics';
+import { COALESCE_ABOVE, groupStorms, summarize } from '#domain/analytics/coalesce';
+import { detectNewExecutor } from '#domain/analytics/detectors';
+import type { AnalyticsEvent } from '#domain/analytics/model';
 import { EVENT_DATA, SUMMARY_SAMPLE_LIMIT } from '#schemas/events';
 
 const NOW = 1_700_000_000;

@@ -8,8 +8,8 @@ import {
   KEY_ABUSE_THRESHOLDS,
   NEW_EXECUTOR_ABSENCE_SECONDS,
   originalCandidate,
-} from '#analytics/detectors';
-import type { AnalyticsEvent, ValidationWindow } from '#domain/analytics';
+} from '#domain/analytics/detectors';
+import type { AnalyticsEvent, ValidationWindow } from '#domain/analytics/model';
 import { CLONE_SAMPLE_LIMIT, EVENT_DATA } from '#schemas/events';
 
 const NOW = 1_700_000_000; // Tue, 14 Nov 2023 22:13:20 UTC

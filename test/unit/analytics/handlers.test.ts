@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
-import { createDailyHandler } from '#analytics/daily-handler';
-import { type AnalyticsDeps, createIngestHandler } from '#analytics/ingest-handler';
-import type { AnalyticsEvent } from '#domain/analytics';
+import type { AnalyticsEvent } from '#domain/analytics/model';
 import type { TelemetryStore } from '#domain/ports';
+import { createDailyHandler } from '#functions/daily-detectors';
+import { type AnalyticsDeps, createIngestHandler } from '#functions/ingest';
 
 const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z
 

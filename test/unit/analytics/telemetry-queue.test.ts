@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
-import { QueueTelemetrySink, TELEMETRY_NOT_QUEUED } from '#analytics/telemetry-queue';
-import type { MessageSender, OutgoingMessage } from '#events/ports';
+import { QueueTelemetrySink, TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
+import type { MessageSender, OutgoingMessage } from '#domain/webhooks/ports';
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import { captureLogs } from '../events/fixtures';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTelemetryBatch } from '#analytics/telemetry';
+import { parseTelemetryBatch } from '#domain/analytics/telemetry';
 import { addDays, dayStart, hourStart, utcDate, utcHour } from '#domain/time';
 import { IngestRequestSchema, MAX_BATCH_RECORDS, MAX_CLOCK_SKEW_SECONDS, MAX_RECORD_AGE_SECONDS } from '#schemas/telemetry';
 

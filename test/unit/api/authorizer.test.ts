@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UNAUTHORIZED, wholeApiArn } from '#api/authorizer';
 import { hashToken, tokenIdOf } from '#domain/tokens';
+import { UNAUTHORIZED, wholeApiArn } from '#functions/authorizer';
 import { captureOutput, memoryAuthorizer } from '#test-support/api-harness';
 import { authorizerEvent, methodArn, TEST_API_ID, TEST_STAGE } from '#test-support/fixtures';
 import { MemoryStores } from '#test-support/memory-stores';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ENDPOINTS } from '#api/endpoints';
-import { ROUTES } from '#api/routes';
 import { callerOfToken, hashToken, type TokenScope } from '#domain/tokens';
+import { ENDPOINTS } from '#http/owner-endpoints';
+import { ROUTES } from '#http/routes';
 import { CALLER, expectError, invoke, memoryApi, PROJECT_ID, watchStoreCalls } from '#test-support/api-harness';
 import { apiEvent, type RouteEntry } from '#test-support/fixtures';
 

@@ -10,10 +10,10 @@ import {
 import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { keyOf, tokenItems } from '#adapters/layout';
 import { tokenCreate, tokenRevoke } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext, type StackOutputsReader, type TableLocation } from '#dashboard/context';
 import { AUTHORIZER_CACHE_SECONDS, hashToken, SECOND_FLUSH_AFTER_SECONDS, tokenIdOf } from '#domain/tokens';
-import { keyOf, tokenItems } from '#store/layout';
 
 /**
  * The dashboard's token commands against AWS, with the SDK mocked: the table (DynamoDB document client) and API

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { PostOutcome } from '#adapters/discord-client';
 import {
   type DeliveryAttempt,
   decideDelivery,
@@ -6,8 +7,7 @@ import {
   RATE_LIMITED_GIVE_UP_SECONDS,
   RETRY_BASE_SECONDS,
   RETRY_MAX_SECONDS,
-} from '#events/delivery-decision';
-import type { PostOutcome } from '#events/discord-client';
+} from '#domain/webhooks/delivery-decision';
 
 const NOW = 1_700_000_000;
 const FIRST_TRY: DeliveryAttempt = { receiveCount: 1, retryBaseSeconds: RETRY_BASE_SECONDS, random: 0, now: NOW };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl } from '#events/discord-webhook-url';
+import { executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl } from '#domain/webhooks/discord-webhook-url';
 
 const TOKEN = 'AbC-dEf_123456789';
 

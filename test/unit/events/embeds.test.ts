@@ -12,7 +12,7 @@ import {
   formatKilobytes,
   formatUtc,
   truncate,
-} from '#events/embeds';
+} from '#domain/webhooks/embeds';
 import type { ProjectEvent } from '#schemas/events';
 
 const PROJECT_ID = 'prj_0a1b2c3d4e5f60718293';

@@ -4,10 +4,10 @@ import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, SQSClient }
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DeliveryMessage } from '#events/delivery-message';
-import { createFanoutHandler } from '#events/fanout';
-import { SqsMessageSender } from '#events/sqs-queue';
-import { DynamoDeliveryStore } from '#store/delivery-store';
+import { DynamoDeliveryStore } from '#adapters/delivery-store';
+import { SqsMessageSender } from '#adapters/sqs-queue';
+import type { DeliveryMessage } from '#domain/webhooks/delivery-message';
+import { createFanoutHandler } from '#functions/webhook-fanout';
 import { captureLogs, discordUrl, keyAbuseItem, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from './fixtures';
 
 const ddb = mockClient(DynamoDBDocumentClient);

@@ -1,8 +1,8 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { vi } from 'vitest';
-import type { EventItem } from '#store/layout';
-import { keyOf } from '#store/layout';
+import type { EventItem } from '#adapters/layout';
+import { keyOf } from '#adapters/layout';
 
 /** Test data shared by the webhook delivery tests (unit and integration). */
 

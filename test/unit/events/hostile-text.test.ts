@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Embed, embedMessage, embedProblems, escapeMarkdown } from '#events/embeds';
+import { type Embed, embedMessage, embedProblems, escapeMarkdown } from '#domain/webhooks/embeds';
 import type { ProjectEvent } from '#schemas/events';
 import { LoaderCheckRequest } from '#schemas/loader';
 import { ExecutionRecordSchema, ValidationRecordSchema } from '#schemas/telemetry';

@@ -1,7 +1,7 @@
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SqsInFlightMessages, SqsMessageSender } from '#events/sqs-queue';
+import { SqsInFlightMessages, SqsMessageSender } from '#adapters/sqs-queue';
 
 const sqs = mockClient(SQSClient);
 const QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/deliveries';

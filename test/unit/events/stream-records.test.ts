@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { keyOf } from '#store/layout';
-import { matchesFilter, readStreamRecord, STREAM_FILTER_PATTERN } from '#store/stream-events';
+import { keyOf } from '#adapters/layout';
+import { matchesFilter, readStreamRecord, STREAM_FILTER_PATTERN } from '#adapters/stream-events';
 import { streamRecord } from './fixtures';
 
 const versionItem = {

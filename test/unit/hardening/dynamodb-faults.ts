@@ -1,6 +1,6 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, localDynamoConfig } from '#store/client';
+import { createDocumentClient, localDynamoConfig } from '#adapters/client';
 
 /**
  * DynamoDB failures injected below the SDK: a transport (the client's `requestHandler`) that answers chosen

@@ -2,16 +2,16 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { ROUTES } from '#api/routes';
 import type { ClaimResult, DeliveryStore } from '#domain/ports';
 import { callerOfToken, hashToken } from '#domain/tokens';
-import { createDeliveryHandler } from '#events/delivery';
-import type { DeliveryMessage } from '#events/delivery-message';
-import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl } from '#events/discord-webhook-url';
-import type { InFlightMessages } from '#events/ports';
+import type { DeliveryMessage } from '#domain/webhooks/delivery-message';
+import { DEFAULT_DISCORD_API_BASE, executeWebhookUrl, parseDiscordWebhookUrl } from '#domain/webhooks/discord-webhook-url';
+import type { InFlightMessages } from '#domain/webhooks/ports';
+import { createDeliveryHandler } from '#functions/webhook-delivery';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import type { HttpApiHandler } from '#http/http-api';
 import { SECURITY_HEADERS } from '#http/responses';
+import { ROUTES } from '#http/routes';
 import {
   type EntryName,
   type GatewayDeps,

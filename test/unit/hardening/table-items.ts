@@ -1,4 +1,4 @@
-import { keyOf } from '#store/layout';
+import { keyOf } from '#adapters/layout';
 import { CALLER, PROJECT_ID } from '#test-support/api-harness';
 
 /** The caller's Business plan project as the table stores it, for the tests that answer for DynamoDB below the stores. */

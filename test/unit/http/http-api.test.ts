@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
-import { LOADER_ROUTE, mappedPathOf, publicRouteOf, SCRIPT_ROUTE } from '#api/routes';
 import { AddressTally } from '#domain/address-tally';
 import { proxyEventOfHttpApi } from '#http/http-api';
-import { createValidateHandler } from '#loader/validate';
+import { createValidateHandler } from '#http/loader-validate';
+import { LOADER_ROUTE, mappedPathOf, publicRouteOf, SCRIPT_ROUTE } from '#http/routes';
 import { buildHttpApiEvent } from '#local/proxy-event';
 import { invoke, NOW } from '#test-support/api-harness';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';

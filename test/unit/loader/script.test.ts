@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
-import { SCRIPT_ROUTE } from '#api/routes';
 import { AddressTally } from '#domain/address-tally';
 import { REFUSAL_SENTENCES, ScriptCache, sha256Hex } from '#domain/scripts';
-import { createScriptHandler, NO_VERSION_YET } from '#loader/script';
+import { createScriptHandler, NO_VERSION_YET } from '#http/loader-script';
+import { SCRIPT_ROUTE } from '#http/routes';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { NOW } from '#test-support/api-harness';
 import { lambdaContext } from '#test-support/fixtures';

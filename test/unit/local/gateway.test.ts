@@ -1,9 +1,9 @@
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it, type Mock, vi } from 'vitest';
-import { ROUTES } from '#api/routes';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import type { HttpApiHandler } from '#http/http-api';
 import { SECURITY_HEADERS } from '#http/responses';
+import { ROUTES } from '#http/routes';
 import {
   type EntryName,
   fromProxyResult,

@@ -1,0 +1,219 @@
+import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type CountedCheck, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
+import type { KeyCheck, KeyCheckStore } from '#domain/ports';
+import { rateWindowAt } from '#domain/rate-limit';
+import { boundFingerprints, fingerprintAttribute, keyOf } from './layout';
+import type { Item } from './paging';
+
+/**
+ * Every attribute of a key item the check's writes name, written or tested in their conditions: the loader
+ * function's IAM grant (lib/constructs/loader-check.ts) allows an update naming these and the keys, nothing else
+ * (`dynamodb:Attributes` covers a condition's names too, so those it tests are here). A write that names a new
+ * attribute adds it here, one line; test/integration/granted-attributes.test.ts fails until it does.
+ */
+export const KEY_CHECK_ATTRIBUTES = [
+  // written: the use count, the last counted check and its telemetry, the key's one-minute window of checks, a bound machine
+  'current_uses',
+  'last_check_at',
+  'lastCheck',
+  'checkWindow',
+  'checkCount',
+  'fingerprints',
+  // tested (MAY_RUN and the binding conditions)
+  'keyHash',
+  'projectId',
+  'revoked',
+  'expires_at',
+  'max_uses',
+  'max_fingerprints',
+] as const;
+
+/** The check reads the key's state back from its own write (the answer's expires_at and uses_left). */
+export const KEY_CHECK_RETURN_VALUES = ['ALL_NEW'] as const;
+
+/**
+ * Writes one check may take: normally one; a window another container opened, a machine to bind, or a write that
+ * raced another check each cost one more, and no check needs more than a few of them.
+ */
+const CHECK_WRITES = 8;
+
+/**
+ * The key may run, stated as a condition on its own item: this project's key with this hash, not revoked, not
+ * expired, under its cap. DynamoDB evaluates a condition against the item's latest committed state, so a check
+ * after a revoke's 200 always sees the revoke: no cache, replica or index is read.
+ */
+const MAY_RUN =
+  'keyHash = :hash AND projectId = :project AND revoked = :zero AND expires_at > :now AND (attribute_type(max_uses, :nullType) OR current_uses < max_uses)';
+
+/**
+ * Machine binding (DESIGN.md, "Selling keys"), as the two ways a write can treat the asking machine. A key issued
+ * with `max_fingerprints` holds a `fingerprints` map (machine → bound_at) from its issue on; a key without one has
+ * neither attribute and never gets them. `known` counts a use of an unbound key or of a machine already bound;
+ * `bind` binds a new machine while the map has room, in the same write that counts the use, so concurrent first
+ * checks from many machines bind exactly `max_fingerprints` of them and no other is counted.
+ */
+const BINDING = {
+  known: {
+    update: '',
+    condition: 'attribute_not_exists(max_fingerprints) OR attribute_type(max_fingerprints, :nullType) OR attribute_exists(fingerprints.#fp)',
+  },
+  bind: { update: ', fingerprints.#fp = :now', condition: 'attribute_not_exists(fingerprints.#fp) AND size(fingerprints) < max_fingerprints' },
+} as const;
+type Binding = (typeof BINDING)[keyof typeof BINDING];
+
+/** Keys whose open window a store remembers: enough for a container's busy keys, and a few hundred KB at most. */
+const WINDOWS_REMEMBERED = 10_000;
+
+/**
+ * The check as conditional writes on the key item, which also holds the key's current one-minute window of checks
+ * (`checkWindow`, `checkCount`). One write opens the window and counts the use, another counts within the open
+ * window; a failed condition returns the item as it was, which says why: a refusal (no use counted), the key's
+ * limit reached, or the other write's turn. Which write goes first is this container's memory of the key's
+ * window, so a check costs one write unless the key was last checked on another container this minute. The
+ * memory only orders the writes: both are conditional on the key's state, so it can never admit a key.
+ */
+export class DynamoKeyCheckStore implements KeyCheckStore {
+  private readonly openWindows = new Map<string, number>();
+
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  async checkAndCount(check: KeyCheck): Promise<CountedCheck> {
+    const { projectId, keyId, keyHash, fingerprint, now, perKeyPerMinute } = check;
+    const window = rateWindowAt(now);
+    const open: CountingWrite = {
+      update: 'SET current_uses = current_uses + :one, last_check_at = :now, lastCheck = :report, checkWindow = :window, checkCount = :one',
+      // A window from another container's clock a little ahead counts as this one: the `within` write takes it.
+      condition: 'attribute_not_exists(checkWindow) OR checkWindow < :window',
+      values: { ':window': window.start },
+    };
+    const within: CountingWrite = {
+      update: 'SET current_uses = current_uses + :one, last_check_at = :now, lastCheck = :report, checkCount = checkCount + :one',
+      condition: 'checkWindow >= :window AND checkCount < :limit',
+      values: { ':window': window.start, ':limit': perKeyPerMinute },
+    };
+    const writes = this.openWindows.get(keyId) === window.start ? [within, open] : [open, within];
+    // Most checks come from an unbound key or a machine already bound; the failed write's item says otherwise.
+    let binding: Binding = BINDING.known;
+    let turn = 0;
+    for (let attempt = 1; attempt <= CHECK_WRITES; attempt++) {
+      const write = writes[turn % writes.length] as CountingWrite;
+      const result = await this.count(check, write, binding);
+      if (result.counted) {
+        this.remember(keyId, window.start);
+        return { outcome: 'counted', keyId, key: result.key };
+      }
+      const refused = refusalOf(result.key, projectId, keyHash, now, fingerprint);
+      if (refused || !result.key) return { outcome: 'refused', code: refused ?? 'KEY_INVALID', keyId };
+      const wanted = needsBinding(result.key, fingerprint) ? BINDING.bind : BINDING.known;
+      // The machine's binding was not what this write assumed (or another check just bound it): the same write again.
+      if (wanted !== binding) {
+        binding = wanted;
+        continue;
+      }
+      // The key may run and this minute's window is open, so `within` failed on the count: the limit is reached.
+      if (write === within && result.window !== undefined && result.window >= window.start) {
+        this.remember(keyId, window.start);
+        return { outcome: 'key_rate_limited', retryAfterSeconds: window.resetSeconds };
+      }
+      turn++;
+    }
+    throw new Error(`Key check of ${keyId} did not settle in ${CHECK_WRITES} writes`);
+  }
+
+  /** Strongly consistent, so a revoke that answered 200 is seen: a fetch with nothing to serve still refuses a revoked key. */
+  async peek(keyId: string): Promise<KeyState | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true }));
+    return Item && toKeyState(Item);
+  }
+
+  private remember(keyId: string, windowStart: number): void {
+    this.openWindows.delete(keyId);
+    this.openWindows.set(keyId, windowStart);
+    // A Map iterates in insertion order: the first entry is the key remembered longest ago.
+    if (this.openWindows.size > WINDOWS_REMEMBERED) this.openWindows.delete(this.openWindows.keys().next().value as string);
+  }
+
+  /** One conditional write that counts a use; the key's state after it, or as it was when the condition failed. */
+  private async count(
+    check: KeyCheck,
+    write: CountingWrite,
+    binding: Binding,
+  ): Promise<{ counted: true; key: KeyState } | { counted: false; key: KeyState | undefined; window: number | undefined }> {
+    try {
+      const { Attributes } = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf.key(check.keyId),
+          UpdateExpression: `${write.update}${binding.update}`,
+          ConditionExpression: `${MAY_RUN} AND (${write.condition}) AND (${binding.condition})`,
+          ExpressionAttributeNames: { '#fp': fingerprintAttribute(check.fingerprint) },
+          ExpressionAttributeValues: {
+            ':hash': check.keyHash,
+            ':project': check.projectId,
+            ':zero': 0,
+            ':now': check.now,
+            ':nullType': 'NULL',
+            ':one': 1,
+            ':report': lastCheckOf(check),
+            ...write.values,
+          },
+          ReturnValues: KEY_CHECK_RETURN_VALUES[0],
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { counted: true, key: toKeyState(Attributes ?? {}) };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const old = error.Item ? unmarshall(error.Item as Record<string, AttributeValue>) : undefined;
+      return { counted: false, key: old && toKeyState(old), window: typeof old?.checkWindow === 'number' ? old.checkWindow : undefined };
+    }
+  }
+}
+
+/**
+ * The `lastCheck` map a counted write leaves on the key item: the check's telemetry, which the table's stream hands
+ * to ingest (lambdas/adapters/check-stream.ts reads it back). A few hundred bytes, so the item stays within 1 WCU.
+ */
+export function lastCheckOf({ report, now }: Pick<KeyCheck, 'report' | 'now'>): LastCheck {
+  return {
+    executor: report.executor,
+    fingerprint: report.fingerprint,
+    at: now,
+    ...(report.script_hash ? { scriptHash: report.script_hash } : {}),
+    ...(report.version_id ? { versionId: report.version_id } : {}),
+  };
+}
+
+export interface LastCheck {
+  executor: string;
+  fingerprint: string;
+  at: number;
+  scriptHash?: string;
+  versionId?: string;
+}
+
+/** One of the two ways a check counts a use: an update and the condition it holds on besides MAY_RUN. */
+interface CountingWrite {
+  update: string;
+  condition: string;
+  values: Record<string, unknown>;
+}
+
+function toKeyState(item: Item): KeyState {
+  return {
+    projectId: String(item.projectId),
+    keyHash: String(item.keyHash ?? ''),
+    revoked: item.revoked === 1,
+    expiresAt: Number(item.expires_at),
+    maxUses: typeof item.max_uses === 'number' ? item.max_uses : null,
+    currentUses: Number(item.current_uses ?? 0),
+    maxFingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
+    fingerprints: boundFingerprints(item).map(({ fingerprint }) => fingerprint),
+    watermark: String(item.watermark ?? ''),
+  };
+}

@@ -1,0 +1,324 @@
+import { createHash } from 'node:crypto';
+import type { AuditEntry, AuditSubject } from '#domain/audit';
+import { idStart } from '#domain/ids';
+import type { KeyBatch, NewKey } from '#domain/ports';
+import { DAY_SECONDS } from '#domain/time';
+import type { TokenScope } from '#domain/tokens';
+import type { AnalyticsEventName, EventData } from '#schemas/events';
+import type { Item } from './paging';
+import { TABLE } from './table-definition';
+
+/**
+ * The one table's layout: every item's key, entity name and lifetime, in one place. Every store module builds its
+ * keys here, the CDK stack grants access by the partition prefixes here, and nothing outside `lambdas/adapters/`
+ * knows how an item is laid out.
+ *
+ * | item               | pk                          | sk                                          | kept                     |
+ * |--------------------|-----------------------------|---------------------------------------------|--------------------------|
+ * | owner              | OWNER#<ownerId>             | OWNER                                       | always                   |
+ * | owner's token      | OWNER#<ownerId>             | TOKEN#<tokenId>                             | until the token's revoke |
+ * | API token          | TOKEN#<sha256>              | TOKEN                                       | until the token's revoke |
+ * | token by id        | TOKEN_ID#<tokenId>          | TOKEN_ID                                    | always, hash till revoke |
+ * | audit entry        | AUDIT#PROJECT#<projectId>   | ENTRY#<entryId>                             | 90 days                  |
+ * | audit entry        | AUDIT#OWNER#<ownerId>       | ENTRY#<entryId>                             | 90 days                  |
+ * | project            | PROJECT#<id>                | PROJECT                                     | always                   |
+ * | script version     | PROJECT#<id>                | VERSION#<versionId>                         | always                   |
+ * | webhook config     | PROJECT#<id>                | WEBHOOK#<webhookId>                         | always                   |
+ * | sequence lease     | SEQUENCE#<id>               | SEQUENCE_LEASE                              | while a writer numbers   |
+ * | issue order        | ORDER#<projectId>           | ORDER#<orderId>                             | always (ids never reused)|
+ * | key                | KEY#<keyId>                 | KEY                                         | always (never deleted)   |
+ * | rate window        | RATE#<bucket>               | WINDOW#<start>                              | 2 windows                |
+ * | delivery claim     | DELIVERY#<deliveryId>       | DELIVERY                                    | 7 days                   |
+ * | daily executions   | EXECUTIONS#<date>#<shard>   | PROJECT#<projectId>                         | 35 days after the day    |
+ * | executor last seen | TELEMETRY#<projectId>       | EXECUTOR#<executor>                         | 30 days after last seen  |
+ * | script hash        | TELEMETRY#<projectId>       | SCRIPT_HASH#<scriptId>#<versionId>#<hash>   | 90 days after last seen  |
+ * | script tally       | TELEMETRY#<projectId>       | SCRIPT#<scriptId>#<versionId>               | 90 days after last seen  |
+ * | validation window  | VALIDATIONS#<keyId>         | HOUR#<projectId>#<hourStart>                | 2 days after the hour    |
+ * | analytics event    | EVENTS#<projectId>          | EVENT#<name>#<dedupKey>                     | 30 days                  |
+ * | alert hour         | ALERTS#<hourStart>#<shard>  | PROJECT#<projectId>#<name>                  | 2 days after the hour    |
+ *
+ * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
+ * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
+ * Audit entries have partitions of their own, so the API's functions may be granted puts there and nowhere else;
+ * entry ids sort by time, so a partition read backwards lists the newest first.
+ *
+ * An analytics event that a summary stood for is kept under its own event key with entity EVENT_COALESCED: the
+ * dedup memory of its condition, which the stream filter does not post.
+ *
+ * Keys get a partition each, so a bulk revoke's writes spread over the table instead of heating one partition.
+ * Daily counters live in a partition per day, split in EXECUTION_DAY_SHARDS by project, so the daily detector
+ * reads every active project with a few queries and no scan. `versionId` is empty in a script hash's key when
+ * the report named no version.
+ * An alert hour counts a project's alerts of one event name in one UTC hour (posted, held for the hour's digest,
+ * not tracked), so the bound holds across ingest batches (lambdas/domain/analytics/alert-budget.ts). Its partitions are
+ * per hour, split in ALERT_HOUR_SHARDS by project, so the hourly digest finds every project that held alerts with
+ * a few queries and no scan.
+ * Telemetry (the last seven rows) lives in partitions of its own, never in a PROJECT# or KEY# partition, so the
+ * ingest functions are granted writes on telemetry partitions only and cannot change a key or a project.
+ */
+
+export type ItemKey = { pk: string; sk: string };
+
+/** The `entity` attribute of each kind of item; the stream filter reads it to find versions and events. */
+export const ENTITY = {
+  owner: 'OWNER',
+  token: 'TOKEN',
+  tokenById: 'TOKEN_ID',
+  ownerToken: 'OWNER_TOKEN',
+  audit: 'AUDIT',
+  project: 'PROJECT',
+  version: 'VERSION',
+  webhook: 'WEBHOOK',
+  key: 'KEY',
+  rateWindow: 'RATE',
+  event: 'EVENT',
+  deliveryClaim: 'DELIVERY',
+  dailyExecutions: 'EXECUTIONS',
+  /** A condition an event summary stood for: the dedup memory of an event that was not posted by itself. */
+  coalescedEvent: 'EVENT_COALESCED',
+  executor: 'EXECUTOR',
+  scriptHash: 'SCRIPT_HASH',
+  scriptTally: 'SCRIPT_TALLY',
+  validationWindow: 'VALIDATIONS',
+  sequenceLease: 'SEQUENCE_LEASE',
+  alertHour: 'ALERT_HOUR',
+  order: 'ORDER',
+} as const;
+
+/** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
+export const PARTITION = {
+  owner: 'OWNER#',
+  token: 'TOKEN#',
+  tokenById: 'TOKEN_ID#',
+  projectAudit: 'AUDIT#PROJECT#',
+  ownerAudit: 'AUDIT#OWNER#',
+  project: 'PROJECT#',
+  key: 'KEY#',
+  /** Apart from PROJECT#, so the API's issue function may put and delete a lease and nothing of a project. */
+  sequenceLease: 'SEQUENCE#',
+  order: 'ORDER#',
+  rateWindow: 'RATE#',
+  deliveryClaim: 'DELIVERY#',
+  dailyExecutions: 'EXECUTIONS#',
+  telemetry: 'TELEMETRY#',
+  validations: 'VALIDATIONS#',
+  events: 'EVENTS#',
+  alerts: 'ALERTS#',
+} as const;
+export type Partition = keyof typeof PARTITION;
+
+export const EXECUTION_DAY_SHARDS = 16;
+export const ALERT_HOUR_SHARDS = 16;
+const shardOf = (projectId: string, shards: number) => (createHash('sha256').update(projectId).digest()[0] ?? 0) % shards;
+
+export interface ScriptKeyParts {
+  projectId: string;
+  scriptId: string;
+  versionId: string | null;
+}
+
+export const keyOf = {
+  owner: (ownerId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: ENTITY.owner }),
+  token: (tokenHash: string): ItemKey => ({ pk: `${PARTITION.token}${tokenHash}`, sk: ENTITY.token }),
+  tokenById: (tokenId: string): ItemKey => ({ pk: `${PARTITION.tokenById}${tokenId}`, sk: ENTITY.tokenById }),
+  ownerToken: (ownerId: string, tokenId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: `${CHILD_PREFIX.token}${tokenId}` }),
+  auditPartition: (subject: AuditSubject): string =>
+    subject.projectId !== undefined ? `${PARTITION.projectAudit}${subject.projectId}` : `${PARTITION.ownerAudit}${subject.ownerId}`,
+  auditEntry: (entry: AuditSubject & { entryId: string }): ItemKey => ({ pk: keyOf.auditPartition(entry), sk: `${AUDIT_ENTRY_PREFIX}${entry.entryId}` }),
+  project: (projectId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: ENTITY.project }),
+  version: (projectId: string, versionId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `VERSION#${versionId}` }),
+  webhook: (projectId: string, webhookId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `WEBHOOK#${webhookId}` }),
+  sequenceLease: (projectId: string): ItemKey => ({ pk: `${PARTITION.sequenceLease}${projectId}`, sk: ENTITY.sequenceLease }),
+  order: (projectId: string, orderId: string): ItemKey => ({ pk: `${PARTITION.order}${projectId}`, sk: `ORDER#${orderId}` }),
+  key: (keyId: string): ItemKey => ({ pk: `${PARTITION.key}${keyId}`, sk: ENTITY.key }),
+  rateWindow: (bucket: string, windowStart: number): ItemKey => ({ pk: `${PARTITION.rateWindow}${bucket}`, sk: `WINDOW#${windowStart}` }),
+  deliveryClaim: (deliveryId: string): ItemKey => ({ pk: `${PARTITION.deliveryClaim}${deliveryId}`, sk: ENTITY.deliveryClaim }),
+  event: (projectId: string, name: AnalyticsEventName, dedupKey: string): ItemKey => ({
+    pk: `${PARTITION.events}${projectId}`,
+    sk: `EVENT#${name}#${dedupKey}`,
+  }),
+  dailyExecutionsShard: (date: string, shard: number): string => `${PARTITION.dailyExecutions}${date}#${shard}`,
+  dailyExecutions: (date: string, projectId: string): ItemKey => ({
+    pk: keyOf.dailyExecutionsShard(date, shardOf(projectId, EXECUTION_DAY_SHARDS)),
+    sk: `${PARTITION.project}${projectId}`,
+  }),
+  executor: (projectId: string, executor: string): ItemKey => ({ pk: `${PARTITION.telemetry}${projectId}`, sk: `EXECUTOR#${executor}` }),
+  scriptHash: (script: ScriptKeyParts, hash: string): ItemKey => ({
+    pk: `${PARTITION.telemetry}${script.projectId}`,
+    sk: `SCRIPT_HASH#${script.scriptId}#${script.versionId ?? ''}#${hash}`,
+  }),
+  scriptTally: (script: ScriptKeyParts): ItemKey => ({
+    pk: `${PARTITION.telemetry}${script.projectId}`,
+    sk: `SCRIPT#${script.scriptId}#${script.versionId ?? ''}`,
+  }),
+  validationWindow: (keyId: string, projectId: string, hourStart: number): ItemKey => ({
+    pk: `${PARTITION.validations}${keyId}`,
+    sk: `HOUR#${projectId}#${hourStart}`,
+  }),
+  alertHourShard: (hourStart: number, shard: number): string => `${PARTITION.alerts}${hourStart}#${shard}`,
+  alertHour: (hourStart: number, projectId: string, name: AnalyticsEventName): ItemKey => ({
+    pk: keyOf.alertHourShard(hourStart, shardOf(projectId, ALERT_HOUR_SHARDS)),
+    sk: `${PARTITION.project}${projectId}#${name}`,
+  }),
+};
+
+/**
+ * A version's script in the scripts bucket (not the table): under its project, named by the version id, so an
+ * upload stores it before the version item exists and a failed version write deletes exactly it.
+ */
+export const scriptObjectKey = (object: { projectId: string; versionId: string }): string => `scripts/${object.projectId}/${object.versionId}.luau`;
+
+/** Sort-key prefixes of a project's (and an owner's) children, for the queries that list them. */
+export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#' } as const;
+
+const AUDIT_ENTRY_PREFIX = 'ENTRY#';
+
+/** The key id a key item's partition key names. */
+export const keyIdOfPartition = (pk: string): string => pk.slice(PARTITION.key.length);
+
+/**
+ * How the indexes' partition keys begin: both partition by project (`<projectId>`, `<projectId>#<watermark>`, see
+ * keyIndexAttributes). The partition key an index Query names is the index's, so the CDK stack scopes index
+ * queries by these (`dynamodb:LeadingKeys`).
+ */
+export const INDEX_PARTITION: Readonly<Record<keyof typeof TABLE.indexes, string>> = { byIssueOrder: idStart('prj'), byWatermark: idStart('prj') };
+
+/**
+ * What the API's updates of shared kinds of items write or test besides the item's key: a rate window's counter
+ * (rate-limit-store.ts) and a project's current version (project-store.ts setCurrentVersion). The CDK stack lets the
+ * route functions update these items in nothing else (`dynamodb:Attributes`); a test pins the stores to them.
+ */
+export const UPDATED_ATTRIBUTES = {
+  rateWindow: ['requests', TABLE.ttlAttribute, 'entity'],
+  currentVersion: ['currentVersionId'],
+  /** A bulk revoke completes its audit entry (audit-store.ts `finish`). */
+  auditOutcome: ['status', 'outcome'],
+  /** An issue call moves the project's key counter (key-store.ts `reserve`). */
+  keyCount: ['keyCount'],
+  /** A machine reset empties a key's fingerprints, on the condition that it is the project's (key-store.ts). */
+  fingerprintReset: ['fingerprints', 'projectId'],
+} as const;
+
+/**
+ * A key item as issuance writes it. Selling's attributes are written only when set: a key without
+ * `max_fingerprints` has no `fingerprints` map and stays unbound for good, and items stay as small as before.
+ * A bound key gets its empty map now, so that a check binds a machine with one `SET fingerprints.#fp`.
+ */
+export function keyItem(batch: KeyBatch, key: NewKey, issueSeq: number, userHash: string) {
+  return {
+    ...keyOf.key(key.id),
+    entity: ENTITY.key,
+    projectId: batch.projectId,
+    id: key.id,
+    keyHash: key.keyHash,
+    user_hash: userHash,
+    tier: batch.tier,
+    watermark: key.watermark,
+    issued_at: batch.issuedAt,
+    expires_at: batch.expiresAt,
+    max_uses: batch.maxUses,
+    current_uses: 0,
+    revoked: 0,
+    [TABLE.indexes.byIssueOrder.sortKey]: issueSeq,
+    ...keyIndexAttributes(batch.projectId, key.watermark),
+    ...(batch.maxFingerprints !== null && { max_fingerprints: batch.maxFingerprints, fingerprints: {} }),
+    ...(batch.note !== null && { note: batch.note }),
+    ...(batch.discordId !== null && { discord_id: batch.discordId }),
+  };
+}
+
+/** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
+export const keyIndexAttributes = (projectId: string, watermark: string) => ({
+  [TABLE.indexes.byIssueOrder.partitionKey]: projectId,
+  [TABLE.indexes.byWatermark.partitionKey]: `${projectId}#${watermark}`,
+});
+
+/** How long items with a TTL are kept (the `ttl` attribute, Unix seconds), by what each is for. */
+export const RETENTION_SECONDS = {
+  /** Claims outlive every way a delivery can come back: SQS keeps a message 4 days, a stream keeps records 24 h. */
+  deliveryClaim: 7 * DAY_SECONDS,
+  /** An event item outlives its delivery by a month: long enough to stay the dedup memory of its condition. */
+  event: 30 * DAY_SECONDS,
+  dailyExecutions: 35 * DAY_SECONDS,
+  /** Longer than new_executor's 7-day absence, so a record never expires while it can still decide. */
+  executorLastSeen: 30 * DAY_SECONDS,
+  scriptHash: 90 * DAY_SECONDS,
+  validationWindow: 2 * DAY_SECONDS,
+  /** Past the digest run an hour after, with a day's margin for a late or retried schedule. */
+  alertHour: 2 * DAY_SECONDS,
+  /** As long as the API's access logs: who revoked what stays answerable for a quarter. */
+  audit: 90 * DAY_SECONDS,
+} as const;
+
+/** Rate windows are kept for this many window lengths: the count must outlive its own minute, and no more. */
+export const RATE_WINDOWS_KEPT = 2;
+
+/** Distinct fingerprints a validation window keeps: far past the many_fingerprints threshold, and an item stays small. */
+export const FINGERPRINTS_KEPT_PER_WINDOW = 64;
+
+/** The item that fires an analytics event: written only if its key is new, so one condition fires once. */
+export interface EventItem extends ItemKey {
+  entity: typeof ENTITY.event;
+  projectId: string;
+  name: AnalyticsEventName;
+  occurredAt: number;
+  data: EventData<AnalyticsEventName>;
+  ttl: number;
+}
+
+/** What the table knows of a working token. */
+export interface StoredToken {
+  ownerId: string;
+  tokenId: string;
+  tokenHash: string;
+  scope: TokenScope;
+  createdAt: number;
+}
+
+/** The three items of one token (see the table above); the scope is fixed at creation. */
+export function tokenItems(token: StoredToken) {
+  const { ownerId, tokenId, tokenHash, scope, createdAt } = token;
+  return {
+    byHash: { ...keyOf.token(tokenHash), entity: ENTITY.token, ownerId, tokenId, scope, createdAt },
+    byId: { ...keyOf.tokenById(tokenId), entity: ENTITY.tokenById, ownerId, tokenId, tokenHash, scope, createdAt },
+    ofOwner: { ...keyOf.ownerToken(ownerId, tokenId), entity: ENTITY.ownerToken, tokenId, scope, createdAt },
+  };
+}
+
+/** An audit entry as the table keeps it: the entry's own fields, plus its key and its expiry. */
+export function auditItem(entry: AuditEntry) {
+  return { ...keyOf.auditEntry(entry), entity: ENTITY.audit, ...entry, [TABLE.ttlAttribute]: entry.at + RETENTION_SECONDS.audit };
+}
+
+/**
+ * The put of a new audit entry, alone or in a transaction: only where no entry is, so no write can overwrite
+ * another's entry (an id clash fails the write, and its transaction with it, instead).
+ */
+export function auditPut(tableName: string, entry: AuditEntry) {
+  return { TableName: tableName, Item: auditItem(entry), ConditionExpression: 'attribute_not_exists(pk)' };
+}
+
+/**
+ * A condition a summary event stood for: under the key its own event would have had (so it fires once, like any
+ * event), but an entity the stream filter leaves out, so only the summary is posted. `summarizedBy` names it.
+ */
+export interface CoalescedEventItem extends Omit<EventItem, 'entity'> {
+  entity: typeof ENTITY.coalescedEvent;
+  summarizedBy: string;
+}
+
+/**
+ * A machine-bound key's `fingerprints` map names each machine by its fingerprint's 32 bytes in base64url (43
+ * characters, not 64 hex): every check rewrites the key item, and ten bound machines then stay inside the item's
+ * first KB with room for a note (see docs/selling-keys.md).
+ */
+export const fingerprintAttribute = (fingerprint: string): string => Buffer.from(fingerprint, 'hex').toString('base64url');
+
+/** The machines a key item holds bound, as the loader sent them (lowercase hex), oldest binding first. */
+export function boundFingerprints(item: Item): { fingerprint: string; bound_at: number }[] {
+  const map = item.fingerprints;
+  if (typeof map !== 'object' || map === null) return [];
+  return Object.entries(map as Record<string, unknown>)
+    .map(([name, boundAt]) => ({ fingerprint: Buffer.from(name, 'base64url').toString('hex'), bound_at: Number(boundAt) }))
+    .sort((a, b) => a.bound_at - b.bound_at || a.fingerprint.localeCompare(b.fingerprint));
+}

@@ -1,0 +1,42 @@
+import type { SQSEvent } from 'aws-lambda';
+import { type IngestResult, ingestTelemetry } from '#domain/analytics/ingest';
+import { lazyHandler } from '#runtime/aws';
+import { IngestRequestSchema } from '#schemas/telemetry';
+import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from './ingest';
+
+/**
+ * Telemetry from the queue the loader check writes to: a batch of messages, each `{"records": [...]}`, folded into
+ * one ingest (one counter update per project and day, one window per key and hour...), so a busy minute of checks
+ * costs requests per aggregate, not per check. A message that is not a batch is logged and dropped (a retry would
+ * read it the same); a failing ingest fails the batch, which the queue brings back and in the end sets aside in its
+ * dead-letter queue. Ingest is at least once: a batch retried after a partial failure counts its executions again.
+ */
+export function createIngestQueueHandler({ store, now, logger }: AnalyticsDeps) {
+  return async (event: SQSEvent): Promise<IngestResult> => {
+    const records: unknown[] = [];
+    for (const message of event.Records) {
+      const batch = IngestRequestSchema.safeParse(parseJson(message.body));
+      if (batch.success) records.push(...batch.data.records);
+      else logger.error('Telemetry message is not a batch; dropped', { messageId: message.messageId, problem: batch.error.issues[0]?.message });
+    }
+    const result = await ingestTelemetry(store, records, now());
+    logger.info('Telemetry ingested from the queue', {
+      messages: event.Records.length,
+      accepted: result.accepted,
+      rejected: result.rejected,
+      rejections: result.rejections.slice(0, LOGGED_REJECTIONS),
+      events: result.events,
+    });
+    return result;
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export const handler = lazyHandler(() => createIngestQueueHandler(awsAnalyticsDeps()));

@@ -1,0 +1,39 @@
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { readCheckRecord } from '#adapters/check-stream';
+import { CHECK_RECORD_UNREADABLE } from '#adapters/telemetry-queue';
+import { type IngestResult, ingestTelemetry } from '#domain/analytics/ingest';
+import { lazyHandler } from '#runtime/aws';
+import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from './ingest';
+
+/**
+ * Telemetry of counted checks from the table's stream (lambdas/adapters/check-stream.ts): a batch of key items'
+ * MODIFY records, folded into one ingest like a batch from the refusals' queue. A record that cannot be read is
+ * logged and counted (a retry would read it the same); a failing ingest throws, so the event-source mapping
+ * retries the batch, halves it on each error until the failing record stands alone, and sends what still fails to
+ * its on-failure queue, which an alarm watches. Nothing waits on this: the check answered when its write returned.
+ */
+export function createIngestStreamHandler({ store, now, logger }: AnalyticsDeps) {
+  return async (event: DynamoDBStreamEvent): Promise<{ ingested: IngestResult; checks: number }> => {
+    const records = [];
+    let checks = 0;
+    for (const record of event.Records) {
+      const reading = readCheckRecord(record);
+      if (reading.kind === 'invalid') logger.error(CHECK_RECORD_UNREADABLE, { eventID: record.eventID, problem: reading.problem });
+      if (reading.kind !== 'check') continue;
+      checks++;
+      records.push(...reading.records);
+    }
+    const ingested = await ingestTelemetry(store, records, now());
+    logger.info('Telemetry ingested from the stream', {
+      streamRecords: event.Records.length,
+      checks,
+      accepted: ingested.accepted,
+      rejected: ingested.rejected,
+      rejections: ingested.rejections.slice(0, LOGGED_REJECTIONS),
+      events: ingested.events,
+    });
+    return { ingested, checks };
+  };
+}
+
+export const handler = lazyHandler(() => createIngestStreamHandler(awsAnalyticsDeps()));

@@ -1,0 +1,37 @@
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { createS3Client, S3ScriptStore } from '#adapters/script-store';
+import { SqsMessageSender } from '#adapters/sqs-queue';
+import { QueueTelemetrySink } from '#adapters/telemetry-queue';
+import { AddressTally } from '#domain/address-tally';
+import { ScriptCache } from '#domain/scripts';
+import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
+import { createValidateHandler } from '#http/loader-validate';
+import { publicRouteOf, SCRIPT_ROUTE } from '#http/routes';
+import { awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
+
+/**
+ * The loader's function: both public routes (`/v1/loader/validate` and `/v1/loader/script`) make the same key
+ * check, so they share one function and its reserved concurrency, behind their own HTTP API (payload format 2.0),
+ * which names the route in the event's `routeKey`.
+ */
+export const handler = lazyHandler(() => {
+  const logger = awsLogger('loader-check');
+  const stores = awsStores();
+  const deps = {
+    keys: stores.keyChecks,
+    rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
+    telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
+    now: clock,
+    logger,
+  };
+  const validate = createValidateHandler(deps);
+  const script = createScriptHandler({
+    ...deps,
+    versions: stores.scriptVersions,
+    scripts: new S3ScriptStore(createS3Client(), settings.scriptBucket()),
+    cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+  });
+  return (event: APIGatewayProxyEventV2, context: Context) =>
+    publicRouteOf(event.routeKey) === SCRIPT_ROUTE ? script(event, context) : validate(event, context);
+});
