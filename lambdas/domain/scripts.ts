@@ -163,10 +163,13 @@ export async function deliverScript(
   const checked = await checkKey(deps, request, sourceIp, now, () => currentScript(deps, request.project_id));
   if (checked.outcome === 'nothing_to_serve') return { outcome: 'no_version' };
   if (checked.outcome === 'refused') return { outcome: 'refused', code: checked.code, sentence: REFUSAL_SENTENCES[checked.code] };
-  const { served: script, key } = checked;
-  const etag = scriptEtag(script.versionId, key.watermark);
+  const { served: script, keyId } = checked;
+  const watermark = await deps.keys.watermarkOf(keyId);
+  // Keys are never deleted, and this one was just counted.
+  if (watermark === undefined) throw new Error(`Key ${keyId} has no watermark`);
+  const etag = scriptEtag(script.versionId, watermark);
   if (etagMatches(ifNoneMatch, etag)) return { outcome: 'not_modified', script, etag };
-  return { outcome: 'served', script, body: stampParts(script.parts, key.watermark), etag };
+  return { outcome: 'served', script, body: stampParts(script.parts, watermark), etag };
 }
 
 /** A version as an upload writes it: its id, chosen before the script is stored under it. */
