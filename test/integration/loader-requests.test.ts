@@ -106,7 +106,7 @@ describe('DynamoDB requests on the answer path of one check', () => {
     expect(counts.slice(ADDRESS_COUNTING.sharedAfter)).toEqual([2, 2]);
   });
 
-  it("a value of no key's form makes no request at all; a well-formed unknown key two (a failed condition, and the read that says why)", async () => {
+  it("a value of no key's form makes no request at all; a well-formed unknown key two (failed write, read)", async () => {
     const loader = container();
     const malformed = await loader.validate('letmein');
     expect(JSON.parse(malformed.result.body)).toEqual({ valid: false, code: 'KEY_INVALID' });
