@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -9,9 +9,19 @@ import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
 import { ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
-import { RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import {
+  FUNCTIONS_PER_GROUP,
+  planReservations,
+  RESERVED_CONCURRENCY,
+  type ReservationPlan,
+  STAGE_METHOD_THROTTLE,
+  USAGE_PLAN_THROTTLE,
+  WAF_DEFAULT_REQUESTS_PER_MINUTE,
+  WAF_MIN_REQUESTS_PER_MINUTE,
+} from '#lib/capacity';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
+import { KEEP_UNLESS_JUST_CREATED } from '#lib/constructs/keep';
 import { LoaderApi } from '#lib/constructs/loader-api';
 import { LoaderCheck } from '#lib/constructs/loader-check';
 import { logLineAlarm } from '#lib/constructs/log-line-alarm';
@@ -33,6 +43,9 @@ export const STAGE_NAME = 'prod';
 
 /** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector, the alert digest, the loader check. */
 export const FUNCTIONS_BESIDE_ROUTES = 9;
+
+/** The most `-c reservableConcurrency` may say: Lambda's concurrency quota can be raised to tens of thousands. */
+const MAX_RESERVABLE_CONCURRENCY = 1_000_000;
 
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER } as const;
 
@@ -70,6 +83,8 @@ export class DeveloperApiStack extends Stack {
   /** Present when synthesized with `-c waf=true`. */
   readonly firewall?: PerAddressFirewall;
   readonly monitoring: Monitoring;
+  /** Which concurrency groups this synth reserves (`-c reservableConcurrency`; none by default). */
+  readonly reservations: ReservationPlan;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -86,14 +101,15 @@ export class DeveloperApiStack extends Stack {
       billing: dynamodb.Billing.onDemand(),
       dynamoStream: dynamodb.StreamViewType[TABLE.stream],
       timeToLiveAttribute: TABLE.ttlAttribute,
+      // A deleted table leaves a system backup for 35 days. No deletion protection: it would refuse CloudFormation's
+      // delete when a first create rolls back, leaving the stack in ROLLBACK_FAILED (docs/operations.md, "A first deploy").
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: true,
-      // Keys, projects and tokens are the publisher's data: they outlive the stack.
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Keys, projects and tokens are the publisher's data: they outlive the stack, but not a create that rolled back.
+      removalPolicy: KEEP_UNLESS_JUST_CREATED,
     });
 
     // Kept after the stack is gone: it is the record of who revoked which keys and rolled back which versions.
-    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: KEEP_UNLESS_JUST_CREATED });
     this.api = new apigateway.RestApi(this, 'Api', {
       restApiName: 'script-distribution-developer-api',
       description: 'Script Distribution Developer API (paths start with /v1)',
@@ -144,7 +160,7 @@ export class DeveloperApiStack extends Stack {
     this.keySecret = new secretsmanager.Secret(this, 'KeySecret', {
       description: "HMAC secret shop orders' key values derive from; rotating it makes recorded orders unanswerable",
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: KEEP_UNLESS_JUST_CREATED,
     });
     this.keySecret.grantRead(this.routeFunctions['issue-keys']);
     this.routeFunctions['issue-keys'].addEnvironment('KEY_SECRET_ARN', this.keySecret.secretArn);
@@ -188,7 +204,7 @@ export class DeveloperApiStack extends Stack {
     if (!loaderRole) throw new Error('The loader function has no role to let read the scripts');
     this.scripts.readableOnlyBy(loaderRole);
     this.loaderApi = new LoaderApi(this, 'LoaderApi', { function: this.loaderCheck.function, restApi: this.api, domain: customDomainContext(this.node) });
-    if (booleanContext(this.node, 'reservedConcurrency', true)) this.reserveConcurrency();
+    this.reservations = this.reserveConcurrency();
     if (booleanContext(this.node, 'waf', false)) {
       this.firewall = new PerAddressFirewall(this, 'Firewall', {
         stage: this.api.deploymentStage,
@@ -247,7 +263,7 @@ export class DeveloperApiStack extends Stack {
   }
 
   /** Every function of the stack with its group (RESERVED_CONCURRENCY's keys). */
-  private functionGroups(): [ServiceFunction, keyof typeof RESERVED_CONCURRENCY][] {
+  functionGroups(): [ServiceFunction, keyof typeof RESERVED_CONCURRENCY][] {
     return [
       ...Object.values(this.routeFunctions).map((fn): [ServiceFunction, 'route'] => [fn, 'route']),
       [this.authorizerFunction, 'authorizer'],
@@ -263,11 +279,23 @@ export class DeveloperApiStack extends Stack {
   }
 
   /**
-   * Each function's reserved concurrency by its group. `-c reservedConcurrency=false` leaves them out, for a new
-   * account whose Lambda concurrency is still below what they reserve.
+   * Each function's reserved concurrency by its group, for the groups `-c reservableConcurrency=N` holds (N: what the
+   * stack may reserve in all; `npm run deploy` reads it from the account first). Without it nothing is reserved, so
+   * the default template deploys in a new account whose concurrency quota is 10 (docs/operations.md).
    */
-  private reserveConcurrency(): void {
-    for (const [fn, group] of this.functionGroups()) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = RESERVED_CONCURRENCY[group];
+  private reserveConcurrency(): ReservationPlan {
+    if (this.node.tryGetContext('reservedConcurrency') !== undefined) {
+      throw new Error(
+        '-c reservedConcurrency is replaced by -c reservableConcurrency=N (what the stack may reserve in all; 0 reserves nothing): npm run deploy sets it from the account',
+      );
+    }
+    const groups = this.functionGroups();
+    // The deploy's preflight plans with FUNCTIONS_PER_GROUP; test/stack/floods.test.ts pins it to these groups.
+    const plan = planReservations(FUNCTIONS_PER_GROUP, integerContext(this.node, 'reservableConcurrency', 0, { min: 0, max: MAX_RESERVABLE_CONCURRENCY }));
+    for (const [fn, group] of groups) {
+      if (plan.reserved.includes(group)) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = RESERVED_CONCURRENCY[group];
+    }
+    return plan;
   }
 }
 

@@ -86,9 +86,12 @@ export function clientAddressBucket(sourceIp: string): string {
     .join(':')}::/64`;
 }
 
+/** What a counted check answers with: the key's expiry and uses after the count. */
+export type CountedKey = Pick<KeyState, 'expiresAt' | 'maxUses' | 'currentUses'>;
+
 /** What the check of one key came to, as the store decided it atomically. */
 export type CountedCheck =
-  | { outcome: 'counted'; keyId: string; key: KeyState }
+  | { outcome: 'counted'; keyId: string; key: CountedKey }
   | { outcome: 'refused'; code: RefusalCode; keyId: string }
   | { outcome: 'key_rate_limited'; retryAfterSeconds: number };
 
@@ -111,7 +114,7 @@ const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
 
 /** What one check came to, for the endpoint to answer: validate says it in JSON, a script fetch serves or refuses. */
 export type KeyCheckOutcome<Served> =
-  | { outcome: 'valid'; keyId: string; key: KeyState; served: Served }
+  | { outcome: 'valid'; keyId: string; key: CountedKey; served: Served }
   | { outcome: 'refused'; code: RefusalCode }
   /** The key may run but the guard had nothing to serve (a project without a version): no use counted. */
   | { outcome: 'nothing_to_serve' };

@@ -12,7 +12,14 @@ import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
 import { LOADER_MAPPING_KEY, mappedPathOf, PUBLIC_ROUTES, ROUTES } from '#http/routes';
-import { LOADER_429_ALARM, LOADER_RESERVED_CONCURRENCY, LOADER_ROUTE_THROTTLE, USAGE_PLAN_THROTTLE } from '#lib/capacity';
+import {
+  FUNCTIONS_PER_GROUP,
+  LOADER_429_ALARM,
+  LOADER_RESERVED_CONCURRENCY,
+  LOADER_ROUTE_THROTTLE,
+  planReservations,
+  USAGE_PLAN_THROTTLE,
+} from '#lib/capacity';
 import { BEARER_VALIDATION_REGEX, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '#lib/developer-api-stack';
 import { admitsEveryCompliantClient } from '#lib/token-bucket';
 import { countEarlierRequests, invoke, memoryApi, PROJECT_ID } from '#test-support/api-harness';
@@ -60,12 +67,12 @@ describe('the table', () => {
     built.template.hasResourceProperties('AWS::DynamoDB::GlobalTable', { TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } });
   });
 
-  it('keeps the data: point-in-time recovery, deletion protection, and retained when the stack or resource goes', () => {
+  it('keeps the data: point-in-time recovery, and retained when the stack or resource goes, unless the create that made it rolls back', () => {
     const [, table] = only('AWS::DynamoDB::GlobalTable');
-    expect(table.Properties.Replicas).toEqual([
-      expect.objectContaining({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, DeletionProtectionEnabled: true }),
-    ]);
-    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.Properties.Replicas).toEqual([expect.objectContaining({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })]);
+    // Deletion protection would refuse the rollback's delete and leave the stack in ROLLBACK_FAILED.
+    expect((table.Properties.Replicas as Record<string, unknown>[])[0]?.DeletionProtectionEnabled).not.toBe(true);
+    expect(table.DeletionPolicy).toBe('RetainExceptOnCreate');
     expect(table.UpdateReplacePolicy).toBe('Retain');
   });
 });
@@ -85,15 +92,17 @@ describe('the functions', () => {
     }
   });
 
-  it('runs every function on Node.js 22, arm64, traced, with the table name in TABLE_NAME', () => {
+  it('runs every function on Node.js 22, arm64, with the table name in TABLE_NAME; traced, but for the loader check', () => {
     for (const [id, fn] of ofType('AWS::Lambda::Function')) {
       expect(fn.Properties, id).toMatchObject({
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
-        TracingConfig: { Mode: 'Active' },
         Environment: { Variables: { TABLE_NAME: { Ref: tableId() } } },
       });
+      // The loader check's volume would make X-Ray a tenth of its price (docs/cost.md): it is not traced.
+      const loaderCheck = id === built.stack.getLogicalId(built.stack.loaderCheck.function.node.defaultChild as never);
+      expect(fn.Properties.TracingConfig, id).toEqual(loaderCheck ? undefined : { Mode: 'Active' });
     }
   });
 });
@@ -367,8 +376,9 @@ describe('the loader key check', () => {
     });
   });
 
-  it('runs in its own function with reserved concurrency, so a flood of checks cannot take the instances other functions need', () => {
-    expect(resources()[loaderFunctionId()]?.Properties.ReservedConcurrentExecutions).toBe(LOADER_RESERVED_CONCURRENCY);
+  it('runs in its own function, the first to get its reserved concurrency when the account allows any, so a flood of checks cannot take the instances other functions need', () => {
+    expect(loaderFunctionId()).toMatch(/^LoaderCheckFunction/);
+    expect(planReservations(FUNCTIONS_PER_GROUP, LOADER_RESERVED_CONCURRENCY).reserved).toEqual(['loaderCheck']);
   });
 
   it('may update key items and rate windows naming only the attributes a check writes or tests, read key and project items, read script objects, and send to the telemetry queue: nothing else', () => {
@@ -396,7 +406,7 @@ describe('the loader key check', () => {
             'max_fingerprints',
           ],
         },
-        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['ALL_NEW'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['UPDATED_NEW'] },
       },
       {
         'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] },
@@ -497,7 +507,13 @@ describe('least privilege on the table', () => {
       AUDIT,
     ],
     'get-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:GetItem table KEY#*'],
-    'reset-hwid': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only fingerprints,projectId', AUDIT],
+    'reset-hwid': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:UpdateItem table KEY#* only fingerprints,projectId',
+      'dynamodb:GetItem table KEY#* only projectId',
+      AUDIT,
+    ],
   };
 
   it.each(ROUTES.map((route) => [route.entry, route] as const))(
@@ -557,10 +573,10 @@ describe('least privilege on the table', () => {
 describe('the key secret (selling keys: order keys derive from it)', () => {
   const secretId = () => only('AWS::SecretsManager::Secret')[0];
 
-  it('is generated by Secrets Manager and kept when the stack or the resource goes, like the orders it answers', () => {
+  it('is generated by Secrets Manager and kept when the stack or the resource goes, like the orders it answers (not after a failed create)', () => {
     const [, secret] = only('AWS::SecretsManager::Secret');
     expect(secret.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
-    expect(secret).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    expect(secret).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
   });
 
   it('is readable by the issue function alone, which gets its ARN in KEY_SECRET_ARN', () => {

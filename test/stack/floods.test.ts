@@ -5,6 +5,8 @@ import { SECURITY_HEADERS } from '#http/responses';
 import { PUBLIC_ROUTES, ROUTES } from '#http/routes';
 import {
   ACCOUNT_CONCURRENCY,
+  API_GATEWAY_ACCOUNT_THROTTLE,
+  FUNCTIONS_PER_GROUP,
   LOADER_PLANNED_CHECKS_PER_SECOND,
   LOADER_RESERVED_CONCURRENCY,
   LOADER_ROUTE_THROTTLE,
@@ -21,14 +23,16 @@ import { synthesizeApiStack, templateLookups } from '#test-support/stack-templat
 
 type Built = ReturnType<typeof synthesizeApiStack>;
 let standard: Built;
-let withoutReservations: Built;
+let reserving: Built;
+let partly: Built;
 let firewalled: Built;
 
-// Three syntheses of a few seconds each, more on a loaded machine.
+// Four syntheses of a few seconds each, more on a loaded machine.
 beforeAll(() => {
   standard = synthesizeApiStack();
-  // As the CLI passes `-c reservedConcurrency=false` and `-c wafRateLimit=1200`: strings.
-  withoutReservations = synthesizeApiStack({ reservedConcurrency: 'false' });
+  // As npm run deploy passes `-c reservableConcurrency=900` (a default account) and the CLI `-c wafRateLimit=1200`: strings.
+  reserving = synthesizeApiStack({ reservableConcurrency: String(ACCOUNT_CONCURRENCY.total - ACCOUNT_CONCURRENCY.unreservedMinimum) });
+  partly = synthesizeApiStack({ reservableConcurrency: '250' });
   firewalled = synthesizeApiStack({ waf: 'true', wafRateLimit: '1200' });
 }, 300_000);
 
@@ -70,7 +74,9 @@ describe('API Gateway throttling', () => {
   });
 
   it("stays inside the account's default 10,000 requests a second with every method at its limit", () => {
-    expect(ROUTES.length * STAGE_METHOD_THROTTLE.rateLimit + PUBLIC_ROUTES.length * LOADER_ROUTE_THROTTLE.rateLimit).toBeLessThanOrEqual(10_000);
+    expect(ROUTES.length * STAGE_METHOD_THROTTLE.rateLimit + PUBLIC_ROUTES.length * LOADER_ROUTE_THROTTLE.rateLimit).toBeLessThanOrEqual(
+      API_GATEWAY_ACCOUNT_THROTTLE.rateLimit,
+    );
   });
 
   it('refuses a malformed Authorization header before any function runs: the TOKEN authorizer has a validation expression', () => {
@@ -94,45 +100,82 @@ describe('reserved concurrency per function group', () => {
     [/^AnalyticsDailyDetectorFunction[0-9A-F]{8}$/, 'dailyDetector'],
     [/^AnalyticsAlertDigestFunction[0-9A-F]{8}$/, 'alertDigest'],
   ];
-  const reservationOf = (built: Built, id: string) => built.resources[id]?.Properties.ReservedConcurrentExecutions;
+  const reservationOf = (built: Built, id: string) => built.resources[id]?.Properties.ReservedConcurrentExecutions as number | undefined;
+  const reservedIn = (built: Built) => ofType(built, 'AWS::Lambda::Function').reduce((sum, [id]) => sum + (reservationOf(built, id) ?? 0), 0);
+  const groupOf = (id: string) => GROUPS.filter(([pattern]) => pattern.test(id)).map(([, group]) => group);
 
-  it('gives every function of the stack the reservation of its group', () => {
+  it('puts every function of the stack in one group, as many a group as FUNCTIONS_PER_GROUP says (the deploy preflight plans with it)', () => {
     const functions = ofType(standard, 'AWS::Lambda::Function');
     expect(functions).toHaveLength(ROUTES.length + GROUPS.length - 1);
+    const counted: Record<string, number> = {};
     for (const [id] of functions) {
-      const groups = GROUPS.filter(([pattern]) => pattern.test(id)).map(([, group]) => group);
-      expect(groups, id).toHaveLength(1);
-      expect(reservationOf(standard, id), id).toBe(RESERVED_CONCURRENCY[groups[0] ?? 'route']);
+      expect(groupOf(id), id).toHaveLength(1);
+      const group = groupOf(id)[0] ?? 'route';
+      counted[group] = (counted[group] ?? 0) + 1;
     }
+    expect(counted).toEqual(FUNCTIONS_PER_GROUP);
+  });
+
+  // A new account's quota can be 10 ("New AWS accounts have reduced concurrency and memory quotas", Lambda quotas):
+  // a reservation there fails the create and rolls the stack back, since Lambda keeps 100 unreserved.
+  it('reserves nothing by default, so the default template deploys in a new account whose concurrency quota is 10', () => {
+    const newAccountQuota = 10;
+    const reservable = Math.max(0, newAccountQuota - ACCOUNT_CONCURRENCY.unreservedMinimum);
+    expect(reservedIn(standard)).toBeLessThanOrEqual(reservable);
+    for (const [id, fn] of ofType(standard, 'AWS::Lambda::Function')) expect(fn.Properties.ReservedConcurrentExecutions, id).toBeUndefined();
+    expect(standard.stack.reservations.reserved).toEqual([]);
+  });
+
+  it('with -c reservableConcurrency=900 (a default account of 1,000) gives every function the reservation of its group', () => {
+    for (const [id] of ofType(reserving, 'AWS::Lambda::Function'))
+      expect(reservationOf(reserving, id), id).toBe(RESERVED_CONCURRENCY[groupOf(id)[0] ?? 'route']);
   });
 
   it(`leaves at least ${ACCOUNT_CONCURRENCY.unreservedMinimum} of the default ${ACCOUNT_CONCURRENCY.total} instances unreserved, as Lambda requires`, () => {
-    const reserved = ofType(standard, 'AWS::Lambda::Function').reduce((sum, [id]) => sum + Number(reservationOf(standard, id)), 0);
-    expect(reserved).toBe(839);
-    expect(ACCOUNT_CONCURRENCY.total - reserved).toBeGreaterThanOrEqual(ACCOUNT_CONCURRENCY.unreservedMinimum);
+    expect(reservedIn(reserving)).toBe(839);
+    expect(ACCOUNT_CONCURRENCY.total - reservedIn(reserving)).toBeGreaterThanOrEqual(ACCOUNT_CONCURRENCY.unreservedMinimum);
   });
 
-  it("caps each SQS event source at its function's reservation, so a poller is never throttled into spending receives", () => {
-    const mappings = ofType(standard, 'AWS::Lambda::EventSourceMapping').filter(([, mapping]) =>
-      JSON.stringify(mapping.Properties.EventSourceArn).includes('Queue'),
-    );
-    expect(mappings).toHaveLength(2);
-    for (const [id, mapping] of mappings) {
-      const maximum = (mapping.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency;
-      const functionId = (mapping.Properties.FunctionName as { Ref: string }).Ref;
-      expect(maximum, id).toBeDefined();
-      expect(maximum, id).toBeLessThanOrEqual(Number(reservationOf(standard, functionId)));
+  it('with less reservable than every group needs, reserves whole groups in priority order and never more than allowed', () => {
+    expect(reservedIn(partly)).toBeLessThanOrEqual(250);
+    // 100 + 100 + 20 + 5 + 10 + 10 + 2 + 2 = 249: then neither ingest's 50 nor the routes' fit.
+    expect(partly.stack.reservations.reserved).toEqual([
+      'loaderCheck',
+      'authorizer',
+      'queueIngest',
+      'delivery',
+      'fanout',
+      'streamIngest',
+      'dailyDetector',
+      'alertDigest',
+    ]);
+    for (const [id] of ofType(partly, 'AWS::Lambda::Function')) {
+      const group = groupOf(id)[0] ?? 'route';
+      expect(reservationOf(partly, id), id).toBe(partly.stack.reservations.reserved.includes(group) ? RESERVED_CONCURRENCY[group] : undefined);
     }
   });
 
-  it('reserves nothing with -c reservedConcurrency=false, for a new account with a lower concurrency quota', () => {
-    const functions = ofType(withoutReservations, 'AWS::Lambda::Function');
-    expect(functions).toHaveLength(ofType(standard, 'AWS::Lambda::Function').length);
-    for (const [id, fn] of functions) expect(fn.Properties.ReservedConcurrentExecutions, id).toBeUndefined();
+  it("caps each SQS event source at its function's reservation when reserved, so a poller is never throttled into spending receives", () => {
+    for (const built of [reserving, partly]) {
+      const mappings = ofType(built, 'AWS::Lambda::EventSourceMapping').filter(([, mapping]) =>
+        JSON.stringify(mapping.Properties.EventSourceArn).includes('Queue'),
+      );
+      expect(mappings).toHaveLength(2);
+      for (const [id, mapping] of mappings) {
+        const maximum = (mapping.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency;
+        const functionId = (mapping.Properties.FunctionName as { Ref: string }).Ref;
+        expect(maximum, id).toBeDefined();
+        expect(maximum, id).toBeLessThanOrEqual(Number(reservationOf(built, functionId)));
+      }
+    }
   });
 
-  it('refuses a context value that is neither true nor false, instead of guessing', () => {
-    expect(() => synthesizeApiStack({ reservedConcurrency: 'no' })).toThrow('-c reservedConcurrency=no: give true or false');
+  it('refuses the old -c reservedConcurrency flag, naming the one that replaced it', () => {
+    expect(() => synthesizeApiStack({ reservedConcurrency: 'false' })).toThrow('-c reservedConcurrency is replaced by -c reservableConcurrency=N');
+  });
+
+  it('refuses a -c reservableConcurrency that is not a whole number, instead of guessing', () => {
+    expect(() => synthesizeApiStack({ reservableConcurrency: 'lots' })).toThrow('-c reservableConcurrency=lots: give a whole number from 0 to');
   });
 
   it(`refuses -c wafRateLimit below ${WAF_MIN_REQUESTS_PER_MINUTE}, which would break the key check's promise to one address`, () => {
