@@ -195,7 +195,7 @@ describe('the optional AWS WAF web ACL, on the front door', () => {
     expect(ofType(firewalled, 'AWS::WAFv2::WebACLAssociation')).toEqual([]);
   });
 
-  it(`lives in a companion stack in ${EDGE_FIREWALL_REGION} when the stack is in another Region, its ARN read across Regions`, () => {
+  it('lives in a companion stack in us-east-1 when the stack is in another Region, its ARN read across Regions', () => {
     const edge = firewalledElsewhere.stack.edgeFirewallStack;
     if (!edge) throw new Error('-c waf=true in sa-east-1 built no companion stack');
     expect(edge.region).toBe(EDGE_FIREWALL_REGION);
