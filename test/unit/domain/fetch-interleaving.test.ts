@@ -175,4 +175,38 @@ describe('a script fetch in one round trip keeps read-after-write, under every i
     );
     expect(served).toBe(100);
   });
+
+  it('names the execution by the version the container last read, so only its first fetch after a rollback reports the previous one', async () => {
+    const keys = new MemoryKeyCheckStore();
+    const key = keys.issue(PROJECT, { expiresAt: START + 86_400 });
+    const scripts = new MemoryScriptStore();
+    for (const versionId of VERSIONS) await scripts.put({ projectId: PROJECT, versionId }, new TextEncoder().encode(`print("${versionId}")`));
+    let current: string = VERSIONS[0];
+    const deps = {
+      keys,
+      rateLimits: new MemoryStores(),
+      telemetry: { report: async () => undefined },
+      addresses: new AddressTally(),
+      versions: {
+        currentVersionId: async () => current,
+        version: async (_: string, versionId: string) => ({ versionNumber: VERSIONS.indexOf(versionId as never) + 1, sha256: '' }),
+      },
+      scripts,
+      cache: new ScriptCache(1024 * 1024),
+    };
+    const fetchOnce = async () => {
+      const delivery = await deliverScript(
+        deps,
+        { project_id: PROJECT, key: key.key, fingerprint: 'f'.repeat(64), executor: 'Wave' },
+        '198.51.100.1',
+        START,
+        undefined,
+      );
+      return { served: delivery.outcome === 'served' ? delivery.script.versionId : delivery.outcome, reported: keys.storedKey(key.id)?.lastCheck?.versionId };
+    };
+    expect(await fetchOnce()).toEqual({ served: VERSIONS[0], reported: VERSIONS[0] });
+    current = VERSIONS[1];
+    expect(await fetchOnce()).toEqual({ served: VERSIONS[1], reported: VERSIONS[0] });
+    expect(await fetchOnce()).toEqual({ served: VERSIONS[1], reported: VERSIONS[1] });
+  });
 });
