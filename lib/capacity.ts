@@ -1,3 +1,4 @@
+import { LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { ROUTES } from '#http/routes';
 import type { TokenBucket } from './token-bucket';
@@ -198,14 +199,14 @@ export function planReservations(functionsPerGroup: Readonly<Record<ConcurrencyG
 export const TELEMETRY_MAX_CONCURRENCY = RESERVED_CONCURRENCY.queueIngest;
 
 /**
- * The optional per-address limit in AWS WAF (`-c waf=true`; `-c wafRateLimit=N` sets N): requests a minute from one
- * IP address, over the owner API's routes (the loader's HTTP API cannot carry a web ACL). Above the loader check's
- * own 2,400 a minute per address, so an address of buyers that also calls the owner API is not refused for it.
+ * The optional per-address limit in AWS WAF on the front door (`-c waf=true`; `-c wafRateLimit=N` sets N): requests a
+ * minute from one viewer IP address over every route. Above the loader check's own 2,400 a minute per address, so an
+ * address of buyers that also calls the owner API is refused by the function's limit (the same 429) first.
  */
 export const WAF_DEFAULT_REQUESTS_PER_MINUTE = 3_000;
 /**
- * The least `-c wafRateLimit` may be: ten tokens' worth of the spec's 100 a minute, so owners and their bots behind
- * one address are refused by their tokens' own limits before the address's. (The loader routes, whose contract
- * promises 1,000 checks a minute per address, are on the HTTP API, which WAF does not see.)
+ * The least `-c wafRateLimit` may be: what the loader function itself admits from one address. Lower, WAF would
+ * refuse buyers the key check admits; at it, an address of honest buyers behind carrier NAT (the contract's floor,
+ * 1,000 checks a minute) keeps more than twice its floor of headroom for WAF's approximate count.
  */
-export const WAF_MIN_REQUESTS_PER_MINUTE = 1_000;
+export const WAF_MIN_REQUESTS_PER_MINUTE = LOADER_LIMITS.perAddressPerMinute;

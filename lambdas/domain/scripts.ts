@@ -101,15 +101,32 @@ export interface LoadedScript {
   parts: readonly string[];
 }
 
+/** Projects whose last-read current version a container remembers: a few MB of ids at most. */
+export const CURRENT_VERSIONS_REMEMBERED = 50_000;
+
 /**
  * Script bodies by version id, least recently used out first, bounded by their bytes: versions never change, so a
- * body once read serves every later fetch of its version from memory.
+ * body once read serves every later fetch of its version from memory. Beside them, the current version each project
+ * had when last read here: never served from (every fetch reads the pointer), only the sign that the project has a
+ * version, so its next fetch may read the pointer beside the key's write (CheckGuard).
  */
 export class ScriptCache {
   private readonly entries = new Map<string, { script: LoadedScript; bytes: number }>();
+  private readonly currentVersions = new Map<string, string>();
   private bytes = 0;
 
   constructor(readonly maxBytes: number) {}
+
+  /** The current version `projectId` had when last read in this container, if it was. */
+  lastCurrentVersion(projectId: string): string | undefined {
+    return this.currentVersions.get(projectId);
+  }
+
+  noteCurrentVersion(projectId: string, versionId: string): void {
+    this.currentVersions.delete(projectId);
+    this.currentVersions.set(projectId, versionId);
+    if (this.currentVersions.size > CURRENT_VERSIONS_REMEMBERED) this.currentVersions.delete(this.currentVersions.keys().next().value as string);
+  }
 
   get(versionId: string): LoadedScript | undefined {
     const entry = this.entries.get(versionId);
@@ -160,6 +177,7 @@ export type ScriptDelivery =
 export async function currentScript(deps: Pick<ScriptDeliveryDeps, 'versions' | 'scripts' | 'cache'>, projectId: string): Promise<LoadedScript | undefined> {
   const versionId = await deps.versions.currentVersionId(projectId);
   if (!versionId) return undefined;
+  deps.cache.noteCurrentVersion(projectId, versionId);
   const cached = deps.cache.get(versionId);
   if (cached) return cached;
   const version = await deps.versions.version(projectId, versionId);
@@ -171,8 +189,10 @@ export async function currentScript(deps: Pick<ScriptDeliveryDeps, 'versions' | 
 }
 
 /**
- * One fetch of the script: the same check as validate (one code path), guarding the current version's script,
- * read before any use is counted. A valid key gets its stamped body, or not-modified when it already holds it.
+ * One fetch of the script: the same check as validate (one code path), guarding the current version's script. A
+ * project this container has seen with a version has its pointer read beside the key's write (one round trip); any
+ * other has it read first, so a fetch with nothing to serve counts no use. A valid key gets its stamped body, or
+ * not-modified when it already holds it.
  */
 export async function deliverScript(
   deps: ScriptDeliveryDeps,
@@ -181,7 +201,10 @@ export async function deliverScript(
   now: number,
   ifNoneMatch: string | undefined,
 ): Promise<ScriptDelivery> {
-  const checked = await checkKey(deps, request, sourceIp, now, () => currentScript(deps, request.project_id));
+  const checked = await checkKey(deps, request, sourceIp, now, {
+    expected: deps.cache.lastCurrentVersion(request.project_id),
+    read: () => currentScript(deps, request.project_id),
+  });
   if (checked.outcome === 'nothing_to_serve') return { outcome: 'no_version' };
   if (checked.outcome === 'refused') return { outcome: 'refused', code: checked.code, sentence: REFUSAL_SENTENCES[checked.code] };
   const { served: script, keyId } = checked;

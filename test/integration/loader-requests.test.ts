@@ -81,11 +81,12 @@ describe('DynamoDB requests on the answer path of one check', () => {
     const { result, tally } = await loader.validate(keys[0] ?? '');
     expect(JSON.parse(result.body)).toMatchObject({ valid: true });
     expect(tally.requests).toBe(1);
+    expect(tally.inARow).toBe(1);
     expect(tally.write.table).toBe(1);
     expect(tally.read.table).toBe(0);
   });
 
-  it("a common script fetch makes two: the current-version pointer's read and the key's write (the version's item and body, and the key's watermark, are cached)", async () => {
+  it("a common script fetch waits for one round trip: the current-version pointer's read and the key's write, sent at once (the version's item and body, and the key's watermark, are cached)", async () => {
     const loader = container();
     await loader.fetch(keys[1] ?? '');
     // A key's first fetch in a container also reads its watermark, which never changes (the write may not name it).
@@ -95,7 +96,17 @@ describe('DynamoDB requests on the answer path of one check', () => {
     const { result, tally } = await loader.fetch(keys[2] ?? '');
     expect(result.statusCode).toBe(200);
     expect(tally.requests).toBe(2);
+    expect(tally.inARow).toBe(1);
     expect(tally.write.table).toBe(1);
+  });
+
+  it("a container's first fetch of a project reads the pointer before the write (a project without a version counts no use), then never again", async () => {
+    const loader = container();
+    const first = await loader.fetch(keys[3] ?? '');
+    expect(first.result.statusCode).toBe(200);
+    // The pointer, the version item, then the key's write (S3 is not DynamoDB).
+    expect(first.tally.inARow).toBe(3);
+    expect((await loader.fetch(keys[4] ?? '')).tally.inARow).toBe(1);
   });
 
   it(`an address past ${ADDRESS_COUNTING.sharedAfter} checks in the container's minute adds its shared window: two requests`, async () => {
