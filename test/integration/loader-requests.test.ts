@@ -104,8 +104,10 @@ describe('DynamoDB requests on the answer path of one check', () => {
     const loader = container();
     const first = await loader.fetch(keys[3] ?? '');
     expect(first.result.statusCode).toBe(200);
-    // The pointer, the version item, then the key's write (S3 is not DynamoDB).
-    expect(first.tally.inARow).toBe(3);
+    // The pointer, the version item, the key's write, then its watermark, read once per key (S3 is not DynamoDB).
+    expect(first.tally.inARow).toBe(4);
+    // Another key: the pointer and the write at once, then that key's watermark (once per key and container).
+    expect((await loader.fetch(keys[4] ?? '')).tally.inARow).toBe(2);
     expect((await loader.fetch(keys[4] ?? '')).tally.inARow).toBe(1);
   });
 
