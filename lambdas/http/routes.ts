@@ -15,7 +15,11 @@ export const ROUTES = [
   { method: 'GET', path: '/v1/projects/{id}/keys', entry: 'list-keys', access: 'read', doing: 'listing keys' },
   { method: 'POST', path: '/v1/projects/{id}/keys', entry: 'issue-keys', access: 'write', doing: 'issuing keys' },
   { method: 'GET', path: '/v1/projects/{id}/keys/{key_id}', entry: 'get-key', access: 'read', doing: 'reading a key' },
+  { method: 'PATCH', path: '/v1/projects/{id}/keys/{key_id}', entry: 'update-key', access: 'write', doing: 'editing a key' },
   { method: 'POST', path: '/v1/projects/{id}/keys/reset-hwid', entry: 'reset-hwid', access: 'write', doing: "resetting a key's machines" },
+  { method: 'POST', path: '/v1/projects/{id}/keys/ban', entry: 'ban-key', access: 'write', doing: 'banning a key' },
+  { method: 'POST', path: '/v1/projects/{id}/keys/unban', entry: 'unban-key', access: 'write', doing: 'unbanning a key' },
+  { method: 'POST', path: '/v1/projects/{id}/keys/extend', entry: 'extend-key', access: 'write', doing: 'extending a key' },
   { method: 'POST', path: '/v1/projects/{id}/keys/revoke', entry: 'revoke-key', access: 'write', doing: 'revoking a key' },
   {
     method: 'POST',

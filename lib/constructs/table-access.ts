@@ -78,6 +78,11 @@ export const ROUTE_TABLE_ACCESS = {
   'get-key': [...EVERY_ROUTE, { actions: ['dynamodb:GetItem'], partitions: ['key'] }],
   // One conditional write of the key's fingerprints, then the audit entry.
   'reset-hwid': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.fingerprintReset }, RECORD_AUDIT],
+  // Key lifecycle (key-store.ts): one conditional write of the key's ban, expiry or edited fields, then the audit entry.
+  'ban-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyBan }, RECORD_AUDIT],
+  'unban-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyBan }, RECORD_AUDIT],
+  'extend-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyExpiry }, RECORD_AUDIT],
+  'update-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyEdit }, RECORD_AUDIT],
 } as const satisfies Record<Route['entry'], readonly TableGrant[]>;
 
 /** The authorizer: one GetItem of a token item. */

@@ -2,7 +2,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { INDEX_PARTITION, keyIndexAttributes } from '#adapters/layout';
+import { discordKeyOf, INDEX_PARTITION, keyIndexAttributes } from '#adapters/layout';
 import { createTableInput, KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
 import { AUDIT_UNSETTLED } from '#domain/audit';
@@ -498,6 +498,15 @@ describe('least privilege on the table', () => {
     ],
     'get-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:GetItem table KEY#*'],
     'reset-hwid': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only fingerprints,projectId', AUDIT],
+    'ban-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only ban_reason,ban_until,projectId', AUDIT],
+    'unban-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only ban_reason,ban_until,projectId', AUDIT],
+    'extend-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only expires_at,projectId', AUDIT],
+    'update-key': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:UpdateItem table KEY#* only note,discord_id,discordKey,max_uses,max_fingerprints,fingerprints,projectId',
+      AUDIT,
+    ],
   };
 
   it.each(ROUTES.map((route) => [route.entry, route] as const))(
@@ -519,7 +528,11 @@ describe('least privilege on the table', () => {
   });
 
   it('queries an index in the partitions its queries name: a project id, as the index partition keys of a stored key begin', () => {
-    const attributes = keyIndexAttributes(newId('prj'), '0123456789abcdef');
+    const projectId = newId('prj');
+    const attributes: Record<string, string> = {
+      ...keyIndexAttributes(projectId, '0123456789abcdef'),
+      discordKey: discordKeyOf(projectId, '123456789012345678'),
+    };
     for (const [name, index] of Object.entries(TABLE.indexes))
       expect(attributes[index.partitionKey]?.startsWith(INDEX_PARTITION[name as keyof typeof TABLE.indexes])).toBe(true);
   });
