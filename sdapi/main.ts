@@ -106,8 +106,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'Lift the ban of a key: its next check runs',
     args: ['KEY_ID'],
     options: [],
-    run: async ({ client, args: [keyId], print }) => {
-      print(await client.unbanKey(keyId!), () => `Unbanned key ${keyId}.\n`);
+    run: async ({ client, args: [keyId = ''], print }) => {
+      print(await client.unbanKey(keyId), () => `Unbanned key ${keyId}.\n`);
       return EXIT.ok;
     },
   },
@@ -116,10 +116,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'Add time to a key from its expiry, or from now if it has expired (D: 1d, 7d, 30d, 90d, 365d, seconds or lifetime)',
     args: ['KEY_ID'],
     options: ['duration'],
-    run: async ({ client, args: [keyId], options, print }) => {
+    run: async ({ client, args: [keyId = ''], options, print }) => {
       if (options.duration === undefined) throw new UsageError('keys extend needs --duration (1d, 7d, 30d, 90d, 365d, whole seconds or lifetime)');
       print(
-        await client.extendKey(keyId!, durationFlag('--duration', options.duration)),
+        await client.extendKey(keyId, durationFlag('--duration', options.duration)),
         ({ expires_at }) => `Key ${keyId} now expires ${dateTime(expires_at)}.\n`,
       );
       return EXIT.ok;
@@ -343,7 +343,7 @@ function durationFlag(flag: string, value: string): string | number {
 }
 
 /** `keys ban`: `--for` is counted from now here, so the API gets the `until` it takes. */
-async function banKey({ client, args: [keyId], options, print, io }: CommandContext): Promise<number> {
+async function banKey({ client, args: [keyId = ''], options, print, io }: CommandContext): Promise<number> {
   if (options.until !== undefined && options.for !== undefined) throw new UsageError('give --until or --for, not both');
   let until: number | undefined;
   if (options.until !== undefined) until = wholeNumber('--until', options.until, 0, 0, Number.MAX_SAFE_INTEGER);
@@ -360,7 +360,7 @@ async function banKey({ client, args: [keyId], options, print, io }: CommandCont
 }
 
 /** `keys edit`: each flag given becomes a field of the PATCH; `none` sends null, which clears it. */
-async function editKey({ client, args: [keyId], options, print }: CommandContext): Promise<number> {
+async function editKey({ client, args: [keyId = ''], options, print }: CommandContext): Promise<number> {
   const value = (flag: string | undefined, numeric: boolean) => {
     if (flag === undefined) return undefined;
     if (flag === 'none') return null;
@@ -382,7 +382,7 @@ async function editKey({ client, args: [keyId], options, print }: CommandContext
         : checked.error.issues[0]?.message;
     throw new UsageError(Object.keys(body).length === 0 ? (message ?? '') : `--${(message ?? 'invalid flags').replaceAll('_', '-')}`);
   }
-  print(await client.editKey(keyId!, checked.data), ({ key }) => keyDetailText(key));
+  print(await client.editKey(keyId, checked.data), ({ key }) => keyDetailText(key));
   return EXIT.ok;
 }
 
