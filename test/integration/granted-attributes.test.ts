@@ -2,6 +2,7 @@ import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#adapters/delivery-store';
 import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#adapters/key-check-store';
+import { DynamoKeyStore } from '#adapters/key-store';
 import { keyOf, UPDATED_ATTRIBUTES } from '#adapters/layout';
 import { KEY_ATTRIBUTE_TYPES } from '#adapters/table-definition';
 import { hashKeyValue } from '#domain/key-values';
@@ -127,6 +128,47 @@ function recording(db: DynamoDBDocumentClient): { db: DynamoDBDocumentClient; in
   };
   return { db: { send } as unknown as DynamoDBDocumentClient, inputs };
 }
+
+describe('attributes the key lifecycle routes may name (ban-key, unban-key, extend-key, update-key in table-access.ts)', () => {
+  const keys = Object.keys(KEY_ATTRIBUTE_TYPES);
+
+  it('ban, unban, extend (both writes) and every kind of edit name only their granted attributes and the keys', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [key] = await table.stores.dashboard.issueKeys({
+      projectId,
+      count: 1,
+      tier: 'standard',
+      maxUses: null,
+      expiresAt: FIXED_NOW - 10,
+      now: FIXED_NOW - 100,
+    });
+    const keyId = key?.id ?? '';
+    const { db, inputs } = recording(table.db);
+    const store = new DynamoKeyStore(db, table.tableName);
+    const namedBy = async (write: () => Promise<unknown>) => {
+      inputs.length = 0;
+      await write();
+      expect(inputs.length).toBeGreaterThan(0);
+      for (const { name } of inputs) expect(name).toBe(UpdateCommand.name);
+      return [...new Set(inputs.flatMap(({ input }) => attributesNamed(input)))].filter((name) => !keys.includes(name));
+    };
+    for (const ban of [{ reason: 'r', until: FIXED_NOW + 60 }, { reason: 'r', until: null }, null]) {
+      for (const name of await namedBy(() => store.setBan(projectId, keyId, ban))) expect(UPDATED_ATTRIBUTES.keyBan).toContain(name);
+    }
+    // The key expired: the guessed write fails and the second one counts from now, so both are named.
+    const extended = await namedBy(() => store.extendExpiry(projectId, keyId, { seconds: 60, now: FIXED_NOW }));
+    expect(inputs).toHaveLength(2);
+    for (const name of [...extended, ...(await namedBy(() => store.extendExpiry(projectId, keyId, { lifetimeAt: 4_102_444_800 })))]) {
+      expect(UPDATED_ATTRIBUTES.keyExpiry).toContain(name);
+    }
+    const edits = [
+      { note: 'n', discordId: '123456789012345678', maxUses: 5, maxFingerprints: 2 },
+      { note: null, discordId: null, maxUses: null, maxFingerprints: null },
+    ];
+    for (const edit of edits) for (const name of await namedBy(() => store.editKey(projectId, keyId, edit))) expect(UPDATED_ATTRIBUTES.keyEdit).toContain(name);
+  });
+});
 
 describe('attributes the loader and delivery roles may name (issue 21: IAM scoped partitions, not attributes)', () => {
   const keys = Object.keys(KEY_ATTRIBUTE_TYPES);
