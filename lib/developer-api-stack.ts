@@ -8,8 +8,15 @@ import type { Construct } from 'constructs';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
-import { ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
-import { RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import { isQuiet, ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
+import {
+  QUIET_ROUTE_THROTTLE,
+  RESERVED_CONCURRENCY,
+  STAGE_METHOD_THROTTLE,
+  USAGE_PLAN_THROTTLE,
+  WAF_DEFAULT_REQUESTS_PER_MINUTE,
+  WAF_MIN_REQUESTS_PER_MINUTE,
+} from '#lib/capacity';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { LoaderApi } from '#lib/constructs/loader-api';
@@ -112,6 +119,12 @@ export class DeveloperApiStack extends Stack {
         dataTraceEnabled: false,
         throttlingRateLimit: STAGE_METHOD_THROTTLE.rateLimit,
         throttlingBurstLimit: STAGE_METHOD_THROTTLE.burstLimit,
+        methodOptions: Object.fromEntries(
+          ROUTES.filter(isQuiet).map((route) => [
+            `${route.path}/${route.method}`,
+            { throttlingRateLimit: QUIET_ROUTE_THROTTLE.rateLimit, throttlingBurstLimit: QUIET_ROUTE_THROTTLE.burstLimit },
+          ]),
+        ),
       },
     });
     addJsonGatewayResponses(this.api);
@@ -249,7 +262,7 @@ export class DeveloperApiStack extends Stack {
   /** Every function of the stack with its group (RESERVED_CONCURRENCY's keys). */
   private functionGroups(): [ServiceFunction, keyof typeof RESERVED_CONCURRENCY][] {
     return [
-      ...Object.values(this.routeFunctions).map((fn): [ServiceFunction, 'route'] => [fn, 'route']),
+      ...ROUTES.map((route): [ServiceFunction, 'route' | 'quietRoute'] => [this.routeFunctions[route.entry], isQuiet(route) ? 'quietRoute' : 'route']),
       [this.authorizerFunction, 'authorizer'],
       [this.loaderCheck.function, 'loaderCheck'],
       [this.webhooks.fanoutFunction, 'fanout'],

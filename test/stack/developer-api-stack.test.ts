@@ -391,6 +391,8 @@ describe('the loader key check', () => {
             'keyHash',
             'projectId',
             'revoked',
+            'ban_reason',
+            'ban_until',
             'expires_at',
             'max_uses',
             'max_fingerprints',
@@ -504,7 +506,8 @@ describe('least privilege on the table', () => {
     'update-key': [
       READ_PROJECT,
       COUNT_REQUEST,
-      'dynamodb:UpdateItem table KEY#* only note,discord_id,discordKey,max_uses,max_fingerprints,fingerprints,projectId',
+      // discordKey is a key attribute (the byDiscordId index's), which every attribute condition names anyway.
+      'dynamodb:UpdateItem table KEY#* only note,discord_id,max_uses,max_fingerprints,fingerprints,projectId',
       AUDIT,
     ],
   };
