@@ -84,7 +84,8 @@ describe('API Gateway throttling', () => {
       ThrottlingBurstLimit?: number;
     }[];
     const quiet = settings.filter((setting) => setting.ThrottlingRateLimit === QUIET_ROUTE_THROTTLE.rateLimit);
-    expect(quiet.map((setting) => `${setting.HttpMethod} ${setting.ResourcePath.replaceAll('~1', '/')}`).toSorted()).toEqual(
+    // CloudFormation's form of a resource path: a leading slash, then the path with each of its slashes as ~1.
+    expect(quiet.map((setting) => `${setting.HttpMethod} ${setting.ResourcePath.slice(1).replaceAll('~1', '/')}`).toSorted()).toEqual(
       ROUTES.filter(isQuiet)
         .map((route) => `${route.method} ${route.path}`)
         .toSorted(),
