@@ -115,21 +115,24 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
         this.remember(keyId, window.start);
         return { outcome: 'counted', keyId, key: result.key };
       }
-      if (!result.key) return { outcome: 'not_counted', keyId, key: undefined, checksThisWindow: 0 };
+      const windowOpen = result.window !== undefined && result.window >= window.start;
+      const notCounted = (): CheckWrite => ({ outcome: 'not_counted', keyId, key: result.key, checksThisWindow: windowOpen ? result.checks : 0 });
+      // No item, or the rule refuses the key as the item was: no other form of the write can count it.
+      if (!result.key || !check.mayRun(result.key)) return notCounted();
       const wanted = needsBinding(result.key, fingerprint) ? BINDING.bind : BINDING.known;
       // The machine's binding was not what this write assumed (or another check just bound it): the same write again.
       if (wanted !== binding) {
         binding = wanted;
         continue;
       }
-      const windowOpen = result.window !== undefined && result.window >= window.start;
       // `open` met this minute's window, or `within` met none: the other write's turn.
       if ((write === open) === windowOpen) {
         turn++;
         continue;
       }
+      // The write's own assumptions held, so the key's window was full.
       if (windowOpen) this.remember(keyId, window.start);
-      return { outcome: 'not_counted', keyId, key: result.key, checksThisWindow: windowOpen ? result.checks : 0 };
+      return notCounted();
     }
     throw new Error(`Key check of ${keyId} did not settle in ${CHECK_WRITES} writes`);
   }

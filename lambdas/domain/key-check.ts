@@ -222,6 +222,7 @@ export async function checkKey<Served extends { versionId: string }>(
     now,
     perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
     report: reportOf(executed),
+    mayRun: (key) => refusalFor(key, request.project_id, keyHash, now, request.fingerprint) === undefined,
   });
   if (counted.outcome === 'not_counted') {
     // The write's condition held the key to the rule: the state it saw says why (and a refusal wins over the limit).

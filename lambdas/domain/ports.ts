@@ -171,6 +171,11 @@ export interface KeyCheck {
   perKeyPerMinute: number;
   /** What a counted check tells the detectors, written with the use it counts (a refusal writes none of it). */
   report: CheckReport;
+  /**
+   * The key rule for this check (refusalFor's verdict): a write the table refused on a state the rule refuses too is
+   * not tried again in another form, so a refusal costs one write.
+   */
+  mayRun(key: KeyState | undefined): boolean;
 }
 
 /**

@@ -5,6 +5,7 @@ import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } fr
 import { DynamoKeyStore } from '#adapters/key-store';
 import { keyOf, UPDATED_ATTRIBUTES } from '#adapters/layout';
 import { KEY_ATTRIBUTE_TYPES } from '#adapters/table-definition';
+import { type KeyState, refusalOf } from '#domain/key-check';
 import { hashKeyValue } from '#domain/key-values';
 import { consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
 import { createTestTable, FIXED_NOW, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
@@ -72,6 +73,7 @@ describe('attributes the route roles may update', () => {
       now: FIXED_NOW + 1,
       perKeyPerMinute: 10,
       report: { project_id: projectId, executor: 'Wave', fingerprint: 'c'.repeat(64) },
+      mayRun: () => true,
     });
     const before = await stored(keyOf.key(key!.id));
     expect(await table.stores.keys.resetFingerprints(projectId, key!.id)).toBe(1);
@@ -187,6 +189,7 @@ describe('attributes the loader and delivery roles may name (issue 21: IAM scope
       now: FIXED_NOW,
       perKeyPerMinute: 60,
       report: { project_id: projectId, executor: 'Wave', fingerprint: 'f'.repeat(64), script_hash: 'a'.repeat(64), version_id: 'ver_1' },
+      mayRun: (state: KeyState | undefined) => refusalOf(state, projectId, hashKeyValue(key?.key ?? ''), FIXED_NOW, 'f'.repeat(64)) === undefined,
     };
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
     expect((await store.checkAndCount(check)).outcome).toBe('counted');

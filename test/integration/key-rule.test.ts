@@ -146,6 +146,8 @@ describe('the key rule: refusalOf and the DynamoDB condition agree on every case
       now: NOW,
       perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
       report: { project_id: PROJECT, executor: 'Wave', fingerprint: THIS_MACHINE },
+      // The store's own retries only: the table's condition alone decides what is counted.
+      mayRun: () => true,
     });
     if (testCase.expected === undefined) {
       expect(written.outcome).toBe('counted');
@@ -169,6 +171,8 @@ describe('the key rule: refusalOf and the DynamoDB condition agree on every case
       now: NOW,
       perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
       report: { project_id: PROJECT, executor: 'Wave', fingerprint: THIS_MACHINE },
+      // The store's own retries only: the table's condition alone decides what is counted.
+      mayRun: () => true,
     });
     expect(written).toEqual({ outcome: 'not_counted', keyId: keyIdOf(keyHash), key: undefined, checksThisWindow: 0 });
     expect(refusalOf(undefined, PROJECT, keyHash, NOW, THIS_MACHINE)).toBe('KEY_INVALID');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type LastCheck, lastCheckOf } from '#adapters/key-check-store';
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
-import { type CheckWrite, type KeyBan, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
+import { type CheckWrite, type KeyBan, type KeyState, needsBinding } from '#domain/key-check';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Key, KeyDetail, Project, Version, Webhook } from '#domain/model';
 import type {
@@ -360,9 +360,10 @@ export interface CheckedKey extends KeyState {
 
 /**
  * The loader check's store in memory, with the semantics of DynamoKeyCheckStore (which
- * test/integration/loader-check.test.ts pins on DynamoDB Local): one use counted only when the key may run (the
- * table's condition, which test/integration/key-rule.test.ts proves is refusalOf) and its window of the key's own
- * has room for one more of `perKeyPerMinute`; otherwise nothing written, and the key's state as it was.
+ * test/integration/loader-check.test.ts pins on DynamoDB Local): one use counted only when the key may run and its
+ * window of the key's own has room for one more of `perKeyPerMinute`; otherwise nothing written, and the key's
+ * state as it was. Where the table evaluates its condition (which test/integration/key-rule.test.ts proves is the
+ * rule), this fake applies the rule the check hands it (`mayRun`): it holds no copy of the rule.
  */
 export class MemoryKeyCheckStore implements KeyCheckStore {
   private readonly keys = new Map<string, CheckedKey>();
@@ -417,7 +418,7 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     const window = rateWindowAt(check.now);
     // A window opened by a clock a little ahead counts as this one, as in the table.
     const checksThisWindow = key.checkWindow !== undefined && key.checkWindow >= window.start ? key.checkCount : 0;
-    if (refusalOf(key, check.projectId, check.keyHash, check.now, check.fingerprint) || checksThisWindow >= check.perKeyPerMinute) {
+    if (!check.mayRun(stateOf(key)) || checksThisWindow >= check.perKeyPerMinute) {
       return { outcome: 'not_counted', keyId: check.keyId, key: stateOf(key), checksThisWindow };
     }
     if (checksThisWindow === 0) key.checkWindow = window.start;
