@@ -10,10 +10,11 @@ import type { Construct } from 'constructs';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
-import { ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
+import { isQuiet, ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
 import {
   FUNCTIONS_PER_GROUP,
   planReservations,
+  QUIET_ROUTE_THROTTLE,
   RESERVED_CONCURRENCY,
   type ReservationPlan,
   STAGE_METHOD_THROTTLE,
@@ -153,6 +154,12 @@ export class DeveloperApiStack extends Stack {
         dataTraceEnabled: false,
         throttlingRateLimit: STAGE_METHOD_THROTTLE.rateLimit,
         throttlingBurstLimit: STAGE_METHOD_THROTTLE.burstLimit,
+        methodOptions: Object.fromEntries(
+          ROUTES.filter(isQuiet).map((route) => [
+            `${route.path}/${route.method}`,
+            { throttlingRateLimit: QUIET_ROUTE_THROTTLE.rateLimit, throttlingBurstLimit: QUIET_ROUTE_THROTTLE.burstLimit },
+          ]),
+        ),
       },
     });
     addJsonGatewayResponses(this.api);
@@ -330,7 +337,7 @@ export class DeveloperApiStack extends Stack {
   /** Every function of the stack with its group (RESERVED_CONCURRENCY's keys). */
   functionGroups(): [ServiceFunction, keyof typeof RESERVED_CONCURRENCY][] {
     return [
-      ...Object.values(this.routeFunctions).map((fn): [ServiceFunction, 'route'] => [fn, 'route']),
+      ...ROUTES.map((route): [ServiceFunction, 'route' | 'quietRoute'] => [this.routeFunctions[route.entry], isQuiet(route) ? 'quietRoute' : 'route']),
       [this.authorizerFunction, 'authorizer'],
       [this.loaderCheck.function, 'loaderCheck'],
       [this.webhooks.fanoutFunction, 'fanout'],

@@ -24,6 +24,11 @@ export const TABLE = {
      * partition all of a project's keys share. Named anew because DynamoDB cannot change a projection in place.
      */
     byIssueOrder: { name: 'byIssueOrderKeys', partitionKey: 'issueOrderKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
+    /**
+     * A project's keys linked to one Discord user. Sparse: only a key with a `discord_id` carries `discordKey`
+     * (`<projectId>#<discordId>`), set at issue and by an edit, removed when the link is.
+     */
+    byDiscordId: { name: 'byDiscordId', partitionKey: 'discordKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
   },
 } as const;
 
@@ -35,6 +40,7 @@ export const KEY_ATTRIBUTE_TYPES: Record<string, AttributeType> = {
   sk: 'S',
   watermarkKey: 'S',
   issueOrderKey: 'S',
+  discordKey: 'S',
   issueSeq: 'N',
 };
 

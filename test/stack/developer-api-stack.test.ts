@@ -2,7 +2,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { INDEX_PARTITION, keyIndexAttributes } from '#adapters/layout';
+import { discordKeyOf, INDEX_PARTITION, keyIndexAttributes } from '#adapters/layout';
 import { createTableInput, KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
 import { AUDIT_UNSETTLED } from '#domain/audit';
@@ -401,6 +401,8 @@ describe('the loader key check', () => {
             'keyHash',
             'projectId',
             'revoked',
+            'ban_reason',
+            'ban_until',
             'expires_at',
             'max_uses',
             'max_fingerprints',
@@ -514,6 +516,23 @@ describe('least privilege on the table', () => {
       'dynamodb:GetItem table KEY#* only projectId',
       AUDIT,
     ],
+    'ban-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only ban_reason,ban_until,projectId', AUDIT],
+    'unban-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only ban_reason,ban_until,projectId', AUDIT],
+    'extend-key': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:UpdateItem table KEY#* only expires_at,projectId',
+      'dynamodb:GetItem table KEY#* only expires_at,projectId',
+      AUDIT,
+    ],
+    'update-key': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      // discordKey is a key attribute (the byDiscordId index's), which every attribute condition names anyway.
+      'dynamodb:UpdateItem table KEY#* only note,discord_id,max_uses,max_fingerprints,fingerprints,projectId',
+      'dynamodb:GetItem table KEY#*',
+      AUDIT,
+    ],
   };
 
   it.each(ROUTES.map((route) => [route.entry, route] as const))(
@@ -535,7 +554,11 @@ describe('least privilege on the table', () => {
   });
 
   it('queries an index in the partitions its queries name: a project id, as the index partition keys of a stored key begin', () => {
-    const attributes = keyIndexAttributes(newId('prj'), '0123456789abcdef');
+    const projectId = newId('prj');
+    const attributes: Record<string, string> = {
+      ...keyIndexAttributes(projectId, '0123456789abcdef'),
+      discordKey: discordKeyOf(projectId, '123456789012345678'),
+    };
     for (const [name, index] of Object.entries(TABLE.indexes))
       expect(attributes[index.partitionKey]?.startsWith(INDEX_PARTITION[name as keyof typeof TABLE.indexes])).toBe(true);
   });
