@@ -522,7 +522,7 @@ describe('least privilege on the table', () => {
       READ_PROJECT,
       COUNT_REQUEST,
       'dynamodb:UpdateItem table KEY#* only expires_at,projectId',
-      'dynamodb:GetItem table KEY#* only expires_at,projectId',
+      'dynamodb:GetItem table KEY#* only projectId,expires_at',
       AUDIT,
     ],
     'update-key': [
