@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStores } from '#adapters/stores';
 import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#adapters/telemetry-queue';
@@ -7,7 +8,7 @@ import { parseFlags } from '#dashboard/args';
 import { type TelemetryCommand, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { AddressTally } from '#domain/address-tally';
 import { ingestTelemetry } from '#domain/analytics/ingest';
-import { OTHER_NAME, STATS_RESULTS, TOP_NAMES } from '#domain/analytics/stats';
+import { bucketStart, bucketStarts, OTHER_NAME, STATS_RESULTS, type StatsGranularity, TOP_NAMES } from '#domain/analytics/stats';
 import type { TelemetrySink, TelemetryStore } from '#domain/ports';
 import { getStatsEndpoint } from '#functions/get-stats';
 import { createIngestQueueHandler } from '#functions/ingest-queue';
@@ -18,6 +19,7 @@ import { InProcessQueue } from '#local/in-process-queue';
 import { memoryKeySecret } from '#local/key-secret';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { type CheckStreamIngest, startCheckStreamIngest } from '#local/telemetry-pipeline';
+import { STATS_DIMENSIONS } from '#schemas/requests';
 import { invoke } from '#test-support/api-harness';
 import { apiEvent, createTestTable, dynamodbEndpoint, FIXED_NOW, type SeededOwner, seedOwner, type TestTable } from '#test-support/fixtures';
 
@@ -242,5 +244,42 @@ describe('stats counters, fed by the ingest paths', () => {
       total: 1_135,
       counts: { ...Object.fromEntries(Array.from({ length: TOP_NAMES }, (_, i) => [`Exec ${44 - i}`, 45 - i])), [OTHER_NAME]: 425 },
     });
+  });
+
+  it('property: the buckets of any window sum to the records ingested into it, whatever the batches', async () => {
+    const start = FIXED_NOW - 7 * DAY;
+    const record = fc.record({
+      kind: fc.constantFrom('validation', 'execution'),
+      offset: fc.integer({ min: 0, max: 7 * DAY }),
+      result: fc.constantFrom(...STATS_RESULTS),
+      executor: fc.constantFrom('Wave', 'Delta', 'Solara'),
+    });
+    const window = fc.record({
+      granularity: fc.constantFrom<StatsGranularity>('hour', 'day'),
+      by: fc.constantFrom(...STATS_DIMENSIONS),
+      from: fc.integer({ min: start - 2 * HOUR, max: FIXED_NOW }),
+      span: fc.integer({ min: 1, max: 7 * DAY }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(record, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 3 }), window, async (drawn, batches, asked) => {
+        const projectId = await newProject();
+        const { id: keyId } = await issueKey(projectId);
+        const records = drawn.map(({ kind, offset, result, executor }) =>
+          kind === 'validation'
+            ? { kind, projectId, keyId, result, executor, fingerprint: FP(1), at: start + offset }
+            : { kind, projectId, executor, at: start + offset },
+        );
+        const size = Math.ceil(records.length / batches);
+        for (let i = 0; i < records.length; i += size) await ingestTelemetry(table.stores.telemetry, records.slice(i, i + size), FIXED_NOW);
+        const { granularity, by, from, span } = asked;
+        const to = from + span;
+        const counted = records.filter((r) => (by === 'result' ? r.kind === 'validation' : r.kind === 'execution'));
+        const expected = bucketStarts(from, to, granularity).map((t) => counted.filter((r) => bucketStart(r.at, granularity) === t).length);
+        const { buckets } = await stats(projectId, { granularity, by, from: String(from), to: String(to) });
+        expect(buckets.map(({ total }) => total)).toEqual(expected);
+        for (const bucket of buckets) expect(Object.values(bucket.counts).reduce((sum, n) => sum + n, 0)).toBe(bucket.total);
+      }),
+      { numRuns: 15 },
+    );
   });
 });
