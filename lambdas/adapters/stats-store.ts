@@ -53,7 +53,8 @@ interface CounterDelta extends StatsDelta {
  * and adds the units' counts to their counters, so a redelivered unit fails its mark's condition and the
  * transaction is made again without it. Units are packed into transactions of at most 100 items. The counters of
  * names (executor, version) are read first, so that a bucket keeps at most STORED_NAMES_PER_BUCKET names one by one:
- * one that adds names is conditioned on the count it read, and made again if another writer moved it.
+ * an update that adds names is conditioned on there being room for them, and made again (names read anew) if another
+ * writer took it meanwhile.
  */
 export async function addStatsUnits(db: DynamoDBDocumentClient, tableName: string, units: readonly StatsUnit[], now: number): Promise<void> {
   for (const chunk of packUnits(units)) await applyUnits(db, tableName, chunk, now);
@@ -112,8 +113,8 @@ async function applyUnits(db: DynamoDBDocumentClient, tableName: string, units: 
       }
       const reasons = error.CancellationReasons ?? [];
       if (reasons.some((reason) => !['None', 'ConditionalCheckFailed', 'TransactionConflict'].includes(reason.Code ?? 'None'))) throw error;
-      // A unit whose mark is there was applied by an earlier delivery; a counter whose condition failed gained names
-      // from another writer, and is read again on the next attempt.
+      // A unit whose mark is there was applied by an earlier delivery; a counter whose condition failed filled up
+      // with another writer's names, and is read again on the next attempt.
       pending = pending.filter((_, index) => reasons[index]?.Code !== 'ConditionalCheckFailed');
       if (reasons.some((reason) => reason.Code === 'TransactionConflict')) await backoff(attempt);
     }
@@ -164,9 +165,11 @@ function counterUpdate(tableName: string, counter: CounterDelta, stored: Item | 
     Object.assign(names, { '#nameCount': 'nameCount', '#rest': 'rest' });
     Object.assign(values, { ':nameCount': admitted.length, ':rest': overflow.reduce((sum, [, n]) => sum + n, 0) });
     adds.push('#nameCount :nameCount', '#rest :rest');
+    // Room for these names, whatever other writers added meanwhile: two that admit the same new name both count it,
+    // which only makes the bound stricter, and writers far from the bound never wait on each other.
     if (admitted.length > 0) {
-      condition = nameCount === 0 ? 'attribute_not_exists(#nameCount) OR #nameCount = :seen' : '#nameCount = :seen';
-      values[':seen'] = nameCount;
+      condition = 'attribute_not_exists(#nameCount) OR #nameCount <= :room';
+      values[':room'] = STORED_NAMES_PER_BUCKET - admitted.length;
     }
   }
   own.forEach(([name, n], i) => {
