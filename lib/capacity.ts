@@ -62,7 +62,7 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. Reserved in all: 9 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 10 + 2 + 2 = 839 of the account's 1,000.
+ * cannot take another's. Reserved in all: 10 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 10 + 2 + 2 = 899 of the account's 1,000.
  */
 export const RESERVED_CONCURRENCY = {
   /** Each owner API route's function: STAGE_METHOD_THROTTLE's 500 a second at 120 ms a request. */
