@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { mapPagesBounded } from '#domain/concurrency';
 import type { TelemetryStore } from '#domain/ports';
-import { DAY_SECONDS, hourStart, utcDate } from '#domain/time';
+import { hourStart, utcDate } from '#domain/time';
 import { type AnalyticsEventName, type SingleEventData, SUMMARY_SAMPLE_LIMIT, type SummarizedEventName } from '#schemas/events';
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import { ALERTS_PER_HOUR, admittedOf, digestKey, isBudgeted, NEW_EXECUTORS_PER_KEY_PER_HOUR, NEW_SCRIPT_HASHES_PER_KEY_PER_HOUR } from './alert-budget';
 import { COALESCE_ABOVE, groupStorms, summarize } from './coalesce';
 import { detectClones, detectKeyAbuse, detectNewExecutor, originalCandidate } from './detectors';
 import type { AlertHourRef, AnalyticsEvent, KeyUsage, NewNameKind, ScriptRef, ValidationDelta } from './model';
-import { foldStats, type StatsUnit } from './stats';
+import { bucketStart, foldStats, type StatsUnit } from './stats';
 import { type Indexed, type ParsedBatch, parseTelemetryBatch, type Rejection } from './telemetry';
 
 /**
@@ -86,10 +86,9 @@ async function countStats(store: TelemetryStore, batch: ParsedBatch, units: Deli
     if (unit === undefined) throw new Error(`No delivery unit for record ${index}`);
     return unit;
   };
-  const dayOf = (at: number) => at - (at % DAY_SECONDS);
   const groups = new Map<string, { unit: Omit<StatsUnit, 'deltas'>; validations: ValidationRecord[]; executions: ExecutionRecord[] }>();
   const groupOf = (record: Indexed<{ projectId: string; at: number }>) => {
-    const unit = { unitId: unitOf(record.index), projectId: record.projectId, day: dayOf(record.at) };
+    const unit = { unitId: unitOf(record.index), projectId: record.projectId, day: bucketStart(record.at, 'day') };
     const id = JSON.stringify([unit.unitId, unit.projectId, unit.day]);
     let group = groups.get(id);
     if (!group) {
