@@ -28,12 +28,20 @@ const run = async (name: string, ...argv: string[]) => {
 };
 
 beforeAll(async () => {
-  stack = await startLocalStack({
-    port: await freePort(),
-    dynamodbEndpoint: dynamodbEndpoint(),
-    tableName: `local-stats-${Date.now()}`,
-    stateFile: `/tmp/local-stats-${process.pid}.json`,
-  });
+  // A free port can be taken by another process before the stack listens on it: then another one is tried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      stack = await startLocalStack({
+        port: await freePort(),
+        dynamodbEndpoint: dynamodbEndpoint(),
+        tableName: `local-stats-${Date.now()}`,
+        stateFile: `/tmp/local-stats-${process.pid}.json`,
+      });
+      break;
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof Error && error.message.includes('is in use'))) throw error;
+    }
+  }
   dashboard = openContext({ kind: 'local', endpoint: stack.dynamodbEndpoint, tableName: stack.tableName });
 }, 120_000);
 
