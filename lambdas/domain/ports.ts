@@ -178,6 +178,8 @@ export interface KeyCheckStore {
   checkAndCount(check: KeyCheck): Promise<CountedCheck>;
   /** The key's state as last written (a strongly consistent read), counting nothing; undefined when there is no such key. */
   peek(keyId: string): Promise<KeyState | undefined>;
+  /** The watermark a served script is stamped with (set at issue, never changed); undefined when there is no such key. */
+  watermarkOf(keyId: string): Promise<string | undefined>;
 }
 
 // ---- Script delivery ----
