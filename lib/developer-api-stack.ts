@@ -1,4 +1,4 @@
-import { Annotations, CfnOutput, Duration, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -234,6 +234,8 @@ export class DeveloperApiStack extends Stack {
     this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
       description: "Sent by the front door to the loader origin: a request carrying it came through CloudFront, whose viewer address is then the buyer's",
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
+      // Nothing outlives the stack that reads it: a new stack makes a new one.
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     Validations.of(this.originSecret).acknowledge({
       id: 'AwsSolutions-SMG4',

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LoaderCheckRequest, RefusalCode } from '#schemas/loader';
 import { checkKey, type KeyCheckDeps } from './key-check';
+import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { ScriptStore, ScriptVersionStore } from './ports';
 
 /**
@@ -201,19 +202,30 @@ export async function deliverScript(
   now: number,
   ifNoneMatch: string | undefined,
 ): Promise<ScriptDelivery> {
-  const checked = await checkKey(deps, request, sourceIp, now, {
-    expected: deps.cache.lastCurrentVersion(request.project_id),
-    read: () => currentScript(deps, request.project_id),
-  });
+  const expected = deps.cache.lastCurrentVersion(request.project_id);
+  // Where the pointer goes beside the write, the key's watermark (which never changes) goes too: a key's first fetch
+  // in this container still waits for one round trip. Awaited only once the key is counted; a refusal drops it.
+  const early = expected !== undefined && hasKeyValueForm(request.key) ? settled(deps.keys.watermarkOf(keyIdOf(hashKeyValue(request.key)))) : undefined;
+  const checked = await checkKey(deps, request, sourceIp, now, { expected, read: () => currentScript(deps, request.project_id) });
   if (checked.outcome === 'nothing_to_serve') return { outcome: 'no_version' };
   if (checked.outcome === 'refused') return { outcome: 'refused', code: checked.code, sentence: REFUSAL_SENTENCES[checked.code] };
   const { served: script, keyId } = checked;
-  const watermark = await deps.keys.watermarkOf(keyId);
+  const watermark = early ? await early.then((read) => read()) : await deps.keys.watermarkOf(keyId);
   // Keys are never deleted, and this one was just counted.
   if (watermark === undefined) throw new Error(`Key ${keyId} has no watermark`);
   const etag = scriptEtag(script.versionId, watermark);
   if (etagMatches(ifNoneMatch, etag)) return { outcome: 'not_modified', script, etag };
   return { outcome: 'served', script, body: stampParts(script.parts, watermark), etag };
+}
+
+/** A promise started early whose failure waits to be asked for: no unhandled rejection when it is never awaited. */
+function settled<T>(promise: Promise<T>): Promise<() => T> {
+  return promise.then(
+    (value) => () => value,
+    (error: unknown) => () => {
+      throw error;
+    },
+  );
 }
 
 /** A version as an upload writes it: its id, chosen before the script is stored under it. */
