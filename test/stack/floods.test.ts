@@ -133,8 +133,7 @@ describe('reserved concurrency per function group', () => {
   });
 
   it('with -c reservableConcurrency=900 (a default account of 1,000) gives every function the reservation of its group', () => {
-    for (const [id] of functionsOf(reserving))
-      expect(reservationOf(reserving, id), id).toBe(RESERVED_CONCURRENCY[groupOf(id)[0] ?? 'route']);
+    for (const [id] of functionsOf(reserving)) expect(reservationOf(reserving, id), id).toBe(RESERVED_CONCURRENCY[groupOf(id)[0] ?? 'route']);
   });
 
   it(`leaves at least ${ACCOUNT_CONCURRENCY.unreservedMinimum} of the default ${ACCOUNT_CONCURRENCY.total} instances unreserved, as Lambda requires`, () => {
