@@ -37,7 +37,7 @@ export const LOADER_PLANNED_CHECKS_PER_SECOND = 1_000;
  * minute the function admits from one address) before any buyer meets a 429; what it sends below that reaches the
  * function, which refuses the address in memory at about a millisecond a request, with no DynamoDB request, inside
  * the reserved 100 instances (2,500 a second at 1 ms is 2.5 instances). Two routes at 2,500 beside the owner API's
- * 9 × 500 and 4 quiet routes × 50 stay within the account's 10,000 a second across every API of the Region.
+ * 9 × 500 and 5 quiet routes × 50 stay within the account's 10,000 a second across every API of the Region.
  */
 export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: 5_000 } as const satisfies TokenBucket;
 
@@ -90,7 +90,7 @@ export const STAGE_METHOD_THROTTLE = { rateLimit: 500, burstLimit: 500 } as cons
 
 /**
  * The throttle of the owner routes marked `capacity: 'quiet'` in lambdas/http/routes.ts (ban, unban, extend, edit a
- * key): a publisher's hand or one sale's hook calls them, never a fleet. A tenth of a busy route's rate and
+ * key, read stats): a publisher's hand, a console page or one sale's hook calls them, never a fleet. A tenth of a busy route's rate and
  * reservation (RESERVED_CONCURRENCY.quietRoute: 50 a second at 120 ms is 6 instances), so they fit beside the others
  * inside the account's 10,000 requests a second and 900 reservable instances; rate and burst stay at or above the
  * usage plan's, so a single client still meets its plan first.
@@ -109,8 +109,8 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. With the 9 busy owner routes and 4 quiet ones: 9 × 60 + 4 × 6 + 100 + 100 + 10 + 5 + 50 +
- * 20 + 10 + 2 + 2 = 863 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
+ * cannot take another's. With the 9 busy owner routes and 5 quiet ones: 9 × 60 + 5 × 6 + 100 + 100 + 10 + 5 + 50 +
+ * 20 + 10 + 2 + 2 = 869 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
  * them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {

@@ -495,6 +495,7 @@ describe('least privilege on the table', () => {
     'list-versions': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
     rollback: [READ_PROJECT, COUNT_REQUEST, 'dynamodb:ConditionCheckItem table PROJECT#*', 'dynamodb:UpdateItem table PROJECT#* only currentVersionId', AUDIT],
     'list-webhooks': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
+    'get-stats': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table STATS#*'],
     'issue-keys': [
       READ_PROJECT,
       COUNT_REQUEST,
