@@ -6,6 +6,7 @@ import {
   InvalidInput,
   KeyNotFound,
   OrderConflict,
+  OrderRepeatClosed,
   PlanNotAllowed,
   PROJECT_NOT_FOUND,
   ProjectNotFound,
@@ -17,6 +18,7 @@ import {
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { REFUSAL_SENTENCES } from '#domain/scripts';
+import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { NO_VERSION_YET } from '#http/loader-script';
@@ -518,12 +520,15 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
         description: 'The keys, with their raw values (shown here only).',
         example: {
           keys: [{ id: EXAMPLE.keyId, key: 'sdk_7Qm2vYcJ0sX5kR9uWb3nHf1LtA8eDgZo', watermark: EXAMPLE.watermark, expires_at: 1766380800 }],
+          repeated: false,
+          issued_at: 1763788800,
         } satisfies IssueKeysResponse,
       },
       errors: [
         invalid('count out of range', IssueKeysBody, { count: 101 }),
         invalid('Unknown duration', IssueKeysBody, { duration: '2w' }),
-        { summary: 'order_id used with another body', error: new OrderConflict('sellauth-48213') },
+        { summary: 'order_id used with another body or by another token', error: new OrderConflict('sellauth-48213') },
+        { summary: 'order_id placed more than 72 hours ago', error: new OrderRepeatClosed('sellauth-48213', ORDER_REPEAT_WINDOW_SECONDS) },
         readOnlyToken('issue-keys'),
       ],
     },

@@ -59,7 +59,15 @@ export class KeyNotFound extends DomainError {
 /** An order id reused with another body: the keys it issued are not what this request asks for. */
 export class OrderConflict extends InvalidInput {
   constructor(orderId: string) {
-    super(`order_id "${orderId}" was already used in this project with another body; repeat the same body to get its keys again, or use a new order_id`);
+    super(
+      `order_id "${orderId}" cannot be used with this token and body: an order is repeated only by the token that placed it, with the same body; use a new order_id`,
+    );
+  }
+}
+
+export class OrderRepeatClosed extends InvalidInput {
+  constructor(orderId: string, windowSeconds: number) {
+    super(`order_id "${orderId}" was placed more than ${windowSeconds / 3600} hours ago and can no longer be repeated; use a new order_id`);
   }
 }
 

@@ -114,7 +114,15 @@ export interface IssueOrder {
    * secret was replaced) must not answer, let alone write, keys the order never had.
    */
   firstKeyId: string;
+  /**
+   * The id of the token that placed the order (`tok_…`): only it may repeat the order. Absent on orders placed
+   * before orders were bound to tokens (and on the dashboard's), which any token of the owner may still repeat.
+   */
+  tokenId?: string;
 }
+
+/** What a first call records of an order besides the numbers the store gives it. */
+export type NewOrder = Pick<IssueOrder, 'orderId' | 'bodyHash' | 'tokenId'>;
 
 export type IssueOutcome = { outcome: 'issued'; firstSeq: number } | { outcome: 'order_exists'; order: IssueOrder };
 
@@ -126,7 +134,7 @@ export interface KeyStore {
    * order is recorded atomically with the numbers; when another call recorded the same order id first, nothing is
    * written and that order is returned.
    */
-  issue(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome>;
+  issue(batch: KeyBatch, order?: NewOrder): Promise<IssueOutcome>;
   /** Write those keys of an order's batch (numbered from `firstSeq`) the table lacks; how many it wrote. */
   completeOrder(batch: KeyBatch, firstSeq: number): Promise<number>;
   /** The key in detail, or undefined for no key or another project's. */

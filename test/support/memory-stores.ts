@@ -12,6 +12,7 @@ import type {
   KeyCheck,
   KeyCheckStore,
   KeyStore,
+  NewOrder,
   ProjectStore,
   RateLimitStore,
   RevokeOutcome,
@@ -201,7 +202,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     return order && { ...order };
   }
 
-  async issue(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome> {
+  async issue(batch: KeyBatch, order?: NewOrder): Promise<IssueOutcome> {
     const project = this.projects.get(batch.projectId);
     if (!project) throw new Error(`Project ${batch.projectId} does not exist`);
     if (order) {
