@@ -8,7 +8,7 @@ import { PLANS, type Plan } from '#domain/model';
 import { publishScript, scriptFileProblem } from '#domain/scripts';
 import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { parseDiscordWebhookUrl, redactWebhookUrl } from '#domain/webhooks/discord-webhook-url';
-import { BIDI_CONTROLS, PATH_ID_PATTERN, watermarkProblem } from '#schemas/formats';
+import { freeTextProblem, PATH_ID_PATTERN, watermarkProblem } from '#schemas/formats';
 import { DISCORD_USER_ID, MAX_FINGERPRINTS, MAX_NOTE_LENGTH } from '#schemas/requests';
 import { EVENT_NAMES, type EventName } from '#schemas/resources';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, UsageError, usageLine, wholeNumber } from './args';
@@ -69,9 +69,8 @@ function auditLimit(flags: Flags): number {
 function printableText(flag: string, text: string, maxLength: number, options: { allowEmpty: boolean }): string {
   if (!options.allowEmpty && text.trim() === '') throw new UsageError(`--${flag} must not be empty`);
   if (text.length > maxLength) throw new UsageError(`--${flag} must be at most ${maxLength} characters; got ${text.length}`);
-  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) throw new UsageError(`--${flag} must not contain control characters`);
-  // They would reorder the text around them where it is shown (the Discord embeds of names and notes).
-  if (BIDI_CONTROLS.test(text)) throw new UsageError(`--${flag} must not contain bidirectional-override characters`);
+  const problem = freeTextProblem(`--${flag}`, text);
+  if (problem) throw new UsageError(problem);
   return text;
 }
 

@@ -164,6 +164,9 @@ describe('POST /v1/projects/:id/keys', () => {
     [{ duration: '2w' }, 'duration must be one of'],
     [{ max_fingerprints: 0 }, 'max_fingerprints must be at least 1'],
     [{ discord_id: 'abc' }, 'discord_id must be a Discord user id'],
+    [{ note: 'fine\u001b]52;c;cGF3bmVk\u0007' }, 'note must be printable text: it holds U+001B, a control or bidirectional character'],
+    [{ note: 'exe\u202Etxt' }, 'note must be printable text: it holds U+202E'],
+    [{ note: 'C1 \u009b31m' }, 'note must be printable text: it holds U+009B'],
     [{ order_id: '' }, 'order_id must be 1 to 100 printable characters'],
   ])('refuses %j with a 400 naming the field, and issues nothing', async (body, message) => {
     const reply = await issue(body);

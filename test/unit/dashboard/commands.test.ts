@@ -126,8 +126,8 @@ describe('project create', () => {
     [['--owner', 'own_1'], /needs --name/],
     [[...owner, '--name', '   '], /--name must not be empty/],
     [[...owner, '--name', 'x'.repeat(101)], /--name must be at most 100 characters; got 101/],
-    [[...owner, '--name', 'bad\u0007name'], /--name must not contain control characters/],
-    [[...owner, '--name', 'exe\u202Etxt.exe'], /--name must not contain bidirectional-override characters/],
+    [[...owner, '--name', 'bad\u0007name'], /--name must be printable text: it holds U\+0007/],
+    [[...owner, '--name', 'exe\u202Etxt.exe'], /--name must be printable text: it holds U\+202E/],
     [[...owner, '--name', 'S', '--plan', 'enterprise'], /--plan must be one of business, pro, free; got "enterprise"/],
   ])('rejects %j', (argv, message) => {
     expect(rejection(projectCreate, argv)).toMatch(message);
@@ -192,8 +192,8 @@ describe('versions upload', () => {
     [[...PROJECT], /needs --file/],
     [[...PROJECT, '--size-bytes', '1'], /Unknown flag --size-bytes/],
     [[...PROJECT, '--file', 'a.luau', '--notes', 'n'.repeat(1025)], /--notes must be at most 1024 characters/],
-    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u0000b'], /--notes must not contain control characters/],
-    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u2066b\u2069'], /--notes must not contain bidirectional-override characters/],
+    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u0000b'], /--notes must be printable text: it holds U\+0000/],
+    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u2066b\u2069'], /--notes must be printable text: it holds U\+2066/],
   ])('rejects %j', (argv, message) => {
     expect(rejection(versionsUpload, argv)).toMatch(message);
   });
