@@ -114,12 +114,10 @@ export function parseDuration(value: unknown): KeyDuration | undefined {
 
 /** A free-text field: a string of at most `maxLength` characters under the one printable-text rule (freeTextProblem). */
 export const freeText = (field: string, maxLength: number) =>
-  z
-    .string({ error: `${field} must be a string` })
-    .check(
-      z.maxLength(maxLength, `${field} must be at most ${maxLength} characters`),
-      z.refine((text) => freeTextProblem(field, text) === undefined, { error: (issue) => freeTextProblem(field, String(issue.input)) ?? `invalid ${field}` }),
-    );
+  z.string({ error: `${field} must be a string` }).check(
+    z.maxLength(maxLength, `${field} must be at most ${maxLength} characters`),
+    z.refine((text) => freeTextProblem(field, text) === undefined, { error: (issue) => freeTextProblem(field, String(issue.input)) ?? `invalid ${field}` }),
+  );
 
 const optionalNullableInt = (field: string, min: number, max: number) =>
   z._default(
