@@ -7,6 +7,7 @@ import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#adapters/telemetry-queue';
 import { AddressTally } from '#domain/address-tally';
 import { checkTelemetry } from '#domain/key-check';
 import type { KeyCheckStore, TelemetrySink } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache, sha256Hex, WATERMARK_PLACEHOLDER } from '#domain/scripts';
 import { utcDate } from '#domain/time';
 import type { MessageSender, OutgoingMessage } from '#domain/webhooks/ports';
@@ -226,6 +227,7 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
     keys: reportingEveryCheck(stores.keyChecks, previousSink),
     rateLimits: stores.rateLimits,
     addresses: everyCheckShared(),
+    refusals: new RefusalMemory(),
     telemetry: previousSink,
     now: nowSeconds,
     logger: silent,
@@ -265,6 +267,7 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
       keys: stores.keyChecks,
       rateLimits: stores.rateLimits,
       addresses: everyCheckShared(),
+      refusals: new RefusalMemory(),
       telemetry: sink,
       now: nowSeconds,
       logger: silent,
@@ -286,6 +289,7 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
       keys: stores.keyChecks,
       rateLimits: stores.rateLimits,
       addresses: new AddressTally(),
+      refusals: new RefusalMemory(),
       telemetry: sink,
       now: nowSeconds,
       logger: silent,
@@ -484,6 +488,7 @@ async function scriptFetch(
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: sink,
     versions: stores.scriptVersions,
     scripts,

@@ -5,6 +5,7 @@ import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
 import { newId } from '#domain/ids';
 import { newKeyValue } from '#domain/key-values';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache } from '#domain/scripts';
 import { createScriptHandler } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
@@ -58,6 +59,7 @@ export async function benchLoaderFlood(table: BenchTable, log: (line: string) =>
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: { report: async () => undefined },
     now: nowSeconds,
     logger: silent,

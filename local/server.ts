@@ -16,6 +16,7 @@ import type {
   TelemetrySink,
   TokenStore,
 } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
 import { createAuthorizer } from '#functions/authorizer';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
@@ -84,6 +85,7 @@ export function localGatewayDeps(
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry,
     now,
     logger: new Logger({ serviceName: 'loader-check' }),

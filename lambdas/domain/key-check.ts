@@ -6,6 +6,7 @@ import { RateLimited } from './errors';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { KeyCheckStore, RateLimitStore, TelemetrySink } from './ports';
 import { rateWindowAt } from './rate-limit';
+import type { HeldRefusals, RefusalMemory } from './refusal-memory';
 
 /**
  * The loader's key check (the "Loader key check" contract of DESIGN.md): at every execution the buyer's loader
@@ -98,6 +99,8 @@ export interface KeyCheckDeps {
   telemetry: TelemetrySink;
   /** This container's counts per address (one per container: its memory is the point). */
   addresses: AddressTally;
+  /** This container's keys refused past the floor, answered with no write (one per container, as `addresses`). */
+  refusals: RefusalMemory;
 }
 
 const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
@@ -157,6 +160,14 @@ export async function checkKey<Served extends { versionId: string }>(
   // A value this service cannot have made is no key of any project: answered with no request at all (and, as every
   // KEY_INVALID, reported nowhere), still a check of its address.
   if (!hasKeyValueForm(request.key)) return { outcome: 'refused', code: 'KEY_INVALID' };
+  const keyHash = hashKeyValue(request.key);
+  const keyId = keyIdOf(keyHash);
+  // A key this container keeps refusing is answered from memory before any request (the script's version pointer
+  // included), its refusals reported together.
+  const remembered = deps.refusals.held(keyId, request.fingerprint, window.start);
+  const summaries = [...deps.refusals.takeLeftOver(), ...(remembered?.toReport ? [remembered.toReport] : [])];
+  if (summaries.length > 0) await deps.telemetry.report(summaries.flatMap((held) => heldTelemetry(held, now)));
+  if (remembered) return { outcome: 'refused', code: remembered.code };
   // The shared window only for a busy address (or one the full tally could not track); the guard's read does not
   // depend on it, so both go at once and a fetch waits for as many round trips in a row as validate. The pointer is
   // still read before any use is counted.
@@ -172,14 +183,15 @@ export async function checkKey<Served extends { versionId: string }>(
     guard?.(),
   ]);
   if (addressCount === undefined) throw addressLimited();
-  const keyHash = hashKeyValue(request.key);
-  const keyId = keyIdOf(keyHash);
   // A refusal writes nothing on the key item, so its telemetry goes to the sink; KEY_INVALID instead counts toward
   // the address's unknown keys and is reported nowhere: ingest could only reject it, and a flood of random keys
   // would otherwise cost a queue message and its ingest per guess.
   const refuse = async (code: RefusalCode, report: CheckReport): Promise<KeyCheckOutcome<Served | undefined>> => {
     if (code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
-    else await deps.telemetry.report(checkTelemetry(report, keyId, code, now));
+    else {
+      deps.refusals.refused(keyId, request.fingerprint, code, window.start, reportOf(report));
+      await deps.telemetry.report(checkTelemetry(report, keyId, code, now));
+    }
     return { outcome: 'refused', code };
   };
   if (guard && served === undefined) {
@@ -224,8 +236,21 @@ export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheck
 /** What a check tells the detectors: the request's fields the telemetry records are made of. */
 export type CheckReport = Pick<LoaderCheckRequest, 'project_id' | 'executor' | 'fingerprint' | 'script_hash' | 'version_id'>;
 
-/** The records a check makes for the analytics detectors, as if reported through the ingest path. */
-export function checkTelemetry(request: CheckReport, keyId: string, code: RefusalCode | 'KEY_VALID', at: number): (ValidationRecord | ExecutionRecord)[] {
+/** The one record that reports refusals answered from memory: the last one's fields, standing for all of them. */
+const heldTelemetry = (held: HeldRefusals, at: number): (ValidationRecord | ExecutionRecord)[] =>
+  checkTelemetry(held.report, held.keyId, held.code, at, held.count);
+
+/**
+ * The records a check makes for the analytics detectors, as if reported through the ingest path; `count` > 1 for
+ * a validation standing for that many identical refusals (see RefusalMemory).
+ */
+export function checkTelemetry(
+  request: CheckReport,
+  keyId: string,
+  code: RefusalCode | 'KEY_VALID',
+  at: number,
+  count = 1,
+): (ValidationRecord | ExecutionRecord)[] {
   const validation: ValidationRecord = {
     kind: 'validation',
     projectId: request.project_id,
@@ -234,6 +259,7 @@ export function checkTelemetry(request: CheckReport, keyId: string, code: Refusa
     executor: request.executor,
     fingerprint: request.fingerprint,
     at,
+    ...(count > 1 ? { count } : {}),
   };
   if (code !== 'KEY_VALID') return [validation];
   const execution: ExecutionRecord = {

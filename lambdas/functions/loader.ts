@@ -3,6 +3,7 @@ import { createS3Client, S3ScriptStore } from '#adapters/script-store';
 import { SqsMessageSender } from '#adapters/sqs-queue';
 import { QueueTelemetrySink } from '#adapters/telemetry-queue';
 import { AddressTally } from '#domain/address-tally';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
@@ -21,6 +22,7 @@ export const handler = lazyHandler(() => {
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
     now: clock,
     logger,

@@ -15,6 +15,8 @@ export const MAX_CLOCK_SKEW_SECONDS = 300;
  * absence, execution_drop's two days), and no flood of old dates can fill the table with counters nobody reads.
  */
 export const MAX_RECORD_AGE_SECONDS = 8 * 86_400;
+/** The most validations one record may stand for: a minute of one key at the address limit, with room to spare. */
+export const MAX_VALIDATIONS_PER_RECORD = 10_000;
 /** An executor's name, as the loader check also takes it (DESIGN.md: 1 to 100 characters). */
 export const MAX_EXECUTOR_LENGTH = 100;
 
@@ -66,6 +68,15 @@ export const ValidationRecordSchema = z.object({
   executor,
   fingerprint: hex('fingerprint', FINGERPRINT_PATTERN, 'a hashed client fingerprint: 16-128 hex characters'),
   at,
+  /**
+   * How many identical validations this record stands for (default 1): a container answering a much-refused key
+   * from memory reports its refusals together (lambdas/domain/refusal-memory.ts).
+   */
+  count: z.optional(
+    z
+      .int({ error: `count must be a whole number from 1 to ${MAX_VALIDATIONS_PER_RECORD}` })
+      .check(z.gte(1, 'count must be at least 1'), z.lte(MAX_VALIDATIONS_PER_RECORD, `count must be at most ${MAX_VALIDATIONS_PER_RECORD}`)),
+  ),
 });
 export type ValidationRecord = z.infer<typeof ValidationRecordSchema>;
 

@@ -7,6 +7,7 @@ import { AddressTally } from '#domain/address-tally';
 import { newId } from '#domain/ids';
 import { ADDRESS_COUNTING } from '#domain/key-check';
 import { newKeyValue } from '#domain/key-values';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache } from '#domain/scripts';
 import { createScriptHandler } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
@@ -52,6 +53,7 @@ function container() {
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: { report: async () => undefined },
     now: () => FIXED_NOW,
     logger: silent,

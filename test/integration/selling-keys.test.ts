@@ -9,6 +9,7 @@ import { checkKey, LOADER_LIMITS, validateAnswer } from '#domain/key-check';
 import { hashKeyValue } from '#domain/key-values';
 import type { Project } from '#domain/model';
 import type { TelemetrySink } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { issueKeys, type KeyIssuing, resetHwid } from '#domain/selling-keys';
 import { memoryKeySecret } from '#local/key-secret';
 import { IssueKeysBody } from '#schemas/requests';
@@ -54,6 +55,7 @@ function check(projectId: string, key: string, fingerprint: string, now = FIXED_
     keys: new DynamoKeyCheckStore(table.db, table.tableName),
     rateLimits: table.stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: noTelemetry,
   };
   return checkKey(deps, { project_id: projectId, key, fingerprint, executor: 'Wave' }, `198.51.${addresses >> 8}.${addresses & 255}`, now).then(validateAnswer);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
 import type { TelemetrySink } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import {
   deliverScript,
   etagMatches,
@@ -118,6 +119,7 @@ function deliveryFixture() {
     keys,
     rateLimits: new MemoryStores(),
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: new NullSink(),
     scripts,
     cache: new ScriptCache(1024 * 1024),

@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { REFUSAL_SENTENCES, ScriptCache, sha256Hex } from '#domain/scripts';
 import { createScriptHandler, NO_VERSION_YET } from '#http/loader-script';
 import { SCRIPT_ROUTE } from '#http/routes';
@@ -22,6 +23,7 @@ async function scriptApi(withVersion = true) {
     keys,
     rateLimits: new MemoryStores(),
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: { report: async () => undefined },
     scripts,
     cache: new ScriptCache(1024 * 1024),

@@ -6,6 +6,7 @@ import { QueueTelemetrySink, TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-qu
 import { AddressTally } from '#domain/address-tally';
 import { LOADER_LIMITS } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import type { MessageSender } from '#domain/webhooks/ports';
 import { createValidateHandler } from '#http/loader-validate';
 import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
@@ -32,7 +33,15 @@ const noTelemetry: TelemetrySink = { report: async () => undefined };
 
 function loaderApi(telemetry: TelemetrySink = noTelemetry, logger: Logger = silent()) {
   const keys = new MemoryKeyCheckStore();
-  const handler = createValidateHandler({ keys, rateLimits: new MemoryStores(), addresses: new AddressTally(), telemetry, now: () => NOW, logger });
+  const handler = createValidateHandler({
+    keys,
+    rateLimits: new MemoryStores(),
+    addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
+    telemetry,
+    now: () => NOW,
+    logger,
+  });
   const { id, key } = keys.issue(PROJECT, { maxUses: 10, currentUses: 4, expiresAt: NOW + 86_400 });
   const body = { project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave' };
   const send = (payload: unknown, headers?: Record<string, string>, sourceIp?: string) =>
