@@ -5,6 +5,7 @@ import { localDynamoConfig } from '#adapters/client';
 import { createStores } from '#adapters/stores';
 import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#adapters/telemetry-queue';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { checkTelemetry } from '#domain/key-check';
 import type { KeyCheckStore, TelemetrySink } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
@@ -493,6 +494,7 @@ async function scriptFetch(
     versions: stores.scriptVersions,
     scripts,
     cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+    fullCopies: new FullCopyTally(),
     now: nowSeconds,
     logger: silent,
   });

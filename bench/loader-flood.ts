@@ -3,6 +3,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { localDynamoConfig } from '#adapters/client';
 import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { newId } from '#domain/ids';
 import { newKeyValue } from '#domain/key-values';
 import { RefusalMemory } from '#domain/refusal-memory';
@@ -65,7 +66,13 @@ export async function benchLoaderFlood(table: BenchTable, log: (line: string) =>
     logger: silent,
   };
   const validate = createValidateHandler(deps);
-  const fetchScript = createScriptHandler({ ...deps, versions: stores.scriptVersions, scripts, cache: new ScriptCache(1024 * 1024) });
+  const fetchScript = createScriptHandler({
+    ...deps,
+    versions: stores.scriptVersions,
+    scripts,
+    cache: new ScriptCache(1024 * 1024),
+    fullCopies: new FullCopyTally(),
+  });
   const event = (route: typeof LOADER_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string) =>
     buildLoaderEvent({
       route,

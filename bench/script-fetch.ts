@@ -6,6 +6,7 @@ import { localDynamoConfig } from '#adapters/client';
 import { localS3Config, S3ScriptStore } from '#adapters/script-store';
 import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { newId } from '#domain/ids';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache, WATERMARK_PLACEHOLDER } from '#domain/scripts';
@@ -139,7 +140,13 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
     now: nowSeconds,
     logger: silent,
   };
-  const fetchScript = createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) });
+  const fetchScript = createScriptHandler({
+    ...loader,
+    versions: stores.scriptVersions,
+    scripts,
+    cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+    fullCopies: new FullCopyTally(),
+  });
   const validate = createValidateHandler(loader);
 
   const rows = [];

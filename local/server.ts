@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { unixSeconds } from '#domain/model';
 import type {
   AuditLog,
@@ -95,7 +96,13 @@ export function localGatewayDeps(
     handlers: createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
     loaderHandlers: {
       'loader-validate': createValidateHandler(loader),
-      'loader-script': createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) }),
+      'loader-script': createScriptHandler({
+        ...loader,
+        versions: stores.scriptVersions,
+        scripts,
+        cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+        fullCopies: new FullCopyTally(),
+      }),
     },
   };
 }

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { LoaderCheckRequest, RefusalCode } from '#schemas/loader';
+import type { FullCopyTally } from './full-copies';
 import { checkKey, type KeyCheckDeps } from './key-check';
+import { hashKeyValue, keyIdOf } from './key-values';
 import type { ScriptStore, ScriptVersionStore } from './ports';
+import { rateWindowAt } from './rate-limit';
 
 /**
  * Script delivery (DESIGN.md, "Script delivery"): each version's script is stored when it is uploaded and handed,
@@ -122,6 +125,8 @@ export interface ScriptDeliveryDeps extends KeyCheckDeps {
   versions: ScriptVersionStore;
   scripts: ScriptStore;
   cache: ScriptCache;
+  /** This container's full copies per key and version (one per container, as `addresses`). */
+  fullCopies: FullCopyTally;
 }
 
 /** What a fetch came to, for the handler to answer: the body, not modified, a refusal, or nothing to serve. */
@@ -160,12 +165,21 @@ export async function deliverScript(
   now: number,
   ifNoneMatch: string | undefined,
 ): Promise<ScriptDelivery> {
-  const checked = await checkKey(deps, request, sourceIp, now, () => currentScript(deps, request.project_id));
+  const window = rateWindowAt(now);
+  const keyId = keyIdOf(hashKeyValue(request.key));
+  // The full-copy limit is judged on the version about to be served, before the check counts a use: a 429 counts none.
+  const guard = async () => {
+    const script = await currentScript(deps, request.project_id);
+    if (script) deps.fullCopies.admit(keyId, script.versionId, (etag) => etagMatches(ifNoneMatch, etag), window.start, window.resetSeconds);
+    return script;
+  };
+  const checked = await checkKey(deps, request, sourceIp, now, guard);
   if (checked.outcome === 'nothing_to_serve') return { outcome: 'no_version' };
   if (checked.outcome === 'refused') return { outcome: 'refused', code: checked.code, sentence: REFUSAL_SENTENCES[checked.code] };
   const { served: script, key } = checked;
   const etag = scriptEtag(script.versionId, key.watermark);
   if (etagMatches(ifNoneMatch, etag)) return { outcome: 'not_modified', script, etag };
+  deps.fullCopies.served(keyId, script.versionId, etag, window.start);
   return { outcome: 'served', script, body: stampParts(script.parts, key.watermark), etag };
 }
 

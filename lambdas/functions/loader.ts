@@ -3,6 +3,7 @@ import { createS3Client, S3ScriptStore } from '#adapters/script-store';
 import { SqsMessageSender } from '#adapters/sqs-queue';
 import { QueueTelemetrySink } from '#adapters/telemetry-queue';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
@@ -33,6 +34,7 @@ export const handler = lazyHandler(() => {
     versions: stores.scriptVersions,
     scripts: new S3ScriptStore(createS3Client(), settings.scriptBucket()),
     cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+    fullCopies: new FullCopyTally(),
   });
   return (event: APIGatewayProxyEventV2, context: Context) =>
     publicRouteOf(event.routeKey) === SCRIPT_ROUTE ? script(event, context) : validate(event, context);

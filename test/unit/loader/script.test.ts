@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { REFUSAL_SENTENCES, ScriptCache, sha256Hex } from '#domain/scripts';
 import { createScriptHandler, NO_VERSION_YET } from '#http/loader-script';
@@ -27,6 +28,7 @@ async function scriptApi(withVersion = true) {
     telemetry: { report: async () => undefined },
     scripts,
     cache: new ScriptCache(1024 * 1024),
+    fullCopies: new FullCopyTally(),
     versions: {
       currentVersionId: async () => (withVersion ? 'ver_1' : undefined),
       version: async () => ({ versionNumber: 7, sha256: sha256Hex(text) }),
