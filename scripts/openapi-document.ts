@@ -452,6 +452,12 @@ function sharedHeaders(): Record<string, Header> {
     },
     'X-Version-Id': { description: 'The version served: the current version of the project.', schema: { type: 'string' }, example: 'ver_8c1d4e2f6a0b9e3d7f51' },
     'X-Version-Number': { description: "The served version's number.", schema: { type: 'integer', minimum: 1 }, example: 3 },
+    'X-Script-SHA256': {
+      description:
+        'Lowercase hex SHA-256 of the stamped body, on a 304 too: a loader that keeps a copy runs it only while the copy still hashes to this (another script in the executor may have edited it).',
+      schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+      example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    },
   };
 }
 
@@ -784,7 +790,12 @@ function loaderOperation(): Operation {
 /** `POST /v1/loader/script`: the same body and check as validate; the script on 200, 304 for a cached copy, 403 refusals. */
 function scriptOperation(): Operation {
   const check = loaderOperation();
-  const versionHeaders = { ETag: headerRef('ETag'), 'X-Version-Id': headerRef('X-Version-Id'), 'X-Version-Number': headerRef('X-Version-Number') };
+  const versionHeaders = {
+    ETag: headerRef('ETag'),
+    'X-Version-Id': headerRef('X-Version-Id'),
+    'X-Version-Number': headerRef('X-Version-Number'),
+    'X-Script-SHA256': headerRef('X-Script-SHA256'),
+  };
   return {
     operationId: 'fetchScript',
     tags: ['Loader'],

@@ -89,6 +89,7 @@ export interface LoadedScript {
  */
 export class ScriptCache {
   private readonly entries = new Map<string, { script: LoadedScript; bytes: number }>();
+  private readonly digests = new Map<string, string>();
   private bytes = 0;
 
   constructor(readonly maxBytes: number) {}
@@ -119,7 +120,23 @@ export class ScriptCache {
   get size(): { entries: number; bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
   }
+
+  /**
+   * The SHA-256 of the stamped body an ETag names, computed once per container: a 304 answers it too, and stamping
+   * and hashing a 5 MiB script costs milliseconds. At most SCRIPT_DIGESTS are kept (about 130 bytes each).
+   */
+  digest(etag: string, compute: () => string): string {
+    const known = this.digests.get(etag);
+    if (known) return known;
+    const value = compute();
+    if (this.digests.size >= SCRIPT_DIGESTS) this.digests.clear();
+    this.digests.set(etag, value);
+    return value;
+  }
 }
+
+/** Stamped bodies' hashes a container keeps (ScriptCache.digest): one per key and version served, about 1.3 MB. */
+export const SCRIPT_DIGESTS = 10_000;
 
 export interface ScriptDeliveryDeps extends KeyCheckDeps {
   versions: ScriptVersionStore;
@@ -131,8 +148,8 @@ export interface ScriptDeliveryDeps extends KeyCheckDeps {
 
 /** What a fetch came to, for the handler to answer: the body, not modified, a refusal, or nothing to serve. */
 export type ScriptDelivery =
-  | { outcome: 'served'; script: LoadedScript; body: string; etag: string }
-  | { outcome: 'not_modified'; script: LoadedScript; etag: string }
+  | { outcome: 'served'; script: LoadedScript; body: string; etag: string; sha256: string }
+  | { outcome: 'not_modified'; script: LoadedScript; etag: string; sha256: string }
   | { outcome: 'refused'; code: RefusalCode; sentence: string }
   | { outcome: 'no_version' };
 
@@ -178,9 +195,14 @@ export async function deliverScript(
   if (checked.outcome === 'refused') return { outcome: 'refused', code: checked.code, sentence: REFUSAL_SENTENCES[checked.code] };
   const { served: script, key } = checked;
   const etag = scriptEtag(script.versionId, key.watermark);
-  if (etagMatches(ifNoneMatch, etag)) return { outcome: 'not_modified', script, etag };
+  if (etagMatches(ifNoneMatch, etag)) {
+    // The hash of the copy the loader kept, so it can tell that copy from one something else on the machine edited.
+    const sha256 = deps.cache.digest(etag, () => sha256Hex(stampParts(script.parts, key.watermark)));
+    return { outcome: 'not_modified', script, etag, sha256 };
+  }
   deps.fullCopies.served(keyId, script.versionId, etag, window.start);
-  return { outcome: 'served', script, body: stampParts(script.parts, key.watermark), etag };
+  const body = stampParts(script.parts, key.watermark);
+  return { outcome: 'served', script, body, etag, sha256: deps.cache.digest(etag, () => sha256Hex(body)) };
 }
 
 /** A version as an upload writes it: its id, chosen before the script is stored under it. */

@@ -64,6 +64,7 @@ describe('POST /v1/loader/script', () => {
       ETag: expect.stringMatching(/^"[0-9a-f]{32}"$/),
       'X-Version-Id': 'ver_1',
       'X-Version-Number': '7',
+      'X-Script-SHA256': sha256Hex(`print("v1 WM_${WATERMARK}")`),
     });
   });
 
@@ -72,7 +73,8 @@ describe('POST /v1/loader/script', () => {
     const etag = String((await send(body)).headers?.ETag);
     const reply = await send(body, { 'if-none-match': etag });
     expect(reply).toMatchObject({ statusCode: 304, body: '' });
-    expect(reply.headers).toMatchObject({ ETag: etag });
+    // The kept copy's hash rides on the 304 too (issue 33 item 2): the loader checks its copy against it.
+    expect(reply.headers).toMatchObject({ ETag: etag, 'X-Script-SHA256': sha256Hex(`print("v1 WM_${WATERMARK}")`) });
   });
 
   it('answers 403 JSON with the sentence, valid false and the code to a refused key', async () => {
