@@ -31,6 +31,16 @@ export const PATH_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  * embeddings, overrides and isolates (U+202E makes `exe.txt` show as `txt.exe`).
  */
 export const UNSAFE_TEXT_CHARACTERS = /[\p{Cc}\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+/**
+ * Characters an executor name may not hold, beyond UNSAFE_TEXT_CHARACTERS: every format character (`\p{Cf}`:
+ * zero-width spaces and joiners, soft hyphens, tags) and the Hangul fillers, which render as nothing. With them
+ * `Synapse\u200BX` reads as `Synapse X` in an embed yet counts as a new executor.
+ */
+export const INVISIBLE_NAME_CHARACTERS = /[\p{Cf}\u115F\u1160\u3164\uFFA0]/u;
+
+/** The message every executor field gives for a name holding UNSAFE_TEXT_CHARACTERS or INVISIBLE_NAME_CHARACTERS. */
+export const EXECUTOR_CHARACTERS_MESSAGE = 'executor must not contain control, invisible or bidirectional-override characters';
+
 /** The bidirectional marks, embeddings, overrides and isolates alone: refused even in text that may hold line breaks. */
 export const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 export const UNSAFE_TEXT_CHARACTERS_GLOBAL = new RegExp(UNSAFE_TEXT_CHARACTERS.source, 'gu');

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { PATH_ID_PATTERN, UNSAFE_TEXT_CHARACTERS } from './formats';
+import { EXECUTOR_CHARACTERS_MESSAGE, INVISIBLE_NAME_CHARACTERS, PATH_ID_PATTERN, UNSAFE_TEXT_CHARACTERS } from './formats';
 
 /**
  * What the loader side reports (spec §6.1's analytics events are judged from it). Two record kinds, each with its
@@ -39,10 +39,12 @@ const hex = (field: string, pattern: RegExp, what: string) =>
   z.string({ error: requiredMessage(field, 'a string') }).check(z.toLowerCase(), z.regex(pattern, `${field} must be ${what}`));
 
 const executor = z.string({ error: requiredMessage('executor', 'a string') }).check(
+  z.refine((name) => !UNSAFE_TEXT_CHARACTERS.test(name) && !INVISIBLE_NAME_CHARACTERS.test(name), EXECUTOR_CHARACTERS_MESSAGE),
+  // One name, however the executor's Unicode spells it (fullwidth `Ｗａｖｅ` is `Wave`): detectors compare names.
+  z.normalize('NFKC'),
   z.trim(),
   z.minLength(1, 'executor must not be empty'),
   z.maxLength(MAX_EXECUTOR_LENGTH, `executor must be at most ${MAX_EXECUTOR_LENGTH} characters`),
-  z.refine((name) => !UNSAFE_TEXT_CHARACTERS.test(name), 'executor must not contain control or bidirectional-override characters'),
 );
 
 const at = z.int({ error: requiredMessage('at', 'a whole number of Unix seconds') }).check(z.nonnegative('at must not be negative'));
