@@ -543,7 +543,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       tag: 'Keys',
       summary: 'Read one key in detail',
       description:
-        "The key's metadata (the key list's fields) and what selling adds: `note`, `discord_id`, `max_fingerprints`, the machines bound (`fingerprints`, each with `bound_at`) and `last_check_at` (the last check that counted a use); null where unset. Never the raw value.",
+        "The key's metadata (the key list's fields) and what selling adds: `note`, `discord_id`, `max_fingerprints`, the machines bound (`fingerprints`, each with `bound_at`) `last_check_at` (the last check that counted a use) and `revoked_by` (the id of the API token that revoked the key, or `dashboard`); null where unset. Never the raw value.",
       query: NoQuery,
       keyInPath: true,
       ok: {
@@ -557,6 +557,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
             max_fingerprints: 1,
             fingerprints: [{ fingerprint: createHash('sha256').update('example-machine-id').digest('hex'), bound_at: 1763790000 }],
             last_check_at: 1763875200,
+            revoked_by: null,
           },
         } satisfies KeyDetailResponse,
       },

@@ -66,6 +66,7 @@ export class DynamoKeyStore implements KeyStore {
       max_fingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
       fingerprints: boundFingerprints(item),
       last_check_at: typeof item.last_check_at === 'number' ? item.last_check_at : null,
+      revoked_by: item.revoked === 1 && typeof item.revokedBy === 'string' ? item.revokedBy : null,
     };
   }
 

@@ -39,13 +39,14 @@ export interface ProjectStore {
   listKeysWithWatermark(projectId: string, watermark: string, offset: number, limit: number): Promise<{ keys: Key[]; total: number }>;
   /**
    * Revoke one key; tells apart a key that was already revoked from one that does not exist. `entry` is written in
-   * the same transaction as the revoke, so it exists exactly when this call revoked the key.
+   * the same transaction as the revoke, so it exists exactly when this call revoked the key. The key records who
+   * revoked it (`revoked_by`): the entry's token id, or its source where it has none.
    */
   revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome>;
   /** Active keys carrying `watermark` in this project, in pages as the index returns them. */
   activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]>;
-  /** Revoke the key only if it is still active; true when this call made the change. */
-  revokeIfActive(projectId: string, keyId: string, now: number): Promise<boolean>;
+  /** Revoke the key only if it is still active, recording `by` as who did; true when this call made the change. */
+  revokeIfActive(projectId: string, keyId: string, now: number, by?: string): Promise<boolean>;
   listVersions(projectId: string): Promise<Version[]>;
   /**
    * Point the project at `versionId` atomically with the check that the version is the project's; false when it is

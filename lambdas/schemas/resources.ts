@@ -61,6 +61,11 @@ export const KeyDetailSchema = z.strictObject({
   fingerprints: z.array(BoundFingerprintSchema),
   /** The last check that counted a use (a refusal writes nothing). */
   last_check_at: z.nullable(unixSeconds()),
+  /**
+   * Who revoked the key: the id of the API token (`tok_…`) that revoked it alone or by its watermark, or
+   * `dashboard`; null while it is active, and for a key revoked before this was recorded.
+   */
+  revoked_by: z.nullable(z.string()),
 });
 export type KeyDetail = z.infer<typeof KeyDetailSchema>;
 

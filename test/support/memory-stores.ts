@@ -35,8 +35,9 @@ export interface StoredKey extends Key {
   /** Dense per project, 1..n in issue order (the byIssueOrder index's sort key). */
   issueSeq: number;
   revokedAt?: number;
+  revokedBy?: string | undefined;
   /** What selling adds (KeyDetail's fields), as the key item holds them. */
-  selling?: Omit<KeyDetail, keyof Key>;
+  selling?: Omit<KeyDetail, keyof Key | 'revoked_by'>;
 }
 
 /** A rate-limit counter: one per bucket and window start, as the table keeps one item each. */
@@ -150,12 +151,13 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   }
 
   /** Conditional on the key being this project's and active: another project's key is as unknown as a missing one. */
-  async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome> {
+  async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry, by = entry?.tokenId ?? entry?.source): Promise<RevokeOutcome> {
     const key = this.keys.get(keyId);
     if (!key || key.projectId !== projectId) return 'not_found';
     if (key.revoked === 1) return 'already_revoked';
     key.revoked = 1;
     key.revokedAt = now;
+    key.revokedBy = by;
     if (entry) this.entries.push(structuredClone(entry));
     return 'revoked';
   }
@@ -174,8 +176,8 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     }
   }
 
-  async revokeIfActive(projectId: string, keyId: string, now: number): Promise<boolean> {
-    return (await this.revokeKey(projectId, keyId, now)) === 'revoked';
+  async revokeIfActive(projectId: string, keyId: string, now: number, by?: string): Promise<boolean> {
+    return (await this.revokeKey(projectId, keyId, now, undefined, by)) === 'revoked';
   }
 
   /** In sort-key order (by id), as the table returns a project's children; the domain orders them for the API. */
@@ -249,7 +251,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     const key = this.keys.get(keyId);
     if (!key || key.projectId !== projectId) return undefined;
     const selling = key.selling ?? { note: null, discord_id: null, max_fingerprints: null, fingerprints: [], last_check_at: null };
-    return { ...toKey(key), ...structuredClone(selling) };
+    return { ...toKey(key), ...structuredClone(selling), revoked_by: key.revoked === 1 ? (key.revokedBy ?? null) : null };
   }
 
   async resetFingerprints(projectId: string, keyId: string): Promise<number | undefined> {
