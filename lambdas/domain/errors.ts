@@ -34,6 +34,13 @@ export class ScopeMissing extends DomainError {
   }
 }
 
+export class RouteNotAllowed extends DomainError {
+  override readonly name = 'RouteNotAllowed';
+  constructor(routes: readonly string[], need: ScopeNeed) {
+    super(`This token may call only ${routes.join(', ')}; ${need.doing} is not one of them. Use a token created without --routes, or with this route.`);
+  }
+}
+
 export class ProjectNotFound extends DomainError {
   override readonly name = 'ProjectNotFound';
   constructor() {
@@ -94,6 +101,7 @@ export class RateLimited extends DomainError {
 
 export type DomainErrorName =
   | 'InvalidInput'
+  | 'RouteNotAllowed'
   | 'Unauthenticated'
   | 'ScopeMissing'
   | 'ProjectNotFound'

@@ -141,4 +141,27 @@ describe('selling keys through the local stack', () => {
     const [attackerKey] = preClaim.json.keys as { key: string }[];
     expect(shop.text).not.toContain(attackerKey?.key);
   });
+
+  it("a shop hook's token limited to its project and issue-keys issues keys there and nothing else (issue 33)", async () => {
+    const hook = newApiToken();
+    await table.stores.tokens.saveTokenHash(demo.ownerId, hashToken(hook), unixSeconds(), 'write', { projectId: demo.projectId, routes: ['issue-keys'] });
+    const issued = await owner('POST', 'keys', { count: 1 }, hook);
+    expect(issued.status, issued.text).toBe(200);
+    const listed = await owner('GET', 'keys', undefined, hook);
+    expect(listed.status).toBe(403);
+    expect(listed.json.error).toBe(
+      'This token may call only issue-keys; listing keys is not one of them. Use a token created without --routes, or with this route.',
+    );
+    const [key] = issued.json.keys as { id: string }[];
+    expect((await owner('POST', 'keys/revoke', { key_id: key?.id }, hook)).status).toBe(403);
+
+    const otherProject = await table.stores.dashboard.createProject({ ownerId: demo.ownerId, name: 'Other', plan: 'business', now: unixSeconds() });
+    const elsewhere = await fetch(`${server.url}/v1/projects/${otherProject}/keys`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${hook}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ count: 1 }),
+    });
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toEqual({ error: 'Project not found' });
+  });
 });

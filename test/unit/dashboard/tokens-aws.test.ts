@@ -225,7 +225,7 @@ describe('token revoke in AWS', () => {
 
 describe('token create in AWS', () => {
   it('registers an API key named by the token id, valued by its hash, on the usage plan, before the table is written', async () => {
-    const created = await tokenCreate.run(dashboard.context, { ownerId: OWNER, scope: 'read' });
+    const created = await tokenCreate.run(dashboard.context, { ownerId: OWNER, scope: 'read', limits: {} });
     expect(created).toEqual({ token: expect.stringMatching(/^sdt_/), tokenId: tokenIdOf(hashToken(created.token)), scope: 'read' });
     expect(calls).toEqual(['DynamoDB.Get', 'APIGateway.GetUsagePlan', 'APIGateway.CreateApiKey', 'APIGateway.CreateUsagePlanKey', 'DynamoDB.TransactWrite']);
     expect(apiGateway.commandCalls(CreateApiKeyCommand)[0]?.args[0].input).toEqual({
