@@ -58,15 +58,23 @@ describe('owner create and token create', () => {
   it('take no flags, and token create requires a well-formed --owner', () => {
     expect(parseCommand(ownerCreate, [])).toEqual({});
     expect(rejection(ownerCreate, ['--owner', 'own_1'])).toMatch(/Unknown flag --owner for "owner create"/);
-    expect(parseCommand(tokenCreate, ['--owner', 'own_1'])).toEqual({ ownerId: 'own_1', scope: 'write' });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1'])).toEqual({ ownerId: 'own_1', scope: 'write', limits: {} });
     expect(rejection(tokenCreate, [])).toMatch(/"token create" needs --owner/);
     expect(rejection(tokenCreate, ['--owner', 'own 1'])).toMatch(/--owner must be an owner id like own_/);
     expect(rejection(tokenCreate, ['--owner', ''])).toMatch(/--owner must be an owner id/);
   });
 
   it('token create takes --scope read or write, write unless given', () => {
-    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'read'])).toEqual({ ownerId: 'own_1', scope: 'read' });
-    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'write'])).toEqual({ ownerId: 'own_1', scope: 'write' });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'read'])).toEqual({ ownerId: 'own_1', scope: 'read', limits: {} });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'write'])).toEqual({ ownerId: 'own_1', scope: 'write', limits: {} });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--project', 'prj_1', '--routes', 'issue-keys,get-key'])).toEqual({
+      ownerId: 'own_1',
+      scope: 'write',
+      limits: { projectId: 'prj_1', routes: ['issue-keys', 'get-key'] },
+    });
+    expect(() => parseCommand(tokenCreate, ['--owner', 'own_1', '--routes', 'issue-keys,drop-table'])).toThrow(
+      /--routes must be a comma-separated list of routes: list-keys, issue-keys/,
+    );
     expect(rejection(tokenCreate, ['--owner', 'own_1', '--scope', 'admin'])).toBe('--scope must be one of read, write; got "admin"');
     expect(rejection(tokenCreate, ['--owner', 'own_1', '--scope', 'READ'])).toBe('--scope must be one of read, write; got "READ"');
     expect(rejection(tokenCreate, ['--owner', 'own_1', '--scope'])).toMatch(/--scope needs a value \(read\|write\)/);
