@@ -6,6 +6,7 @@ import { createStores } from '#adapters/stores';
 import { QueueTelemetrySink } from '#adapters/telemetry-queue';
 import { AddressTally } from '#domain/address-tally';
 import { ADDRESS_COUNTING } from '#domain/key-check';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { hashToken, newApiToken } from '#domain/tokens';
 import type { OutgoingMessage } from '#domain/webhooks/ports';
 import { createValidateHandler } from '#http/loader-validate';
@@ -112,6 +113,7 @@ async function benchHandler(table: BenchTable, log: (line: string) => void) {
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     // The queue answers at once: the handler's figure is DynamoDB and our code, SendMessage is added in docs/performance.md.
     telemetry: new QueueTelemetrySink(
       {

@@ -5,8 +5,10 @@ import { localDynamoConfig } from '#adapters/client';
 import { createStores } from '#adapters/stores';
 import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#adapters/telemetry-queue';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { checkTelemetry } from '#domain/key-check';
 import type { KeyCheckStore, TelemetrySink } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache, sha256Hex, WATERMARK_PLACEHOLDER } from '#domain/scripts';
 import { utcDate } from '#domain/time';
 import type { MessageSender, OutgoingMessage } from '#domain/webhooks/ports';
@@ -227,6 +229,7 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
     keys: reportingEveryCheck(stores.keyChecks, previousSink),
     rateLimits: stores.rateLimits,
     addresses: everyCheckShared(),
+    refusals: new RefusalMemory(),
     telemetry: previousSink,
     now: nowSeconds,
     logger: silent,
@@ -266,6 +269,7 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
       keys: stores.keyChecks,
       rateLimits: stores.rateLimits,
       addresses: everyCheckShared(),
+      refusals: new RefusalMemory(),
       telemetry: sink,
       now: nowSeconds,
       logger: silent,
@@ -287,6 +291,7 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
       keys: stores.keyChecks,
       rateLimits: stores.rateLimits,
       addresses: new AddressTally(),
+      refusals: new RefusalMemory(),
       telemetry: sink,
       now: nowSeconds,
       logger: silent,
@@ -485,10 +490,12 @@ async function scriptFetch(
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: sink,
     versions: stores.scriptVersions,
     scripts,
     cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+    fullCopies: new FullCopyTally(),
     now: nowSeconds,
     logger: silent,
   });

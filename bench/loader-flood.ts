@@ -3,8 +3,10 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { localDynamoConfig } from '#adapters/client';
 import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { newId } from '#domain/ids';
 import { newKeyValue } from '#domain/key-values';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache } from '#domain/scripts';
 import { createScriptHandler } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
@@ -58,12 +60,19 @@ export async function benchLoaderFlood(table: BenchTable, log: (line: string) =>
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: { report: async () => undefined },
     now: nowSeconds,
     logger: silent,
   };
   const validate = createValidateHandler(deps);
-  const fetchScript = createScriptHandler({ ...deps, versions: stores.scriptVersions, scripts, cache: new ScriptCache(1024 * 1024) });
+  const fetchScript = createScriptHandler({
+    ...deps,
+    versions: stores.scriptVersions,
+    scripts,
+    cache: new ScriptCache(1024 * 1024),
+    fullCopies: new FullCopyTally(),
+  });
   const event = (route: typeof LOADER_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string) =>
     buildLoaderEvent({
       route,

@@ -6,7 +6,9 @@ import { localDynamoConfig } from '#adapters/client';
 import { localS3Config, S3ScriptStore } from '#adapters/script-store';
 import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { newId } from '#domain/ids';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache, WATERMARK_PLACEHOLDER } from '#domain/scripts';
 import { hashToken, newApiToken } from '#domain/tokens';
 import type { HttpApiHandler } from '#http/http-api';
@@ -129,8 +131,22 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
   const stores = createStores(recorder.db, table.tableName);
   const silent = new Logger({ serviceName: 'bench-script', logLevel: 'SILENT' });
   const telemetry = { report: async () => undefined };
-  const loader = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry, now: nowSeconds, logger: silent };
-  const fetchScript = createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) });
+  const loader = {
+    keys: stores.keyChecks,
+    rateLimits: stores.rateLimits,
+    addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
+    telemetry,
+    now: nowSeconds,
+    logger: silent,
+  };
+  const fetchScript = createScriptHandler({
+    ...loader,
+    versions: stores.scriptVersions,
+    scripts,
+    cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+    fullCopies: new FullCopyTally(),
+  });
   const validate = createValidateHandler(loader);
 
   const rows = [];

@@ -4,6 +4,7 @@ import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
 import { checkKey, validateAnswer } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { issueKeysEndpoint } from '#functions/issue-keys';
 import { createApiHandler } from '#http/api-handler';
 import { memoryKeySecret } from '#local/key-secret';
@@ -90,7 +91,13 @@ export async function benchSellingKeys(table: BenchTable, log: (line: string) =>
   let address = 0;
   const check = async (key: string, fingerprint: string) => {
     address += 1;
-    const deps = { keys: stores.keyChecks, rateLimits: stores.rateLimits, addresses: new AddressTally(), telemetry: noTelemetry };
+    const deps = {
+      keys: stores.keyChecks,
+      rateLimits: stores.rateLimits,
+      addresses: new AddressTally(),
+      refusals: new RefusalMemory(),
+      telemetry: noTelemetry,
+    };
     recorder.take();
     const { ms, result } = await timed(() =>
       checkKey(deps, { project_id: project.projectId, key, fingerprint, executor: 'Wave' }, `10.9.${address >> 8}.${address & 255}`, nowSeconds()).then(

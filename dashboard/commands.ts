@@ -6,9 +6,10 @@ import type { AuditEntry } from '#domain/audit';
 import { newId } from '#domain/ids';
 import { PLANS, type Plan } from '#domain/model';
 import { publishScript, scriptFileProblem } from '#domain/scripts';
-import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, type TokenScope, tokenIdOf } from '#domain/tokens';
+import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { parseDiscordWebhookUrl, redactWebhookUrl } from '#domain/webhooks/discord-webhook-url';
-import { BIDI_CONTROLS, PATH_ID_PATTERN, watermarkProblem } from '#schemas/formats';
+import { ROUTES } from '#http/routes';
+import { freeTextProblem, PATH_ID_PATTERN, watermarkProblem } from '#schemas/formats';
 import { DISCORD_USER_ID, MAX_FINGERPRINTS, MAX_NOTE_LENGTH } from '#schemas/requests';
 import { EVENT_NAMES, type EventName } from '#schemas/resources';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, UsageError, usageLine, wholeNumber } from './args';
@@ -69,9 +70,8 @@ function auditLimit(flags: Flags): number {
 function printableText(flag: string, text: string, maxLength: number, options: { allowEmpty: boolean }): string {
   if (!options.allowEmpty && text.trim() === '') throw new UsageError(`--${flag} must not be empty`);
   if (text.length > maxLength) throw new UsageError(`--${flag} must be at most ${maxLength} characters; got ${text.length}`);
-  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) throw new UsageError(`--${flag} must not contain control characters`);
-  // They would reorder the text around them where it is shown (the Discord embeds of names and notes).
-  if (BIDI_CONTROLS.test(text)) throw new UsageError(`--${flag} must not contain bidirectional-override characters`);
+  const problem = freeTextProblem(`--${flag}`, text);
+  if (problem) throw new UsageError(problem);
   return text;
 }
 
@@ -125,6 +125,7 @@ async function issueToken(
   context: DashboardContext,
   owner: string | undefined,
   scope: TokenScope,
+  limits: TokenLimits = {},
 ): Promise<{ ownerId: string; token: string; tokenId: string }> {
   await context.tokenKeys.check();
   const token = newApiToken();
@@ -133,7 +134,7 @@ async function issueToken(
   await context.tokenKeys.register({ tokenHash, tokenId });
   const now = context.now();
   const tokenOwner = owner ?? (await context.stores.dashboard.createOwner(now));
-  await context.stores.tokens.saveTokenHash(tokenOwner, tokenHash, now, scope);
+  await context.stores.tokens.saveTokenHash(tokenOwner, tokenHash, now, scope, limits);
   return { ownerId: tokenOwner, token, tokenId };
 }
 
@@ -146,17 +147,57 @@ export const ownerCreate: Command<Record<string, never>, { ownerId: string; toke
   run: (context) => issueToken(context, undefined, 'write'),
 };
 
-/** Rotation: create the new token, move the clients to it, revoke the old one. */
-export const tokenCreate: Command<{ ownerId: string; scope: TokenScope }, { token: string; tokenId: string; scope: TokenScope }> = {
+/**
+ * Rotation: create the new token, move the clients to it, revoke the old one. `--project` and `--routes` limit it
+ * (TokenLimits): a shop's delivery hook gets `--project ID --routes issue-keys` and can do nothing else.
+ */
+export const tokenCreate: Command<
+  { ownerId: string; scope: TokenScope; limits: TokenLimits },
+  { token: string; tokenId: string; scope: TokenScope; project?: string; routes?: readonly string[] }
+> = {
   name: 'token create',
-  flags: { owner: { required: true, placeholder: 'ID' }, scope: { placeholder: TOKEN_SCOPES.join('|') } },
-  validate: (flags) => ({ ownerId: ownerId(flags), scope: oneOf('scope', flags.optional('scope') ?? 'write', TOKEN_SCOPES) }),
+  flags: {
+    owner: { required: true, placeholder: 'ID' },
+    scope: { placeholder: TOKEN_SCOPES.join('|') },
+    project: { placeholder: 'ID' },
+    routes: { placeholder: 'ROUTE,ROUTE' },
+  },
+  validate: (flags) => {
+    const project = flags.optional('project');
+    const routes = flags.optional('routes');
+    return {
+      ownerId: ownerId(flags),
+      scope: oneOf('scope', flags.optional('scope') ?? 'write', TOKEN_SCOPES),
+      limits: {
+        ...(project !== undefined && { projectId: idFlag('project', project, 'a project', 'prj_0123456789abcdef0123') }),
+        ...(routes !== undefined && { routes: routeList(routes) }),
+      },
+    };
+  },
   async run(context, input) {
     await requireOwner(context, input.ownerId);
-    const { token, tokenId } = await issueToken(context, input.ownerId, input.scope);
-    return { token, tokenId, scope: input.scope };
+    const { projectId } = input.limits;
+    if (projectId !== undefined && (await context.stores.projects.getProject(projectId))?.ownerId !== input.ownerId)
+      throw new CommandError(`Project ${projectId} is not a project of owner ${input.ownerId}`);
+    const { token, tokenId } = await issueToken(context, input.ownerId, input.scope, input.limits);
+    return {
+      token,
+      tokenId,
+      scope: input.scope,
+      ...(projectId !== undefined && { project: projectId }),
+      ...(input.limits.routes !== undefined && { routes: input.limits.routes }),
+    };
   },
 };
+
+/** `issue-keys,get-key` → owner API route entries (lambdas/http/routes.ts), each known, in the order given. */
+function routeList(text: string): string[] {
+  const entries: readonly string[] = ROUTES.map((route) => route.entry);
+  const names = [...new Set(text.split(',').map((name) => name.trim()))];
+  const unknown = names.filter((name) => !entries.includes(name));
+  if (names.length === 0 || unknown.length > 0) throw new UsageError(`--routes must be a comma-separated list of routes: ${entries.join(', ')}; got "${text}"`);
+  return names;
+}
 
 export const tokenList: Command<{ ownerId: string }, { tokens: TokenSummary[] }> = {
   name: 'token list',

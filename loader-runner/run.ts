@@ -28,7 +28,7 @@ export interface StubRun {
 }
 
 /** The stub with its STUB_SETTINGS lines set, as a publisher edits them before handing it out. */
-export function configuredStub(source: string, settings: Record<string, string>): string {
+export function configuredStub(source: string, settings: Record<string, string | boolean>): string {
   let configured = source;
   for (const [name, value] of Object.entries(settings)) {
     const line = new RegExp(`^(\\t${name} = ).*,$`, 'm');
@@ -48,11 +48,17 @@ export async function runStubLoader(options: {
   key: string;
   machineId: string;
   files?: Map<string, string>;
+  /** The stub's keep_copy setting: keep the script in `files` and ask with If-None-Match. */
+  keepCopy?: boolean;
   request?: (request: HttpRequest) => HttpReply;
   /** What a wait does; by default the run really waits (the stub's Retry-After, a few seconds at most). */
   wait?: (seconds: number) => void;
 }): Promise<StubRun> {
-  const source = configuredStub(await readFile(STUB_LOADER, 'utf8'), { api_base_url: options.baseUrl, project_id: options.projectId });
+  const source = configuredStub(await readFile(STUB_LOADER, 'utf8'), {
+    api_base_url: options.baseUrl,
+    project_id: options.projectId,
+    keep_copy: options.keepCopy ?? false,
+  });
   const run: StubRun = { output: [], statuses: [], waits: [] };
   const send = options.request ?? requestSync;
   const result = runInRoblox(source, 'roblox-loader.luau', {
@@ -145,7 +151,8 @@ async function main(): Promise<number> {
     console.error(target);
     return 1;
   }
-  // The executor's files persist between runs, as an executor's workspace folder does: a repeat run is a 304.
+  // The executor's files persist between runs, as an executor's workspace folder does, and the demo turns keep_copy
+  // on: a repeat run is a 304 and runs the kept copy once it hashes to the server's X-Script-SHA256.
   const filesPath = join(dirname(args.stateFile), 'loader-files.json');
   const files = new Map<string, string>(
     Object.entries(
@@ -155,7 +162,7 @@ async function main(): Promise<number> {
       ),
     ),
   );
-  const run = await runStubLoader({ ...target, key: args.key, machineId: args.machineId, files });
+  const run = await runStubLoader({ ...target, key: args.key, machineId: args.machineId, files, keepCopy: true });
   await mkdir(dirname(filesPath), { recursive: true });
   await writeFile(filesPath, JSON.stringify(Object.fromEntries(files)), { mode: 0o600 });
   for (const line of run.output) console.log(line);

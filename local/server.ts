@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
 import { unixSeconds } from '#domain/model';
 import type {
   AuditLog,
@@ -16,6 +17,7 @@ import type {
   TelemetrySink,
   TokenStore,
 } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
 import { createAuthorizer } from '#functions/authorizer';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
@@ -84,6 +86,7 @@ export function localGatewayDeps(
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry,
     now,
     logger: new Logger({ serviceName: 'loader-check' }),
@@ -93,7 +96,13 @@ export function localGatewayDeps(
     handlers: createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
     loaderHandlers: {
       'loader-validate': createValidateHandler(loader),
-      'loader-script': createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) }),
+      'loader-script': createScriptHandler({
+        ...loader,
+        versions: stores.scriptVersions,
+        scripts,
+        cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+        fullCopies: new FullCopyTally(),
+      }),
     },
   };
 }

@@ -12,6 +12,7 @@ import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './di
 import { createDocsExtension } from './docs';
 import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dynamodb-local';
 import { fileKeySecret } from './key-secret';
+import { ensurePrivateDir } from './private-dir';
 import { startLocalS3 } from './s3-local';
 import { type DemoSeed, seedDemo } from './seed';
 import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
@@ -80,6 +81,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const stop of stops.splice(0).reverse()) await stop();
   };
   try {
+    if (options.persistDir) await ensurePrivateDir(options.persistDir);
     const dynamodb: Pick<DynamoDbLocal, 'endpoint'> = options.dynamodbEndpoint
       ? { endpoint: options.dynamodbEndpoint }
       : await startDynamoDbLocal({ dataDir: options.persistDir, onFetch: options.onFetch }).then((started) => {

@@ -7,6 +7,7 @@ import {
   InvalidInput,
   KeyNotFound,
   OrderConflict,
+  OrderRepeatClosed,
   PlanNotAllowed,
   PROJECT_NOT_FOUND,
   ProjectNotFound,
@@ -18,6 +19,7 @@ import {
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { REFUSAL_SENTENCES, refusalSentence } from '#domain/scripts';
+import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { NO_VERSION_YET } from '#http/loader-script';
@@ -481,6 +483,12 @@ function sharedHeaders(): Record<string, Header> {
     },
     'X-Version-Id': { description: 'The version served: the current version of the project.', schema: { type: 'string' }, example: 'ver_8c1d4e2f6a0b9e3d7f51' },
     'X-Version-Number': { description: "The served version's number.", schema: { type: 'integer', minimum: 1 }, example: 3 },
+    'X-Script-SHA256': {
+      description:
+        'Lowercase hex SHA-256 of the stamped body, on a 304 too: a loader that keeps a copy runs it only while the copy still hashes to this (another script in the executor may have edited it).',
+      schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+      example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    },
   };
 }
 
@@ -571,12 +579,15 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
         description: 'The keys, with their raw values (shown here only).',
         example: {
           keys: [{ id: EXAMPLE.keyId, key: 'sdk_7Qm2vYcJ0sX5kR9uWb3nHf1LtA8eDgZo', watermark: EXAMPLE.watermark, expires_at: 1766380800 }],
+          repeated: false,
+          issued_at: 1763788800,
         } satisfies IssueKeysResponse,
       },
       errors: [
         invalid('count out of range', IssueKeysBody, { count: 101 }),
         invalid('Unknown duration', IssueKeysBody, { duration: '2w' }),
-        { summary: 'order_id used with another body', error: new OrderConflict('sellauth-48213') },
+        { summary: 'order_id used with another body or by another token', error: new OrderConflict('sellauth-48213') },
+        { summary: 'order_id placed more than 72 hours ago', error: new OrderRepeatClosed('sellauth-48213', ORDER_REPEAT_WINDOW_SECONDS) },
         readOnlyToken('issue-keys'),
       ],
     },
@@ -585,7 +596,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       tag: 'Keys',
       summary: 'Read one key in detail',
       description:
-        "The key's metadata (the key list's fields) and what selling adds: `note`, `discord_id`, `max_fingerprints`, the machines bound (`fingerprints`, each with `bound_at`), `last_check_at` (the last check that counted a use) and `ban` (`{reason, until}` while a ban holds: `until` null for a ban until unbanned); null where unset. Never the raw value.",
+        "The key's metadata (the key list's fields) and what selling adds: `note`, `discord_id`, `max_fingerprints`, the machines bound (`fingerprints`, each with `bound_at`), `last_check_at` (the last check that counted a use) `revoked_by` (the id of the API token that revoked the key, or `dashboard`) and `ban` (`{reason, until}` while a ban holds: `until` null for a ban until unbanned); null where unset. Never the raw value.",
       query: NoQuery,
       keyInPath: true,
       ok: {
@@ -600,6 +611,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
             fingerprints: [{ fingerprint: createHash('sha256').update('example-machine-id').digest('hex'), bound_at: 1763790000 }],
             last_check_at: 1763875200,
             ban: { reason: 'Shared the key in a public server', until: 1764480000 },
+            revoked_by: null,
           },
         } satisfies KeyDetailResponse,
       },
@@ -649,6 +661,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
             fingerprints: [],
             last_check_at: 1763875200,
             ban: null,
+            revoked_by: null,
           },
         } satisfies KeyDetailResponse,
       },
@@ -945,7 +958,12 @@ function loaderOperation(): Operation {
 /** `POST /v1/loader/script`: the same body and check as validate; the script on 200, 304 for a cached copy, 403 refusals. */
 function scriptOperation(): Operation {
   const check = loaderOperation();
-  const versionHeaders = { ETag: headerRef('ETag'), 'X-Version-Id': headerRef('X-Version-Id'), 'X-Version-Number': headerRef('X-Version-Number') };
+  const versionHeaders = {
+    ETag: headerRef('ETag'),
+    'X-Version-Id': headerRef('X-Version-Id'),
+    'X-Version-Number': headerRef('X-Version-Number'),
+    'X-Script-SHA256': headerRef('X-Script-SHA256'),
+  };
   return {
     operationId: 'fetchScript',
     tags: ['Loader'],

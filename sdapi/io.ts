@@ -41,7 +41,19 @@ export function processIo(): CliIo {
 }
 
 /**
- * Writes through `output` with every known secret blanked out. The token never goes into a message on
+ * C0 and C1 control characters but tab and line feed. Text the API returns (a key's note, an executor name, an
+ * error echoing a field) is written by people sdapi does not trust; raw, `\u001b]52;c;…` would write the
+ * clipboard and `\u001b[2K` erase the line above.
+ */
+const TERMINAL_CONTROLS = /(?![\t\n])\p{Cc}/gu;
+
+/** The text with every control character as a visible `\uXXXX`: inert in a terminal, and still valid inside a JSON string. */
+export const inertForTerminal = (text: string): string =>
+  text.replace(TERMINAL_CONTROLS, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * Writes through `output` with every known secret blanked out and every control character made inert
+ * (inertForTerminal); only `redraw` emits an escape sequence, sdapi's own. The token never goes into a message on
  * purpose; this is the net under that rule for text sdapi does not control (an error from a library, a
  * server echoing a header back).
  */
@@ -55,7 +67,8 @@ export class Redactor {
 
   wrap(output: Output): Output {
     return {
-      write: (text) => output.write(this.redact(text)),
+      write: (text) => output.write(inertForTerminal(this.redact(text))),
+      redraw: (text) => output.write(`\r\x1b[K${inertForTerminal(this.redact(text))}`),
       get isTTY() {
         return output.isTTY;
       },

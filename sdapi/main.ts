@@ -419,7 +419,7 @@ function wholeNumber(flag: string, value: string | undefined, fallback: number, 
 
 /** Erase a progress bar, if one is drawn, before a message takes the line. */
 function clearLine(output: Output): void {
-  if (output.isTTY) output.write('\r\x1b[K');
+  if (output.isTTY) output.redraw?.('');
 }
 
 function report(error: unknown, stderr: Output): number {

@@ -4,7 +4,7 @@ import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand,
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { KeyBan } from '#domain/key-check';
 import type { KeyDetail } from '#domain/model';
-import type { IssueOrder, IssueOutcome, KeyBatch, KeyEdit, KeyStore } from '#domain/ports';
+import type { IssueOrder, IssueOutcome, KeyBatch, KeyEdit, KeyStore, NewOrder } from '#domain/ports';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
 import { banOf, boundFingerprints, discordKeyOf, ENTITY, keyItem, keyOf } from './layout';
@@ -45,7 +45,7 @@ export class DynamoKeyStore implements KeyStore {
     return item && toOrder(item);
   }
 
-  async issue(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome> {
+  async issue(batch: KeyBatch, order?: NewOrder): Promise<IssueOutcome> {
     const reserved = await inTurn(this.db, this.tableName, batch.projectId, () => this.reserve(batch, order));
     if (reserved.outcome === 'issued') await this.putKeys(batch, reserved.firstSeq);
     return reserved;
@@ -212,7 +212,7 @@ export class DynamoKeyStore implements KeyStore {
    * Reserve the batch's numbers: the counter moves from the value just read, conditioned on it, so numbers stay
    * dense and unique; with an order, the order item is put in the same transaction, conditioned on being new.
    */
-  private async reserve(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome> {
+  private async reserve(batch: KeyBatch, order?: NewOrder): Promise<IssueOutcome> {
     const projectKey = keyOf.project(batch.projectId);
     for (let attempt = 1; ; attempt++) {
       const { Item: project } = await this.db.send(
@@ -312,6 +312,7 @@ function keyDetailOf(item: Item): KeyDetail {
     fingerprints: boundFingerprints(item),
     last_check_at: typeof item.last_check_at === 'number' ? item.last_check_at : null,
     ban: banOf(item),
+    revoked_by: item.revoked === 1 && typeof item.revokedBy === 'string' ? item.revokedBy : null,
   };
 }
 
@@ -324,5 +325,6 @@ function toOrder(item: Item): IssueOrder {
     count: Number(item.count),
     issuedAt: Number(item.issuedAt),
     firstKeyId: String(item.firstKeyId),
+    ...(typeof item.tokenId === 'string' && { tokenId: item.tokenId }),
   };
 }

@@ -5,7 +5,7 @@ import { idStart } from '#domain/ids';
 import type { KeyBan } from '#domain/key-check';
 import type { KeyBatch, NewKey } from '#domain/ports';
 import { DAY_SECONDS } from '#domain/time';
-import type { TokenScope } from '#domain/tokens';
+import type { TokenLimits, TokenScope } from '#domain/tokens';
 import type { AnalyticsEventName, EventData } from '#schemas/events';
 import type { Item } from './paging';
 import { TABLE } from './table-definition';
@@ -324,7 +324,7 @@ export interface EventItem extends ItemKey {
 }
 
 /** What the table knows of a working token. */
-export interface StoredToken {
+export interface StoredToken extends TokenLimits {
   ownerId: string;
   tokenId: string;
   tokenHash: string;
@@ -335,10 +335,23 @@ export interface StoredToken {
 /** The three items of one token (see the table above); the scope is fixed at creation. */
 export function tokenItems(token: StoredToken) {
   const { ownerId, tokenId, tokenHash, scope, createdAt } = token;
+  // Absent, not empty, without a limit: a DynamoDB list may not be empty in a set, and absence reads as "none".
+  const limits = {
+    ...(token.projectId !== undefined && { limitProject: token.projectId }),
+    ...(token.routes !== undefined && { limitRoutes: [...token.routes] }),
+  };
   return {
-    byHash: { ...keyOf.token(tokenHash), entity: ENTITY.token, ownerId, tokenId, scope, createdAt },
-    byId: { ...keyOf.tokenById(tokenId), entity: ENTITY.tokenById, ownerId, tokenId, tokenHash, scope, createdAt },
-    ofOwner: { ...keyOf.ownerToken(ownerId, tokenId), entity: ENTITY.ownerToken, tokenId, scope, createdAt },
+    byHash: { ...keyOf.token(tokenHash), entity: ENTITY.token, ownerId, tokenId, scope, createdAt, ...limits },
+    byId: { ...keyOf.tokenById(tokenId), entity: ENTITY.tokenById, ownerId, tokenId, tokenHash, scope, createdAt, ...limits },
+    ofOwner: { ...keyOf.ownerToken(ownerId, tokenId), entity: ENTITY.ownerToken, tokenId, scope, createdAt, ...limits },
+  };
+}
+
+/** A token item's limits (tokenItems), as the domain names them. */
+export function tokenLimitsOf(item: Record<string, unknown>): TokenLimits {
+  return {
+    ...(typeof item.limitProject === 'string' && { projectId: item.limitProject }),
+    ...(Array.isArray(item.limitRoutes) && { routes: item.limitRoutes.map(String) }),
   };
 }
 

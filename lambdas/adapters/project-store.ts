@@ -74,14 +74,14 @@ export class DynamoProjectStore implements ProjectStore {
     return { keys, total: entries.length };
   }
 
-  async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome> {
+  async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry, by = entry?.tokenId ?? entry?.source): Promise<RevokeOutcome> {
     const revoke = {
       TableName: this.tableName,
       Key: keyOf.key(keyId),
       // Only attributes no index projects: the revoke writes the key's own item and nothing else (1 WCU).
-      UpdateExpression: 'SET revoked = :one, revokedAt = :now',
+      UpdateExpression: by === undefined ? 'SET revoked = :one, revokedAt = :now' : 'SET revoked = :one, revokedAt = :now, revokedBy = :by',
       ConditionExpression: 'projectId = :p AND revoked = :zero',
-      ExpressionAttributeValues: { ':p': projectId, ':one': 1, ':zero': 0, ':now': now },
+      ExpressionAttributeValues: { ':p': projectId, ':one': 1, ':zero': 0, ':now': now, ...(by === undefined ? {} : { ':by': by }) },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
     };
     try {
@@ -135,8 +135,8 @@ export class DynamoProjectStore implements ProjectStore {
     return keys.filter((key) => items.get(itemKeyId(key))?.revoked === 0).map((key) => keyIdOfPartition(key.pk));
   }
 
-  async revokeIfActive(projectId: string, keyId: string, now: number): Promise<boolean> {
-    return (await this.revokeKey(projectId, keyId, now)) === 'revoked';
+  async revokeIfActive(projectId: string, keyId: string, now: number, by?: string): Promise<boolean> {
+    return (await this.revokeKey(projectId, keyId, now, undefined, by)) === 'revoked';
   }
 
   async listVersions(projectId: string): Promise<Version[]> {

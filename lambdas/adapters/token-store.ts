@@ -1,15 +1,15 @@
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand, type TransactWriteCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AUDIT_ACTIONS, dashboardEntry } from '#domain/audit';
 import type { TokenStore } from '#domain/ports';
-import { LEGACY_TOKEN_SCOPE, scopeOf, type TokenGrant, type TokenScope, tokenIdOf } from '#domain/tokens';
+import { LEGACY_TOKEN_SCOPE, scopeOf, type TokenGrant, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { ifCondition, transact } from './conditions';
-import { auditPut, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems } from './layout';
+import { auditPut, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems, tokenLimitsOf } from './layout';
 import { type Item, queryAll } from './paging';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** A token as `token list` shows it: never the value, never its hash. */
-export interface TokenSummary {
+export interface TokenSummary extends TokenLimits {
   tokenId: string;
   scope: TokenScope;
   createdAt: number;
@@ -44,14 +44,25 @@ export class DynamoTokenStore implements TokenStore {
     const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.token(tokenHash), ConsistentRead: true }));
     if (typeof item?.ownerId !== 'string') return undefined;
     // Tokens created before ids and scopes existed carry neither: their id is derived, and they read until migrated.
-    return { ownerId: item.ownerId, tokenId: typeof item.tokenId === 'string' ? item.tokenId : tokenIdOf(tokenHash), scope: scopeOf(item.scope) };
+    return {
+      ownerId: item.ownerId,
+      tokenId: typeof item.tokenId === 'string' ? item.tokenId : tokenIdOf(tokenHash),
+      scope: scopeOf(item.scope),
+      ...tokenLimitsOf(item),
+    };
   }
 
   /** Store a new token of `ownerId` by its hash; returns its id. */
-  async saveTokenHash(ownerId: string, tokenHash: string, now: number, scope: TokenScope = 'write'): Promise<string> {
+  async saveTokenHash(ownerId: string, tokenHash: string, now: number, scope: TokenScope = 'write', limits: TokenLimits = {}): Promise<string> {
     const tokenId = tokenIdOf(tokenHash);
-    const items = tokenItems({ ownerId, tokenId, tokenHash, scope, createdAt: now });
-    const entry = dashboardEntry({ ownerId, at: now, action: AUDIT_ACTIONS.createToken, target: { scope }, outcome: { token_id: tokenId } });
+    const items = tokenItems({ ownerId, tokenId, tokenHash, scope, createdAt: now, ...limits });
+    const entry = dashboardEntry({
+      ownerId,
+      at: now,
+      action: AUDIT_ACTIONS.createToken,
+      target: { scope, project_id: limits.projectId ?? null, routes: limits.routes?.join(',') ?? null },
+      outcome: { token_id: tokenId },
+    });
     await transact(this.db, {
       TransactItems: [
         ...[items.byHash, items.byId, items.ofOwner].map(
@@ -73,7 +84,7 @@ export class DynamoTokenStore implements TokenStore {
         ExpressionAttributeValues: { ':pk': keyOf.owner(ownerId).pk, ':prefix': CHILD_PREFIX.token },
         ConsistentRead: true,
       },
-      (item): TokenSummary => ({ tokenId: String(item.tokenId), scope: scopeOf(item.scope), createdAt: Number(item.createdAt) }),
+      (item): TokenSummary => ({ tokenId: String(item.tokenId), scope: scopeOf(item.scope), createdAt: Number(item.createdAt), ...tokenLimitsOf(item) }),
     );
     return tokens.sort((a, b) => a.createdAt - b.createdAt || a.tokenId.localeCompare(b.tokenId));
   }

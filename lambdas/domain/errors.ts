@@ -34,6 +34,13 @@ export class ScopeMissing extends DomainError {
   }
 }
 
+export class RouteNotAllowed extends DomainError {
+  override readonly name = 'RouteNotAllowed';
+  constructor(routes: readonly string[], need: ScopeNeed) {
+    super(`This token may call only ${routes.join(', ')}; ${need.doing} is not one of them. Use a token created without --routes, or with this route.`);
+  }
+}
+
 export class ProjectNotFound extends DomainError {
   override readonly name = 'ProjectNotFound';
   constructor() {
@@ -59,7 +66,15 @@ export class KeyNotFound extends DomainError {
 /** An order id reused with another body: the keys it issued are not what this request asks for. */
 export class OrderConflict extends InvalidInput {
   constructor(orderId: string) {
-    super(`order_id "${orderId}" was already used in this project with another body; repeat the same body to get its keys again, or use a new order_id`);
+    super(
+      `order_id "${orderId}" cannot be used with this token and body: an order is repeated only by the token that placed it, with the same body; use a new order_id`,
+    );
+  }
+}
+
+export class OrderRepeatClosed extends InvalidInput {
+  constructor(orderId: string, windowSeconds: number) {
+    super(`order_id "${orderId}" was placed more than ${windowSeconds / 3600} hours ago and can no longer be repeated; use a new order_id`);
   }
 }
 
@@ -86,6 +101,7 @@ export class RateLimited extends DomainError {
 
 export type DomainErrorName =
   | 'InvalidInput'
+  | 'RouteNotAllowed'
   | 'Unauthenticated'
   | 'ScopeMissing'
   | 'ProjectNotFound'

@@ -6,6 +6,10 @@ import { RateLimited } from './errors';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { KeyCheckStore, RateLimitStore, TelemetrySink } from './ports';
 import { rateWindowAt } from './rate-limit';
+import type { HeldRefusals, RefusalMemory } from './refusal-memory';
+import type { KeyBan, Refusal } from './refusal';
+
+export type { KeyBan, Refusal } from './refusal';
 
 /**
  * The loader's key check (the "Loader key check" contract of DESIGN.md): at every execution the buyer's loader
@@ -49,11 +53,6 @@ export interface KeyState {
   ban: KeyBan | null;
 }
 
-/** A ban (DESIGN.md, "Key lifecycle"): the reason the buyer reads, and when it ends by itself (null: when unbanned). */
-export interface KeyBan {
-  reason: string;
-  until: number | null;
-}
 
 /** Whether a ban refuses checks at `now`: from its write until the second of `until` (now ≥ until ends it, as expiry). */
 export const isBanned = (ban: KeyBan | null, now: number): ban is KeyBan => ban !== null && (ban.until === null || now < ban.until);
@@ -117,8 +116,6 @@ export type CheckWrite =
   | { outcome: 'counted'; keyId: string; key: CountedKey }
   | { outcome: 'not_counted'; keyId: string; key: KeyState | undefined; checksThisWindow: number };
 
-/** Why a check was refused: its code, and for a ban the ban (its reason is the buyer's to read). */
-export type Refusal = { code: Exclude<RefusalCode, 'KEY_BANNED'> } | { code: 'KEY_BANNED'; ban: KeyBan };
 
 export interface KeyCheckDeps {
   keys: KeyCheckStore;
@@ -126,6 +123,8 @@ export interface KeyCheckDeps {
   telemetry: TelemetrySink;
   /** This container's counts per address (one per container: its memory is the point). */
   addresses: AddressTally;
+  /** This container's keys refused past the floor, answered with no write (one per container, as `addresses`). */
+  refusals: RefusalMemory;
 }
 
 const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
@@ -192,6 +191,14 @@ export async function checkKey<Served extends { versionId: string }>(
   // A value this service cannot have made is no key of any project: answered with no request at all (and, as every
   // KEY_INVALID, reported nowhere), still a check of its address.
   if (!hasKeyValueForm(request.key)) return { outcome: 'refused', code: 'KEY_INVALID' };
+  const keyHash = hashKeyValue(request.key);
+  const keyId = keyIdOf(keyHash);
+  // A key this container keeps refusing is answered from memory before any request (the script's version pointer
+  // included), its refusals reported together.
+  const remembered = deps.refusals.held(keyId, request.fingerprint, window.start);
+  const summaries = [...deps.refusals.takeLeftOver(), ...(remembered?.toReport ? [remembered.toReport] : [])];
+  if (summaries.length > 0) await deps.telemetry.report(summaries.flatMap((held) => heldTelemetry(held, now)));
+  if (remembered) return { outcome: 'refused', ...remembered.refusal };
   // The shared window only for a busy address (or one the full tally could not track); a guard's read that must come
   // before the key's write does not depend on it, so both go at once and a fetch waits for as many round trips in a
   // row as validate.
@@ -208,14 +215,15 @@ export async function checkKey<Served extends { versionId: string }>(
     readFirst ? guard.read() : undefined,
   ]);
   if (addressCount === undefined) throw addressLimited();
-  const keyHash = hashKeyValue(request.key);
-  const keyId = keyIdOf(keyHash);
   // A refusal writes nothing on the key item, so its telemetry goes to the sink; KEY_INVALID instead counts toward
   // the address's unknown keys and is reported nowhere: ingest could only reject it, and a flood of random keys
   // would otherwise cost a queue message and its ingest per guess.
   const refuse = async (refusal: Refusal, report: CheckReport): Promise<KeyCheckOutcome<Served | undefined>> => {
     if (refusal.code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
-    else await deps.telemetry.report(checkTelemetry(report, keyId, refusal.code, now));
+    else {
+      deps.refusals.refused(keyId, request.fingerprint, refusal, window.start, reportOf(report));
+      await deps.telemetry.report(checkTelemetry(report, keyId, refusal.code, now));
+    }
     return { outcome: 'refused', ...refusal };
   };
   if (readFirst && readBefore === undefined) {
@@ -277,8 +285,21 @@ export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheck
 /** What a check tells the detectors: the request's fields the telemetry records are made of. */
 export type CheckReport = Pick<LoaderCheckRequest, 'project_id' | 'executor' | 'fingerprint' | 'script_hash' | 'version_id'>;
 
-/** The records a check makes for the analytics detectors, as if reported through the ingest path. */
-export function checkTelemetry(request: CheckReport, keyId: string, code: RefusalCode | 'KEY_VALID', at: number): (ValidationRecord | ExecutionRecord)[] {
+/** The one record that reports refusals answered from memory: the last one's fields, standing for all of them. */
+const heldTelemetry = (held: HeldRefusals, at: number): (ValidationRecord | ExecutionRecord)[] =>
+  checkTelemetry(held.report, held.keyId, held.refusal.code, at, held.count);
+
+/**
+ * The records a check makes for the analytics detectors, as if reported through the ingest path; `count` > 1 for
+ * a validation standing for that many identical refusals (see RefusalMemory).
+ */
+export function checkTelemetry(
+  request: CheckReport,
+  keyId: string,
+  code: RefusalCode | 'KEY_VALID',
+  at: number,
+  count = 1,
+): (ValidationRecord | ExecutionRecord)[] {
   const validation: ValidationRecord = {
     kind: 'validation',
     projectId: request.project_id,
@@ -287,6 +308,7 @@ export function checkTelemetry(request: CheckReport, keyId: string, code: Refusa
     executor: request.executor,
     fingerprint: request.fingerprint,
     at,
+    ...(count > 1 ? { count } : {}),
   };
   if (code !== 'KEY_VALID') return [validation];
   const execution: ExecutionRecord = {

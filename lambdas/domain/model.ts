@@ -27,6 +27,10 @@ export interface Caller {
   /** The token's id (`tok_…`), what the audit trail names it by. */
   tokenId: string;
   scope: TokenScope;
+  /** The one project the token may reach (TokenLimits); absent: every project of the owner. */
+  projectId?: string;
+  /** The only routes the token may call (TokenLimits); absent: every route its scope allows. */
+  routes?: readonly string[];
 }
 
 /** Unix seconds, the unit of every timestamp in the API (spec §2.4 leaves it open; the samples fit seconds). */

@@ -40,13 +40,14 @@ export interface ProjectStore {
   listKeysWithWatermark(projectId: string, watermark: string, offset: number, limit: number): Promise<{ keys: Key[]; total: number }>;
   /**
    * Revoke one key; tells apart a key that was already revoked from one that does not exist. `entry` is written in
-   * the same transaction as the revoke, so it exists exactly when this call revoked the key.
+   * the same transaction as the revoke, so it exists exactly when this call revoked the key. The key records who
+   * revoked it (`revoked_by`): the entry's token id, or its source where it has none.
    */
   revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome>;
   /** Active keys carrying `watermark` in this project, in pages as the index returns them. */
   activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]>;
-  /** Revoke the key only if it is still active; true when this call made the change. */
-  revokeIfActive(projectId: string, keyId: string, now: number): Promise<boolean>;
+  /** Revoke the key only if it is still active, recording `by` as who did; true when this call made the change. */
+  revokeIfActive(projectId: string, keyId: string, now: number, by?: string): Promise<boolean>;
   listVersions(projectId: string): Promise<Version[]>;
   /**
    * Point the project at `versionId` atomically with the check that the version is the project's; false when it is
@@ -125,7 +126,15 @@ export interface IssueOrder {
    * secret was replaced) must not answer, let alone write, keys the order never had.
    */
   firstKeyId: string;
+  /**
+   * The id of the token that placed the order (`tok_…`): only it may repeat the order. Absent on orders placed
+   * before orders were bound to tokens (and on the dashboard's), which any token of the owner may still repeat.
+   */
+  tokenId?: string;
 }
+
+/** What a first call records of an order besides the numbers the store gives it. */
+export type NewOrder = Pick<IssueOrder, 'orderId' | 'bodyHash' | 'tokenId'>;
 
 export type IssueOutcome = { outcome: 'issued'; firstSeq: number } | { outcome: 'order_exists'; order: IssueOrder };
 
@@ -137,7 +146,7 @@ export interface KeyStore {
    * order is recorded atomically with the numbers; when another call recorded the same order id first, nothing is
    * written and that order is returned.
    */
-  issue(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome>;
+  issue(batch: KeyBatch, order?: NewOrder): Promise<IssueOutcome>;
   /** Write those keys of an order's batch (numbered from `firstSeq`) the table lacks; how many it wrote. */
   completeOrder(batch: KeyBatch, firstSeq: number): Promise<number>;
   /** The key in detail, or undefined for no key or another project's. */

@@ -63,11 +63,19 @@ export async function revokeKey(store: ProjectStore, project: Project, keyId: st
  * (`timeLeftMs` below BULK_REVOKE_ANSWER_RESERVE_MS), no further write starts and the answer says
  * `complete: false`: the caller repeats the call for the rest, and the repeat counts only the keys it changes.
  */
-export async function revokeBulk(store: ProjectStore, project: Project, watermark: string, now: number, timeLeftMs: () => number): Promise<RevokeBulkResponse> {
+export async function revokeBulk(
+  store: ProjectStore,
+  project: Project,
+  watermark: string,
+  now: number,
+  timeLeftMs: () => number,
+  /** Who revokes (an API token's id), recorded on each key. */
+  by?: string,
+): Promise<RevokeBulkResponse> {
   const { results, stopped } = await mapPagesBounded(
     store.activeKeyIdsWithWatermark(project.id, watermark),
     BULK_REVOKE_CONCURRENCY,
-    (keyId) => store.revokeIfActive(project.id, keyId, now),
+    (keyId) => store.revokeIfActive(project.id, keyId, now, by),
     () => timeLeftMs() < BULK_REVOKE_ANSWER_RESERVE_MS,
   );
   return { ok: true, revoked_count: results.filter(Boolean).length, complete: !stopped };
@@ -101,7 +109,7 @@ export async function revokeBulkAudited(
   const counted = withCountedRevokes(store);
   let result: RevokeBulkResponse;
   try {
-    result = await revokeBulk(counted.store, project, watermark, now, timeLeftMs);
+    result = await revokeBulk(counted.store, project, watermark, now, timeLeftMs, trail.actor.tokenId);
   } catch (error) {
     // The revoke's own failure is what the caller must hear of; if this update fails too the entry stays `started`.
     await trail.log

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { LoaderCheckRequest, RefusalCode } from '#schemas/loader';
+import type { FullCopyTally } from './full-copies';
 import { checkKey, type KeyCheckDeps, type Refusal } from './key-check';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { ScriptStore, ScriptVersionStore } from './ports';
+import { rateWindowAt } from './rate-limit';
 
 /**
  * Script delivery (DESIGN.md, "Script delivery"): each version's script is stored when it is uploaded and handed,
@@ -126,6 +128,7 @@ export const CURRENT_VERSIONS_REMEMBERED = 50_000;
 export class ScriptCache {
   private readonly entries = new Map<string, { script: LoadedScript; bytes: number }>();
   private readonly currentVersions = new Map<string, string>();
+  private readonly digests = new Map<string, string>();
   private bytes = 0;
 
   constructor(readonly maxBytes: number) {}
@@ -167,18 +170,36 @@ export class ScriptCache {
   get size(): { entries: number; bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
   }
+
+  /**
+   * The SHA-256 of the stamped body an ETag names, computed once per container: a 304 answers it too, and stamping
+   * and hashing a 5 MiB script costs milliseconds. At most SCRIPT_DIGESTS are kept (about 130 bytes each).
+   */
+  digest(etag: string, compute: () => string): string {
+    const known = this.digests.get(etag);
+    if (known) return known;
+    const value = compute();
+    if (this.digests.size >= SCRIPT_DIGESTS) this.digests.clear();
+    this.digests.set(etag, value);
+    return value;
+  }
 }
+
+/** Stamped bodies' hashes a container keeps (ScriptCache.digest): one per key and version served, about 1.3 MB. */
+export const SCRIPT_DIGESTS = 10_000;
 
 export interface ScriptDeliveryDeps extends KeyCheckDeps {
   versions: ScriptVersionStore;
   scripts: ScriptStore;
   cache: ScriptCache;
+  /** This container's full copies per key and version (one per container, as `addresses`). */
+  fullCopies: FullCopyTally;
 }
 
 /** What a fetch came to, for the handler to answer: the body, not modified, a refusal, or nothing to serve. */
 export type ScriptDelivery =
-  | { outcome: 'served'; script: LoadedScript; body: string; etag: string }
-  | { outcome: 'not_modified'; script: LoadedScript; etag: string }
+  | { outcome: 'served'; script: LoadedScript; body: string; etag: string; sha256: string }
+  | { outcome: 'not_modified'; script: LoadedScript; etag: string; sha256: string }
   | { outcome: 'refused'; code: RefusalCode; sentence: string }
   | { outcome: 'no_version' };
 
@@ -214,20 +235,38 @@ export async function deliverScript(
   now: number,
   ifNoneMatch: string | undefined,
 ): Promise<ScriptDelivery> {
+  const window = rateWindowAt(now);
+  const keyId = keyIdOf(hashKeyValue(request.key));
+  const holds = (etag: string) => etagMatches(ifNoneMatch, etag);
   const expected = deps.cache.lastCurrentVersion(request.project_id);
+  // The full-copy limit is judged before the check counts a use (a 429 counts none), on the version about to be
+  // served: the one read first, or the one this container expects when the pointer is read beside the write (a
+  // rollback this container has not seen yet is judged on the version before it, at most once).
+  if (expected !== undefined) deps.fullCopies.admit(keyId, expected, holds, window.start, window.resetSeconds);
+  const read = async () => {
+    const script = await currentScript(deps, request.project_id);
+    if (script && expected === undefined) deps.fullCopies.admit(keyId, script.versionId, holds, window.start, window.resetSeconds);
+    return script;
+  };
   // Where the pointer goes beside the write, the key's watermark (which never changes) goes too: a key's first fetch
   // in this container still waits for one round trip. Awaited only once the key is counted; a refusal drops it.
-  const early = expected !== undefined && hasKeyValueForm(request.key) ? settled(deps.keys.watermarkOf(keyIdOf(hashKeyValue(request.key)))) : undefined;
-  const checked = await checkKey(deps, request, sourceIp, now, { expected, read: () => currentScript(deps, request.project_id) });
+  const early = expected !== undefined && hasKeyValueForm(request.key) ? settled(deps.keys.watermarkOf(keyId)) : undefined;
+  const checked = await checkKey(deps, request, sourceIp, now, { expected, read });
   if (checked.outcome === 'nothing_to_serve') return { outcome: 'no_version' };
   if (checked.outcome === 'refused') return { outcome: 'refused', code: checked.code, sentence: refusalSentence(checked) };
-  const { served: script, keyId } = checked;
-  const watermark = early ? await early.then((read) => read()) : await deps.keys.watermarkOf(keyId);
+  const { served: script } = checked;
+  const watermark = early ? await early.then((value) => value()) : await deps.keys.watermarkOf(keyId);
   // Keys are never deleted, and this one was just counted.
   if (watermark === undefined) throw new Error(`Key ${keyId} has no watermark`);
   const etag = scriptEtag(script.versionId, watermark);
-  if (etagMatches(ifNoneMatch, etag)) return { outcome: 'not_modified', script, etag };
-  return { outcome: 'served', script, body: stampParts(script.parts, watermark), etag };
+  if (holds(etag)) {
+    // The hash of the copy the loader kept, so it can tell that copy from one something else on the machine edited.
+    const sha256 = deps.cache.digest(etag, () => sha256Hex(stampParts(script.parts, watermark)));
+    return { outcome: 'not_modified', script, etag, sha256 };
+  }
+  deps.fullCopies.served(keyId, script.versionId, etag, window.start);
+  const body = stampParts(script.parts, watermark);
+  return { outcome: 'served', script, body, etag, sha256: deps.cache.digest(etag, () => sha256Hex(body)) };
 }
 
 /** A promise started early whose failure waits to be asked for: no unhandled rejection when it is never awaited. */

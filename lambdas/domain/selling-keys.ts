@@ -3,7 +3,7 @@ import { PATH_ID_PATTERN } from '#schemas/formats';
 import { type IssueKeysBody, LIFETIME_EXPIRES_AT } from '#schemas/requests';
 import type { IssueKeysResponse, KeyDetailResponse, ResetHwidResponse } from '#schemas/responses';
 import { AUDIT_ACTIONS, type AuditTrail, apiEntry } from './audit';
-import { KeyNotFound, OrderConflict } from './errors';
+import { KeyNotFound, OrderConflict, OrderRepeatClosed } from './errors';
 import { shownAt } from './key-lifecycle';
 import { hashKeyValue, keyIdOf, newKeyValue, type OrderKeyRef, orderKeyValue, orderWatermark } from './key-values';
 import type { Project } from './model';
@@ -22,6 +22,12 @@ export interface KeyIssuing {
 
 /** The tier keys issued over the API get (the spec's key has one; the API does not choose it). */
 export const ISSUED_TIER = 'standard';
+
+/**
+ * How long an order's repeat is answered with its keys: days of a shop's delivery retries, not forever, so an order id
+ * claimed ahead of its buyer (by a token that leaked) cannot sit waiting for the shop to send it.
+ */
+export const ORDER_REPEAT_WINDOW_SECONDS = 72 * 3600;
 
 /** `expires_at` of keys issued at `issuedAt` for `duration`. */
 export const expiresAtOf = (duration: IssueKeysBody['duration'], issuedAt: number): number =>
@@ -75,7 +81,9 @@ export function batchOf(projectId: string, keys: readonly RawKey[], fields: Omit
  * `POST /v1/projects/:id/keys`. Without `order_id`, fresh random keys. With one, the keys of that order: the first
  * call records the order with the keys' numbers in one atomic write, and every value derives from the stack's
  * secret, the project, the order id and the key's index; a repeat (or a concurrent call that lost the race to
- * record it) issues nothing, writes any key the first call did not get to, and answers the same keys byte for byte.
+ * record it) issues nothing, writes any key the first call did not get to, and answers the same keys with
+ * `repeated: true` and the first call's `issued_at`. Only the token that placed the order may repeat it, within
+ * ORDER_REPEAT_WINDOW_SECONDS.
  * The audit entry names the order, the count and the ids, never a raw value.
  */
 export async function issueKeys(issuing: KeyIssuing, project: Project, body: IssueKeysBody, now: number, trail: AuditTrail): Promise<IssueKeysResponse> {
@@ -90,7 +98,7 @@ export async function issueKeys(issuing: KeyIssuing, project: Project, body: Iss
     issuedAt,
     expiresAt: expiresAtOf(body.duration, issuedAt),
   });
-  const audited = async (keys: readonly RawKey[], issuedCount: number, expiresAt: number): Promise<IssueKeysResponse> => {
+  const audited = async (keys: readonly RawKey[], issuedCount: number, batch: KeyBatch): Promise<IssueKeysResponse> => {
     await trail.log.record(
       apiEntry(trail, {
         projectId: project.id,
@@ -100,20 +108,28 @@ export async function issueKeys(issuing: KeyIssuing, project: Project, body: Iss
         outcome: { issued_count: issuedCount, key_ids: keys.map((key) => key.id).join(',') },
       }),
     );
-    return { keys: keys.map(({ id, key, watermark }) => ({ id, key, watermark, expires_at: expiresAt })) };
+    return {
+      keys: keys.map(({ id, key, watermark }) => ({ id, key, watermark, expires_at: batch.expiresAt })),
+      repeated: issuedCount === 0,
+      issued_at: batch.issuedAt,
+    };
   };
 
   if (orderId === undefined) {
     const keys = randomKeys(body.count, body.watermark);
     const batch = batchOf(project.id, keys, fieldsAt(now));
     await issuing.store.issue(batch);
-    return audited(keys, keys.length, batch.expiresAt);
+    return audited(keys, keys.length, batch);
   }
 
   const ref = { projectId: project.id, orderId };
   const secret = await issuing.secret.get();
   const repeat = async (order: IssueOrder): Promise<IssueKeysResponse> => {
-    if (order.bodyHash !== bodyHash) throw new OrderConflict(orderId);
+    // Another token's repeat and another body get the same refusal, so neither learns what the order holds; only
+    // the token that placed it, sending the same body, gets the keys back, and only within the window.
+    const placedByAnother = order.tokenId !== undefined && order.tokenId !== trail.actor.tokenId;
+    if (placedByAnother || order.bodyHash !== bodyHash) throw new OrderConflict(orderId);
+    if (now >= order.issuedAt + ORDER_REPEAT_WINDOW_SECONDS) throw new OrderRepeatClosed(orderId, ORDER_REPEAT_WINDOW_SECONDS);
     const keys = orderKeys(secret, ref, order.count, body.watermark);
     // A failure of the service, not of the request: the caller must not get keys its order never had.
     if (keys[0]?.id !== order.firstKeyId)
@@ -121,15 +137,15 @@ export async function issueKeys(issuing: KeyIssuing, project: Project, body: Iss
     const batch = batchOf(project.id, keys, fieldsAt(order.issuedAt));
     // Keys a first call recorded but did not live to write; none on a plain repeat.
     await issuing.store.completeOrder(batch, order.firstSeq);
-    return audited(keys, 0, batch.expiresAt);
+    return audited(keys, 0, batch);
   };
   const recorded = await issuing.store.findOrder(project.id, orderId);
   if (recorded) return repeat(recorded);
   const keys = orderKeys(secret, ref, body.count, body.watermark);
   const batch = batchOf(project.id, keys, fieldsAt(now));
-  const outcome = await issuing.store.issue(batch, { orderId, bodyHash });
+  const outcome = await issuing.store.issue(batch, { orderId, bodyHash, tokenId: trail.actor.tokenId });
   if (outcome.outcome === 'order_exists') return repeat(outcome.order);
-  return audited(keys, keys.length, batch.expiresAt);
+  return audited(keys, keys.length, batch);
 }
 
 /** `GET /v1/projects/:id/keys/:key_id`: 404 for a key of another project or none, as a revoke answers. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ScopeMissing } from './errors';
+import { RouteNotAllowed, ScopeMissing } from './errors';
 import type { Caller } from './model';
 
 /** Tokens are long random strings; only their SHA-256 is ever stored or logged. */
@@ -48,25 +48,62 @@ export const tokenIdOf = (tokenHash: string): string => `tok_${createHash('sha25
 
 export const TOKEN_ID_PATTERN = /^tok_[0-9a-f]{20}$/;
 
-/** What the authorizer learns from a token: whose it is, which one, and what it may do. */
-export interface TokenGrant {
+/**
+ * What a token may reach besides its scope allows: one project, and named routes (their entries, as in
+ * lambdas/http/routes.ts). A shop's delivery hook gets `issue-keys` on its project and nothing else, so a leak of
+ * it can neither read nor revoke keys, nor touch another project. Absent: every project and route of the owner.
+ */
+export interface TokenLimits {
+  projectId?: string;
+  routes?: readonly string[];
+}
+
+/** What the authorizer learns from a token: whose it is, which one, what it may do and where. */
+export interface TokenGrant extends TokenLimits {
   ownerId: string;
   tokenId: string;
   scope: TokenScope;
 }
 
 /** The caller a token makes: its owner, its hash (the rate-limit bucket), the id derived from that, its scope. */
-export const callerOfToken = (ownerId: string, tokenHash: string, scope: TokenScope): Caller => ({ ownerId, tokenHash, tokenId: tokenIdOf(tokenHash), scope });
+export const callerOfToken = (ownerId: string, tokenHash: string, scope: TokenScope, limits: TokenLimits = {}): Caller => ({
+  ownerId,
+  tokenHash,
+  tokenId: tokenIdOf(tokenHash),
+  scope,
+  ...limits,
+});
+
+/**
+ * The limits as the authorizer's context carries them (API Gateway keeps only strings, numbers and booleans there):
+ * an empty string for none, routes joined by commas.
+ */
+export const limitsToContext = (limits: TokenLimits): { projectId: string; routes: string } => ({
+  projectId: limits.projectId ?? '',
+  routes: limits.routes?.join(',') ?? '',
+});
+
+export const limitsFromContext = (context: { projectId?: unknown; routes?: unknown } | null | undefined): TokenLimits => ({
+  ...(typeof context?.projectId === 'string' && context.projectId !== '' && { projectId: context.projectId }),
+  ...(typeof context?.routes === 'string' && context.routes !== '' && { routes: context.routes.split(',') }),
+});
 
 /** What a route needs of the caller's token, and what the route does, in words for the 403 of a token without it. */
 export interface ScopeNeed {
   scope: TokenScope;
   doing: string;
+  /** The route's entry, for a token limited to named routes. */
+  route?: string;
 }
 
 /** `write` covers `read`; a read token asking to write is refused with a message naming the missing scope. */
 export function requireScope(held: TokenScope, need: ScopeNeed): void {
   if (need.scope === 'write' && held !== 'write') throw new ScopeMissing(held, need);
+}
+
+/** A token limited to named routes calls those only; the 403 names the routes it may call. */
+export function requireRoute(routes: readonly string[] | undefined, need: ScopeNeed): void {
+  if (routes !== undefined && need.route !== undefined && !routes.includes(need.route)) throw new RouteNotAllowed(routes, need);
 }
 
 /**

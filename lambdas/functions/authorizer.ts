@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import type { TokenStore } from '#domain/ports';
-import { hashToken, parseBearer } from '#domain/tokens';
+import { hashToken, limitsToContext, parseBearer } from '#domain/tokens';
 import { awsLogger, awsStores, lazyHandler } from '#runtime/aws';
 
 /** API Gateway turns exactly this error message into its UNAUTHORIZED (401) gateway response. */
@@ -29,6 +29,7 @@ export function createAuthorizer({ tokens, logger }: AuthorizerDeps) {
       throw new Error(UNAUTHORIZED);
     }
     const { ownerId, tokenId, scope } = grant;
+    // A token's limits travel in the context like its scope, and each handler enforces them.
     return {
       principalId: ownerId,
       // The whole API, not just this method: API Gateway caches the policy per token for all routes.
@@ -36,7 +37,7 @@ export function createAuthorizer({ tokens, logger }: AuthorizerDeps) {
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(event.methodArn) }],
       },
-      context: { ownerId, tokenHash, tokenId, scope },
+      context: { ownerId, tokenHash, tokenId, scope, ...limitsToContext(grant) },
       usageIdentifierKey: tokenHash,
     };
   };

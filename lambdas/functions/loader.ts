@@ -3,6 +3,8 @@ import { createS3Client, S3ScriptStore } from '#adapters/script-store';
 import { SqsMessageSender } from '#adapters/sqs-queue';
 import { QueueTelemetrySink } from '#adapters/telemetry-queue';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
@@ -21,6 +23,7 @@ export const handler = lazyHandler(() => {
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
     now: clock,
     logger,
@@ -32,6 +35,7 @@ export const handler = lazyHandler(() => {
     versions: stores.scriptVersions,
     scripts: new S3ScriptStore(createS3Client(), settings.scriptBucket()),
     cache: new ScriptCache(SCRIPT_CACHE_BYTES),
+    fullCopies: new FullCopyTally(),
   });
   return (event: APIGatewayProxyEventV2, context: Context) =>
     publicRouteOf(event.routeKey) === SCRIPT_ROUTE ? script(event, context) : validate(event, context);

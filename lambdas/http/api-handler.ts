@@ -9,7 +9,7 @@ import type { AuditLog, KeySecret, KeyStore, ProjectStore, RateLimitStore } from
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
 import type { KeyIssuing } from '#domain/selling-keys';
-import { callerOfToken, requireScope, type ScopeNeed, scopeOf, type TokenScope } from '#domain/tokens';
+import { callerOfToken, limitsFromContext, requireRoute, requireScope, type ScopeNeed, scopeOf, type TokenScope } from '#domain/tokens';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import {
   type HttpMiddleware,
@@ -90,7 +90,10 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
     const query = parse(endpoint.query, singleValuedQuery(event));
     const body = endpoint.body ? parse(endpoint.body, event.body) : (undefined as Body);
     const caller = callerOf(event);
-    const project = await openProject(stores.projects, caller, projectIdOf(event));
+    const projectId = projectIdOf(event);
+    // A token limited to one project finds no other: the same 404 as a project of another owner.
+    if (caller.projectId !== undefined && caller.projectId !== projectId) throw new ProjectNotFound();
+    const project = await openProject(stores.projects, caller, projectId);
     const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId };
     const keyId = event.pathParameters?.key_id ?? '';
     const result = await endpoint.run(
@@ -113,7 +116,7 @@ export function callerOf(event: Pick<APIGatewayProxyEvent, 'requestContext'>): C
   const ownerId = authorizer?.ownerId;
   const tokenHash = authorizer?.tokenHash;
   if (typeof ownerId !== 'string' || typeof tokenHash !== 'string') throw new Unauthenticated();
-  return callerOfToken(ownerId, tokenHash, scopeOf(authorizer?.scope));
+  return callerOfToken(ownerId, tokenHash, scopeOf(authorizer?.scope), limitsFromContext(authorizer));
 }
 
 function projectIdOf(event: Pick<APIGatewayProxyEvent, 'pathParameters'>): string {
@@ -133,7 +136,13 @@ function singleValuedQuery(event: Pick<APIGatewayProxyEvent, 'queryStringParamet
 
 /** Before the body is read: a read token learns it may not write, whatever it sent. */
 function tokenScope(need: ScopeNeed): HttpMiddleware {
-  return { before: ({ event }) => requireScope(callerOf(event).scope, need) };
+  return {
+    before: ({ event }) => {
+      const caller = callerOf(event);
+      requireScope(caller.scope, need);
+      requireRoute(caller.routes, need);
+    },
+  };
 }
 
 /** The exact per-token 100/min rule; every authenticated request counts, whatever its outcome. */

@@ -8,6 +8,7 @@ export const ERROR_STATUSES = {
   InvalidInput: { status: 400, description: 'The request is invalid; `error` says what to fix.' },
   Unauthenticated: { status: 401, description: 'Missing or invalid API token.' },
   ScopeMissing: { status: 403, description: 'The token has the read scope and this operation writes; `error` names the scope it needs.' },
+  RouteNotAllowed: { status: 403, description: 'The token was created for named routes only and this is not one of them; `error` names them.' },
   PlanNotAllowed: { status: 403, description: 'The project is not on the Business plan.' },
   ProjectNotFound: { status: 404, description: 'The project does not exist or is not yours (the same answer, so ids cannot be enumerated).' },
   KeyNotFound: { status: 404, description: 'No key with this id in the project.' },

@@ -19,6 +19,9 @@ export interface ScriptHandlerDeps extends ScriptDeliveryDeps {
  */
 export const SCRIPT_CACHE_BYTES = 100 * 1024 * 1024;
 
+/** The lowercase hex SHA-256 of the stamped body, on a 200 and on a 304 (examples/roblox-loader.luau checks its kept copy). */
+export const SCRIPT_SHA256_HEADER = 'X-Script-SHA256';
+
 /** The 404 of a valid key whose project has no version yet: nothing to run, no use counted. */
 export const NO_VERSION_YET = 'This script has no version yet: the publisher has not uploaded one';
 
@@ -49,6 +52,8 @@ export function scriptResponse(delivery: ScriptDelivery): APIGatewayProxyResult 
         ETag: delivery.etag,
         'X-Version-Id': delivery.script.versionId,
         'X-Version-Number': String(delivery.script.versionNumber),
+        // On a 304 too: the loader runs a copy it kept only when the copy still hashes to this.
+        [SCRIPT_SHA256_HEADER]: delivery.sha256,
       };
       return delivery.outcome === 'served' ? { statusCode: 200, headers, body: delivery.body } : { statusCode: 304, headers, body: '' };
     }

@@ -42,7 +42,7 @@ export type Route = (typeof ROUTES)[number];
 export function scopeNeededBy(entry: Route['entry']): ScopeNeed {
   const route = ROUTES.find((candidate) => candidate.entry === entry);
   if (!route) throw new Error(`No route with entry ${entry}`);
-  return { scope: route.access, doing: route.doing };
+  return { scope: route.access, doing: route.doing, route: route.entry };
 }
 
 /** The loader's key check (DESIGN.md, "Loader key check"): public, no bearer token, its own function. */

@@ -31,6 +31,31 @@ export const PATH_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  * embeddings, overrides and isolates (U+202E makes `exe.txt` show as `txt.exe`).
  */
 export const UNSAFE_TEXT_CHARACTERS = /[\p{Cc}\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+/**
+ * Characters an executor name may not hold, beyond UNSAFE_TEXT_CHARACTERS: every format character (`\p{Cf}`:
+ * zero-width spaces and joiners, soft hyphens, tags) and the Hangul fillers, which render as nothing. With them
+ * `Synapse\u200BX` reads as `Synapse X` in an embed yet counts as a new executor.
+ */
+export const INVISIBLE_NAME_CHARACTERS = /[\p{Cf}\u115F\u1160\u3164\uFFA0]/u;
+
+/** The message every executor field gives for a name holding UNSAFE_TEXT_CHARACTERS or INVISIBLE_NAME_CHARACTERS. */
+export const EXECUTOR_CHARACTERS_MESSAGE = 'executor must not contain control, invisible or bidirectional-override characters';
+
 /** The bidirectional marks, embeddings, overrides and isolates alone: refused even in text that may hold line breaks. */
 export const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 export const UNSAFE_TEXT_CHARACTERS_GLOBAL = new RegExp(UNSAFE_TEXT_CHARACTERS.source, 'gu');
+
+/**
+ * The one rule for free text a client sends (a key's note, a version's notes, a ban's reason): no C0 or C1 control
+ * but tab and line feed, and no bidirectional control. An ESC reaches the owner's terminal through `sdapi keys show`
+ * (`\u001b]52;c;…` writes the clipboard); a bidi override reorders the embed it is shown in.
+ */
+const FREE_TEXT_FORBIDDEN = /(?![\t\n])\p{Cc}|[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+
+/** Why `text` is no acceptable free text for `field`, phrased for the caller; undefined when it is. */
+export function freeTextProblem(field: string, text: string): string | undefined {
+  const found = FREE_TEXT_FORBIDDEN.exec(text)?.[0];
+  if (found === undefined) return undefined;
+  const code = `U+${(found.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  return `${field} must be printable text: it holds ${code}, a control or bidirectional character (only tab and line feed are allowed)`;
+}

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { PATH_ID_PATTERN, UNSAFE_TEXT_CHARACTERS } from './formats';
+import { EXECUTOR_CHARACTERS_MESSAGE, INVISIBLE_NAME_CHARACTERS, PATH_ID_PATTERN, UNSAFE_TEXT_CHARACTERS } from './formats';
 import { MAX_EXECUTOR_LENGTH } from './telemetry';
 
 /** The loader key check, `POST /v1/loader/validate` (DESIGN.md, "Loader key check"). */
@@ -30,7 +30,9 @@ export const LoaderCheckRequest = z.object(
     // Trimmed as the ingest path trims it: a name of only spaces would be answered yet its telemetry refused by
     // ingest, so such checks (a leaked key's included) would reach no detector.
     executor: z.string({ error: required('executor', 'a string') }).check(
-      z.refine((name) => !UNSAFE_TEXT_CHARACTERS.test(name), 'executor must not contain control or bidirectional-override characters'),
+      z.refine((name) => !UNSAFE_TEXT_CHARACTERS.test(name) && !INVISIBLE_NAME_CHARACTERS.test(name), EXECUTOR_CHARACTERS_MESSAGE),
+      // One name, however the executor's Unicode spells it (fullwidth `Ｗａｖｅ` is `Wave`): detectors compare names.
+      z.normalize('NFKC'),
       z.trim(),
       z.minLength(1, 'executor must not be empty'),
       z.maxLength(MAX_EXECUTOR_LENGTH, `executor must be at most ${MAX_EXECUTOR_LENGTH} characters`),

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { UNSAFE_TEXT_CHARACTERS, watermarkProblem } from './formats';
+import { freeTextProblem, UNSAFE_TEXT_CHARACTERS, watermarkProblem } from './formats';
 
 /** Longest id accepted in a body; ids this service makes are far shorter, and DynamoDB keys are bounded. */
 export const MAX_ID_LENGTH = 128;
@@ -138,6 +138,13 @@ export function parseDuration(value: unknown): KeyDuration | undefined {
   return undefined;
 }
 
+/** A free-text field: a string of at most `maxLength` characters under the one printable-text rule (freeTextProblem). */
+export const freeText = (field: string, maxLength: number) =>
+  z.string({ error: `${field} must be a string` }).check(
+    z.maxLength(maxLength, `${field} must be at most ${maxLength} characters`),
+    z.refine((text) => freeTextProblem(field, text) === undefined, { error: (issue) => freeTextProblem(field, String(issue.input)) ?? `invalid ${field}` }),
+  );
+
 const optionalNullableInt = (field: string, min: number, max: number) =>
   z._default(
     z.nullable(
@@ -174,7 +181,7 @@ export const IssueKeysBody = requestPart('body', {
       .string({ error: 'watermark must be a string' })
       .check(z.refine((value) => watermarkProblem(value) === undefined, { error: (issue) => watermarkProblem(String(issue.input)) ?? 'invalid watermark' })),
   ),
-  note: z.optional(z.string({ error: 'note must be a string' }).check(z.maxLength(MAX_NOTE_LENGTH, `note must be at most ${MAX_NOTE_LENGTH} characters`))),
+  note: z.optional(freeText('note', MAX_NOTE_LENGTH)),
   discord_id: z.optional(
     z.string({ error: 'discord_id must be a string' }).check(z.regex(DISCORD_USER_ID, 'discord_id must be a Discord user id: 17 to 20 digits')),
   ),
@@ -230,9 +237,8 @@ const editable = <T extends z.core.SomeType>(schema: T) => z.optional(z.nullable
 
 /** `PATCH /v1/projects/:id/keys/:key_id`: any of the four fields; null clears one. An empty body changes nothing: 400. */
 export const UpdateKeyBody = requestPart('body', {
-  note: editable(
-    z.string({ error: 'note must be a string or null' }).check(z.maxLength(MAX_NOTE_LENGTH, `note must be at most ${MAX_NOTE_LENGTH} characters`)),
-  ),
+  // The one printable-text rule of every free-text field (freeTextProblem), as issuing holds a note to.
+  note: editable(freeText('note', MAX_NOTE_LENGTH)),
   discord_id: editable(
     z
       .string({ error: 'discord_id must be a string or null' })

@@ -66,6 +66,11 @@ export const KeyDetailSchema = z.strictObject({
   last_check_at: z.nullable(unixSeconds()),
   /** The publisher's ban (DESIGN.md, "Key lifecycle"); null when there is none or its `until` has passed. */
   ban: z.nullable(KeyBanSchema),
+  /**
+   * Who revoked the key: the id of the API token (`tok_…`) that revoked it alone or by its watermark, or
+   * `dashboard`; null while it is active, and for a key revoked before this was recorded.
+   */
+  revoked_by: z.nullable(z.string()),
 });
 export type KeyDetail = z.infer<typeof KeyDetailSchema>;
 

@@ -32,7 +32,13 @@ export type ListWebhooksResponse = z.infer<typeof ListWebhooksResponse>;
 export const ErrorResponse = z.object({ error: z.string(), request_id: z.optional(z.string()) });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;
 
-export const IssueKeysResponse = z.strictObject({ keys: z.array(IssuedKeySchema) });
+export const IssueKeysResponse = z.strictObject({
+  keys: z.array(IssuedKeySchema),
+  /** True when the call repeated an order and issued nothing: the keys are the order's, as first issued. */
+  repeated: z.boolean(),
+  /** When the keys were issued: the first call's time on a repeat. */
+  issued_at: z.int(),
+});
 export type IssueKeysResponse = z.infer<typeof IssueKeysResponse>;
 
 export const KeyDetailResponse = z.strictObject({ key: KeyDetailSchema });

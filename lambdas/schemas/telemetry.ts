@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { PATH_ID_PATTERN, UNSAFE_TEXT_CHARACTERS } from './formats';
+import { EXECUTOR_CHARACTERS_MESSAGE, INVISIBLE_NAME_CHARACTERS, PATH_ID_PATTERN, UNSAFE_TEXT_CHARACTERS } from './formats';
 
 /**
  * What the loader side reports (spec §6.1's analytics events are judged from it). Two record kinds, each with its
@@ -15,6 +15,8 @@ export const MAX_CLOCK_SKEW_SECONDS = 300;
  * absence, execution_drop's two days), and no flood of old dates can fill the table with counters nobody reads.
  */
 export const MAX_RECORD_AGE_SECONDS = 8 * 86_400;
+/** The most validations one record may stand for: a minute of one key at the address limit, with room to spare. */
+export const MAX_VALIDATIONS_PER_RECORD = 10_000;
 /** An executor's name, as the loader check also takes it (DESIGN.md: 1 to 100 characters). */
 export const MAX_EXECUTOR_LENGTH = 100;
 
@@ -40,10 +42,12 @@ const hex = (field: string, pattern: RegExp, what: string) =>
   z.string({ error: requiredMessage(field, 'a string') }).check(z.toLowerCase(), z.regex(pattern, `${field} must be ${what}`));
 
 const executor = z.string({ error: requiredMessage('executor', 'a string') }).check(
+  z.refine((name) => !UNSAFE_TEXT_CHARACTERS.test(name) && !INVISIBLE_NAME_CHARACTERS.test(name), EXECUTOR_CHARACTERS_MESSAGE),
+  // One name, however the executor's Unicode spells it (fullwidth `Ｗａｖｅ` is `Wave`): detectors compare names.
+  z.normalize('NFKC'),
   z.trim(),
   z.minLength(1, 'executor must not be empty'),
   z.maxLength(MAX_EXECUTOR_LENGTH, `executor must be at most ${MAX_EXECUTOR_LENGTH} characters`),
-  z.refine((name) => !UNSAFE_TEXT_CHARACTERS.test(name), 'executor must not contain control or bidirectional-override characters'),
 );
 
 const at = z.int({ error: requiredMessage('at', 'a whole number of Unix seconds') }).check(z.nonnegative('at must not be negative'));
@@ -69,6 +73,15 @@ export const ValidationRecordSchema = z.object({
   executor,
   fingerprint: hex('fingerprint', FINGERPRINT_PATTERN, 'a hashed client fingerprint: 16-128 hex characters'),
   at,
+  /**
+   * How many identical validations this record stands for (default 1): a container answering a much-refused key
+   * from memory reports its refusals together (lambdas/domain/refusal-memory.ts).
+   */
+  count: z.optional(
+    z
+      .int({ error: `count must be a whole number from 1 to ${MAX_VALIDATIONS_PER_RECORD}` })
+      .check(z.gte(1, 'count must be at least 1'), z.lte(MAX_VALIDATIONS_PER_RECORD, `count must be at most ${MAX_VALIDATIONS_PER_RECORD}`)),
+  ),
 });
 export type ValidationRecord = z.infer<typeof ValidationRecordSchema>;
 

@@ -114,7 +114,7 @@ describe('sender text through the local stack', () => {
     const { projectId, keys } = await projectWithKeys('Reversed', 'new_executor', 1);
     expect(await validate({ project_id: projectId, key: keys[0], executor: 'Wave\u202Eexe.txt' })).toEqual({
       status: 400,
-      body: { error: 'executor must not contain control or bidirectional-override characters' },
+      body: { error: 'executor must not contain control, invisible or bidirectional-override characters' },
     });
     await telemetryDrained();
     expect(messagesOf(projectId)).toEqual([]);

@@ -232,6 +232,14 @@ describe('key_abuse (at ingest)', () => {
     expect(await patternsOf(projectId)).toEqual([{ keyId, pattern: 'many_fingerprints', count: 6, threshold: 5, windowSeconds: 3600 }]);
   });
 
+  it('counts a validation standing for several refusals (count) as that many: one record of 12 revoked fires revoked_key_burst', async () => {
+    const projectId = await newProject();
+    const keyId = await newKey(projectId);
+    const summary = await ingestTelemetry(store, [validation(projectId, keyId, { result: 'revoked', count: 12 })], NOW);
+    expect(summary.events).toHaveLength(1);
+    expect(await patternsOf(projectId)).toEqual([{ keyId, pattern: 'revoked_key_burst', count: 12, threshold: 10, windowSeconds: 3600 }]);
+  });
+
   it('fires revoked_key_burst at the tenth revoked validation of an hour, once per hour', async () => {
     const projectId = await newProject();
     const keyId = await newKey(projectId);

@@ -6,6 +6,7 @@ import { keyOf } from '#adapters/layout';
 import { createStores } from '#adapters/stores';
 import { TABLE } from '#adapters/table-definition';
 import { AddressTally } from '#domain/address-tally';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { banKey, extendKey, unbanKey } from '#domain/key-lifecycle';
 import type { Project } from '#domain/model';
 import { createValidateHandler } from '#http/loader-validate';
@@ -63,6 +64,7 @@ function loaderContainer(now: number = FIXED_NOW) {
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: { report: async () => undefined },
     now: () => now,
     logger: new Logger({ serviceName: 'key-lifecycle', logLevel: 'SILENT' }),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localDynamoConfig } from '#adapters/client';
 import { type EventItem, keyOf } from '#adapters/layout';
 import { createStores } from '#adapters/stores';
 import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#adapters/telemetry-queue';
@@ -14,6 +15,7 @@ import { LOADER_LIMITS } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import { revokeBulk, revokeKey } from '#domain/project-api';
 import { rateWindowAt } from '#domain/rate-limit';
+import { REFUSAL_MEMORY, RefusalMemory } from '#domain/refusal-memory';
 import { utcDate } from '#domain/time';
 import { createIngestQueueHandler } from '#functions/ingest-queue';
 import { createValidateHandler } from '#http/loader-validate';
@@ -23,6 +25,7 @@ import { buildLoaderEvent } from '#local/proxy-event';
 import { type CheckStreamIngest, startCheckStreamIngest } from '#local/telemetry-pipeline';
 import type { LoaderCheckRequest } from '#schemas/loader';
 import { invoke, type Reply } from '#test-support/api-harness';
+import { capacityRecordingClient } from '#test-support/consumed-capacity';
 import { createTestTable, dynamodbEndpoint, FIXED_NOW, NO_DEADLINE, type SeededOwner, seedOwner, type TestTable } from '#test-support/fixtures';
 
 /**
@@ -86,8 +89,8 @@ type CheckBody = Pick<LoaderCheckRequest, 'project_id' | 'key'> & Partial<Loader
  * A loader check handler as one Lambda container runs it: its own store instances (so its memory of open
  * windows is its own) on the shared table, at an injected time, from one client address.
  */
-function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sourceIp?: string } = {}) {
-  const stores = createStores(table.db, table.tableName);
+function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sourceIp?: string; db?: TestTable['db'] } = {}) {
+  const stores = createStores(options.db ?? table.db, table.tableName);
   let now = options.now ?? FIXED_NOW;
   // A fresh address per container, never one a test names (those are in 203.0.113.0/24): the races make thousands
   // of checks at one fixed minute, which must not count against another test's address window.
@@ -97,6 +100,7 @@ function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sou
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: options.telemetry ?? noTelemetry,
     now: () => now,
     logger: silent(),
@@ -294,6 +298,32 @@ describe('the per-key limit on the real store', () => {
     container.setNow(MINUTE + 60);
     expect((await container.check({ project_id: projectId, key })).body).toMatchObject({ valid: true, code: 'KEY_VALID', uses_left: null });
     expect(await storedKey(id)).toMatchObject({ current_uses: limit + 1, checkCount: 1, checkWindow: MINUTE + 60 });
+  });
+});
+
+describe('a key refused past the floor costs no request (issue 33 item 3)', () => {
+  it(`400 checks of a revoked key in a minute make ${REFUSAL_MEMORY.floor} DynamoDB requests, and their telemetry still counts every refusal`, async () => {
+    const projectId = await newProject();
+    const { id, key } = await issueKey(projectId, {});
+    await table.stores.projects.revokeKey(projectId, id, FIXED_NOW);
+    const recorder = capacityRecordingClient(localDynamoConfig(table.endpoint));
+    const reports: number[] = [];
+    const telemetry: TelemetrySink = {
+      report: async (records) => {
+        for (const record of records) if (record.kind === 'validation' && record.result === 'revoked') reports.push(record.count ?? 1);
+      },
+    };
+    try {
+      const container = loaderContainer({ db: recorder.db, telemetry });
+      recorder.take();
+      for (let i = 0; i < 400; i++) expect(codeOf(await container.check({ project_id: projectId, key }))).toBe('KEY_REVOKED');
+      expect(recorder.take().requests).toBe(REFUSAL_MEMORY.floor);
+      container.setNow(FIXED_NOW + 60);
+      expect(codeOf(await container.check({ project_id: projectId, key }))).toBe('KEY_REVOKED');
+      expect(reports.reduce((sum, count) => sum + count, 0)).toBe(401);
+    } finally {
+      recorder.db.destroy();
+    }
   });
 });
 

@@ -4,9 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDynamoConfig } from '#adapters/client';
 import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
+import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE, FullCopyTally } from '#domain/full-copies';
 import { newId } from '#domain/ids';
 import { ADDRESS_COUNTING } from '#domain/key-check';
 import { newKeyValue } from '#domain/key-values';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache } from '#domain/scripts';
 import { createScriptHandler } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
@@ -52,12 +54,19 @@ function container() {
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: { report: async () => undefined },
     now: () => FIXED_NOW,
     logger: silent,
   };
   const validate = createValidateHandler(deps);
-  const script = createScriptHandler({ ...deps, versions: stores.scriptVersions, scripts, cache: new ScriptCache(1024 * 1024) });
+  const script = createScriptHandler({
+    ...deps,
+    versions: stores.scriptVersions,
+    scripts,
+    cache: new ScriptCache(1024 * 1024),
+    fullCopies: new FullCopyTally(),
+  });
   const body = (key: string) => JSON.stringify({ project_id: projectId, key, fingerprint: 'e'.repeat(64), executor: 'Wave' });
   const event = (route: typeof LOADER_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string) =>
     buildLoaderEvent({ route, body: body(key), sourceIp, requestId: randomUUID(), timeEpoch: FIXED_NOW * 1000 });
@@ -136,5 +145,18 @@ describe('DynamoDB requests on the answer path of one check', () => {
     const { result, tally } = await loader.fetch('letmein');
     expect(result.statusCode).toBe(403);
     expect(tally.requests).toBe(0);
+  });
+});
+
+describe('full copies of one version per key on the real store (issue 33 item 4)', () => {
+  it(`the ${FULL_COPIES_PER_KEY_VERSION_PER_MINUTE + 1}th full copy of a version in a minute gets 429 with Retry-After, counts no use and writes nothing`, async () => {
+    const loader = container();
+    const key = keys[199] ?? '';
+    for (let i = 0; i < FULL_COPIES_PER_KEY_VERSION_PER_MINUTE; i++) expect((await loader.fetch(key)).result.statusCode).toBe(200);
+    const { result, tally } = await loader.fetch(key);
+    expect(result.statusCode).toBe(429);
+    expect(result.headers?.['Retry-After']).toMatch(/^\d+$/);
+    expect(JSON.parse(result.body).error).toMatch(/full copies/);
+    expect(tally.write.table).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
+import { hashToken, newApiToken } from '#domain/tokens';
 import { type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
@@ -34,11 +35,16 @@ afterAll(async () => {
   await table?.drop();
 });
 
-/** What `curl` would send: the owner API with the bearer token. */
-async function owner(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; text: string; json: Record<string, unknown> }> {
+/** What `curl` would send: the owner API with the bearer token (the demo owner's, unless another is named). */
+async function owner(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  token = demo.token,
+): Promise<{ status: number; text: string; json: Record<string, unknown> }> {
   const response = await fetch(`${server.url}/v1/projects/${demo.projectId}/${path}`, {
     method,
-    headers: { Authorization: `Bearer ${demo.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -65,7 +71,7 @@ describe('selling keys through the local stack', () => {
     const issued = await owner('POST', 'keys', order);
     expect(issued.status, issued.text).toBe(200);
     const retried = await owner('POST', 'keys', order);
-    expect(retried.text).toBe(issued.text);
+    expect(retried.json).toEqual({ ...issued.json, repeated: true });
     const [key] = issued.json.keys as { id: string; key: string }[];
 
     expect(await loaderCheck(key!.key, MACHINE_A)).toMatchObject({ valid: true, code: 'KEY_VALID', key_id: key!.id });
@@ -117,5 +123,45 @@ describe('selling keys through the local stack', () => {
     expect(await sdapi(['keys', 'reset-hwid', keys[0]!.id])).toMatchObject({ code: EXIT.ok, stdout: `Unbound 1 machine from key ${keys[0]!.id}.\n` });
 
     expect(await sdapi(['keys', 'issue', '--count', '101'])).toMatchObject({ code: EXIT.usage, stderr: 'sdapi: --count must be at most 100\n' });
+  });
+
+  it('a leaked second token that pre-claimed an order, then was revoked, hands the shop none of its keys (issue 33)', async () => {
+    const leaked = newApiToken();
+    const leakedId = await table.stores.tokens.saveTokenHash(demo.ownerId, hashToken(leaked), unixSeconds(), 'write');
+    const order = { count: 1, max_fingerprints: 1, order_id: 'sellauth-5001' };
+    const preClaim = await owner('POST', 'keys', order, leaked);
+    expect(preClaim.status, preClaim.text).toBe(200);
+    const token = await table.stores.tokens.tokenById(leakedId);
+    if (!token || token.revokedAt !== undefined) throw new Error('the second token should be active');
+    expect(await table.stores.tokens.revokeToken(token, unixSeconds())).toBe(true);
+
+    const shop = await owner('POST', 'keys', order);
+    expect(shop.status).toBe(400);
+    expect(shop.json.error).toMatch(/order_id "sellauth-5001" cannot be used with this token and body/);
+    const [attackerKey] = preClaim.json.keys as { key: string }[];
+    expect(shop.text).not.toContain(attackerKey?.key);
+  });
+
+  it("a shop hook's token limited to its project and issue-keys issues keys there and nothing else (issue 33)", async () => {
+    const hook = newApiToken();
+    await table.stores.tokens.saveTokenHash(demo.ownerId, hashToken(hook), unixSeconds(), 'write', { projectId: demo.projectId, routes: ['issue-keys'] });
+    const issued = await owner('POST', 'keys', { count: 1 }, hook);
+    expect(issued.status, issued.text).toBe(200);
+    const listed = await owner('GET', 'keys', undefined, hook);
+    expect(listed.status).toBe(403);
+    expect(listed.json.error).toBe(
+      'This token may call only issue-keys; listing keys is not one of them. Use a token created without --routes, or with this route.',
+    );
+    const [key] = issued.json.keys as { id: string }[];
+    expect((await owner('POST', 'keys/revoke', { key_id: key?.id }, hook)).status).toBe(403);
+
+    const otherProject = await table.stores.dashboard.createProject({ ownerId: demo.ownerId, name: 'Other', plan: 'business', now: unixSeconds() });
+    const elsewhere = await fetch(`${server.url}/v1/projects/${otherProject}/keys`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${hook}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ count: 1 }),
+    });
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toEqual({ error: 'Project not found' });
   });
 });

@@ -7,6 +7,7 @@ import { QueueTelemetrySink, TELEMETRY_QUEUE } from '#adapters/telemetry-queue';
 import { parseFlags } from '#dashboard/args';
 import { type TelemetryCommand, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import { AddressTally } from '#domain/address-tally';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { ingestTelemetry } from '#domain/analytics/ingest';
 import { bucketStart, bucketStarts, OTHER_NAME, STATS_RESULTS, type StatsGranularity, TOP_NAMES } from '#domain/analytics/stats';
 import type { TelemetrySink, TelemetryStore } from '#domain/ports';
@@ -67,6 +68,7 @@ function loaderContainer(telemetry: TelemetrySink) {
     keys: stores.keyChecks,
     rateLimits: stores.rateLimits,
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry,
     now: () => FIXED_NOW,
     logger: silent('loader-check'),

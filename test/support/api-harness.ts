@@ -35,9 +35,9 @@ export interface MemoryApi {
 
 /**
  * Every route's handler on a fresh in-memory store holding the caller's Business plan project PROJECT_ID
- * (`project` overrides its fields), with the clock at NOW.
+ * (`project` overrides its fields), with the clock at NOW unless `now` says otherwise.
  */
-export function memoryApi(project: Partial<Project> = {}): MemoryApi {
+export function memoryApi(project: Partial<Project> = {}, now: () => number = () => NOW): MemoryApi {
   const store = new MemoryStores();
   store.addProject({ id: PROJECT_ID, ownerId: CALLER.ownerId, ...project });
   return {
@@ -45,7 +45,7 @@ export function memoryApi(project: Partial<Project> = {}): MemoryApi {
     handlers: createRouteHandlers({
       stores: { projects: store, rateLimits: store, audit: store, keys: store },
       keySecret: memoryKeySecret(),
-      now: () => NOW,
+      now,
       logger: new Logger({ serviceName: 'developer-api' }),
     }),
   };

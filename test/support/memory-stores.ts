@@ -14,6 +14,7 @@ import type {
   KeyCheckStore,
   KeyEdit,
   KeyStore,
+  NewOrder,
   ProjectStore,
   RateLimitStore,
   RevokeOutcome,
@@ -37,8 +38,9 @@ export interface StoredKey extends Key {
   /** Dense per project, 1..n in issue order (the byIssueOrder index's sort key). */
   issueSeq: number;
   revokedAt?: number;
+  revokedBy?: string | undefined;
   /** What selling adds (KeyDetail's fields), as the key item holds them. */
-  selling?: Omit<KeyDetail, keyof Key>;
+  selling?: Omit<KeyDetail, keyof Key | 'revoked_by'>;
 }
 
 /** A rate-limit counter: one per bucket and window start, as the table keeps one item each. */
@@ -162,12 +164,13 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   }
 
   /** Conditional on the key being this project's and active: another project's key is as unknown as a missing one. */
-  async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome> {
+  async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry, by = entry?.tokenId ?? entry?.source): Promise<RevokeOutcome> {
     const key = this.keys.get(keyId);
     if (!key || key.projectId !== projectId) return 'not_found';
     if (key.revoked === 1) return 'already_revoked';
     key.revoked = 1;
     key.revokedAt = now;
+    key.revokedBy = by;
     if (entry) this.entries.push(structuredClone(entry));
     return 'revoked';
   }
@@ -186,8 +189,8 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     }
   }
 
-  async revokeIfActive(projectId: string, keyId: string, now: number): Promise<boolean> {
-    return (await this.revokeKey(projectId, keyId, now)) === 'revoked';
+  async revokeIfActive(projectId: string, keyId: string, now: number, by?: string): Promise<boolean> {
+    return (await this.revokeKey(projectId, keyId, now, undefined, by)) === 'revoked';
   }
 
   /** In sort-key order (by id), as the table returns a project's children; the domain orders them for the API. */
@@ -219,7 +222,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     return order && { ...order };
   }
 
-  async issue(batch: KeyBatch, order?: Pick<IssueOrder, 'orderId' | 'bodyHash'>): Promise<IssueOutcome> {
+  async issue(batch: KeyBatch, order?: NewOrder): Promise<IssueOutcome> {
     const project = this.projects.get(batch.projectId);
     if (!project) throw new Error(`Project ${batch.projectId} does not exist`);
     if (order) {
@@ -265,7 +268,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   async getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined> {
     const key = this.keys.get(keyId);
     if (!key || key.projectId !== projectId) return undefined;
-    return { ...toKey(key), ...structuredClone(key.selling ?? NO_SELLING) };
+    return { ...toKey(key), ...structuredClone(key.selling ?? NO_SELLING), revoked_by: key.revoked === 1 ? (key.revokedBy ?? null) : null };
   }
 
   async setBan(projectId: string, keyId: string, ban: KeyBan | null): Promise<boolean> {
@@ -347,7 +350,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
 }
 
 /** A key issued without what selling and the lifecycle add. */
-const NO_SELLING: Omit<KeyDetail, keyof Key> = { note: null, discord_id: null, max_fingerprints: null, fingerprints: [], last_check_at: null, ban: null };
+const NO_SELLING: Omit<KeyDetail, keyof Key | 'revoked_by'> = { note: null, discord_id: null, max_fingerprints: null, fingerprints: [], last_check_at: null, ban: null };
 
 /** Exactly the spec's fields: what the table keeps besides them never leaves the store. */
 function toKey(key: StoredKey): Key {

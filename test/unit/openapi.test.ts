@@ -79,7 +79,8 @@ describe('openapi.json', () => {
     >;
     expect(Object.keys(responses[200]?.content ?? {})).toEqual(['text/plain; charset=utf-8']);
     expect(responses[304]?.content).toBeUndefined();
-    for (const status of [200, 304]) expect(Object.keys(responses[status]?.headers ?? {})).toEqual(['ETag', 'X-Version-Id', 'X-Version-Number']);
+    for (const status of [200, 304])
+      expect(Object.keys(responses[status]?.headers ?? {})).toEqual(['ETag', 'X-Version-Id', 'X-Version-Number', 'X-Script-SHA256']);
     const refusals = Object.values(responses[403]?.content?.['application/json']?.examples ?? {}).map((example) => LoaderScriptRefused.parse(example.value));
     expect(refusals.map((refusal) => refusal.code)).toEqual([...REFUSAL_CODES]);
     expect(responses).not.toHaveProperty('401');

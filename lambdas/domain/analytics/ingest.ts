@@ -349,7 +349,7 @@ async function judgeValidations(
 ): Promise<FiredEvent[]> {
   const deltas: ValidationDelta[] = [...groupBy(validations, (record) => [record.projectId, record.keyId, hourStart(record.at)]).values()].map((group) => {
     const counts: ValidationDelta['counts'] = {};
-    for (const record of group) counts[record.result] = (counts[record.result] ?? 0) + 1;
+    for (const record of group) counts[record.result] = (counts[record.result] ?? 0) + (record.count ?? 1);
     return {
       projectId: group[0].projectId,
       keyId: group[0].keyId,

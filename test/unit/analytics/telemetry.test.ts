@@ -32,6 +32,22 @@ describe('parseTelemetryBatch', () => {
     expect(batch.validations[0]?.fingerprint).toBe('b'.repeat(32));
   });
 
+  it('NFKC-normalizes executor names, so a fullwidth or compatibility spelling is the same executor (issue 33)', () => {
+    const batch = parseTelemetryBatch([execution({ executor: 'Ｓｙｎａｐｓｅ Ｘ' }), execution({ executor: 'Synapse\u00a0X' })], NOW);
+    expect(batch.executions.map((record) => record.executor)).toEqual(['Synapse X', 'Synapse X']);
+  });
+
+  it('refuses executor names with invisible characters: zero-width, soft hyphen, Hangul fillers', () => {
+    const batch = parseTelemetryBatch(
+      ['Synapse\u200BX', 'Wa\u00ADve', '\u3164Wave', 'Wave\uFFA0'].map((executor) => execution({ executor })),
+      NOW,
+    );
+    expect(batch.executions).toEqual([]);
+    expect(batch.rejections.map((rejection) => rejection.reason)).toEqual(
+      Array(4).fill('executor must not contain control, invisible or bidirectional-override characters'),
+    );
+  });
+
   it('rejects bad records with their index and what is wrong, and keeps the good ones', () => {
     const batch = parseTelemetryBatch(
       [
@@ -56,7 +72,7 @@ describe('parseTelemetryBatch', () => {
       { index: 5, reason: 'kind must be one of execution, validation' },
       { index: 6, reason: 'projectId must be 1-64 characters of A-Z, a-z, 0-9, _ or -' },
       { index: 7, reason: 'at must be a whole number of Unix seconds' },
-      { index: 8, reason: 'executor must not contain control or bidirectional-override characters' },
+      { index: 8, reason: 'executor must not contain control, invisible or bidirectional-override characters' },
     ]);
   });
 

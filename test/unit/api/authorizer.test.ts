@@ -28,7 +28,7 @@ describe('authorizer (spec §5)', () => {
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: `arn:aws:execute-api:us-east-1:123456789012:${TEST_API_ID}/${TEST_STAGE}/*` }],
       },
-      context: { ownerId: OWNER, tokenHash: hashToken(TOKEN), tokenId: tokenIdOf(hashToken(TOKEN)), scope: 'write' },
+      context: { ownerId: OWNER, tokenHash: hashToken(TOKEN), tokenId: tokenIdOf(hashToken(TOKEN)), scope: 'write', projectId: '', routes: '' },
       usageIdentifierKey: hashToken(TOKEN),
     });
   });

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import type { Key } from '#domain/model';
 import { BULK_REVOKE_ANSWER_RESERVE_MS } from '#domain/project-api';
-import { expectError, invoke, type MemoryApi, memoryApi, NOW, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
+import { CALLER, expectError, invoke, type MemoryApi, memoryApi, NOW, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
 import { apiEvent, lambdaContext } from '#test-support/fixtures';
 import { captureLogs } from '../events/fixtures';
 
@@ -115,6 +115,13 @@ describe('POST /v1/projects/:id/keys/revoke (spec §4.2)', () => {
     expect(api.store.storedKey(key!.id)).toMatchObject({ revoked: 1, revokedAt: NOW });
   });
 
+  it("records who revoked the key, the caller's token id, and the key detail shows it as revoked_by (issue 33)", async () => {
+    const [key] = api.store.addKeys(PROJECT_ID, [{}]);
+    expect((await api.store.getKey(PROJECT_ID, key!.id))?.revoked_by).toBeNull();
+    await revoke({ key_id: key!.id });
+    expect((await api.store.getKey(PROJECT_ID, key!.id))?.revoked_by).toBe(CALLER.tokenId);
+  });
+
   it('answers an empty object with 400 saying key_id is required, without revoking anything', async () => {
     const revokeKey = vi.spyOn(api.store, 'revokeKey');
     expectError(await revoke({}), 400, 'key_id is required');
@@ -148,6 +155,12 @@ describe('POST /v1/projects/:id/keys/revoke (spec §4.2)', () => {
 describe('POST /v1/projects/:id/keys/revoke-bulk (spec §4.3)', () => {
   const bulk = (body: unknown) => invoke(api.handlers['revoke-bulk'], apiEvent('revoke-bulk', { projectId: PROJECT_ID, body }));
   const watermark = 'deadbeefdeadbeef';
+
+  it("records the caller's token id as revoked_by on every key it revoked (issue 33)", async () => {
+    const marked = api.store.addKeys(PROJECT_ID, [{ watermark }, { watermark }]);
+    await bulk({ watermark });
+    for (const key of marked) expect((await api.store.getKey(PROJECT_ID, key.id))?.revoked_by).toBe(CALLER.tokenId);
+  });
 
   it("revokes the project's active keys with the watermark and counts those it changed, and no other key", async () => {
     const marked = api.store.addKeys(

@@ -1,18 +1,25 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hashKeyValue, keyIdOf } from '#domain/key-values';
-import { bodyHashOf } from '#domain/selling-keys';
+import { bodyHashOf, ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
+import { callerOfToken, hashToken } from '#domain/tokens';
 import { DURATION_PRESETS, IssueKeysBody, LIFETIME_EXPIRES_AT, parseDuration } from '#schemas/requests';
-import { expectError, invoke, type MemoryApi, memoryApi, NOW, PROJECT_ID } from '#test-support/api-harness';
+import { CALLER, expectError, invoke, type MemoryApi, memoryApi, NOW, PROJECT_ID } from '#test-support/api-harness';
 import { apiEvent } from '#test-support/fixtures';
 
 /** Selling keys (DESIGN.md, "Selling keys: issue over the API, bind to machines") on the in-memory stores. */
 
 let api: MemoryApi;
+let now: number;
 beforeEach(() => {
-  api = memoryApi();
+  now = NOW;
+  api = memoryApi({}, () => now);
 });
 
 const issue = (body: unknown) => invoke(api.handlers['issue-keys'], apiEvent('issue-keys', { projectId: PROJECT_ID, body }));
+/** A second write token of the same owner: a shop's old token, or one that leaked. */
+const otherToken = callerOfToken(CALLER.ownerId, hashToken('sdt_other-token'), 'write');
+const issueAs = (caller: typeof otherToken, body: unknown) =>
+  invoke(api.handlers['issue-keys'], apiEvent('issue-keys', { projectId: PROJECT_ID, body, caller }));
 const detail = (keyId: string) => invoke(api.handlers['get-key'], apiEvent('get-key', { projectId: PROJECT_ID, keyId }));
 const reset = (keyId: string) => invoke(api.handlers['reset-hwid'], apiEvent('reset-hwid', { projectId: PROJECT_ID, body: { key_id: keyId } }));
 const projectKeyCount = async () => (await api.store.getProject(PROJECT_ID))!.keyCount;
@@ -73,6 +80,7 @@ describe('POST /v1/projects/:id/keys', () => {
     expect(keys).toHaveLength(3);
     for (const key of keys) {
       expect(Object.keys(key).sort()).toEqual(['expires_at', 'id', 'key', 'watermark']);
+      expect(reply.body).toMatchObject({ repeated: false, issued_at: NOW });
       expect(key.id).toBe(keyIdOf(hashKeyValue(key.key)));
       expect(key.expires_at).toBe(NOW + 604_800);
       expect(JSON.stringify(api.store.storedKey(key.id))).not.toContain(key.key);
@@ -87,18 +95,48 @@ describe('POST /v1/projects/:id/keys', () => {
     expect(keys.map((key) => key.expires_at)).toEqual([LIFETIME_EXPIRES_AT, LIFETIME_EXPIRES_AT]);
   });
 
-  it('answers a repeated order_id with the same keys byte for byte and issues nothing', async () => {
+  it('answers a repeated order_id with the same keys, raw values included, and issues nothing', async () => {
     const body = { count: 5, max_fingerprints: 2, order_id: 'sellauth-48213', note: 'order 48213' };
     const first = await issue(body);
     const again = await issue(body);
     expect(again.status).toBe(200);
-    expect(again.raw).toBe(first.raw);
+    expect(again.body.keys).toEqual(first.body.keys);
     expect(await projectKeyCount()).toBe(5);
   });
 
   it('refuses the same order_id with another body, naming order_id, and issues nothing', async () => {
     await issue({ count: 1, order_id: 'o-1' });
-    expectError(await issue({ count: 2, order_id: 'o-1' }), 400, /order_id "o-1" was already used in this project with another body/);
+    expectError(await issue({ count: 2, order_id: 'o-1' }), 400, /order_id "o-1" cannot be used with this token and body/);
+    expect(await projectKeyCount()).toBe(1);
+  });
+
+  it("answers a repeat with repeated: true and the first call's issued_at and expires_at, not the repeat's", async () => {
+    const first = await issue({ count: 1, duration: 60, order_id: 'o-time' });
+    expect(first.body).toMatchObject({ repeated: false, issued_at: NOW });
+    now = NOW + 65;
+    const again = await issue({ count: 1, duration: 60, order_id: 'o-time' });
+    expect(again.body).toMatchObject({ repeated: true, issued_at: NOW, keys: first.body.keys });
+  });
+
+  it("refuses another token's repeat of an order (issue 33: a leaked token pre-claiming it) with the refusal another body gets, handing over no key", async () => {
+    const preClaim = await issueAs(otherToken, { count: 1, max_fingerprints: 1, order_id: '5001' });
+    expect(preClaim.status).toBe(200);
+    const attackerKey = (preClaim.body.keys as { key: string }[])[0]?.key ?? '';
+    const shop = await issue({ count: 1, max_fingerprints: 1, order_id: '5001' });
+    const otherBody = await issueAs(otherToken, { count: 2, order_id: '5001' });
+    expectError(shop, 400, /order_id "5001" cannot be used with this token and body/);
+    expect(shop.body.error).toBe(otherBody.body.error);
+    expect(shop.raw).not.toContain(attackerKey);
+    expect(await projectKeyCount()).toBe(1);
+  });
+
+  it(`answers repeats for ${ORDER_REPEAT_WINDOW_SECONDS / 3600} hours after the order, then refuses them and issues nothing`, async () => {
+    const body = { count: 1, order_id: 'o-window' };
+    await issue(body);
+    now = NOW + ORDER_REPEAT_WINDOW_SECONDS - 1;
+    expect((await issue(body)).body.repeated).toBe(true);
+    now = NOW + ORDER_REPEAT_WINDOW_SECONDS;
+    expectError(await issue(body), 400, /order_id "o-window" was placed more than 72 hours ago and can no longer be repeated/);
     expect(await projectKeyCount()).toBe(1);
   });
 
@@ -126,6 +164,9 @@ describe('POST /v1/projects/:id/keys', () => {
     [{ duration: '2w' }, 'duration must be one of'],
     [{ max_fingerprints: 0 }, 'max_fingerprints must be at least 1'],
     [{ discord_id: 'abc' }, 'discord_id must be a Discord user id'],
+    [{ note: 'fine\u001b]52;c;cGF3bmVk\u0007' }, 'note must be printable text: it holds U+001B, a control or bidirectional character'],
+    [{ note: 'exe\u202Etxt' }, 'note must be printable text: it holds U+202E'],
+    [{ note: 'C1 \u009b31m' }, 'note must be printable text: it holds U+009B'],
     [{ order_id: '' }, 'order_id must be 1 to 100 printable characters'],
   ])('refuses %j with a 400 naming the field, and issues nothing', async (body, message) => {
     const reply = await issue(body);

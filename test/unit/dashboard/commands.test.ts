@@ -58,15 +58,23 @@ describe('owner create and token create', () => {
   it('take no flags, and token create requires a well-formed --owner', () => {
     expect(parseCommand(ownerCreate, [])).toEqual({});
     expect(rejection(ownerCreate, ['--owner', 'own_1'])).toMatch(/Unknown flag --owner for "owner create"/);
-    expect(parseCommand(tokenCreate, ['--owner', 'own_1'])).toEqual({ ownerId: 'own_1', scope: 'write' });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1'])).toEqual({ ownerId: 'own_1', scope: 'write', limits: {} });
     expect(rejection(tokenCreate, [])).toMatch(/"token create" needs --owner/);
     expect(rejection(tokenCreate, ['--owner', 'own 1'])).toMatch(/--owner must be an owner id like own_/);
     expect(rejection(tokenCreate, ['--owner', ''])).toMatch(/--owner must be an owner id/);
   });
 
   it('token create takes --scope read or write, write unless given', () => {
-    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'read'])).toEqual({ ownerId: 'own_1', scope: 'read' });
-    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'write'])).toEqual({ ownerId: 'own_1', scope: 'write' });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'read'])).toEqual({ ownerId: 'own_1', scope: 'read', limits: {} });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--scope', 'write'])).toEqual({ ownerId: 'own_1', scope: 'write', limits: {} });
+    expect(parseCommand(tokenCreate, ['--owner', 'own_1', '--project', 'prj_1', '--routes', 'issue-keys,get-key'])).toEqual({
+      ownerId: 'own_1',
+      scope: 'write',
+      limits: { projectId: 'prj_1', routes: ['issue-keys', 'get-key'] },
+    });
+    expect(() => parseCommand(tokenCreate, ['--owner', 'own_1', '--routes', 'issue-keys,drop-table'])).toThrow(
+      /--routes must be a comma-separated list of routes: list-keys, issue-keys/,
+    );
     expect(rejection(tokenCreate, ['--owner', 'own_1', '--scope', 'admin'])).toBe('--scope must be one of read, write; got "admin"');
     expect(rejection(tokenCreate, ['--owner', 'own_1', '--scope', 'READ'])).toBe('--scope must be one of read, write; got "READ"');
     expect(rejection(tokenCreate, ['--owner', 'own_1', '--scope'])).toMatch(/--scope needs a value \(read\|write\)/);
@@ -126,8 +134,8 @@ describe('project create', () => {
     [['--owner', 'own_1'], /needs --name/],
     [[...owner, '--name', '   '], /--name must not be empty/],
     [[...owner, '--name', 'x'.repeat(101)], /--name must be at most 100 characters; got 101/],
-    [[...owner, '--name', 'bad\u0007name'], /--name must not contain control characters/],
-    [[...owner, '--name', 'exe\u202Etxt.exe'], /--name must not contain bidirectional-override characters/],
+    [[...owner, '--name', 'bad\u0007name'], /--name must be printable text: it holds U\+0007/],
+    [[...owner, '--name', 'exe\u202Etxt.exe'], /--name must be printable text: it holds U\+202E/],
     [[...owner, '--name', 'S', '--plan', 'enterprise'], /--plan must be one of business, pro, free; got "enterprise"/],
   ])('rejects %j', (argv, message) => {
     expect(rejection(projectCreate, argv)).toMatch(message);
@@ -192,8 +200,8 @@ describe('versions upload', () => {
     [[...PROJECT], /needs --file/],
     [[...PROJECT, '--size-bytes', '1'], /Unknown flag --size-bytes/],
     [[...PROJECT, '--file', 'a.luau', '--notes', 'n'.repeat(1025)], /--notes must be at most 1024 characters/],
-    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u0000b'], /--notes must not contain control characters/],
-    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u2066b\u2069'], /--notes must not contain bidirectional-override characters/],
+    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u0000b'], /--notes must be printable text: it holds U\+0000/],
+    [[...PROJECT, '--file', 'a.luau', '--notes', 'a\u2066b\u2069'], /--notes must be printable text: it holds U\+2066/],
   ])('rejects %j', (argv, message) => {
     expect(rejection(versionsUpload, argv)).toMatch(message);
   });

@@ -225,7 +225,7 @@ describe('token revoke in AWS', () => {
 
 describe('token create in AWS', () => {
   it('registers an API key named by the token id, valued by its hash, on the usage plan, before the table is written', async () => {
-    const created = await tokenCreate.run(dashboard.context, { ownerId: OWNER, scope: 'read' });
+    const created = await tokenCreate.run(dashboard.context, { ownerId: OWNER, scope: 'read', limits: {} });
     expect(created).toEqual({ token: expect.stringMatching(/^sdt_/), tokenId: tokenIdOf(hashToken(created.token)), scope: 'read' });
     expect(calls).toEqual(['DynamoDB.Get', 'APIGateway.GetUsagePlan', 'APIGateway.CreateApiKey', 'APIGateway.CreateUsagePlanKey', 'DynamoDB.TransactWrite']);
     expect(apiGateway.commandCalls(CreateApiKeyCommand)[0]?.args[0].input).toEqual({
@@ -249,7 +249,7 @@ describe('token create in AWS', () => {
   it("says the account's 10,000 API keys a Region are used up, and what to do, when API Gateway refuses the key; the table is left untouched", async () => {
     const refusal = Object.assign(new Error('API key limit exceeded'), { name: 'LimitExceededException' });
     apiGateway.on(CreateApiKeyCommand).rejects(refusal);
-    const attempt = tokenCreate.run(dashboard.context, { ownerId: OWNER, scope: 'read' });
+    const attempt = tokenCreate.run(dashboard.context, { ownerId: OWNER, scope: 'read', limits: {} });
     await expect(attempt).rejects.toBeInstanceOf(CommandError);
     await expect(attempt).rejects.toThrow(
       /^API Gateway refused the token's API key \(API key limit exceeded\): an account holds at most 10,000 API keys per Region, one per token .* Nothing was written: revoke tokens no one uses/,

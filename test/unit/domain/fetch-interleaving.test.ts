@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
+import { RefusalMemory } from '#domain/refusal-memory';
 import type { KeyCheckStore, ScriptStore, ScriptVersionStore } from '#domain/ports';
 import { deliverScript, ScriptCache } from '#domain/scripts';
 import { MemoryKeyCheckStore, MemoryScriptStore, MemoryStores } from '#test-support/memory-stores';
@@ -84,9 +86,11 @@ async function run(scheduler: fc.Scheduler, plan: Planned[], warm: boolean): Pro
     rateLimits: new MemoryStores(),
     telemetry: { report: async () => undefined },
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     versions,
     scripts: scriptStore,
     cache,
+    fullCopies: new FullCopyTally(),
   };
   const fetchOnce = async (key: number) => {
     const delivery = await deliverScript(
@@ -188,12 +192,14 @@ describe('a script fetch in one round trip keeps read-after-write, under every i
       rateLimits: new MemoryStores(),
       telemetry: { report: async () => undefined },
       addresses: new AddressTally(),
+      refusals: new RefusalMemory(),
       versions: {
         currentVersionId: async () => current,
         version: async (_: string, versionId: string) => ({ versionNumber: VERSIONS.indexOf(versionId as never) + 1, sha256: '' }),
       },
       scripts,
       cache: new ScriptCache(1024 * 1024),
+      fullCopies: new FullCopyTally(),
     };
     const fetchOnce = async () => {
       const delivery = await deliverScript(

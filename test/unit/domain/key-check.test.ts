@@ -16,6 +16,7 @@ import {
 } from '#domain/key-check';
 import { hashKeyValue, newKeyValue } from '#domain/key-values';
 import type { TelemetrySink } from '#domain/ports';
+import { REFUSAL_MEMORY, RefusalMemory } from '#domain/refusal-memory';
 import { LoaderCheckRequest, REFUSAL_CODES } from '#schemas/loader';
 import { type ExecutionRecord, RECORD_SCHEMAS, type ValidationRecord } from '#schemas/telemetry';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
@@ -213,7 +214,7 @@ function loaderCheck() {
   const keys = new MemoryKeyCheckStore();
   const rateLimits = new MemoryStores();
   const telemetry = new RecordingSink();
-  const deps: KeyCheckDeps = { keys, rateLimits, telemetry, addresses: new AddressTally() };
+  const deps: KeyCheckDeps = { keys, rateLimits, telemetry, addresses: new AddressTally(), refusals: new RefusalMemory() };
   const request = (key: string, fields: Partial<LoaderCheckRequest> = {}): LoaderCheckRequest => ({
     project_id: PROJECT,
     key,
@@ -468,11 +469,72 @@ function countedCheck(addresses = new AddressTally()) {
   const keys = new CountingKeyChecks();
   const rateLimits = new CountingRateLimits();
   const telemetry = new RecordingSink();
-  const deps: KeyCheckDeps = { keys, rateLimits, telemetry, addresses };
-  const check = (key: string, address = ADDRESS, now = NOW) =>
-    checkKey(deps, { project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave' }, address, now).then(validateAnswer);
-  return { keys, rateLimits, telemetry, check };
+  const deps: KeyCheckDeps = { keys, rateLimits, telemetry, addresses, refusals: new RefusalMemory() };
+  const check = (key: string, address = ADDRESS, now = NOW, fingerprint = FINGERPRINT) =>
+    checkKey(deps, { project_id: PROJECT, key, fingerprint, executor: 'Wave' }, address, now).then(validateAnswer);
+  return { keys, rateLimits, telemetry, check, deps };
 }
+
+/** Validations the sink received, each counted as many times as it stands for. */
+const reportedValidations = (telemetry: RecordingSink) =>
+  telemetry.reports.flat().reduce((sum, record) => sum + (record.kind === 'validation' ? (record.count ?? 1) : 0), 0);
+
+describe('a key refused again and again is answered from memory (issue 33 item 3)', () => {
+  const { floor } = REFUSAL_MEMORY;
+
+  it(`answers 400 checks of a revoked key in a minute with at most ${floor} writes, and reports all 400 once the minute is over`, async () => {
+    const { keys, telemetry, check } = countedCheck();
+    const { id, key } = keys.issue(PROJECT, { maxUses: null });
+    keys.revoke(id);
+    for (let i = 0; i < 400; i++) expect(await check(key, `198.51.100.${i % 200}`)).toEqual({ valid: false, code: 'KEY_REVOKED' });
+    expect(keys.writes).toBe(floor);
+    expect(telemetry.reports.length).toBeLessThan(floor + 400 / REFUSAL_MEMORY.reportEvery + 1);
+    // The first check of the next minute reports what the last one answered from memory.
+    await check(key, ADDRESS, NOW + SECONDS_TO_NEXT_WINDOW);
+    expect(reportedValidations(telemetry)).toBe(401);
+  });
+
+  it('locks out from memory only the machine the table locked out: the key runs on its own machine', async () => {
+    const { keys, check } = countedCheck();
+    const { key } = keys.issue(PROJECT, { maxUses: null, maxFingerprints: 1 });
+    expect(await check(key)).toMatchObject({ valid: true });
+    for (let i = 0; i < floor + 5; i++) expect(await check(key, ADDRESS, NOW, 'e'.repeat(64))).toEqual({ valid: false, code: 'KEY_HWID_LOCKED' });
+    expect(await check(key)).toMatchObject({ valid: true, code: 'KEY_VALID' });
+  });
+
+  it('forgets at the end of the minute: a key made valid again is judged by the table in the next one', async () => {
+    const { keys, check } = countedCheck();
+    const { key } = keys.issue(PROJECT, { maxUses: null, expiresAt: NOW - 1 });
+    for (let i = 0; i < floor + 5; i++) expect(await check(key)).toEqual({ valid: false, code: 'KEY_EXPIRED' });
+    keys.issue(PROJECT, {}); // unrelated key, as traffic goes on
+    const extended = keys.issue(PROJECT, { maxUses: null });
+    expect(await check(extended.key)).toMatchObject({ valid: true });
+    const writesBefore = keys.writes;
+    expect(await check(key)).toEqual({ valid: false, code: 'KEY_EXPIRED' });
+    expect(keys.writes).toBe(writesBefore);
+    expect(await check(key, ADDRESS, NOW + SECONDS_TO_NEXT_WINDOW)).toEqual({ valid: false, code: 'KEY_EXPIRED' });
+    expect(keys.writes).toBe(writesBefore + 1);
+  });
+
+  it('reads no script version for a key answered from memory: the guard is not called', async () => {
+    const { keys, deps } = countedCheck();
+    const { id, key } = keys.issue(PROJECT, { maxUses: null });
+    keys.revoke(id);
+    let guardReads = 0;
+    const guard = {
+      expected: undefined,
+      read: async () => {
+        guardReads += 1;
+        return { versionId: 'ver_1' };
+      },
+    };
+    const fetch = () => checkKey(deps, { project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave' }, ADDRESS, NOW, guard);
+    for (let i = 0; i < floor; i++) await fetch();
+    const readsAtFloor = guardReads;
+    for (let i = 0; i < 50; i++) expect(await fetch()).toEqual({ outcome: 'refused', code: 'KEY_REVOKED' });
+    expect(guardReads).toBe(readsAtFloor);
+  });
+});
 
 describe('checkKey: one DynamoDB request on the common path', () => {
   it("writes only the key's item while the address has checked at most sharedAfter times this minute", async () => {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
+import { RateLimited } from '#domain/errors';
+import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE, FullCopyTally } from '#domain/full-copies';
 import type { TelemetrySink } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import {
   deliverScript,
   etagMatches,
@@ -118,9 +121,11 @@ function deliveryFixture() {
     keys,
     rateLimits: new MemoryStores(),
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: new NullSink(),
     scripts,
     cache: new ScriptCache(1024 * 1024),
+    fullCopies: new FullCopyTally(),
     versions: {
       currentVersionId: async (projectId: string) => (projectId === PROJECT ? current : undefined),
       version: async (_projectId: string, versionId: string) => versions.get(versionId),
@@ -131,8 +136,8 @@ function deliveryFixture() {
     versions.set(versionId, { versionNumber: versions.size + 1, sha256: sha256Hex(text) });
     current = versionId;
   };
-  const fetch = (key: string, ifNoneMatch?: string) =>
-    deliverScript(deps, { project_id: PROJECT, key, fingerprint: 'f'.repeat(64), executor: 'Wave' }, '203.0.113.9', NOW, ifNoneMatch);
+  const fetch = (key: string, ifNoneMatch?: string, now = NOW) =>
+    deliverScript(deps, { project_id: PROJECT, key, fingerprint: 'f'.repeat(64), executor: 'Wave' }, '203.0.113.9', now, ifNoneMatch);
   return { deps, keys, scripts, upload, fetch };
 }
 
@@ -196,6 +201,36 @@ describe('deliverScript', () => {
     expect(await fetch(key)).toMatchObject({ script: { versionId: 'ver_1' } });
     await upload('ver_2', 'print("two")');
     expect(await fetch(key)).toMatchObject({ outcome: 'served', script: { versionId: 'ver_2' }, body: expect.stringContaining('two') });
+  });
+});
+
+describe('full copies of one version per key (issue 33 item 4)', () => {
+  const limit = FULL_COPIES_PER_KEY_VERSION_PER_MINUTE;
+
+  it(`refuses the full copy past ${limit} in a minute with 429 and no use counted, while 304s and a newly current version pass`, async () => {
+    const { keys, upload, fetch } = deliveryFixture();
+    await upload('ver_1', 'print(1)');
+    const { id, key } = keys.issue(PROJECT, { watermark: WATERMARK, maxUses: null });
+    for (let i = 0; i < limit; i++) expect(await fetch(key)).toMatchObject({ outcome: 'served' });
+    const refused = await fetch(key).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RateLimited);
+    expect((refused as RateLimited).message).toMatch(/at most 10 a minute/);
+    expect(keys.storedKey(id)?.currentUses).toBe(limit);
+    for (let i = 0; i < 20; i++) expect(await fetch(key, scriptEtag('ver_1', WATERMARK))).toMatchObject({ outcome: 'not_modified' });
+    await upload('ver_2', 'print(2)');
+    expect(await fetch(key)).toMatchObject({ outcome: 'served', body: `--WM_${WATERMARK}\nprint(2)` });
+    expect(keys.storedKey(id)?.currentUses).toBe(limit + 21);
+  });
+
+  it('counts each key apart and starts over in the next minute', async () => {
+    const { keys, upload, fetch } = deliveryFixture();
+    await upload('ver_1', 'print(1)');
+    const first = keys.issue(PROJECT, { maxUses: null });
+    const second = keys.issue(PROJECT, { maxUses: null });
+    for (let i = 0; i < limit; i++) await fetch(first.key);
+    await expect(fetch(first.key)).rejects.toBeInstanceOf(RateLimited);
+    expect(await fetch(second.key)).toMatchObject({ outcome: 'served' });
+    expect(await fetch(first.key, undefined, NOW + 60)).toMatchObject({ outcome: 'served' });
   });
 });
 

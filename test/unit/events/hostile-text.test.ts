@@ -139,7 +139,7 @@ describe('executor names at the edge', () => {
   it.each(['exe\u202Etxt', 'a\u2066b', 'mark\u200F', 'line\u2028break', 'bell\u0007'])(
     'refuses %j in a loader check and in both telemetry records',
     (executor) => {
-      const problem = 'executor must not contain control or bidirectional-override characters';
+      const problem = 'executor must not contain control, invisible or bidirectional-override characters';
       expect(LoaderCheckRequest.safeParse({ ...check, executor }).error?.issues.map((issue) => issue.message)).toEqual([problem]);
       expect(ExecutionRecordSchema.safeParse({ ...record, executor }).error?.issues.map((issue) => issue.message)).toEqual([problem]);
       expect(ValidationRecordSchema.safeParse({ ...validation, executor }).error?.issues.map((issue) => issue.message)).toEqual([problem]);

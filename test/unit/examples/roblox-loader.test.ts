@@ -26,10 +26,11 @@ const reply = (status: number, body: string, headers: Record<string, string> = {
   Headers: headers,
   Body: body,
 });
-const served = reply(200, SCRIPT, { 'Content-Type': 'text/plain; charset=utf-8', ETag: '"tag-1"', 'X-Version-Number': '3' });
+const served = reply(200, SCRIPT, { 'Content-Type': 'text/plain; charset=utf-8', ETag: '"tag-1"', 'X-Version-Number': '3', 'X-Script-SHA256': sha256(SCRIPT) });
+const notModified = reply(304, '', { ETag: '"tag-1"', 'X-Script-SHA256': sha256(SCRIPT) });
 
-/** Runs the stub once with these answers in turn; records what it sent. */
-async function stub(answers: HttpReply[], files?: Map<string, string>) {
+/** Runs the stub once with these answers in turn; records what it sent. With `files`, keep_copy is on unless said. */
+async function stub(answers: HttpReply[], files?: Map<string, string>, keepCopy = files !== undefined) {
   const sent: HttpRequest[] = [];
   const queue = [...answers];
   const run = await runStubLoader({
@@ -38,6 +39,7 @@ async function stub(answers: HttpReply[], files?: Map<string, string>) {
     key: KEY,
     machineId: MACHINE,
     files,
+    keepCopy,
     request: (request) => {
       sent.push(request);
       return queue.shift() ?? { raise: 'no answer scripted' };
@@ -103,9 +105,37 @@ describe('examples/roblox-loader.luau: the fetch', () => {
     await stub([served], files);
     expect([...files.keys()]).toEqual([`script-cache/${PROJECT_ID}-${sha256(KEY).slice(0, 16)}.lua`]);
     expect([...files.keys()].join()).not.toContain(KEY);
-    const second = await stub([reply(304, '', { ETag: '"tag-1"' })], files);
+    const second = await stub([notModified], files);
     expect(second.sent[0]?.Headers['If-None-Match']).toBe('"tag-1"');
     expect(second.output).toEqual(["the publisher's script, WM_0123456789abcdef"]);
+  });
+
+  it('keeps no copy and sends no If-None-Match unless the publisher set keep_copy, even where the executor has files', async () => {
+    const files = new Map<string, string>();
+    await stub([served], files, false);
+    expect(files.size).toBe(0);
+    const { sent } = await stub([served], files, false);
+    expect(sent[0]?.Headers['If-None-Match']).toBeUndefined();
+  });
+
+  it('never runs a kept copy another script edited: on a 304 whose X-Script-SHA256 it does not match, it fetches the script in full and runs that (issue 33 item 2)', async () => {
+    const files = new Map<string, string>();
+    await stub([served], files);
+    const [path] = [...files.keys()];
+    files.set(path ?? '', `"tag-1"\n${SCRIPT}\nprint("injected")`);
+    const run = await stub([notModified, served], files);
+    expect(run.output).toEqual(["the publisher's script, WM_0123456789abcdef"]);
+    expect(run.output.join()).not.toContain('injected');
+    expect(run.sent.map((request) => request.Headers['If-None-Match'])).toEqual(['"tag-1"', undefined]);
+    expect([...files.values()]).toEqual([`"tag-1"\n${SCRIPT}`]);
+  });
+
+  it('runs no kept copy on a 304 that carries no X-Script-SHA256 (a server before the header): it asks for the script', async () => {
+    const files = new Map<string, string>();
+    await stub([served], files);
+    const run = await stub([reply(304, '', { ETag: '"tag-1"' }), served], files);
+    expect(run.statuses).toEqual([304, 200]);
+    expect(run.output).toEqual(["the publisher's script, WM_0123456789abcdef"]);
   });
 
   it('sends no If-None-Match where the executor has no files', async () => {

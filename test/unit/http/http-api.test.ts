@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { clientAddressOf, ORIGIN_VERIFY_HEADER, proxyEventOfHttpApi, VIEWER_ADDRESS_HEADER } from '#http/http-api';
 import { createValidateHandler } from '#http/loader-validate';
 import { LOADER_ROUTE, mappedPathOf, publicRouteOf, SCRIPT_ROUTE } from '#http/routes';
@@ -112,6 +113,7 @@ describe('the validate handler on an HTTP API event', () => {
       keys,
       rateLimits: new MemoryStores(),
       addresses: new AddressTally(),
+      refusals: new RefusalMemory(),
       telemetry: { report: async () => undefined },
       now: () => NOW,
       logger: new Logger({ logLevel: 'SILENT' }),
@@ -137,6 +139,7 @@ describe('the validate handler on an HTTP API event', () => {
       keys,
       rateLimits: new MemoryStores(),
       addresses,
+      refusals: new RefusalMemory(),
       telemetry: { report: async () => undefined },
       now: () => NOW,
       logger: new Logger({ logLevel: 'SILENT' }),

@@ -1,6 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
+import { FullCopyTally } from '#domain/full-copies';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { REFUSAL_SENTENCES, ScriptCache, sha256Hex } from '#domain/scripts';
 import { createScriptHandler, NO_VERSION_YET } from '#http/loader-script';
 import { SCRIPT_ROUTE } from '#http/routes';
@@ -22,9 +24,11 @@ async function scriptApi(withVersion = true) {
     keys,
     rateLimits: new MemoryStores(),
     addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
     telemetry: { report: async () => undefined },
     scripts,
     cache: new ScriptCache(1024 * 1024),
+    fullCopies: new FullCopyTally(),
     versions: {
       currentVersionId: async () => (withVersion ? 'ver_1' : undefined),
       version: async () => ({ versionNumber: 7, sha256: sha256Hex(text) }),
@@ -60,6 +64,7 @@ describe('POST /v1/loader/script', () => {
       ETag: expect.stringMatching(/^"[0-9a-f]{32}"$/),
       'X-Version-Id': 'ver_1',
       'X-Version-Number': '7',
+      'X-Script-SHA256': sha256Hex(`print("v1 WM_${WATERMARK}")`),
     });
   });
 
@@ -68,7 +73,8 @@ describe('POST /v1/loader/script', () => {
     const etag = String((await send(body)).headers?.ETag);
     const reply = await send(body, { 'if-none-match': etag });
     expect(reply).toMatchObject({ statusCode: 304, body: '' });
-    expect(reply.headers).toMatchObject({ ETag: etag });
+    // The kept copy's hash rides on the 304 too (issue 33 item 2): the loader checks its copy against it.
+    expect(reply.headers).toMatchObject({ ETag: etag, 'X-Script-SHA256': sha256Hex(`print("v1 WM_${WATERMARK}")`) });
   });
 
   it('answers 403 JSON with the sentence, valid false and the code to a refused key', async () => {

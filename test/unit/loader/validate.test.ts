@@ -6,6 +6,7 @@ import { QueueTelemetrySink, TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-qu
 import { AddressTally } from '#domain/address-tally';
 import { LOADER_LIMITS } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import type { MessageSender } from '#domain/webhooks/ports';
 import { createValidateHandler } from '#http/loader-validate';
 import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
@@ -32,7 +33,15 @@ const noTelemetry: TelemetrySink = { report: async () => undefined };
 
 function loaderApi(telemetry: TelemetrySink = noTelemetry, logger: Logger = silent()) {
   const keys = new MemoryKeyCheckStore();
-  const handler = createValidateHandler({ keys, rateLimits: new MemoryStores(), addresses: new AddressTally(), telemetry, now: () => NOW, logger });
+  const handler = createValidateHandler({
+    keys,
+    rateLimits: new MemoryStores(),
+    addresses: new AddressTally(),
+    refusals: new RefusalMemory(),
+    telemetry,
+    now: () => NOW,
+    logger,
+  });
   const { id, key } = keys.issue(PROJECT, { maxUses: 10, currentUses: 4, expiresAt: NOW + 86_400 });
   const body = { project_id: PROJECT, key, fingerprint: FINGERPRINT, executor: 'Wave' };
   const send = (payload: unknown, headers?: Record<string, string>, sourceIp?: string) =>
@@ -149,7 +158,21 @@ describe('POST /v1/loader/validate refuses malformed input with 400 naming the f
     ['an empty executor', { ...good, executor: '' }, 'executor must not be empty'],
     ['an executor of only spaces', { ...good, executor: '   ' }, 'executor must not be empty'],
     ['an executor of 101 characters', { ...good, executor: 'x'.repeat(101) }, 'executor must be at most 100 characters'],
-    ['an executor with a control character', { ...good, executor: 'Wave\n' }, 'executor must not contain control or bidirectional-override characters'],
+    [
+      'an executor with a control character',
+      { ...good, executor: 'Wave\n' },
+      'executor must not contain control, invisible or bidirectional-override characters',
+    ],
+    [
+      'an executor with a zero-width space (issue 33)',
+      { ...good, executor: 'Synapse\u200BX' },
+      'executor must not contain control, invisible or bidirectional-override characters',
+    ],
+    [
+      'an executor with a Hangul filler',
+      { ...good, executor: 'Wave\u3164' },
+      'executor must not contain control, invisible or bidirectional-override characters',
+    ],
     ['a version_id that is no id', { ...good, version_id: 'v 1' }, 'version_id must be a version id, 1-64 characters of A-Z, a-z, 0-9, _ or -'],
     ['a JSON array', [good], 'Request body must be a JSON object'],
     ['JSON null', 'null', 'Request body must be a JSON object'],

@@ -22,6 +22,27 @@ beforeEach(() => {
   });
 });
 
+describe('text from the API reaches the terminal inert (issue 33 item 5)', () => {
+  const hostile = 'ok\u001b]52;c;cGF3bmVk\u0007\u001b[2K\u009b31mred';
+  const controls = /(?![\t\n])\p{Cc}/u;
+
+  it('prints every control character of a version note as a visible escape, in tables and errors alike', async () => {
+    api.versions[0]!.notes = hostile;
+    const result = await runCli(['versions', 'list'], { api });
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.stdout).not.toMatch(controls);
+    expect(result.stdout).toContain('ok\\u001b]52;c;cGF3bmVk\\u0007\\u001b[2K\\u009b31mred');
+  });
+
+  it('keeps --json valid and the value intact while no raw control character is printed', async () => {
+    api.versions[0]!.notes = hostile;
+    const result = await runCli(['versions', 'list', '--json'], { api });
+    expect(result.stdout).not.toMatch(controls);
+    const parsed = JSON.parse(result.stdout) as { versions: { notes: string }[] };
+    expect(parsed.versions.map((version) => version.notes)).toContain(hostile);
+  });
+});
+
 describe('sdapi keys list', () => {
   it('prints a table of one page and how to get the next one', async () => {
     const result = await runCli(['keys', 'list', '--limit', '2'], { api });

@@ -1,0 +1,96 @@
+import type { LoaderCheckRequest } from '#schemas/loader';
+import type { Refusal } from './refusal';
+
+/** The request fields a refusal's telemetry is made of (key-check.ts's CheckReport). */
+type Report = Pick<LoaderCheckRequest, 'project_id' | 'executor' | 'fingerprint' | 'script_hash' | 'version_id'>;
+
+/**
+ * What one container remembers of keys it keeps refusing (issue 33): a revoked key that leaked is run by everyone who
+ * has it, and each of its checks cost a failed conditional write, a queue message and ingest work. Past
+ * `floor` refusals of one key in a container's minute, the check answers the remembered code with no write, and the
+ * refusals are reported together: one validation record standing for `reportEvery` of them (its `count`), and what
+ * is left when the minute ends with the first check of the next. Plain state, no I/O; one per container, injected.
+ *
+ * A remembered answer (a ban's reason with it) can outlive the change that would lift it (an unban, an extend, a
+ * reset, a raised `max_uses`)
+ * until the minute ends: at most LOADER_LIMITS.windowSeconds, and only for a key refused `floor` times in that
+ * minute in that container. A revoke is never lifted.
+ */
+export const REFUSAL_MEMORY = {
+  /** Refusals of one key in a container's minute that are each written and reported, as every check is. */
+  floor: 60,
+  /** Refusals answered from memory that one reported record stands for. */
+  reportEvery: 60,
+  /** Keys tracked in a minute (about 200 bytes each): a flood of more is judged by the table, as without memory. */
+  capacity: 50_000,
+} as const;
+
+/** The refusals a record must report: `count` checks answered `refusal`, the last of them as `report`. */
+export interface HeldRefusals {
+  keyId: string;
+  refusal: Refusal;
+  count: number;
+  report: Report;
+}
+
+interface Entry {
+  refusal: Refusal;
+  refusals: number;
+  unreported: number;
+  report: Report;
+}
+
+export class RefusalMemory {
+  private windowStart = Number.NEGATIVE_INFINITY;
+  private entries = new Map<string, Entry>();
+  private left: HeldRefusals[] = [];
+
+  constructor(private readonly limits: { floor: number; reportEvery: number; capacity: number } = REFUSAL_MEMORY) {}
+
+  /**
+   * The check of `keyId` from `fingerprint` answered from memory: its code and, every `reportEvery` checks, the
+   * refusals to report now; undefined when the table must judge it.
+   */
+  held(keyId: string, fingerprint: string, windowStart: number): { refusal: Refusal; toReport?: HeldRefusals } | undefined {
+    this.roll(windowStart);
+    // HWID locked is a verdict on one machine: another machine of the same key may run.
+    const entry = this.entries.get(keyId) ?? this.entries.get(machineKey(keyId, fingerprint));
+    if (!entry || entry.refusals < this.limits.floor) return undefined;
+    entry.refusals += 1;
+    entry.unreported += 1;
+    if (entry.unreported < this.limits.reportEvery) return { refusal: entry.refusal };
+    const toReport = { keyId, refusal: entry.refusal, count: entry.unreported, report: entry.report };
+    entry.unreported = 0;
+    return { refusal: entry.refusal, toReport };
+  }
+
+  /** Counts a refusal the table decided (written and reported as usual). KEY_INVALID is the address's to count. */
+  refused(keyId: string, fingerprint: string, refusal: Refusal, windowStart: number, report: Report): void {
+    if (refusal.code === 'KEY_INVALID') return;
+    this.roll(windowStart);
+    const key = refusal.code === 'KEY_HWID_LOCKED' ? machineKey(keyId, fingerprint) : keyId;
+    const known = this.entries.get(key);
+    if (known) {
+      // The latest verdict stands: a key revoked since its last refusal is remembered as revoked.
+      Object.assign(known, { refusal, report, refusals: known.refusals + 1 });
+      return;
+    }
+    if (this.entries.size < this.limits.capacity) this.entries.set(key, { refusal, refusals: 1, unreported: 0, report });
+  }
+
+  /** Refusals answered from memory in a minute that has ended and not reported yet; taking them empties the list. */
+  takeLeftOver(): HeldRefusals[] {
+    return this.left.splice(0);
+  }
+
+  private roll(windowStart: number): void {
+    if (windowStart === this.windowStart) return;
+    for (const [key, entry] of this.entries) {
+      if (entry.unreported > 0) this.left.push({ keyId: key.split('#')[0] ?? key, refusal: entry.refusal, count: entry.unreported, report: entry.report });
+    }
+    this.windowStart = windowStart;
+    this.entries = new Map();
+  }
+}
+
+const machineKey = (keyId: string, fingerprint: string) => `${keyId}#${fingerprint}`;
