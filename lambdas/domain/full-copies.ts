@@ -27,13 +27,18 @@ export class FullCopyTally {
    * Called before the fetch counts a use.
    */
   admit(keyId: string, versionId: string, holds: (etag: string) => boolean, windowStart: number, resetSeconds: number): void {
-    this.roll(windowStart);
-    const served = this.counts.get(`${keyId}#${versionId}`);
-    if (!served || served.copies < this.limit || holds(served.etag)) return;
+    if (this.allows(keyId, versionId, holds, windowStart)) return;
     throw new RateLimited(
       resetSeconds,
       `Too many full copies of this script for this key: at most ${this.limit} a minute; keep the copy you were sent and send its ETag in If-None-Match`,
     );
+  }
+
+  /** Whether admit would let this fetch of `versionId` through. */
+  allows(keyId: string, versionId: string, holds: (etag: string) => boolean, windowStart: number): boolean {
+    this.roll(windowStart);
+    const served = this.counts.get(`${keyId}#${versionId}`);
+    return !served || served.copies < this.limit || holds(served.etag);
   }
 
   /** Counts a full copy (a 200 with the body) of `versionId` served to `keyId`. */

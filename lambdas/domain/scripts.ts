@@ -238,11 +238,11 @@ export async function deliverScript(
   const window = rateWindowAt(now);
   const keyId = keyIdOf(hashKeyValue(request.key));
   const holds = (etag: string) => etagMatches(ifNoneMatch, etag);
-  const expected = deps.cache.lastCurrentVersion(request.project_id);
   // The full-copy limit is judged before the check counts a use (a 429 counts none), on the version about to be
-  // served: the one read first, or the one this container expects when the pointer is read beside the write (a
-  // rollback this container has not seen yet is judged on the version before it, at most once).
-  if (expected !== undefined) deps.fullCopies.admit(keyId, expected, holds, window.start, window.resetSeconds);
+  // served. A key at its limit for the version this container expects has the pointer read first, so a version it
+  // was not served yet (an upload or a rollback this container has not seen) always goes through in full.
+  const known = deps.cache.lastCurrentVersion(request.project_id);
+  const expected = known !== undefined && deps.fullCopies.allows(keyId, known, holds, window.start) ? known : undefined;
   const read = async () => {
     const script = await currentScript(deps, request.project_id);
     if (script && expected === undefined) deps.fullCopies.admit(keyId, script.versionId, holds, window.start, window.resetSeconds);
