@@ -2,14 +2,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type AttributeValue, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { noteWords } from '#domain/key-search';
 import type { KeyDetail } from '#domain/model';
 import type { IssueOrder, IssueOutcome, KeyBatch, KeyStore } from '#domain/ports';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
-import { boundFingerprints, ENTITY, keyItem, keyOf } from './layout';
-import type { Item } from './paging';
+import { boundFingerprints, discordIndexAttributes, ENTITY, type ItemKey, keyIdOfPartition, keyItem, keyOf, noteWordItems } from './layout';
+import { type Item, queryAll } from './paging';
 import { toKey } from './project-store';
 import { inTurn } from './sequence';
+import { TABLE } from './table-definition';
 
 /** BatchWriteItem takes at most 25 puts per request. */
 const BATCH_WRITE_LIMIT = 25;
@@ -59,14 +61,33 @@ export class DynamoKeyStore implements KeyStore {
   async getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined> {
     const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true }));
     if (!item || item.projectId !== projectId) return undefined;
-    return {
-      ...toKey(item),
-      note: typeof item.note === 'string' ? item.note : null,
-      discord_id: typeof item.discord_id === 'string' ? item.discord_id : null,
-      max_fingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
-      fingerprints: boundFingerprints(item),
-      last_check_at: typeof item.last_check_at === 'number' ? item.last_check_at : null,
-    };
+    return toKeyDetail(item);
+  }
+
+  /** The project's keys among `keyIds` in detail, in the order given (100 a consistent BatchGetItem); others left out. */
+  async keyDetails(projectId: string, keyIds: readonly string[]): Promise<KeyDetail[]> {
+    const keys = keyIds.map((keyId) => keyOf.key(keyId));
+    const items = await batchGetConsistent(this.db, this.tableName, keys);
+    return keys.flatMap((key) => {
+      const item = items.get(itemKeyId(key));
+      return item && item.projectId === projectId ? [toKeyDetail(item)] : [];
+    });
+  }
+
+  /** Ids of the project's keys linked to the Discord id, in issue order: one query of the sparse byDiscordId index. */
+  async keyIdsByDiscordId(projectId: string, discordId: string): Promise<string[]> {
+    const index = TABLE.indexes.byDiscordId;
+    return queryAll(
+      this.db,
+      {
+        TableName: this.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: '#d = :d',
+        ExpressionAttributeNames: { '#d': index.partitionKey },
+        ExpressionAttributeValues: { ':d': discordIndexAttributes(projectId, discordId)[index.partitionKey] },
+      },
+      (entry) => keyIdOfPartition(String(entry.pk)),
+    );
   }
 
   /**
@@ -154,8 +175,13 @@ export class DynamoKeyStore implements KeyStore {
     }
   }
 
-  private itemsOf(batch: KeyBatch, firstSeq: number) {
-    return batch.keys.map((key, index) => keyItem(batch, key, firstSeq + index, createHash('sha256').update(randomBytes(16)).digest('hex')));
+  /** Each key's item and, when the batch has a note, its note's search items (#domain/key-search). */
+  private itemsOf(batch: KeyBatch, firstSeq: number): (Item & ItemKey)[] {
+    const words = noteWords(batch.note ?? '');
+    return batch.keys.flatMap((key, index) => [
+      keyItem(batch, key, firstSeq + index, createHash('sha256').update(randomBytes(16)).digest('hex')),
+      ...noteWordItems(batch.projectId, key.id, words),
+    ]);
   }
 
   /** Every key in puts of 25, BATCH_WRITES_IN_FLIGHT requests at a time, unprocessed puts retried with backoff. */
@@ -182,6 +208,17 @@ export class DynamoKeyStore implements KeyStore {
       );
     }
   }
+}
+
+export function toKeyDetail(item: Item): KeyDetail {
+  return {
+    ...toKey(item),
+    note: typeof item.note === 'string' ? item.note : null,
+    discord_id: typeof item.discord_id === 'string' ? item.discord_id : null,
+    max_fingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
+    fingerprints: boundFingerprints(item),
+    last_check_at: typeof item.last_check_at === 'number' ? item.last_check_at : null,
+  };
 }
 
 function toOrder(item: Item): IssueOrder {

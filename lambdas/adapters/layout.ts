@@ -36,6 +36,10 @@ import { TABLE } from './table-definition';
  * | validation window  | VALIDATIONS#<keyId>         | HOUR#<projectId>#<hourStart>                | 2 days after the hour    |
  * | analytics event    | EVENTS#<projectId>          | EVENT#<name>#<dedupKey>                     | 30 days                  |
  * | alert hour         | ALERTS#<hourStart>#<shard>  | PROJECT#<projectId>#<name>                  | 2 days after the hour    |
+ * | owner's project    | OWNER#<ownerId>             | PROJECT#<projectId>                         | always                   |
+ * | console session    | SESSION#<sha256>            | SESSION                                     | its expiry (12 h idle, 7 d)|
+ * | script upload      | PROJECT#<id>                | UPLOAD#<uploadId>                           | 1 hour, or its commit    |
+ * | note word          | NOTE#<projectId>            | <word>#<keyId>                              | always (with its key)    |
  *
  * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
  * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
@@ -83,6 +87,10 @@ export const ENTITY = {
   sequenceLease: 'SEQUENCE_LEASE',
   alertHour: 'ALERT_HOUR',
   order: 'ORDER',
+  ownerProject: 'OWNER_PROJECT',
+  consoleSession: 'SESSION',
+  upload: 'UPLOAD',
+  noteWord: 'NOTE_WORD',
 } as const;
 
 /** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
@@ -104,6 +112,9 @@ export const PARTITION = {
   validations: 'VALIDATIONS#',
   events: 'EVENTS#',
   alerts: 'ALERTS#',
+  consoleSession: 'SESSION#',
+  /** The console's search by words of a key's note: one item per word of a note (see noteWordItems). */
+  noteWords: 'NOTE#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 
@@ -155,6 +166,11 @@ export const keyOf = {
     pk: `${PARTITION.validations}${keyId}`,
     sk: `HOUR#${projectId}#${hourStart}`,
   }),
+  ownerProject: (ownerId: string, projectId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: `${CHILD_PREFIX.project}${projectId}` }),
+  consoleSession: (sessionHash: string): ItemKey => ({ pk: `${PARTITION.consoleSession}${sessionHash}`, sk: ENTITY.consoleSession }),
+  upload: (projectId: string, uploadId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `UPLOAD#${uploadId}` }),
+  noteWordPartition: (projectId: string): string => `${PARTITION.noteWords}${projectId}`,
+  noteWord: (projectId: string, word: string, keyId: string): ItemKey => ({ pk: keyOf.noteWordPartition(projectId), sk: `${word}#${keyId}` }),
   alertHourShard: (hourStart: number, shard: number): string => `${PARTITION.alerts}${hourStart}#${shard}`,
   alertHour: (hourStart: number, projectId: string, name: AnalyticsEventName): ItemKey => ({
     pk: keyOf.alertHourShard(hourStart, shardOf(projectId, ALERT_HOUR_SHARDS)),
@@ -169,7 +185,13 @@ export const keyOf = {
 export const scriptObjectKey = (object: { projectId: string; versionId: string }): string => `scripts/${object.projectId}/${object.versionId}.luau`;
 
 /** Sort-key prefixes of a project's (and an owner's) children, for the queries that list them. */
-export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#' } as const;
+export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#', project: 'PROJECT#' } as const;
+
+/**
+ * A staged console upload's object in the scripts bucket: the browser PUTs it there (a presigned URL), the commit
+ * checks it and stores it as the version's script, then deletes it.
+ */
+export const uploadObjectKey = (upload: { projectId: string; uploadId: string }): string => `uploads/${upload.projectId}/${upload.uploadId}`;
 
 const AUDIT_ENTRY_PREFIX = 'ENTRY#';
 
@@ -181,7 +203,11 @@ export const keyIdOfPartition = (pk: string): string => pk.slice(PARTITION.key.l
  * keyIndexAttributes). The partition key an index Query names is the index's, so the CDK stack scopes index
  * queries by these (`dynamodb:LeadingKeys`).
  */
-export const INDEX_PARTITION: Readonly<Record<keyof typeof TABLE.indexes, string>> = { byIssueOrder: idStart('prj'), byWatermark: idStart('prj') };
+export const INDEX_PARTITION: Readonly<Record<keyof typeof TABLE.indexes, string>> = {
+  byIssueOrder: idStart('prj'),
+  byWatermark: idStart('prj'),
+  byDiscordId: idStart('prj'),
+};
 
 /**
  * What the API's updates of shared kinds of items write or test besides the item's key: a rate window's counter
@@ -223,8 +249,19 @@ export function keyItem(batch: KeyBatch, key: NewKey, issueSeq: number, userHash
     ...keyIndexAttributes(batch.projectId, key.watermark),
     ...(batch.maxFingerprints !== null && { max_fingerprints: batch.maxFingerprints, fingerprints: {} }),
     ...(batch.note !== null && { note: batch.note }),
-    ...(batch.discordId !== null && { discord_id: batch.discordId }),
+    ...(batch.discordId !== null && { discord_id: batch.discordId, ...discordIndexAttributes(batch.projectId, batch.discordId) }),
   };
+}
+
+/** What places a key with a Discord id in the byDiscordId index; removed with the id (contract of issue 27/29/30). */
+export const discordIndexAttributes = (projectId: string, discordId: string) => ({ [TABLE.indexes.byDiscordId.partitionKey]: `${projectId}#${discordId}` });
+
+/**
+ * The console's note search items of a key (1 WCU each, written with the key): one per distinct word of its note
+ * (noteWords). A key without a note has none. The item holds nothing but its key: the search reads the keys.
+ */
+export function noteWordItems(projectId: string, keyId: string, words: readonly string[]) {
+  return words.map((word) => ({ ...keyOf.noteWord(projectId, word, keyId), entity: ENTITY.noteWord }));
 }
 
 /** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
@@ -248,6 +285,8 @@ export const RETENTION_SECONDS = {
   alertHour: 2 * DAY_SECONDS,
   /** As long as the API's access logs: who revoked what stays answerable for a quarter. */
   audit: 90 * DAY_SECONDS,
+  /** A console upload not committed within the hour is abandoned (its staged object has the bucket's own expiry). */
+  upload: 3600,
 } as const;
 
 /** Rate windows are kept for this many window lengths: the count must outlive its own minute, and no more. */

@@ -24,6 +24,11 @@ export const TABLE = {
      * partition all of a project's keys share. Named anew because DynamoDB cannot change a projection in place.
      */
     byIssueOrder: { name: 'byIssueOrderKeys', partitionKey: 'issueOrderKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
+    /**
+     * A buyer's keys by Discord id (the console's search, Discord self-service). Sparse: only keys with a
+     * `discord_id` carry `discordKey = <projectId>#<discordId>`.
+     */
+    byDiscordId: { name: 'byDiscordId', partitionKey: 'discordKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
   },
 } as const;
 
@@ -35,6 +40,7 @@ export const KEY_ATTRIBUTE_TYPES: Record<string, AttributeType> = {
   sk: 'S',
   watermarkKey: 'S',
   issueOrderKey: 'S',
+  discordKey: 'S',
   issueSeq: 'N',
 };
 

@@ -34,3 +34,15 @@ export const UNSAFE_TEXT_CHARACTERS = /[\p{Cc}\u2028\u2029\u061C\u200E\u200F\u20
 /** The bidirectional marks, embeddings, overrides and isolates alone: refused even in text that may hold line breaks. */
 export const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 export const UNSAFE_TEXT_CHARACTERS_GLOBAL = new RegExp(UNSAFE_TEXT_CHARACTERS.source, 'gu');
+
+/**
+ * Why free text (a version's notes, a project's name) cannot be stored, in words after the field's name; undefined
+ * when it can. Tabs and line breaks pass; other controls and bidirectional overrides would change how it shows.
+ */
+export function printableTextProblem(text: string, maxLength: number): string | undefined {
+  if (text.length > maxLength) return `must be at most ${maxLength} characters; got ${text.length}`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
+  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) return 'must not contain control characters';
+  if (BIDI_CONTROLS.test(text)) return 'must not contain bidirectional-override characters';
+  return undefined;
+}
