@@ -9,6 +9,9 @@ export function apiBase(): string {
   return `${path.slice(0, path.lastIndexOf('/') + 1)}api`;
 }
 
+/** The 404 of a project that is not the owner's, or none (DESIGN.md): other 404s are of a route or a thing in it. */
+export const PROJECT_NOT_FOUND = 'Project not found';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,

@@ -23,6 +23,8 @@ function useRoute(): Route {
   useEffect(() => {
     const changed = () => setRoute(parseRoute(window.location.hash));
     window.addEventListener('hashchange', changed);
+    // Effects run after the first paint: a fragment changed in between would otherwise be missed.
+    changed();
     return () => window.removeEventListener('hashchange', changed);
   }, []);
   return route;

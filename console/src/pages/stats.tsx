@@ -1,4 +1,4 @@
-import { ApiError, get, ownerPath } from '../api';
+import { ApiError, get, ownerPath, PROJECT_NOT_FOUND } from '../api';
 import { LoadError, useLoad } from '../components';
 import { formatCount } from '../logic/format';
 import { bucketLabel, type ChartData, chartData, chartSummary, chartTitle, type StatsAnswer } from '../logic/stats';
@@ -21,8 +21,8 @@ export function StatsPage({ projectId }: { projectId: string }) {
     try {
       return await Promise.all(CHARTS.map((chart) => get<StatsAnswer>(ownerPath(projectId, `/stats?granularity=${chart.granularity}&by=${chart.by}`))));
     } catch (error) {
-      // Until the stats route is on this server it answers 404: the page says so instead of failing.
-      if (error instanceof ApiError && error.status === 404 && !/project/i.test(error.message)) return 'unavailable' as const;
+      // Until the stats route is on this server it answers 404 (not the project's 404): the page says so instead of failing.
+      if (error instanceof ApiError && error.status === 404 && error.message !== PROJECT_NOT_FOUND) return 'unavailable' as const;
       throw error;
     }
   }, [projectId]);

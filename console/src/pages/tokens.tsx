@@ -38,7 +38,7 @@ export function TokensPage() {
       <h1 tabIndex={-1}>Tokens</h1>
       <p>API tokens for sdapi, shops and bots (and for signing in here). A read token can look but not change.</p>
       <section aria-labelledby="create-token-heading" class="panel">
-        <h2 id="create-token-heading">New token</h2>
+        <h2 id="create-token-heading">Create a token</h2>
         <form onSubmit={create} class="grid-form">
           <Field label="Scope">
             {({ id }) => (
