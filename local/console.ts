@@ -9,7 +9,8 @@ import type { Stores } from '#adapters/stores';
 import { S3UploadStaging } from '#adapters/upload-staging';
 import type { KeySecret, PendingUpload, ScriptStore } from '#domain/ports';
 import { MAX_SCRIPT_BYTES } from '#domain/scripts';
-import { CONSOLE_API_PREFIX, CONSOLE_SECURITY_HEADERS, type ConsoleHandler, createConsoleHandler } from '#http/console-api';
+import { CONSOLE_API_PREFIX, CONSOLE_SECURITY_HEADERS, type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
+import { STAND_IN_PREFIX } from './discord-stand-in';
 import { lambdaContext } from './gateway';
 import { buildHttpApiEvent } from './proxy-event';
 
@@ -28,8 +29,8 @@ export interface LocalConsoleOptions {
   s3: S3Client;
   bucketName: string;
   keySecret: KeySecret;
-  /** Where webhook tests post (the local Discord stand-in). */
-  discordApiBase: string;
+  /** Where webhook tests post; the stack's own Discord stand-in when absent. */
+  discordApiBase?: string;
   /** The local server's origin, known once it listens. */
   origin: () => string;
   /** Where the built pages are; built into a temporary folder on first request when absent. */
@@ -89,28 +90,22 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 export function createLocalConsole(options: LocalConsoleOptions): LocalConsole {
-  const { stores } = options;
   const staging = new LocalUploadStaging(options.s3, options.bucketName, options.origin);
-  const handler: ConsoleHandler = createConsoleHandler({
-    stores: {
-      ...stores,
-      sessions: stores.console,
-      uploads: stores.console,
-      reads: stores.console,
-      webhooks: stores.dashboard,
-      versions: stores.dashboard,
-      auditEntries: stores.audit,
-    },
-    keySecret: options.keySecret,
-    now: () => Math.floor(Date.now() / 1000),
-    logger: new Logger({ serviceName: 'console-api' }),
-    scripts: options.scripts,
-    staging,
-    // The local gateway has no usage plan and no authorizer cache (dashboard/context.ts LOCAL_TOKEN_KEYS).
-    tokenKeys: { register: async () => undefined, revoke: async () => undefined },
-    discordApiBase: options.discordApiBase,
-    loaderBaseUrl: options.origin(),
-  });
+  // Built on the first request: the server's origin (the loader's base URL here) is known only once it listens.
+  let handler: ConsoleHandler | undefined;
+  const consoleHandler = (): ConsoleHandler =>
+    (handler ??= createConsoleHandler({
+      stores: consoleStoresOf(options.stores),
+      keySecret: options.keySecret,
+      now: () => Math.floor(Date.now() / 1000),
+      logger: new Logger({ serviceName: 'console-api' }),
+      scripts: options.scripts,
+      staging,
+      // The local gateway has no usage plan and no authorizer cache (dashboard/context.ts LOCAL_TOKEN_KEYS).
+      tokenKeys: { register: async () => undefined, revoke: async () => undefined },
+      discordApiBase: options.discordApiBase ?? `${options.origin()}${STAND_IN_PREFIX}`,
+      loaderBaseUrl: options.origin(),
+    }));
   let built: Promise<string> | undefined;
   const staticDir = () => (built ??= options.staticDir ? Promise.resolve(options.staticDir) : buildPages());
 
@@ -127,7 +122,7 @@ export function createLocalConsole(options: LocalConsoleOptions): LocalConsole {
           sendJson(res, 413, { error: 'Request body too large' });
           return true;
         }
-        const result = await handler(consoleEvent(req, url, bytes), lambdaContext('console-api', randomUUID(), 29_000, Date.now()));
+        const result = await consoleHandler()(consoleEvent(req, url, bytes), lambdaContext('console-api', randomUUID(), 29_000, Date.now()));
         res.writeHead(result.statusCode, { ...result.headers, ...(result.cookies ? { 'Set-Cookie': result.cookies } : {}) } as Record<
           string,
           string | string[]

@@ -147,7 +147,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       s3: s3Client,
       bucketName: s3.bucketName,
       keySecret,
-      discordApiBase: options.discordApiBase ?? `http://127.0.0.1:${port}${STAND_IN_PREFIX}`,
+      discordApiBase: options.discordApiBase,
       origin: () => origin,
     });
     const server: LocalServer = await startLocalServer({

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { postEmbeds } from '#adapters/discord-client';
+import type { Stores } from '#adapters/stores';
 import type { TokenRecord, TokenSummary } from '#adapters/token-store';
 import { AUDIT_ACTIONS, type AuditEntry, type AuditSubject, apiEntry } from '#domain/audit';
 import {
@@ -123,6 +124,17 @@ export interface ConsoleDeps extends ApiDeps {
    */
   consoleOrigin?: string;
 }
+
+/** The console's stores on the one table (the AWS entry, the local stack and the tests build them alike). */
+export const consoleStoresOf = (stores: Stores): ConsoleDeps['stores'] => ({
+  ...stores,
+  sessions: stores.console,
+  uploads: stores.console,
+  reads: stores.console,
+  webhooks: stores.dashboard,
+  versions: stores.dashboard,
+  auditEntries: stores.audit,
+});
 
 export type ConsoleHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResult & { cookies?: string[] }>;
 
