@@ -24,6 +24,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let consoleUrl: string;
+/** The raw values the Issue keys form showed, which no later answer may hold. */
+let issuedRawKeys: string[] = [];
 /** Dialogs the page opened by itself (alert(), confirm()): markup that ran would open one. */
 const scriptDialogs: string[] = [];
 
@@ -139,8 +141,8 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     await page.getByRole('button', { name: 'Issue keys' }).click();
     const raw = page.getByLabel('New keys');
     await raw.waitFor();
-    const values = (await raw.inputValue()).split('\n');
-    expect(values).toHaveLength(2);
+    issuedRawKeys = (await raw.inputValue()).split('\n');
+    expect(issuedRawKeys).toHaveLength(2);
     const download = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Download' }).click();
     const saved = await (await download).path();
@@ -164,6 +166,16 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     await dialog.getByRole('button', { name: 'Revoke', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Revoked 2 of the 2' }).waitFor();
     expect(await rows.getByRole('cell', { name: 'Revoked', exact: true }).count()).toBe(2);
+  });
+
+  it('exports every key as CSV without a raw value', async () => {
+    const download = page.waitForEvent('download');
+    await page.getByRole('link', { name: 'Export CSV' }).click();
+    const csv = await readFile(await (await download).path(), 'utf8');
+    const lines = csv.trim().split(/\r?\n/);
+    expect(lines.length).toBeGreaterThan(2);
+    expect(csv).toContain(stack.demoKeyId);
+    for (const value of [...issuedRawKeys, stack.demoKey]) expect(csv).not.toContain(value);
   });
 
   it('finds a key by its watermark and pages through the list', async () => {
@@ -310,6 +322,20 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
       await page.waitForLoadState('networkidle');
       found.push(...(await axeViolations(page)).map((violation) => `${hash}: ${violation}`));
     }
+    // The forms that open in place, and a confirmation dialog.
+    await page.goto(`${consoleUrl}#/projects/${stack.projectId}/keys`);
+    await page.getByRole('button', { name: 'Issue keys' }).click();
+    await page.getByLabel('Count').waitFor();
+    found.push(...(await axeViolations(page)).map((violation) => `Issue keys form: ${violation}`));
+    await page.goto(`${consoleUrl}#/projects/${stack.projectId}/webhooks`);
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await page.getByLabel('Webhook URL').waitFor();
+    found.push(...(await axeViolations(page)).map((violation) => `Add webhook form: ${violation}`));
+    await page.goto(`${consoleUrl}#/projects/${stack.projectId}/versions`);
+    await page.getByRole('button', { name: 'Roll back' }).first().click();
+    await page.getByRole('dialog').waitFor();
+    found.push(...(await axeViolations(page)).map((violation) => `Roll back dialog: ${violation}`));
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
     // The signed-out page too, in a context of its own.
     const signedOut = await browser.newPage();
     await signedOut.goto(consoleUrl);
