@@ -33,6 +33,14 @@ export const settings = {
   discordApiBase: () => setting('DISCORD_API_BASE'),
   /** The Secrets Manager secret order keys derive from (docs/selling-keys.md). */
   keySecretArn: () => setting('KEY_SECRET_ARN'),
+  /** The loader routes' base URL (the stack's LoaderUrl), for the console's hosted-stub line. */
+  loaderBaseUrl: () => setting('LOADER_BASE_URL'),
+  /** What a token created in the console is registered with: the usage plan, and the stage whose cache a revoke flushes. */
+  usagePlanId: () => setting('USAGE_PLAN_ID'),
+  restApiId: () => setting('REST_API_ID'),
+  stageName: () => setting('STAGE_NAME'),
+  /** The console's origin when it is known at deploy time (a custom domain); else the request's forwarded host. */
+  consoleOrigin: (): string | undefined => process.env.CONSOLE_ORIGIN || undefined,
 };
 
 let stores: Stores | undefined;

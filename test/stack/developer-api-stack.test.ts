@@ -491,9 +491,9 @@ describe('least privilege on the table', () => {
       'dynamodb:UpdateItem table PROJECT#* only keyCount',
       'dynamodb:GetItem table ORDER#*',
       'dynamodb:PutItem table ORDER#*',
-      'dynamodb:BatchWriteItem table KEY#*',
-      'dynamodb:BatchGetItem table KEY#*',
-      'dynamodb:PutItem table KEY#*',
+      'dynamodb:BatchWriteItem table KEY#*,NOTE#*',
+      'dynamodb:BatchGetItem table KEY#*,NOTE#*',
+      'dynamodb:PutItem table KEY#*,NOTE#*',
       AUDIT,
     ],
     'get-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:GetItem table KEY#*'],
@@ -656,7 +656,7 @@ describe('the scripts bucket', () => {
     const pinned = synthesizeApiStack({ dashboardPrincipalArn: dashboard });
     const pinnedBucket = pinned.stack.getLogicalId(pinned.stack.scripts.bucket.node.defaultChild as never);
     const onlyDashboard = scriptBucketStatements(pinned.template, pinnedBucket).find((statement) => statement.Sid === 'OnlyTheDashboardWritesScripts');
-    expect(onlyDashboard).toMatchObject({ Effect: 'Deny', Condition: { ArnNotEquals: { 'aws:PrincipalArn': dashboard } } });
+    expect(onlyDashboard).toMatchObject({ Effect: 'Deny', Condition: { ArnNotEquals: { 'aws:PrincipalArn': [dashboard] } } });
     expect([onlyDashboard?.Action].flat().toSorted()).toEqual(['s3:DeleteObject', 's3:DeleteObjectVersion', 's3:PutObject', 's3:PutObjectAcl']);
     expect(() => synthesizeApiStack({ dashboardPrincipalArn: 'Dashboard' })).toThrow('give an IAM role or user ARN');
   });
