@@ -269,6 +269,7 @@ function checkOrigin(event: APIGatewayProxyEventV2, deps: ConsoleDeps): void {
   if (!origin || origin !== consoleOriginOf(event, deps.consoleOrigin)) throw new OriginRefused();
 }
 
+/** Answered as a missing scope is (403): the caller may not make this change from where it asks. */
 class OriginRefused extends DomainError {
   override readonly name = 'ScopeMissing';
   constructor() {
@@ -600,6 +601,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   },
 ];
 
+/** Answered 404 like an unknown key: a webhook of another project, or none. */
 class WebhookNotFound extends KeyNotFound {
   override readonly message: string;
   constructor(webhookId: string) {
