@@ -161,6 +161,13 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
   it('revokes the selected keys after a confirmation dialog, and their rows show Revoked', async () => {
     const rows = page.getByRole('row').filter({ hasText: MARKUP_NOTE });
     for (const row of await rows.all()) await row.getByRole('checkbox').check();
+    // Escape cancels the confirmation and changes nothing.
+    await page.getByRole('button', { name: 'Revoke selected' }).click();
+    await page.getByRole('dialog').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    expect(await rows.getByRole('cell', { name: 'Revoked', exact: true }).count()).toBe(0);
+
     await page.getByRole('button', { name: 'Revoke selected' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('button', { name: 'Revoke', exact: true }).click();
