@@ -3,6 +3,13 @@ import { consolePath, post } from '../api';
 import { Field, Notice, useAction } from '../components';
 import { formatCount } from '../logic/format';
 
+/** `complete` false: the bulk revoke stopped part-way (its audit entry says how far); revoking again finishes it. */
+interface RevokeResult {
+  watermark: string;
+  revoked_count: number;
+  complete?: boolean;
+}
+
 interface Found {
   watermark: string;
   active_keys: number;
@@ -12,7 +19,7 @@ interface Found {
 export function LeakPage({ projectId }: { projectId: string }) {
   const [text, setText] = useState('');
   const [found, setFound] = useState<Found[] | null>(null);
-  const [revoked, setRevoked] = useState<{ watermark: string; revoked_count: number }[] | null>(null);
+  const [revoked, setRevoked] = useState<RevokeResult[] | null>(null);
   const action = useAction();
 
   const readFile = async (file: File | undefined) => {
@@ -35,11 +42,13 @@ export function LeakPage({ projectId }: { projectId: string }) {
   const revoke = () =>
     action.run(async () => {
       const watermarks = (found ?? []).map((item) => item.watermark);
-      const answer = await post<{ results: { watermark: string; revoked_count: number }[] }>(consolePath(projectId, '/leak/revoke'), { watermarks });
+      const answer = await post<{ results: RevokeResult[] }>(consolePath(projectId, '/leak/revoke'), { watermarks });
       setRevoked(answer.results);
-      setFound((current) => current?.map((item) => ({ ...item, active_keys: 0 })) ?? null);
+      const finished = new Set(answer.results.filter((result) => result.complete !== false).map((result) => result.watermark));
+      setFound((current) => current?.map((item) => (finished.has(item.watermark) ? { ...item, active_keys: 0 } : item)) ?? null);
       const total = answer.results.reduce((sum, result) => sum + result.revoked_count, 0);
-      return `Revoked ${formatCount(total)} key${total === 1 ? '' : 's'}.`;
+      const unfinished = answer.results.filter((result) => result.complete === false).map((result) => result.watermark);
+      return `Revoked ${formatCount(total)} key${total === 1 ? '' : 's'}.${unfinished.length > 0 ? ` Not finished for ${unfinished.join(', ')}: find keys and revoke again.` : ''}`;
     });
 
   return (
