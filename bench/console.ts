@@ -76,6 +76,9 @@ export async function benchConsole(stack: StackProcess, log: (line: string) => v
     const signIn = await context.request.post(`${consoleUrl}api/session`, { data: { token: project.token }, headers: { Origin: info.baseUrl } });
     if (!signIn.ok()) throw new Error(`console sign-in answered ${signIn.status()}: ${await signIn.text()}`);
     const keysUrl = `${consoleUrl}#/projects/${project.projectId}/keys`;
+    // The page notes when its first key row enters the document, on its own clock (from navigation start): what the
+    // publisher waits for, without the driver's round trips around it.
+    await context.addInitScript(FIRST_ROW_WATCH);
 
     // One untimed load first: the local stack builds the pages on their first request, which no publisher waits for twice.
     const warm = await context.newPage();
@@ -84,6 +87,8 @@ export async function benchConsole(stack: StackProcess, log: (line: string) => v
     await warm.close();
 
     const firstTable: number[] = [];
+    /** The same, as the driver sees it: goto to the row found, with its own overhead. */
+    const driverFirstTable: number[] = [];
     /** Where a first table's time goes: the page and its script, then the key list's own request. */
     const scriptReady: number[] = [];
     const listStart: number[] = [];
@@ -95,11 +100,13 @@ export async function benchConsole(stack: StackProcess, log: (line: string) => v
       const start = performance.now();
       await page.goto(keysUrl);
       await page.locator('table.keys tbody tr').first().waitFor({ timeout: 60_000 });
-      firstTable.push(performance.now() - start);
+      driverFirstTable.push(performance.now() - start);
       const timing = (await page.evaluate(`({
+        firstRow: window.${FIRST_ROW_AT} ?? 0,
         ready: performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd ?? 0,
         ...(performance.getEntriesByType('resource').filter((e) => e.name.includes('/keys/search')).map((e) => ({ listStart: e.startTime, list: e.responseEnd - e.requestStart }))[0] ?? { listStart: 0, list: 0 }),
-      })`)) as { ready: number; listStart: number; list: number };
+      })`)) as { firstRow: number; ready: number; listStart: number; list: number };
+      firstTable.push(timing.firstRow);
       scriptReady.push(timing.ready);
       listStart.push(timing.listStart);
       listRequest.push(timing.list);
@@ -109,18 +116,37 @@ export async function benchConsole(stack: StackProcess, log: (line: string) => v
     }
     await context.close();
     const target = { op: '<' as const, limit: s.targetMs };
-    rows.push(row(NAME, `first keys table, ${s.keys.toLocaleString('en-US')}-key project (median of ${s.runs})`, round(median(firstTable)), 'ms', { target }));
-    rows.push(row(NAME, '  of which page and script loaded (DOMContentLoaded)', round(median(scriptReady)), 'ms'));
+    rows.push(
+      row(
+        NAME,
+        `first keys table, ${s.keys.toLocaleString('en-US')}-key project, from navigation start (median of ${s.runs})`,
+        round(median(firstTable)),
+        'ms',
+        { target },
+      ),
+    );
+    rows.push(row(NAME, '  as the driver sees it (goto to row found)', round(median(driverFirstTable)), 'ms'));
+    rows.push(row(NAME, '  page and script loaded (DOMContentLoaded)', round(median(scriptReady)), 'ms'));
     rows.push(row(NAME, '  key list request sent at', round(median(listStart)), 'ms'));
     rows.push(row(NAME, '  key list request, sent to answered', round(median(listRequest)), 'ms'));
     rows.push(row(NAME, `search by watermark (median of ${s.runs})`, round(median(watermarkSearch)), 'ms', { target }));
     rows.push(row(NAME, `search by note word (median of ${s.runs})`, round(median(noteSearch)), 'ms', { target }));
-    return { rows, details: { sizes, settings: s, seed, samplesMs: { firstTable, scriptReady, listStart, listRequest, watermarkSearch, noteSearch } } };
+    return {
+      rows,
+      details: { sizes, settings: s, seed, samplesMs: { firstTable, driverFirstTable, scriptReady, listStart, listRequest, watermarkSearch, noteSearch } },
+    };
   } finally {
     await browser.close();
     db.destroy();
   }
 }
+
+const FIRST_ROW_AT = '__consoleBenchFirstKeyRow';
+const FIRST_ROW_WATCH = `new MutationObserver((_, observer) => {
+  if (!document.querySelector('table.keys tbody tr')) return;
+  window.${FIRST_ROW_AT} = performance.now();
+  observer.disconnect();
+}).observe(document, { childList: true, subtree: true });`;
 
 /** From submitting the search (Enter: no typing pause) to the three matching rows on screen. */
 async function timeSearch(page: Page, query: string): Promise<number> {
