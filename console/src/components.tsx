@@ -72,8 +72,13 @@ export function ConfirmDialog(props: { title: string; children: ComponentChildre
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {
+    const opener = document.activeElement;
     const dialog = ref.current;
     if (dialog && !dialog.open) dialog.showModal();
+    // Closed by unmounting: the focus goes back to the control that opened it, not to the top of the page.
+    return () => {
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+    };
   }, []);
   return (
     <dialog ref={ref} aria-labelledby={titleId} onCancel={props.onCancel} class="confirm">

@@ -166,6 +166,7 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     await page.getByRole('dialog').waitFor();
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
+    expect(await page.evaluate('document.activeElement && document.activeElement.textContent')).toBe('Revoke selected');
     expect(await rows.getByRole('cell', { name: 'Revoked', exact: true }).count()).toBe(0);
 
     await page.getByRole('button', { name: 'Revoke selected' }).click();
