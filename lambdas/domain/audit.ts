@@ -24,7 +24,6 @@ export const AUDIT_ACTIONS = {
   editWebhook: 'webhook.edit',
   deleteWebhook: 'webhook.delete',
   testWebhook: 'webhook.test',
-  revokeSelected: 'key.revoke_selected',
   migrateToken: 'token.migrate',
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
@@ -108,6 +107,16 @@ export function apiEntry(
   const { projectId, at, action, target, outcome, status = 'completed' } = change;
   const source = actor.source ?? 'api';
   return { entryId: newAuditEntryId(), at, projectId, action, status, source, tokenId: actor.tokenId, requestId: actor.requestId, target, outcome };
+}
+
+/** An owner's entry (a token created or revoked) made by a request of the console, named by the session's token. */
+export function ownerEntryBy(
+  actor: ApiActor,
+  change: { ownerId: string; at: number; action: AuditAction; target: AuditDetails; outcome: AuditDetails },
+): AuditEntry {
+  const { ownerId, at, action, target, outcome } = change;
+  const source = actor.source ?? 'api';
+  return { entryId: newAuditEntryId(), at, ownerId, action, status: 'completed', source, tokenId: actor.tokenId, requestId: actor.requestId, target, outcome };
 }
 
 export function dashboardEntry(

@@ -431,7 +431,7 @@ describe('console routes', () => {
     });
   });
 
-  it('creates a token shown once, lists it, and revokes it', async () => {
+  it('creates a token shown once, lists it, and revokes it, both entered in the owner trail as the console session token', async () => {
     const created = await call('/tokens', { cookie, body: { scope: 'read' } });
     expect(created.body).toMatchObject({ scope: 'read', token: expect.stringMatching(/^sdt_/), token_id: expect.stringMatching(/^tok_/) });
     const tokenId = String(created.body?.token_id);
@@ -439,6 +439,11 @@ describe('console routes', () => {
     expect(listed.body?.tokens).toEqual(expect.arrayContaining([{ token_id: tokenId, scope: 'read', created_at: clock }]));
     expect(JSON.stringify(listed.body)).not.toContain(String(created.body?.token));
     expect((await call(`/tokens/${tokenId}`, { method: 'DELETE', cookie })).status).toBe(204);
+    const trail = await table.stores.audit.list({ ownerId: owner.ownerId }, 2);
+    expect(trail.map(({ action, source, tokenId: by }) => ({ action, source, by }))).toEqual([
+      { action: 'token.revoke', source: 'console', by: owner.tokenId },
+      { action: 'token.create', source: 'console', by: owner.tokenId },
+    ]);
     expect((await call('/session', { body: { token: created.body?.token } })).status).toBe(401);
     expect((await call(`/tokens/${stranger.tokenId}`, { method: 'DELETE', cookie })).status).toBe(404);
   });
