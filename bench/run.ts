@@ -7,6 +7,8 @@ import { benchApiPath } from './api-path';
 import { benchBulkRevoke } from './bulk-revoke';
 import { benchCloneDetection } from './clone-detection';
 import { benchColdStart } from './cold-start';
+import { benchConsole } from './console';
+import { benchConsoleRequests } from './console-requests';
 import { benchDelivery } from './delivery';
 import { benchEdge } from './edge';
 import { benchListKeys } from './list-keys';
@@ -28,7 +30,8 @@ import { round } from './support/stats';
  */
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
-                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys, edge, stats
+                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys, edge, stats,
+                 console, console-requests
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -56,9 +59,11 @@ const BENCHMARKS = {
   'selling-keys': ({ table, log }) => benchSellingKeys(table, log),
   edge: ({ log }) => benchEdge(log),
   stats: ({ table, log }) => benchStats(table, log),
+  console: async ({ stack, log }) => benchConsole(await stack(), log),
+  'console-requests': ({ table, log }) => benchConsoleRequests(table, log),
 } satisfies Record<string, (context: BenchContext) => Promise<BenchResult>>;
 type BenchName = keyof typeof BENCHMARKS;
-const USES_STACK = new Set<BenchName>(['delivery', 'api-path', 'loader-check', 'script-fetch']);
+const USES_STACK = new Set<BenchName>(['delivery', 'api-path', 'loader-check', 'script-fetch', 'console']);
 
 interface Flags {
   seed: 'batch' | 'issue';

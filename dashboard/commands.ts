@@ -7,9 +7,9 @@ import { newId } from '#domain/ids';
 import { PLANS, type Plan } from '#domain/model';
 import { publishScript, scriptFileProblem } from '#domain/scripts';
 import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
-import { parseDiscordWebhookUrl, redactWebhookUrl } from '#domain/webhooks/discord-webhook-url';
+import { DISCORD_WEBHOOK_URL_FORM, webhookUrlProblem } from '#domain/webhooks/discord-webhook-url';
 import { ROUTES } from '#http/routes';
-import { freeTextProblem, PATH_ID_PATTERN, watermarkProblem } from '#schemas/formats';
+import { PATH_ID_PATTERN, printableTextProblem, watermarkProblem } from '#schemas/formats';
 import { DISCORD_USER_ID, MAX_FINGERPRINTS, MAX_NOTE_LENGTH } from '#schemas/requests';
 import { EVENT_NAMES, type EventName } from '#schemas/resources';
 import { type FlagSpecs, type Flags, oneOf, parseFlags, UsageError, usageLine, wholeNumber } from './args';
@@ -39,7 +39,6 @@ export const MAX_KEYS_PER_ISSUE = 10_000;
 export const MAX_PROJECT_NAME_LENGTH = 100;
 /** A Discord embed field value holds 1024 characters; the notes are shown in one. */
 export const MAX_NOTES_LENGTH = 1024;
-export const MAX_URL_LENGTH = 2048;
 /** Spec §2.1 shows no tier but `standard`. */
 export const KEY_TIERS = ['standard'] as const;
 /** Past this a timestamp is in milliseconds, not the Unix seconds the API uses. */
@@ -69,9 +68,9 @@ function auditLimit(flags: Flags): number {
 
 function printableText(flag: string, text: string, maxLength: number, options: { allowEmpty: boolean }): string {
   if (!options.allowEmpty && text.trim() === '') throw new UsageError(`--${flag} must not be empty`);
-  if (text.length > maxLength) throw new UsageError(`--${flag} must be at most ${maxLength} characters; got ${text.length}`);
-  const problem = freeTextProblem(`--${flag}`, text);
-  if (problem) throw new UsageError(problem);
+  // Bidirectional overrides would reorder the text around them where it is shown (the Discord embeds of names and notes).
+  const problem = printableTextProblem(text, maxLength);
+  if (problem) throw new UsageError(`--${flag} ${problem}`);
   return text;
 }
 
@@ -86,17 +85,9 @@ function watermark(text: string): string {
   return text;
 }
 
-/** The form Discord gives under Server Settings > Integrations > Webhooks > Copy Webhook URL. */
-export const DISCORD_WEBHOOK_URL_FORM = 'https://discord.com/api/webhooks/ID/TOKEN';
-
-/** Only a Discord webhook URL is ever posted to, so anything else would be a config that silently never fires. */
 function webhookUrl(text: string): string {
-  if (text.length > MAX_URL_LENGTH) throw new UsageError(`--url must be at most ${MAX_URL_LENGTH} characters`);
-  if (!parseDiscordWebhookUrl(text)) {
-    throw new UsageError(
-      `--url must be a Discord webhook URL, ${DISCORD_WEBHOOK_URL_FORM} (locally the deliveries still go to the inbox of npm start); got ${redactWebhookUrl(text)}`,
-    );
-  }
+  const problem = webhookUrlProblem(text);
+  if (problem) throw new UsageError(`--url ${problem}`);
   return text;
 }
 

@@ -24,6 +24,7 @@ import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
 import { isLoopbackHostHeader } from '#http/loopback';
 import { createRouteHandlers } from '#http/owner-endpoints';
+import { CONSOLE_PATH, type LocalConsole } from './console';
 import { type GatewayDeps, gatewayResponse, type HttpResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, splitTarget } from './gateway';
 import { memoryKeySecret } from './key-secret';
 
@@ -55,6 +56,8 @@ export interface LocalServerOptions {
   /** Where version scripts are read from (the local stack's S3). */
   scripts: ScriptStore;
   extensions?: readonly LocalExtension[];
+  /** The publisher console (`/console/`, `/console/api/*`); `GET /` from a browser then goes there. */
+  console?: LocalConsole;
   onRequest?: (entry: RequestLogEntry) => void;
 }
 
@@ -127,7 +130,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       log(403);
       return;
     }
-    serve(req, res, origin, deps, extensions)
+    serve(req, res, origin, deps, extensions, options.console)
       .then((extra) => log(res.statusCode, extra))
       .catch((failure: unknown) => {
         if (!res.headersSent) send(res, gatewayResponse('DEFAULT_5XX', randomUUID(), 500));
@@ -177,8 +180,17 @@ async function serve(
   origin: string,
   deps: GatewayDeps,
   extensions: readonly LocalExtension[],
+  console: LocalConsole | undefined,
 ): Promise<Partial<RequestLogEntry>> {
   const url = localUrl(req.url ?? '/', origin);
+  if (console) {
+    // The console is what a newcomer opens first; scripts asking `/` still get the docs' pointer below.
+    if (url.pathname === '/' && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html')) {
+      send(res, { status: 302, headers: { Location: CONSOLE_PATH }, body: '' });
+      return {};
+    }
+    if (await console.serve(req, res, url, () => readBody(req))) return {};
+  }
   // `/` too: API Gateway has no route there, so the local stack may use it to point a newcomer at its docs.
   if (url.pathname.startsWith(LOCAL_PREFIX) || url.pathname === '/') {
     for (const extension of extensions) {

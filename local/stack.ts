@@ -6,6 +6,7 @@ import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-s
 import { createStores } from '#adapters/stores';
 import { unixSeconds } from '#domain/model';
 import { startAlertDigestTimer } from './alert-digest-timer';
+import { CONSOLE_PATH, createLocalConsole } from './console';
 import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
@@ -98,7 +99,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const { created } = await ensureTable(client, tableName);
     const stores = createStores(db, tableName);
     // A table persisted by an earlier version may hold tokens from before scopes, which read until migrated.
-    if (!created) await stores.tokens.migrateLegacyTokens();
+    if (!created) {
+      await stores.tokens.migrateLegacyTokens();
+      await stores.dashboard.listLegacyProjects();
+    }
 
     // Kept beside the table with --persist: a persisted table's versions need their scripts.
     const s3 = await startLocalS3({ dataDir: options.persistDir && join(options.persistDir, 'scripts') });
@@ -137,6 +141,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const keySecret = fileKeySecret();
     await keySecret.get();
     const discord = createDiscordStandIn();
+    // Known once the server listens (port 0 picks one); the console asks only when serving a request.
+    let origin = '';
+    const consoleSite = createLocalConsole({
+      stores,
+      scripts,
+      s3: s3Client,
+      bucketName: s3.bucketName,
+      keySecret,
+      discordApiBase: options.discordApiBase,
+      origin: () => origin,
+    });
     const server: LocalServer = await startLocalServer({
       port,
       host: '127.0.0.1',
@@ -145,8 +160,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       keySecret,
       scripts,
       extensions: [discord, createDocsExtension({ exampleProjectId: demo.projectId }), ...(options.extensions ?? [])],
+      console: consoleSite,
       onRequest: options.onRequest,
     });
+    origin = server.url;
     stops.push(() => server.close());
 
     const info: StackInfo = {
@@ -157,6 +174,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodbEndpoint: dynamodb.endpoint,
       tableName,
       inboxUrl: `${server.url}${INBOX_PATH}`,
+      consoleUrl: `${server.url}${CONSOLE_PATH}`,
       demoKey: demo.demoKey,
       demoKeyId: demo.demoKeyId,
       s3Endpoint: s3.endpoint,

@@ -21,11 +21,13 @@ export interface StackInfo {
   /** The local S3 (s3rver) and the bucket that hold each version's script, for the dashboard's uploads. */
   s3Endpoint: string;
   bucketName: string;
+  /** The publisher console: sign in there with `token`. */
+  consoleUrl: string;
 }
 
 export function stackInfoJson(info: StackInfo): string {
-  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName } = info;
-  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName }, null, 2)}\n`;
+  const { baseUrl, consoleUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName } = info;
+  return `${JSON.stringify({ baseUrl, consoleUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName }, null, 2)}\n`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { AuditDetails, AuditEntry, AuditStatus, AuditSubject } from '#domain/audit';
+import { AUDIT_SOURCES, type AuditDetails, type AuditEntry, type AuditSource, type AuditStatus, type AuditSubject } from '#domain/audit';
 import type { AuditLog } from '#domain/ports';
 import { auditPut, keyOf } from './layout';
 import { type Item, queryPages } from './paging';
@@ -61,7 +61,7 @@ function toAuditEntry(item: Item): AuditEntry {
     ...subject,
     action: item.action as AuditEntry['action'],
     status: item.status as AuditStatus,
-    source: item.source === 'dashboard' ? 'dashboard' : 'api',
+    source: (AUDIT_SOURCES as readonly unknown[]).includes(item.source) ? (item.source as AuditSource) : 'api',
     tokenId: typeof item.tokenId === 'string' ? item.tokenId : null,
     requestId: typeof item.requestId === 'string' ? item.requestId : null,
     target: (item.target ?? {}) as AuditDetails,

@@ -1,10 +1,19 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { newId } from '#domain/ids';
 import type { Plan } from '#domain/model';
 import type { NewScriptVersion, VersionWriter } from '#domain/scripts';
 import { batchOf, randomKeys } from '#domain/selling-keys';
 import type { EventName } from '#schemas/resources';
-import { backoff, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
+import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
 import { DynamoKeyStore } from './key-store';
 import { ENTITY, keyOf } from './layout';
 import type { Item } from './paging';
@@ -68,9 +77,10 @@ export class DashboardStore implements VersionWriter {
     return Item !== undefined;
   }
 
+  /** The project, and its place in its owner's list (what the console's project list reads), in one transaction. */
   async createProject(input: { ownerId: string; name: string; plan: Plan; now: number }): Promise<string> {
     const projectId = newId('prj');
-    await this.putNew({
+    const project = {
       ...keyOf.project(projectId),
       entity: ENTITY.project,
       id: projectId,
@@ -81,8 +91,45 @@ export class DashboardStore implements VersionWriter {
       keyCount: 0,
       versionCount: 0,
       createdAt: input.now,
-    });
+    };
+    const ofOwner = { ...keyOf.ownerProject(input.ownerId, projectId), entity: ENTITY.ownerProject, projectId, createdAt: input.now };
+    await this.db.send(
+      new TransactWriteCommand({
+        TransactItems: [project, ofOwner].map((Item) => ({ Put: { TableName: this.tableName, Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+      }),
+    );
     return projectId;
+  }
+
+  /**
+   * Projects made before the owner's list existed get their place in it; one scan, run at every `npm start` on a
+   * persisted table (as the token migration is), and finding nothing the second time.
+   */
+  async listLegacyProjects(): Promise<number> {
+    let listed = 0;
+    let startKey: Item | undefined;
+    do {
+      const page = await this.db.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: 'entity = :project',
+          ExpressionAttributeValues: { ':project': ENTITY.project },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const ofOwner = {
+          ...keyOf.ownerProject(String(item.ownerId), String(item.id)),
+          entity: ENTITY.ownerProject,
+          projectId: item.id,
+          createdAt: item.createdAt,
+        };
+        const put = this.db.send(new PutCommand({ TableName: this.tableName, Item: ofOwner, ConditionExpression: 'attribute_not_exists(pk)' }));
+        if (await ifCondition(put)) listed += 1;
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return listed;
   }
 
   /**
@@ -158,6 +205,34 @@ export class DashboardStore implements VersionWriter {
       updated_at: input.now,
     });
     return id;
+  }
+
+  /** Change a webhook's events or its enabled flag; false when the project has no such webhook. */
+  async updateWebhook(projectId: string, webhookId: string, change: { events?: EventName[]; enabled?: boolean }, now: number): Promise<boolean> {
+    const sets = ['updated_at = :now'];
+    const values: Record<string, unknown> = { ':now': now };
+    if (change.events !== undefined) {
+      sets.push('events = :events');
+      values[':events'] = JSON.stringify(change.events);
+    }
+    if (change.enabled !== undefined) {
+      sets.push('enabled = :enabled');
+      values[':enabled'] = change.enabled ? 1 : 0;
+    }
+    const update = new UpdateCommand({
+      TableName: this.tableName,
+      Key: keyOf.webhook(projectId, webhookId),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: values,
+    });
+    return ifCondition(this.db.send(update));
+  }
+
+  /** Remove a webhook; false when the project had no such webhook. */
+  async deleteWebhook(projectId: string, webhookId: string): Promise<boolean> {
+    const remove = new DeleteCommand({ TableName: this.tableName, Key: keyOf.webhook(projectId, webhookId), ConditionExpression: 'attribute_exists(pk)' });
+    return ifCondition(this.db.send(remove));
   }
 
   /**

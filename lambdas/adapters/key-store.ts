@@ -3,14 +3,16 @@ import { type AttributeValue, ConditionalCheckFailedException, TransactionCancel
 import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { KeyBan } from '#domain/key-check';
+import { noteWords } from '#domain/key-search';
 import type { KeyDetail } from '#domain/model';
 import type { IssueOrder, IssueOutcome, KeyBatch, KeyEdit, KeyStore, NewOrder } from '#domain/ports';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
-import { banOf, boundFingerprints, discordKeyOf, ENTITY, keyItem, keyOf } from './layout';
-import type { Item } from './paging';
+import { banOf, boundFingerprints, discordIndexAttributes, discordKeyOf, ENTITY, type ItemKey, keyIdOfPartition, keyItem, keyOf, noteWordItems } from './layout';
+import { type Item, queryAll } from './paging';
 import { toKey } from './project-store';
 import { inTurn } from './sequence';
+import { TABLE } from './table-definition';
 
 /** BatchWriteItem takes at most 25 puts per request. */
 const BATCH_WRITE_LIMIT = 25;
@@ -67,7 +69,7 @@ export class DynamoKeyStore implements KeyStore {
   async getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined> {
     const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true }));
     if (!item || item.projectId !== projectId) return undefined;
-    return keyDetailOf(item);
+    return toKeyDetail(item);
   }
 
   /** One conditional write on the key item alone: the ban's attributes set, or removed to lift it. */
@@ -88,6 +90,32 @@ export class DynamoKeyStore implements KeyStore {
           ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':p': projectId },
         }),
       ),
+    );
+  }
+
+  /** The project's keys among `keyIds` in detail, in the order given (100 a consistent BatchGetItem); others left out. */
+  async keyDetails(projectId: string, keyIds: readonly string[]): Promise<KeyDetail[]> {
+    const keys = keyIds.map((keyId) => keyOf.key(keyId));
+    const items = await batchGetConsistent(this.db, this.tableName, keys);
+    return keys.flatMap((key) => {
+      const item = items.get(itemKeyId(key));
+      return item && item.projectId === projectId ? [toKeyDetail(item)] : [];
+    });
+  }
+
+  /** Ids of the project's keys linked to the Discord id, in issue order: one query of the sparse byDiscordId index. */
+  async keyIdsByDiscordId(projectId: string, discordId: string): Promise<string[]> {
+    const index = TABLE.indexes.byDiscordId;
+    return queryAll(
+      this.db,
+      {
+        TableName: this.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: '#d = :d',
+        ExpressionAttributeNames: { '#d': index.partitionKey },
+        ExpressionAttributeValues: { ':d': discordIndexAttributes(projectId, discordId)[index.partitionKey] },
+      },
+      (entry) => keyIdOfPartition(String(entry.pk)),
     );
   }
 
@@ -268,8 +296,13 @@ export class DynamoKeyStore implements KeyStore {
     }
   }
 
-  private itemsOf(batch: KeyBatch, firstSeq: number) {
-    return batch.keys.map((key, index) => keyItem(batch, key, firstSeq + index, createHash('sha256').update(randomBytes(16)).digest('hex')));
+  /** Each key's item and, when the batch has a note, its note's search items (#domain/key-search). */
+  private itemsOf(batch: KeyBatch, firstSeq: number): (Item & ItemKey)[] {
+    const words = noteWords(batch.note ?? '');
+    return batch.keys.flatMap((key, index) => [
+      keyItem(batch, key, firstSeq + index, createHash('sha256').update(randomBytes(16)).digest('hex')),
+      ...noteWordItems(batch.projectId, key.id, words),
+    ]);
   }
 
   /** Every key in puts of 25, BATCH_WRITES_IN_FLIGHT requests at a time, unprocessed puts retried with backoff. */
@@ -303,7 +336,7 @@ const EXTEND_WRITES = 6;
 
 /** A conditional update's returned attributes, or, when its condition failed, the item as it was (undefined: none). */
 /** A key item in detail (DESIGN.md, "Selling keys" and "Key lifecycle"): the spec's fields and what the API adds, null where unset. */
-function keyDetailOf(item: Item): KeyDetail {
+export function toKeyDetail(item: Item): KeyDetail {
   return {
     ...toKey(item),
     note: typeof item.note === 'string' ? item.note : null,

@@ -40,6 +40,10 @@ import { TABLE } from './table-definition';
  * | alert hour         | ALERTS#<hourStart>#<shard>  | PROJECT#<projectId>#<name>                  | 2 days after the hour    |
  * | stats counter      | STATS#<projectId>           | <hour|day>#<result|executor|version>#<t>    | 8 / 400 days after it    |
  * | stats unit applied | STATS_UNIT#<sha256(unit)>   | <projectId>#<dayStart>                      | 7 days                   |
+ * | owner's project    | OWNER#<ownerId>             | PROJECT#<projectId>                         | always                   |
+ * | console session    | SESSION#<sha256>            | SESSION                                     | its expiry (12 h idle, 7 d)|
+ * | script upload      | PROJECT#<id>                | UPLOAD#<uploadId>                           | 1 hour, or its commit    |
+ * | note word          | NOTE#<projectId>            | <word>#<keyId>                              | always (with its key)    |
  *
  * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
  * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
@@ -93,6 +97,10 @@ export const ENTITY = {
   order: 'ORDER',
   statsCounter: 'STATS',
   statsUnit: 'STATS_UNIT',
+  ownerProject: 'OWNER_PROJECT',
+  consoleSession: 'SESSION',
+  upload: 'UPLOAD',
+  noteWord: 'NOTE_WORD',
 } as const;
 
 /** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
@@ -116,6 +124,9 @@ export const PARTITION = {
   alerts: 'ALERTS#',
   stats: 'STATS#',
   statsUnits: 'STATS_UNIT#',
+  consoleSession: 'SESSION#',
+  /** The console's search by words of a key's note: one item per word of a note (see noteWordItems). */
+  noteWords: 'NOTE#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 
@@ -175,6 +186,11 @@ export const keyOf = {
     pk: `${PARTITION.statsUnits}${createHash('sha256').update(unitId).digest('hex').slice(0, 32)}`,
     sk: `${projectId}#${day}`,
   }),
+  ownerProject: (ownerId: string, projectId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: `${CHILD_PREFIX.project}${projectId}` }),
+  consoleSession: (sessionHash: string): ItemKey => ({ pk: `${PARTITION.consoleSession}${sessionHash}`, sk: ENTITY.consoleSession }),
+  upload: (projectId: string, uploadId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `UPLOAD#${uploadId}` }),
+  noteWordPartition: (projectId: string): string => `${PARTITION.noteWords}${projectId}`,
+  noteWord: (projectId: string, word: string, keyId: string): ItemKey => ({ pk: keyOf.noteWordPartition(projectId), sk: `${word}#${keyId}` }),
   alertHourShard: (hourStart: number, shard: number): string => `${PARTITION.alerts}${hourStart}#${shard}`,
   alertHour: (hourStart: number, projectId: string, name: AnalyticsEventName): ItemKey => ({
     pk: keyOf.alertHourShard(hourStart, shardOf(projectId, ALERT_HOUR_SHARDS)),
@@ -199,7 +215,13 @@ export const STATS_NAME_PREFIX = 'n:';
 export const scriptObjectKey = (object: { projectId: string; versionId: string }): string => `scripts/${object.projectId}/${object.versionId}.luau`;
 
 /** Sort-key prefixes of a project's (and an owner's) children, for the queries that list them. */
-export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#' } as const;
+export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#', project: 'PROJECT#' } as const;
+
+/**
+ * A staged console upload's object in the scripts bucket: the browser PUTs it there (a presigned URL), the commit
+ * checks it and stores it as the version's script, then deletes it.
+ */
+export const uploadObjectKey = (upload: { projectId: string; uploadId: string }): string => `uploads/${upload.projectId}/${upload.uploadId}`;
 
 const AUDIT_ENTRY_PREFIX = 'ENTRY#';
 
@@ -282,6 +304,17 @@ export function banOf(item: Item): KeyBan | null {
   return { reason: item.ban_reason, until: typeof item.ban_until === 'number' ? item.ban_until : null };
 }
 
+/** What places a key with a Discord id in the byDiscordId index; removed with the id (contract of issue 27/29/30). */
+export const discordIndexAttributes = (projectId: string, discordId: string) => ({ [TABLE.indexes.byDiscordId.partitionKey]: discordKeyOf(projectId, discordId) });
+
+/**
+ * The console's note search items of a key (1 WCU each, written with the key): one per distinct word of its note
+ * (noteWords). A key without a note has none. The item holds nothing but its key: the search reads the keys.
+ */
+export function noteWordItems(projectId: string, keyId: string, words: readonly string[]) {
+  return words.map((word) => ({ ...keyOf.noteWord(projectId, word, keyId), entity: ENTITY.noteWord }));
+}
+
 /** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
 export const keyIndexAttributes = (projectId: string, watermark: string) => ({
   [TABLE.indexes.byIssueOrder.partitionKey]: projectId,
@@ -305,6 +338,8 @@ export const RETENTION_SECONDS = {
   statsUnit: 7 * DAY_SECONDS,
   /** As long as the API's access logs: who revoked what stays answerable for a quarter. */
   audit: 90 * DAY_SECONDS,
+  /** A console upload not committed within the hour is abandoned (its staged object has the bucket's own expiry). */
+  upload: 3600,
 } as const;
 
 /** Rate windows are kept for this many window lengths: the count must outlive its own minute, and no more. */

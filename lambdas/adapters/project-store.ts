@@ -222,7 +222,7 @@ function toWebhook(item: Item): Webhook {
   };
 }
 
-function toProject(item: Item): Project {
+export function toProject(item: Item): Project {
   return {
     id: String(item.id),
     ownerId: String(item.ownerId),

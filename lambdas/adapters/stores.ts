@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoAuditStore } from './audit-store';
+import { DynamoConsoleStore } from './console-store';
 import { DashboardStore } from './dashboard-store';
 import { DynamoDeliveryStore } from './delivery-store';
 import { DynamoKeyCheckStore } from './key-check-store';
@@ -22,6 +23,7 @@ export interface Stores {
   delivery: DynamoDeliveryStore;
   telemetry: DynamoTelemetryStore;
   audit: DynamoAuditStore;
+  console: DynamoConsoleStore;
 }
 
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
@@ -36,5 +38,6 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     delivery: new DynamoDeliveryStore(db, tableName),
     telemetry: new DynamoTelemetryStore(db, tableName),
     audit: new DynamoAuditStore(db, tableName),
+    console: new DynamoConsoleStore(db, tableName),
   };
 }

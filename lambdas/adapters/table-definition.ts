@@ -25,8 +25,9 @@ export const TABLE = {
      */
     byIssueOrder: { name: 'byIssueOrderKeys', partitionKey: 'issueOrderKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
     /**
-     * A project's keys linked to one Discord user. Sparse: only a key with a `discord_id` carries `discordKey`
-     * (`<projectId>#<discordId>`), set at issue and by an edit, removed when the link is.
+     * A project's keys linked to one Discord user (the console's search, Discord self-service). Sparse: only a key
+     * with a `discord_id` carries `discordKey` (`<projectId>#<discordId>`), set at issue and by an edit, removed when
+     * the link is.
      */
     byDiscordId: { name: 'byDiscordId', partitionKey: 'discordKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
   },

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand, type TransactWriteCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { AUDIT_ACTIONS, dashboardEntry } from '#domain/audit';
+import { type ApiActor, AUDIT_ACTIONS, dashboardEntry, ownerEntryBy } from '#domain/audit';
 import type { TokenStore } from '#domain/ports';
 import { LEGACY_TOKEN_SCOPE, scopeOf, type TokenGrant, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { ifCondition, transact } from './conditions';
@@ -52,17 +52,21 @@ export class DynamoTokenStore implements TokenStore {
     };
   }
 
-  /** Store a new token of `ownerId` by its hash; returns its id. */
-  async saveTokenHash(ownerId: string, tokenHash: string, now: number, scope: TokenScope = 'write', limits: TokenLimits = {}): Promise<string> {
+  /**
+   * Store a new token of `ownerId` by its hash, with its limits (TokenLimits); returns its id. The owner's entry
+   * names the dashboard, or `by`: the console request that made it.
+   */
+  async saveTokenHash(ownerId: string, tokenHash: string, now: number, scope: TokenScope = 'write', limits: TokenLimits = {}, by?: ApiActor): Promise<string> {
     const tokenId = tokenIdOf(tokenHash);
     const items = tokenItems({ ownerId, tokenId, tokenHash, scope, createdAt: now, ...limits });
-    const entry = dashboardEntry({
+    const change = {
       ownerId,
       at: now,
       action: AUDIT_ACTIONS.createToken,
       target: { scope, project_id: limits.projectId ?? null, routes: limits.routes?.join(',') ?? null },
       outcome: { token_id: tokenId },
-    });
+    };
+    const entry = by ? ownerEntryBy(by, change) : dashboardEntry(change);
     await transact(this.db, {
       TransactItems: [
         ...[items.byHash, items.byId, items.ofOwner].map(
@@ -99,14 +103,9 @@ export class DynamoTokenStore implements TokenStore {
    * `revokedAt` (so a second revoke can say so), and the owner's audit entry is written, all in one transaction.
    * False when the token was revoked meanwhile; then nothing is written.
    */
-  async revokeToken(token: ActiveToken, now: number): Promise<boolean> {
-    const entry = dashboardEntry({
-      ownerId: token.ownerId,
-      at: now,
-      action: AUDIT_ACTIONS.revokeToken,
-      target: { token_id: token.tokenId },
-      outcome: { scope: token.scope },
-    });
+  async revokeToken(token: ActiveToken, now: number, by?: ApiActor): Promise<boolean> {
+    const change = { ownerId: token.ownerId, at: now, action: AUDIT_ACTIONS.revokeToken, target: { token_id: token.tokenId }, outcome: { scope: token.scope } };
+    const entry = by ? ownerEntryBy(by, change) : dashboardEntry(change);
     return ifCondition(
       transact(this.db, {
         TransactItems: [

@@ -24,6 +24,10 @@ export const AUDIT_ACTIONS = {
   // entered as the API's key.issue, under the dashboard caller's identity.
   addWebhook: 'webhook.add',
   uploadVersion: 'version.upload',
+  // The console's own writes (lambdas/http/console-api.ts), entered with the session's token id.
+  editWebhook: 'webhook.edit',
+  deleteWebhook: 'webhook.delete',
+  testWebhook: 'webhook.test',
   migrateToken: 'token.migrate',
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
@@ -41,6 +45,9 @@ export type AuditDetails = Record<string, AuditValue>;
 /** What an entry is about: a project (changes through the API) or an owner (its tokens). */
 export type AuditSubject = { projectId: string; ownerId?: never } | { ownerId: string; projectId?: never };
 
+export const AUDIT_SOURCES = ['api', 'dashboard', 'console'] as const;
+export type AuditSource = (typeof AUDIT_SOURCES)[number];
+
 export type AuditEntry = AuditSubject & {
   /** `aud_…`; ids sort in the order entries were made. */
   entryId: string;
@@ -48,7 +55,8 @@ export type AuditEntry = AuditSubject & {
   at: number;
   action: AuditAction;
   status: AuditStatus;
-  source: 'api' | 'dashboard';
+  /** `console`: a change made in the publisher console, through the same endpoints, by the session's token. */
+  source: AuditSource;
   /** The token that made the request; null for the dashboard. */
   tokenId: string | null;
   /** API Gateway's request id (the `x-amzn-RequestId` the caller got, and the access log's); null for the dashboard. */
@@ -66,6 +74,8 @@ export type AuditEntry = AuditSubject & {
 export interface ApiActor {
   tokenId: string;
   requestId: string;
+  /** Where the request came in: the API (the default) or the console, which calls the same endpoints. */
+  source?: Extract<AuditSource, 'api' | 'console'>;
 }
 
 /** Where an endpoint's change is entered, and by whom it was asked. */
@@ -99,7 +109,18 @@ export function apiEntry(
   change: { projectId: string; at: number; action: AuditAction; target: AuditDetails; outcome: AuditDetails; status?: AuditStatus },
 ): AuditEntry {
   const { projectId, at, action, target, outcome, status = 'completed' } = change;
-  return { entryId: newAuditEntryId(), at, projectId, action, status, source: 'api', tokenId: actor.tokenId, requestId: actor.requestId, target, outcome };
+  const source = actor.source ?? 'api';
+  return { entryId: newAuditEntryId(), at, projectId, action, status, source, tokenId: actor.tokenId, requestId: actor.requestId, target, outcome };
+}
+
+/** An owner's entry (a token created or revoked) made by a request of the console, named by the session's token. */
+export function ownerEntryBy(
+  actor: ApiActor,
+  change: { ownerId: string; at: number; action: AuditAction; target: AuditDetails; outcome: AuditDetails },
+): AuditEntry {
+  const { ownerId, at, action, target, outcome } = change;
+  const source = actor.source ?? 'api';
+  return { entryId: newAuditEntryId(), at, ownerId, action, status: 'completed', source, tokenId: actor.tokenId, requestId: actor.requestId, target, outcome };
 }
 
 export function dashboardEntry(

@@ -17,6 +17,7 @@ import type {
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type { StatsDimension, StatsGranularity, StatsUnit, StoredStatsBucket } from './analytics/stats';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
+import type { ConsoleSession } from './console-session';
 import type { CheckReport, CheckWrite, KeyBan, KeyState } from './key-check';
 import type { Key, KeyDetail, Project, Version, Webhook } from './model';
 import type { TokenGrant } from './tokens';
@@ -163,6 +164,10 @@ export interface KeyStore {
   extendExpiry(projectId: string, keyId: string, extension: { seconds: number; now: number } | { lifetimeAt: number }): Promise<number | undefined>;
   /** Apply an edit to the project's key in one conditional write; the key in detail after it, undefined for no such key. */
   editKey(projectId: string, keyId: string, edit: KeyEdit): Promise<KeyDetail | undefined>;
+  /** Ids of the project's keys linked to this Discord id (the byDiscordId index), in issue order. */
+  keyIdsByDiscordId(projectId: string, discordId: string): Promise<string[]>;
+  /** The project's keys among `keyIds` in detail, in the order given; ids of no key or another project's are left out. */
+  keyDetails(projectId: string, keyIds: readonly string[]): Promise<KeyDetail[]>;
 }
 
 /** What a PATCH of a key changes: each field present is set, null removes it; absent fields stay as they are. */
@@ -342,4 +347,51 @@ export interface DeliveryStore {
   releaseClaim(deliveryId: string, token: string): Promise<void>;
   /** Set `enabled` to 0 if the config still has this url and is enabled; true when this call disabled it. */
   disableWebhook(projectId: string, webhookId: string, url: string, now: number): Promise<boolean>;
+}
+
+// ---- The publisher console ----
+
+/** The console's sessions, by the hash of their cookie's secret (#domain/console-session). */
+export interface SessionStore {
+  create(sessionHash: string, session: ConsoleSession): Promise<void>;
+  get(sessionHash: string): Promise<ConsoleSession | undefined>;
+  touch(sessionHash: string, session: ConsoleSession, now: number): Promise<void>;
+  delete(sessionHash: string): Promise<void>;
+}
+
+/** What the console reads besides the owner API's stores. */
+export interface ConsoleReads {
+  /** The owner's projects (their place in the owner's list, then the projects), by name. */
+  projectsOf(ownerId: string): Promise<Project[]>;
+  /** Key ids in issue order after `afterSeq` (the byIssueOrder index), `limit` of them, with each one's number. */
+  keyIdsAfter(projectId: string, afterSeq: number, limit: number): Promise<{ keyId: string; seq: number }[]>;
+  /** Ids of the project's keys carrying the watermark (the byWatermark index), at most `limit`. */
+  keyIdsWithWatermark(projectId: string, watermark: string, limit: number): Promise<string[]>;
+  /** Ids of the project's keys with a note word starting with `prefix` (the note-word items), at most `limit`. */
+  keyIdsWithNoteWord(projectId: string, prefix: string, limit: number): Promise<string[]>;
+}
+
+/** A console upload waiting for its commit: what the browser promised to PUT. */
+export interface PendingUpload {
+  uploadId: string;
+  projectId: string;
+  sizeBytes: number;
+  sha256: string;
+  notes: string;
+  createdAt: number;
+}
+
+export interface UploadStore {
+  save(upload: PendingUpload): Promise<void>;
+  find(projectId: string, uploadId: string): Promise<PendingUpload | undefined>;
+  remove(projectId: string, uploadId: string): Promise<void>;
+}
+
+/** Where the browser PUTs a script before its commit: a presigned S3 URL in AWS, the local server locally. */
+export interface UploadStaging {
+  /** A URL (and the headers to send with it) that accepts exactly this upload's bytes for a while. */
+  presign(upload: PendingUpload): Promise<{ url: string; headers: Record<string, string> }>;
+  /** The staged bytes, or undefined when nothing was put. */
+  read(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<Uint8Array | undefined>;
+  discard(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<void>;
 }

@@ -23,10 +23,15 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-/** Count a request against the caller's current window (spec §8). */
-export async function consumeRateLimit(store: RateLimitStore, bucket: string, nowSeconds: number): Promise<RateDecision> {
+/** Count a request against the caller's current window (spec §8); the console's sessions pass their own limit. */
+export async function consumeRateLimit(
+  store: RateLimitStore,
+  bucket: string,
+  nowSeconds: number,
+  limit: { requests: number; windowSeconds: 60 } = RATE_LIMIT,
+): Promise<RateDecision> {
   const window = rateWindowAt(nowSeconds);
-  const count = await store.countRequest(bucket, { start: window.start, seconds: RATE_LIMIT.windowSeconds }, RATE_LIMIT.requests);
+  const count = await store.countRequest(bucket, { start: window.start, seconds: limit.windowSeconds }, limit.requests);
   if (count === undefined) return { allowed: false, remaining: 0, resetSeconds: window.resetSeconds };
-  return { allowed: true, remaining: RATE_LIMIT.requests - count, resetSeconds: window.resetSeconds };
+  return { allowed: true, remaining: limit.requests - count, resetSeconds: window.resetSeconds };
 }

@@ -72,19 +72,32 @@ export const defineEndpoint = <Query, Body, Result>(endpoint: Endpoint<Query, Bo
 export type ApiHandler = ProxyHandler;
 
 /**
+ * How a front door serves the endpoints. The owner API (the default) counts each request against the token's
+ * 100 a minute and audits `source: "api"`; the console serves the same endpoints behind its session, which has its
+ * own limit (counted once per request before the endpoint, lambdas/http/console-api.ts) and audits `"console"`.
+ */
+export interface FrontDoor {
+  source: NonNullable<ApiActor['source']>;
+  tokenRateLimit: boolean;
+}
+
+export const OWNER_API: FrontDoor = { source: 'api', tokenRateLimit: true };
+export const CONSOLE: FrontDoor = { source: 'console', tokenRateLimit: false };
+
+/**
  * One API endpoint as a Lambda handler: HTTP in, JSON out. Every request goes the same straight line:
  * caller (from the authorizer) → rate limit → token scope → body and query validation → project access → the
  * endpoint's rule.
  * Every failure leaves as `{"error": "..."}` with its status; nothing unexpected leaks past a 500.
  */
-export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: ApiDeps): ApiHandler {
+export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: ApiDeps, door: FrontDoor = OWNER_API): ApiHandler {
   const { stores, now } = deps;
   const chain = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(requestIdsInLogs(deps.logger))
     .use(jsonErrors(deps.logger))
-    .use(lowercaseHeaders())
-    .use(rateLimit(deps))
-    .use(tokenScope(endpoint.scope));
+    .use(lowercaseHeaders());
+  if (door.tokenRateLimit) chain.use(rateLimit(deps));
+  chain.use(tokenScope(endpoint.scope));
   if (endpoint.body) chain.use(jsonBody());
   const handler = chain.handler(async (event, context) => {
     const query = parse(endpoint.query, singleValuedQuery(event));
@@ -94,7 +107,7 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
     // A token limited to one project finds no other: the same 404 as a project of another owner.
     if (caller.projectId !== undefined && caller.projectId !== projectId) throw new ProjectNotFound();
     const project = await openProject(stores.projects, caller, projectId);
-    const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId };
+    const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId, source: door.source };
     const keyId = event.pathParameters?.key_id ?? '';
     const result = await endpoint.run(
       { project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor, scope: caller.scope, logger: deps.logger, keyId },

@@ -12,7 +12,7 @@ import { revokeKeyEndpoint } from '#functions/revoke-key';
 import { rollbackEndpoint } from '#functions/rollback';
 import { unbanKeyEndpoint } from '#functions/unban-key';
 import { updateKeyEndpoint } from '#functions/update-key';
-import { type ApiDeps, type ApiHandler, createApiHandler, type Endpoint } from './api-handler';
+import { type ApiDeps, type ApiHandler, createApiHandler, type Endpoint, type FrontDoor, OWNER_API } from './api-handler';
 import type { Route } from './routes';
 
 /** Each route's endpoint, for whatever builds handlers from its own dependencies (the local stack, the tests). */
@@ -33,22 +33,10 @@ export const ENDPOINTS: Record<Route['entry'], Endpoint<unknown, unknown, unknow
   'get-stats': getStatsEndpoint,
 };
 
-/** Every route's handler, built from the same dependencies (the local stack's stores, a test's). */
-export function createRouteHandlers(deps: ApiDeps): Record<Route['entry'], ApiHandler> {
-  return {
-    'list-keys': createApiHandler(ENDPOINTS['list-keys'], deps),
-    'issue-keys': createApiHandler(ENDPOINTS['issue-keys'], deps),
-    'get-key': createApiHandler(ENDPOINTS['get-key'], deps),
-    'update-key': createApiHandler(ENDPOINTS['update-key'], deps),
-    'reset-hwid': createApiHandler(ENDPOINTS['reset-hwid'], deps),
-    'ban-key': createApiHandler(ENDPOINTS['ban-key'], deps),
-    'unban-key': createApiHandler(ENDPOINTS['unban-key'], deps),
-    'extend-key': createApiHandler(ENDPOINTS['extend-key'], deps),
-    'revoke-key': createApiHandler(ENDPOINTS['revoke-key'], deps),
-    'revoke-bulk': createApiHandler(ENDPOINTS['revoke-bulk'], deps),
-    'list-versions': createApiHandler(ENDPOINTS['list-versions'], deps),
-    rollback: createApiHandler(ENDPOINTS.rollback, deps),
-    'list-webhooks': createApiHandler(ENDPOINTS['list-webhooks'], deps),
-    'get-stats': createApiHandler(ENDPOINTS['get-stats'], deps),
-  };
+/** Every route's handler, built from the same dependencies (the local stack's stores, a test's), for one front door. */
+export function createRouteHandlers(deps: ApiDeps, door: FrontDoor = OWNER_API): Record<Route['entry'], ApiHandler> {
+  return Object.fromEntries(Object.entries(ENDPOINTS).map(([entry, endpoint]) => [entry, createApiHandler(endpoint, deps, door)])) as Record<
+    Route['entry'],
+    ApiHandler
+  >;
 }

@@ -38,6 +38,14 @@ export const settings = {
   keySecretArn: () => setting('KEY_SECRET_ARN'),
   /** The front door's secret origin header value (lib/constructs/front-door.ts); absent on a stack without one. */
   originSecret: () => optionalSetting('ORIGIN_VERIFY_SECRET'),
+  /** The loader routes' base URL (the stack's LoaderUrl), for the console's hosted-stub line. */
+  loaderBaseUrl: () => setting('LOADER_BASE_URL'),
+  /** What a token created in the console is registered with: the usage plan, and the stage whose cache a revoke flushes. */
+  usagePlanId: () => setting('USAGE_PLAN_ID'),
+  restApiId: () => setting('REST_API_ID'),
+  stageName: () => setting('STAGE_NAME'),
+  /** The console's origin when it is known at deploy time (a custom domain); else the request's forwarded host. */
+  consoleOrigin: (): string | undefined => process.env.CONSOLE_ORIGIN || undefined,
 };
 
 let stores: Stores | undefined;

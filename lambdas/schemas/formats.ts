@@ -46,16 +46,28 @@ export const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 export const UNSAFE_TEXT_CHARACTERS_GLOBAL = new RegExp(UNSAFE_TEXT_CHARACTERS.source, 'gu');
 
 /**
- * The one rule for free text a client sends (a key's note, a version's notes, a ban's reason): no C0 or C1 control
- * but tab and line feed, and no bidirectional control. An ESC reaches the owner's terminal through `sdapi keys show`
- * (`\u001b]52;c;…` writes the clipboard); a bidi override reorders the embed it is shown in.
+ * The one rule for free text a client sends (a key's note, a version's notes, a ban's reason, a project's name): no
+ * C0 or C1 control but tab and line feed, and no bidirectional control. An ESC reaches the owner's terminal through
+ * `sdapi keys show` (`\u001b]52;c;…` writes the clipboard); a bidi override reorders the embed it is shown in.
  */
 const FREE_TEXT_FORBIDDEN = /(?![\t\n])\p{Cc}|[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 
-/** Why `text` is no acceptable free text for `field`, phrased for the caller; undefined when it is. */
-export function freeTextProblem(field: string, text: string): string | undefined {
+/** What is wrong with the characters of `text` (FREE_TEXT_FORBIDDEN), in words after the field's name; undefined when nothing. */
+function freeTextCharacterProblem(text: string): string | undefined {
   const found = FREE_TEXT_FORBIDDEN.exec(text)?.[0];
   if (found === undefined) return undefined;
   const code = `U+${(found.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
-  return `${field} must be printable text: it holds ${code}, a control or bidirectional character (only tab and line feed are allowed)`;
+  return `must be printable text: it holds ${code}, a control or bidirectional character (only tab and line feed are allowed)`;
+}
+
+/** Why `text` is no acceptable free text for `field`, phrased for the caller; undefined when it is. */
+export function freeTextProblem(field: string, text: string): string | undefined {
+  const problem = freeTextCharacterProblem(text);
+  return problem && `${field} ${problem}`;
+}
+
+/** The same rule with a length (the dashboard's and the console's fields), in words after the field's name. */
+export function printableTextProblem(text: string, maxLength: number): string | undefined {
+  if (text.length > maxLength) return `must be at most ${maxLength} characters; got ${text.length}`;
+  return freeTextCharacterProblem(text);
 }

@@ -29,6 +29,8 @@ export class ScriptBucket extends Construct {
   readonly accessLogs: s3.Bucket;
   /** What the dashboard's principal needs to upload (PutObject) and clean up a failed upload (DeleteObject). */
   readonly uploadPolicy: iam.ManagedPolicy;
+  /** The Deny of script writes by anyone but the dashboard (with `dashboardPrincipalArn`), and the other writers it spares. */
+  private readonly onlyWriters?: { statement: iam.PolicyStatement; arns: string[] };
 
   constructor(scope: Construct, id: string, props: ScriptBucketProps = {}) {
     super(scope, id);
@@ -66,20 +68,39 @@ export class ScriptBucket extends Construct {
       reason: 'Each upload writes a new version id under its project, so the dashboard writes any script object, and only script objects.',
     });
     if (props.dashboardPrincipalArn) {
-      this.bucket.addToResourcePolicy(
-        new iam.PolicyStatement({
-          sid: 'OnlyTheDashboardWritesScripts',
-          effect: iam.Effect.DENY,
-          principals: [new iam.AnyPrincipal()],
-          actions: [...writes, 's3:PutObjectAcl', 's3:DeleteObjectVersion'],
-          resources: [this.bucket.arnForObjects('*')],
-          conditions: { ArnNotEquals: { 'aws:PrincipalArn': props.dashboardPrincipalArn } },
-        }),
-      );
+      const statement = new iam.PolicyStatement({
+        sid: 'OnlyTheDashboardWritesScripts',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: [...writes, 's3:PutObjectAcl', 's3:DeleteObjectVersion'],
+        resources: [this.bucket.arnForObjects('*')],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': [props.dashboardPrincipalArn] } },
+      });
+      this.bucket.addToResourcePolicy(statement);
+      this.onlyWriters = { statement, arns: [props.dashboardPrincipalArn] };
     }
   }
 
-  /** Refuse every read of a script object but the given role's (the loader function's): a Deny no grant can undo. */
+  /** A writer of scripts besides the dashboard (the console's function, which stores committed uploads). */
+  alsoWritableBy(role: iam.IRole): void {
+    if (!this.onlyWriters) return;
+    this.onlyWriters.arns.push(role.roleArn);
+    this.onlyWriters.statement.addCondition('ArnNotEquals', { 'aws:PrincipalArn': [...this.onlyWriters.arns] });
+  }
+
+  /**
+   * The console's uploads: the browser PUTs a file straight to its staged key with a presigned URL (from the console's
+   * origin, so CORS allows PUT; the signature is the credential). A staged file no commit reached goes within a day.
+   */
+  acceptUploads(): void {
+    this.bucket.addCorsRule({ allowedMethods: [s3.HttpMethods.PUT], allowedOrigins: ['*'], allowedHeaders: ['content-type'], maxAge: 3600 });
+    this.bucket.addLifecycleRule({ id: 'StagedUploads', prefix: 'uploads/', expiration: Duration.days(1), noncurrentVersionExpiration: Duration.days(1) });
+  }
+
+  /**
+   * Refuse every read of a script object but the given role's (the loader function's): a Deny no grant can undo.
+   * Staged console uploads (`uploads/`) are not scripts yet: the console's function reads them back at the commit.
+   */
   readableOnlyBy(role: iam.IRole): void {
     this.bucket.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -87,7 +108,7 @@ export class ScriptBucket extends Construct {
         effect: iam.Effect.DENY,
         principals: [new iam.AnyPrincipal()],
         actions: ['s3:GetObject', 's3:GetObjectVersion'],
-        resources: [this.bucket.arnForObjects('*')],
+        resources: [this.bucket.arnForObjects(SCRIPT_OBJECTS)],
         conditions: { ArnNotEquals: { 'aws:PrincipalArn': role.roleArn } },
       }),
     );

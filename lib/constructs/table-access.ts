@@ -83,7 +83,8 @@ export const ROUTE_TABLE_ACCESS = {
     { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: ['sequenceLease'] },
     { actions: ['dynamodb:UpdateItem'], partitions: ['project'], attributes: UPDATED_ATTRIBUTES.keyCount },
     { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: ['order'] },
-    { actions: ['dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'], partitions: ['key'] },
+    // The keys and, for a batch with a note, its note-word search items (the console's search), written alike.
+    { actions: ['dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'], partitions: ['key', 'noteWords'] },
     RECORD_AUDIT,
   ],
   'get-key': [...EVERY_ROUTE, { actions: ['dynamodb:GetItem'], partitions: ['key'] }],
@@ -113,6 +114,41 @@ export const ROUTE_TABLE_ACCESS = {
     RECORD_AUDIT,
   ],
 } as const satisfies Record<Route['entry'], readonly TableGrant[]>;
+
+/**
+ * The console's function (lib/constructs/console-api.ts): it serves every owner route (their calls, merged by
+ * partition) and its own items: sessions, the owner's tokens and project list, webhooks, uploads and versions in
+ * the project's partition, the key search's indexes and note-word items, the project's audit entries to list.
+ */
+export const CONSOLE_TABLE_ACCESS = [
+  { actions: ['dynamodb:UpdateItem'], partitions: ['rateWindow'], attributes: UPDATED_ATTRIBUTES.rateWindow },
+  {
+    actions: [
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:Query',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:ConditionCheckItem',
+    ],
+    partitions: ['project'],
+  },
+  { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['key'] },
+  { actions: ['dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:Query'], partitions: ['noteWords'] },
+  { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: ['sequenceLease'] },
+  { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: ['order'] },
+  { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], partitions: ['projectAudit'] },
+  { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], partitions: ['consoleSession'] },
+  // Token create and revoke: the three items of a token and the owner's audit entry, in one transaction each.
+  { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: ['token'] },
+  { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['tokenById'] },
+  { actions: ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: ['owner'] },
+  { actions: ['dynamodb:PutItem'], partitions: ['ownerAudit'] },
+  { queryIndex: 'byIssueOrder' },
+  { queryIndex: 'byWatermark' },
+  { queryIndex: 'byDiscordId' },
+] as const satisfies readonly TableGrant[];
 
 /** The authorizer: one GetItem of a token item. */
 export const TOKEN_LOOKUP = [{ actions: ['dynamodb:GetItem'], partitions: ['token'] }] as const satisfies readonly TableGrant[];

@@ -350,6 +350,7 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
       const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, string>;
       expect(Object.keys(state)).toEqual([
         'baseUrl',
+        'consoleUrl',
         'token',
         'ownerId',
         'projectId',
@@ -363,6 +364,12 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
       ]);
       expect(state.baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(state.inboxUrl).toBe(`http://127.0.0.1:${port}/_local/inbox`);
+      expect(state.consoleUrl).toBe(`http://127.0.0.1:${port}/console/`);
+      // A newcomer opens the console first: the banner names it, and a browser at `/` is sent there.
+      expect(output.stdout).toContain(`Console     ${state.consoleUrl}`);
+      const root = await fetch(`${state.baseUrl}/`, { headers: { Accept: 'text/html' }, redirect: 'manual' });
+      expect(root.status).toBe(302);
+      expect(root.headers.get('location')).toBe('/console/');
 
       const curl = /curl -s -H 'Authorization: Bearer (\S+)' '(\S+\/versions)'/.exec(output.stdout);
       expect(curl?.[1]).toBe(state.token);

@@ -2,7 +2,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { discordKeyOf, INDEX_PARTITION, keyIndexAttributes } from '#adapters/layout';
+import { discordIndexAttributes, INDEX_PARTITION, keyIndexAttributes } from '#adapters/layout';
 import { createTableInput, KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
 import { AUDIT_UNSETTLED } from '#domain/audit';
@@ -504,9 +504,9 @@ describe('least privilege on the table', () => {
       'dynamodb:UpdateItem table PROJECT#* only keyCount',
       'dynamodb:GetItem table ORDER#*',
       'dynamodb:PutItem table ORDER#*',
-      'dynamodb:BatchWriteItem table KEY#*',
-      'dynamodb:BatchGetItem table KEY#*',
-      'dynamodb:PutItem table KEY#*',
+      'dynamodb:BatchWriteItem table KEY#*,NOTE#*',
+      'dynamodb:BatchGetItem table KEY#*,NOTE#*',
+      'dynamodb:PutItem table KEY#*,NOTE#*',
       AUDIT,
     ],
     'get-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:GetItem table KEY#*'],
@@ -555,11 +555,7 @@ describe('least privilege on the table', () => {
   });
 
   it('queries an index in the partitions its queries name: a project id, as the index partition keys of a stored key begin', () => {
-    const projectId = newId('prj');
-    const attributes: Record<string, string> = {
-      ...keyIndexAttributes(projectId, '0123456789abcdef'),
-      discordKey: discordKeyOf(projectId, '123456789012345678'),
-    };
+    const attributes = { ...keyIndexAttributes(newId('prj'), '0123456789abcdef'), ...discordIndexAttributes(newId('prj'), '123456789012345678') };
     for (const [name, index] of Object.entries(TABLE.indexes))
       expect(attributes[index.partitionKey]?.startsWith(INDEX_PARTITION[name as keyof typeof TABLE.indexes])).toBe(true);
   });
@@ -698,7 +694,7 @@ describe('the scripts bucket', () => {
     const pinned = synthesizeApiStack({ dashboardPrincipalArn: dashboard });
     const pinnedBucket = pinned.stack.getLogicalId(pinned.stack.scripts.bucket.node.defaultChild as never);
     const onlyDashboard = scriptBucketStatements(pinned.template, pinnedBucket).find((statement) => statement.Sid === 'OnlyTheDashboardWritesScripts');
-    expect(onlyDashboard).toMatchObject({ Effect: 'Deny', Condition: { ArnNotEquals: { 'aws:PrincipalArn': dashboard } } });
+    expect(onlyDashboard).toMatchObject({ Effect: 'Deny', Condition: { ArnNotEquals: { 'aws:PrincipalArn': [dashboard] } } });
     expect([onlyDashboard?.Action].flat().toSorted()).toEqual(['s3:DeleteObject', 's3:DeleteObjectVersion', 's3:PutObject', 's3:PutObjectAcl']);
     expect(() => synthesizeApiStack({ dashboardPrincipalArn: 'Dashboard' })).toThrow('give an IAM role or user ARN');
   });

@@ -305,6 +305,18 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     return key?.projectId === projectId ? key : undefined;
   }
 
+  async keyIdsByDiscordId(projectId: string, discordId: string): Promise<string[]> {
+    return [...this.keys.values()]
+      .filter((key) => key.projectId === projectId && key.selling?.discord_id === discordId)
+      .sort((a, b) => a.issueSeq - b.issueSeq)
+      .map((key) => key.id);
+  }
+
+  async keyDetails(projectId: string, keyIds: readonly string[]): Promise<KeyDetail[]> {
+    const details = await Promise.all(keyIds.map((keyId) => this.getKey(projectId, keyId)));
+    return details.filter((detail) => detail !== undefined);
+  }
+
   async resetFingerprints(projectId: string, keyId: string): Promise<number | undefined> {
     const key = this.keys.get(keyId);
     if (!key || key.projectId !== projectId) return undefined;

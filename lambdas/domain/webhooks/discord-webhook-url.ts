@@ -58,3 +58,21 @@ export function redactWebhookUrl(raw: string): string {
     return `${REDACTED} (not a URL)`;
   }
 }
+
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+/** The form Discord gives under Server Settings > Integrations > Webhooks > Copy Webhook URL. */
+export const DISCORD_WEBHOOK_URL_FORM = 'https://discord.com/api/webhooks/ID/TOKEN';
+
+/**
+ * Why a webhook URL cannot be configured (only a Discord webhook URL is ever posted to, so anything else would be a
+ * config that silently never fires), in words after the field's name; undefined when it can. The dashboard's
+ * `webhooks add` and the console share it.
+ */
+export function webhookUrlProblem(text: string): string | undefined {
+  if (text.length > MAX_WEBHOOK_URL_LENGTH) return `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
+  if (!parseDiscordWebhookUrl(text)) {
+    return `must be a Discord webhook URL, ${DISCORD_WEBHOOK_URL_FORM} (locally the deliveries still go to the inbox of npm start); got ${redactWebhookUrl(text)}`;
+  }
+  return undefined;
+}

@@ -449,3 +449,23 @@ export function embedProblems(embed: Embed): string[] {
   if (total > EMBED_LIMITS.total) problems.push(`embed is longer than ${EMBED_LIMITS.total} in total`);
   return problems;
 }
+
+/** Blue, like the informational embeds: a test says nothing happened. */
+const TEST_COLOR = 0x3498db;
+
+/** The one embed "Send test" posts (the console's webhooks page): it names the project and says it is a test. */
+export function testEmbedMessage(projectName: string, projectId: string, now: number): EmbedMessage {
+  return {
+    embeds: [
+      {
+        title: 'Test notification',
+        description: scriptLine(projectName, projectId, EMBED_LIMITS.description - 200),
+        color: TEST_COLOR,
+        fields: [fieldOf('What this is', "A test sent from the publisher console: this channel receives the project's notifications.", false)],
+        timestamp: new Date(now * 1000).toISOString(),
+        footer: { text: FOOTER_TEXT },
+      },
+    ],
+    allowed_mentions: { parse: [] },
+  };
+}

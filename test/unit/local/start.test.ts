@@ -49,6 +49,7 @@ describe('banner', () => {
       inboxUrl: 'http://127.0.0.1:3000/_local/inbox',
       s3Endpoint: 'http://127.0.0.1:4569',
       bucketName: 'scripts-bucket',
+      consoleUrl: 'http://127.0.0.1:3000/console/',
       sharedWatermark: '0123456789abcdef',
       demoKey: 'sdk_demo',
       demoKeyId: 'key_demo',
@@ -59,6 +60,7 @@ describe('banner', () => {
       stop: async () => undefined,
     };
     const text = banner(stack, undefined);
+    expect(text).toContain('Console     http://127.0.0.1:3000/console/   (open it in a browser; sign in with the Token below)');
     expect(text).toContain('Base URL    http://127.0.0.1:3000');
     // In AWS the loader routes have their own URL: the banner says where it is.
     expect(text).toContain("Loader URL  http://127.0.0.1:3000   (here the same; in AWS the stack's LoaderUrl output, or your custom domain)");

@@ -1,0 +1,44 @@
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { PendingUpload, UploadStaging } from '#domain/ports';
+import { uploadObjectKey } from './layout';
+
+/** How long a presigned upload URL works: long enough for 5 MiB on a slow line, short enough to be useless later. */
+export const UPLOAD_URL_SECONDS = 15 * 60;
+
+/**
+ * Console uploads staged in the scripts bucket under `uploads/` (layout.ts uploadObjectKey): the browser PUTs the
+ * file straight to S3 with a presigned URL, so a 5 MiB script never passes through a Lambda's 6 MB request limit.
+ * The commit reads it back, checks it and deletes it; the bucket's lifecycle rule removes what no commit reached.
+ */
+export class S3UploadStaging implements UploadStaging {
+  constructor(
+    protected readonly s3: S3Client,
+    readonly bucketName: string,
+  ) {}
+
+  async presign(upload: PendingUpload): Promise<{ url: string; headers: Record<string, string> }> {
+    const put = new PutObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload), ContentType: 'application/octet-stream' });
+    const url = await getSignedUrl(this.s3, put, { expiresIn: UPLOAD_URL_SECONDS });
+    return { url, headers: { 'Content-Type': 'application/octet-stream' } };
+  }
+
+  async read(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<Uint8Array | undefined> {
+    try {
+      const { Body } = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload) }));
+      return Body ? await Body.transformToByteArray() : undefined;
+    } catch (error) {
+      if (error instanceof NoSuchKey) return undefined;
+      throw error;
+    }
+  }
+
+  async discard(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<void> {
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload) }));
+  }
+
+  /** Store bytes where a presigned PUT would (the local stack's stand-in for S3's own PUT endpoint). */
+  async store(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>, bytes: Uint8Array): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload), Body: bytes, ContentLength: bytes.length }));
+  }
+}

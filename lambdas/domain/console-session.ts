@@ -1,0 +1,70 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { HOUR_SECONDS } from './time';
+import type { TokenScope } from './tokens';
+
+/**
+ * The publisher console's sessions (DESIGN.md "Publisher console", Session): opened with an API token, kept only as
+ * the SHA-256 of a random secret that lives in an HttpOnly cookie, ended by sign-out, by 12 hours without use, by 7
+ * days in all, and on the next request once the token that opened it is revoked.
+ */
+
+export const SESSION_IDLE_SECONDS = 12 * HOUR_SECONDS;
+export const SESSION_MAX_SECONDS = 7 * 24 * HOUR_SECONDS;
+/** A session's last use is written at most this often: a page's burst of requests costs one write, not one each. */
+export const SESSION_TOUCH_AFTER_SECONDS = 60;
+
+/** The console's own limit per session, far above what any page asks for (a page load makes a handful of requests). */
+export const CONSOLE_RATE_LIMIT = { requests: 600, windowSeconds: 60 } as const;
+export const CONSOLE_RATE_LIMIT_MESSAGE = `Rate limit exceeded: the console allows ${CONSOLE_RATE_LIMIT.requests} requests a minute per session`;
+
+export const SESSION_COOKIE = 'sd_session';
+export const SESSION_COOKIE_PATH = '/console';
+
+/** A stored session: whose, opened by which token, and when. Never the cookie's secret. */
+export interface ConsoleSession {
+  ownerId: string;
+  /** The token's hash: checked on each request, so a revoked token ends the session. */
+  tokenHash: string;
+  tokenId: string;
+  scope: TokenScope;
+  createdAt: number;
+  lastUsedAt: number;
+}
+
+/** The cookie's value: 256 random bits. */
+export const newSessionSecret = (): string => `sds_${randomBytes(32).toString('base64url')}`;
+
+export const sessionHashOf = (secret: string): string => createHash('sha256').update(`console-session:${secret}`, 'utf8').digest('hex');
+
+/** When the session ends unless used again: 12 hours after its last use, and never past 7 days after it opened. */
+export const sessionExpiresAt = (session: Pick<ConsoleSession, 'createdAt' | 'lastUsedAt'>): number =>
+  Math.min(session.lastUsedAt + SESSION_IDLE_SECONDS, session.createdAt + SESSION_MAX_SECONDS);
+
+export const sessionIsLive = (session: Pick<ConsoleSession, 'createdAt' | 'lastUsedAt'>, now: number): boolean => now < sessionExpiresAt(session);
+
+export const sessionNeedsTouch = (session: Pick<ConsoleSession, 'lastUsedAt'>, now: number): boolean => now - session.lastUsedAt >= SESSION_TOUCH_AFTER_SECONDS;
+
+/** The rate-limit bucket of a session: apart from every token's. */
+export const sessionRateBucket = (sessionHash: string): string => `console#${sessionHash}`;
+
+/** The session's secret from a Cookie header's pairs (the last one named sd_session), or undefined. */
+export function sessionSecretOf(cookies: readonly string[]): string | undefined {
+  let found: string | undefined;
+  for (const pair of cookies.flatMap((header) => header.split(';'))) {
+    const at = pair.indexOf('=');
+    if (at !== -1 && pair.slice(0, at).trim() === SESSION_COOKIE) found = pair.slice(at + 1).trim();
+  }
+  return found && /^sds_[A-Za-z0-9_-]{43}$/.test(found) ? found : undefined;
+}
+
+/** The Set-Cookie of a new session (or, with `clear`, of its end): HttpOnly, SameSite=Strict, no Domain, Secure on https. */
+export function sessionCookie(value: string, options: { secure: boolean; maxAgeSeconds: number }): string {
+  return [
+    `${SESSION_COOKIE}=${value}`,
+    `Path=${SESSION_COOKIE_PATH}`,
+    `Max-Age=${options.maxAgeSeconds}`,
+    'HttpOnly',
+    'SameSite=Strict',
+    ...(options.secure ? ['Secure'] : []),
+  ].join('; ');
+}

@@ -1,0 +1,62 @@
+import * as z from 'zod/mini';
+import { PATH_ID_PATTERN, printableTextProblem, WATERMARK_PATTERN } from './formats';
+import { EVENT_NAMES } from './resources';
+
+/** Bodies and queries of the console's own routes (docs/console.md); the mirrored owner routes keep the API's. */
+
+const text = (field: string) => z.string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) });
+
+export const SignInBody = z.object({ token: text('token').check(z.minLength(1, 'token must not be empty'), z.maxLength(512, 'token is too long')) });
+
+export const SearchQuery = z.object({
+  q: z.optional(z.string().check(z.maxLength(200, 'q must be at most 200 characters'))),
+  status: z._default(z.enum(['all', 'active', 'revoked', 'expired'], { error: 'status must be all, active, revoked or expired' }), 'all'),
+  offset: z._default(z.pipe(z.string().check(z.regex(/^[0-9]{1,15}$/, 'offset must be a whole number')), z.transform(Number)), 0),
+});
+
+const keyId = text('key_ids[]').check(z.regex(PATH_ID_PATTERN, 'key_ids must hold key ids such as key_0123456789abcdef0123'));
+export const RevokeSelectedBody = z.object({
+  key_ids: z
+    .array(keyId, { error: 'key_ids must be an array of key ids' })
+    .check(z.minLength(1, 'key_ids must name 1 to 100 keys'), z.maxLength(100, 'key_ids must name 1 to 100 keys')),
+});
+
+/** A Discord embed field value holds 1024 characters; a version's notes are shown in one (as `versions upload`). */
+export const MAX_VERSION_NOTES_LENGTH = 1024;
+export const UploadBody = z.object({
+  size_bytes: z
+    .int({ error: 'size_bytes must be a whole number of bytes' })
+    .check(z.gte(1, 'size_bytes must be at least 1'), z.lte(5 * 1024 * 1024, 'size_bytes must be at most 5242880 (5 MiB)')),
+  sha256: text('sha256').check(z.regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex characters')),
+  notes: z._default(
+    text('notes').check(
+      z.refine((value) => printableTextProblem(value, MAX_VERSION_NOTES_LENGTH) === undefined, {
+        error: (issue) => `notes ${printableTextProblem(String(issue.input), MAX_VERSION_NOTES_LENGTH)}`,
+      }),
+    ),
+    '',
+  ),
+});
+
+const events = z
+  .array(z.enum(EVENT_NAMES, { error: `events must be names among ${EVENT_NAMES.join(', ')}` }), { error: 'events must be an array of event names' })
+  .check(z.minLength(1, 'events must name at least one event'));
+export const AddWebhookBody = z.object({ url: text('url'), events, enabled: z._default(z.boolean({ error: 'enabled must be true or false' }), true) });
+export const EditWebhookBody = z.object({ events: z.optional(events), enabled: z.optional(z.boolean({ error: 'enabled must be true or false' })) });
+
+/** A pasted dump is read here whole; a bigger one is scanned with `sdapi leak`. */
+export const MAX_PASTED_DUMP_BYTES = 1024 * 1024;
+export const LeakFindBody = z.object({
+  text: text('text').check(z.maxLength(MAX_PASTED_DUMP_BYTES, 'text must be at most 1 MiB: scan bigger dumps with sdapi leak')),
+});
+export const LeakRevokeBody = z.object({
+  watermarks: z
+    .array(text('watermarks[]').check(z.regex(WATERMARK_PATTERN, 'watermarks must be 16 lowercase hex characters each')))
+    .check(z.minLength(1, 'watermarks must name 1 to 100 watermarks'), z.maxLength(100, 'watermarks must name 1 to 100 watermarks')),
+});
+
+export const AuditQuery = z.object({
+  limit: z._default(z.pipe(z.string().check(z.regex(/^[0-9]{1,4}$/, 'limit must be a whole number from 1 to 1000')), z.transform(Number)), 100),
+});
+
+export const CreateTokenBody = z.object({ scope: z._default(z.enum(['read', 'write'], { error: 'scope must be read or write' }), 'write') });
