@@ -43,6 +43,7 @@ export const SERVICE_FUNCTION_ESBUILD = {
   sourcemap: SERVICE_BUNDLING.sourceMap,
   target: SERVICE_BUNDLING.target,
   external: SERVICE_BUNDLING.externalModules,
+  loader: SERVICE_BUNDLING.loader,
   banner: { js: SERVICE_BUNDLING.banner },
 } satisfies BuildOptions;
 

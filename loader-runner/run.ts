@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { configuredStub } from '#domain/stub-loader';
 import { isMainModule } from '#local/main-module';
 import { requestSync } from './http-sync';
 import { type HttpReply, type HttpRequest, runInRoblox } from './roblox';
@@ -25,17 +26,6 @@ export interface StubRun {
   statuses: number[];
   /** The seconds of each `task.wait` before the stub asked again. */
   waits: number[];
-}
-
-/** The stub with its STUB_SETTINGS lines set, as a publisher edits them before handing it out. */
-export function configuredStub(source: string, settings: Record<string, string>): string {
-  let configured = source;
-  for (const [name, value] of Object.entries(settings)) {
-    const line = new RegExp(`^(\\t${name} = ).*,$`, 'm');
-    if (!line.test(configured)) throw new Error(`The stub loader has no STUB_SETTINGS line for ${name}`);
-    configured = configured.replace(line, `$1${JSON.stringify(value)},`);
-  }
-  return configured;
 }
 
 /**

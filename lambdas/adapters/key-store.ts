@@ -6,10 +6,11 @@ import type { KeyDetail } from '#domain/model';
 import type { IssueOrder, IssueOutcome, KeyBatch, KeyStore } from '#domain/ports';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
-import { boundFingerprints, ENTITY, keyItem, keyOf } from './layout';
-import type { Item } from './paging';
+import { boundFingerprints, discordIndexKey, ENTITY, keyIdOfPartition, keyItem, keyOf } from './layout';
+import { type Item, queryAll } from './paging';
 import { toKey } from './project-store';
 import { inTurn } from './sequence';
+import { TABLE } from './table-definition';
 
 /** BatchWriteItem takes at most 25 puts per request. */
 const BATCH_WRITE_LIMIT = 25;
@@ -92,6 +93,22 @@ export class DynamoKeyStore implements KeyStore {
       const old = error.Item ? unmarshall(error.Item as Record<string, AttributeValue>) : undefined;
       return old?.projectId === projectId ? 0 : undefined;
     }
+  }
+
+  /** The sparse byDiscordId index's entries of the user in this project (keys only): a user's few keys, never the project's. */
+  async keyIdsByDiscordId(projectId: string, discordId: string): Promise<string[]> {
+    const index = TABLE.indexes.byDiscordId;
+    return queryAll(
+      this.db,
+      {
+        TableName: this.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: '#d = :d',
+        ExpressionAttributeNames: { '#d': index.partitionKey },
+        ExpressionAttributeValues: { ':d': discordIndexKey(projectId, discordId) },
+      },
+      (entry) => keyIdOfPartition(String(entry.pk)),
+    );
   }
 
   /**

@@ -181,7 +181,11 @@ export const keyIdOfPartition = (pk: string): string => pk.slice(PARTITION.key.l
  * keyIndexAttributes). The partition key an index Query names is the index's, so the CDK stack scopes index
  * queries by these (`dynamodb:LeadingKeys`).
  */
-export const INDEX_PARTITION: Readonly<Record<keyof typeof TABLE.indexes, string>> = { byIssueOrder: idStart('prj'), byWatermark: idStart('prj') };
+export const INDEX_PARTITION: Readonly<Record<keyof typeof TABLE.indexes, string>> = {
+  byIssueOrder: idStart('prj'),
+  byWatermark: idStart('prj'),
+  byDiscordId: idStart('prj'),
+};
 
 /**
  * What the API's updates of shared kinds of items write or test besides the item's key: a rate window's counter
@@ -223,9 +227,21 @@ export function keyItem(batch: KeyBatch, key: NewKey, issueSeq: number, userHash
     ...keyIndexAttributes(batch.projectId, key.watermark),
     ...(batch.maxFingerprints !== null && { max_fingerprints: batch.maxFingerprints, fingerprints: {} }),
     ...(batch.note !== null && { note: batch.note }),
-    ...(batch.discordId !== null && { discord_id: batch.discordId }),
+    ...(batch.discordId !== null && discordLinkAttributes(batch.projectId, batch.discordId)),
   };
 }
+
+/**
+ * A key's link to a Discord user: `discord_id` as the key detail shows it, and `discordKey`, which places the key
+ * in the sparse byDiscordId index (written whenever `discord_id` is, removed with it).
+ */
+export const discordLinkAttributes = (projectId: string, discordId: string) => ({
+  discord_id: discordId,
+  [TABLE.indexes.byDiscordId.partitionKey]: discordIndexKey(projectId, discordId),
+});
+
+/** The byDiscordId index's partition of a project's Discord user. */
+export const discordIndexKey = (projectId: string, discordId: string): string => `${projectId}#${discordId}`;
 
 /** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
 export const keyIndexAttributes = (projectId: string, watermark: string) => ({

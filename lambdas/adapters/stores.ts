@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoAuditStore } from './audit-store';
 import { DashboardStore } from './dashboard-store';
 import { DynamoDeliveryStore } from './delivery-store';
+import { DynamoDiscordStore } from './discord-store';
 import { DynamoKeyCheckStore } from './key-check-store';
 import { DynamoKeyStore } from './key-store';
 import { DynamoProjectStore } from './project-store';
@@ -22,13 +23,15 @@ export interface Stores {
   delivery: DynamoDeliveryStore;
   telemetry: DynamoTelemetryStore;
   audit: DynamoAuditStore;
+  discord: DynamoDiscordStore;
 }
 
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
+  const keys = new DynamoKeyStore(db, tableName);
   return {
     projects: new DynamoProjectStore(db, tableName),
     keyChecks: new DynamoKeyCheckStore(db, tableName),
-    keys: new DynamoKeyStore(db, tableName),
+    keys,
     tokens: new DynamoTokenStore(db, tableName),
     rateLimits: new DynamoRateLimitStore(db, tableName),
     scriptVersions: new DynamoScriptVersionStore(db, tableName),
@@ -36,5 +39,6 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     delivery: new DynamoDeliveryStore(db, tableName),
     telemetry: new DynamoTelemetryStore(db, tableName),
     audit: new DynamoAuditStore(db, tableName),
+    discord: new DynamoDiscordStore(db, tableName, (projectId, discordId) => keys.keyIdsByDiscordId(projectId, discordId)),
   };
 }

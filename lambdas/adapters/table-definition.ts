@@ -24,6 +24,12 @@ export const TABLE = {
      * partition all of a project's keys share. Named anew because DynamoDB cannot change a projection in place.
      */
     byIssueOrder: { name: 'byIssueOrderKeys', partitionKey: 'issueOrderKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
+    /**
+     * A buyer's keys in Discord (`status`, `resethwid`). Sparse: only a key linked to a Discord user has
+     * `discordKey = <projectId>#<discordId>`, so a project's other keys cost the index nothing and a user's lookup
+     * reads their few entries, never the project. Keys only: a check or a reset writes no attribute it holds.
+     */
+    byDiscordId: { name: 'byDiscordId', partitionKey: 'discordKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
   },
 } as const;
 
@@ -36,6 +42,7 @@ export const KEY_ATTRIBUTE_TYPES: Record<string, AttributeType> = {
   watermarkKey: 'S',
   issueOrderKey: 'S',
   issueSeq: 'N',
+  discordKey: 'S',
 };
 
 export function createTableInput(tableName: string): CreateTableCommandInput {

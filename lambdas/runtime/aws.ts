@@ -35,6 +35,13 @@ export const settings = {
   keySecretArn: () => setting('KEY_SECRET_ARN'),
 };
 
+/**
+ * The loader routes' base URL a request came through: `https://` and the domain its front door was called by (the
+ * stack's HTTP API or the custom domain), or LOADER_BASE_URL when a front door in between (a CDN) names another.
+ */
+export const awsLoaderBaseUrl = (event: { requestContext: { domainName?: string } }): string =>
+  process.env.LOADER_BASE_URL || `https://${event.requestContext.domainName ?? ''}`;
+
 let stores: Stores | undefined;
 let sqs: SQSClient | undefined;
 

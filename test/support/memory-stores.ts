@@ -251,6 +251,10 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     return { ...toKey(key), ...structuredClone(selling) };
   }
 
+  async keyIdsByDiscordId(projectId: string, discordId: string): Promise<string[]> {
+    return [...this.keys.values()].filter((key) => key.projectId === projectId && key.selling?.discord_id === discordId).map((key) => key.id);
+  }
+
   async resetFingerprints(projectId: string, keyId: string): Promise<number | undefined> {
     const key = this.keys.get(keyId);
     if (!key || key.projectId !== projectId) return undefined;
