@@ -40,6 +40,23 @@ export const LOADER_PLANNED_CHECKS_PER_SECOND = 1_000;
 export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: 5_000 } as const satisfies TokenBucket;
 
 /**
+ * The hosted stub (`GET /v1/loader/stub/{project_id}`): fetched once per buyer run, before the script, so sized at
+ * the planned runs a second. It needs no flood headroom above that: the function limits no address there, and
+ * a flood past it is refused by API Gateway before any function runs.
+ */
+export const STUB_ROUTE_THROTTLE = { rateLimit: LOADER_PLANNED_CHECKS_PER_SECOND, burstLimit: 2 * LOADER_PLANNED_CHECKS_PER_SECOND } as const satisfies TokenBucket;
+
+/** Discord's interactions: people typing commands, a few a second at a busy server's launch. */
+export const DISCORD_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const satisfies TokenBucket;
+
+/**
+ * API Gateway's requests a second per account and Region, across every API. The default is 10,000; every route at
+ * its throttle makes 9 × 500 + 2 × 2,500 + 1,000 + 50 = 10,550, so docs/operations.md asks for `requested` in
+ * Service Quotas before a flood could meet the account's throttle instead of a route's.
+ */
+export const ACCOUNT_API_RATE = { default: 10_000, requested: 11_000 } as const;
+
+/**
  * The alarm on the loader routes' 429s: more than this share of requests over two 5-minute periods. An honest
  * loader meets a 429 only past 120 checks a minute of one key, so a few percent is a flood or a mis-sized limit.
  */
@@ -87,6 +104,11 @@ export const RESERVED_CONCURRENCY = {
   dailyDetector: 2,
   /** Runs once an hour; a retry may overlap a slow run. */
   alertDigest: 2,
+  /**
+   * Buyers' Discord commands: people typing, a few a second at a busy server's launch, each answered in tens of
+   * milliseconds; held apart from the loader's instances so a flood there never delays a reply Discord waits 3 s for.
+   */
+  discord: 10,
 } as const;
 
 /**

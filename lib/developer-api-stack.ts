@@ -12,6 +12,7 @@ import { ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
 import { RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
 import { Analytics } from '#lib/constructs/analytics';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
+import { DiscordInteractions } from '#lib/constructs/discord-interactions';
 import { LoaderApi } from '#lib/constructs/loader-api';
 import { LoaderCheck } from '#lib/constructs/loader-check';
 import { logLineAlarm } from '#lib/constructs/log-line-alarm';
@@ -31,8 +32,11 @@ export const BEARER_VALIDATION_REGEX = '^\\s*[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-
 
 export const STAGE_NAME = 'prod';
 
-/** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector, the alert digest, the loader check. */
-export const FUNCTIONS_BESIDE_ROUTES = 9;
+/**
+ * The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector,
+ * the alert digest, the loader check, the Discord interactions.
+ */
+export const FUNCTIONS_BESIDE_ROUTES = 10;
 
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER } as const;
 
@@ -56,6 +60,8 @@ export class DeveloperApiStack extends Stack {
   readonly webhooks: WebhookDelivery;
   readonly analytics: Analytics;
   readonly loaderCheck: LoaderCheck;
+  /** Buyers' Discord commands, on the loader routes' front door (docs/discord.md). */
+  readonly discord: DiscordInteractions;
   /** The loader routes' own front door (an HTTP API), and the custom domain when one is given. */
   readonly loaderApi: LoaderApi;
   readonly scripts: ScriptBucket;
@@ -187,7 +193,13 @@ export class DeveloperApiStack extends Stack {
     const loaderRole = this.loaderCheck.function.role;
     if (!loaderRole) throw new Error('The loader function has no role to let read the scripts');
     this.scripts.readableOnlyBy(loaderRole);
-    this.loaderApi = new LoaderApi(this, 'LoaderApi', { function: this.loaderCheck.function, restApi: this.api, domain: customDomainContext(this.node) });
+    this.discord = new DiscordInteractions(this, 'Discord', { table: this.table });
+    this.loaderApi = new LoaderApi(this, 'LoaderApi', {
+      function: this.loaderCheck.function,
+      discordFunction: this.discord.function,
+      restApi: this.api,
+      domain: customDomainContext(this.node),
+    });
     if (booleanContext(this.node, 'reservedConcurrency', true)) this.reserveConcurrency();
     if (booleanContext(this.node, 'waf', false)) {
       this.firewall = new PerAddressFirewall(this, 'Firewall', {
@@ -259,6 +271,7 @@ export class DeveloperApiStack extends Stack {
       [this.analytics.streamIngestFunction, 'streamIngest'],
       [this.analytics.dailyDetectorFunction, 'dailyDetector'],
       [this.analytics.alertDigestFunction, 'alertDigest'],
+      [this.discord.function, 'discord'],
     ];
   }
 

@@ -21,11 +21,14 @@ export interface StackInfo {
   /** The local S3 (s3rver) and the bucket that hold each version's script, for the dashboard's uploads. */
   s3Endpoint: string;
   bucketName: string;
+  /** The public key of the local stack's Discord key pair, which the demo project is linked to (`discord link --public-key`). */
+  discordPublicKey: string;
 }
 
 export function stackInfoJson(info: StackInfo): string {
-  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName } = info;
-  return `${JSON.stringify({ baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName }, null, 2)}\n`;
+  const { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName, discordPublicKey } = info;
+  const fields = { baseUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName, discordPublicKey };
+  return `${JSON.stringify(fields, null, 2)}\n`;
 }
 
 /**

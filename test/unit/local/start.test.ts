@@ -49,6 +49,7 @@ describe('banner', () => {
       inboxUrl: 'http://127.0.0.1:3000/_local/inbox',
       s3Endpoint: 'http://127.0.0.1:4569',
       bucketName: 'scripts-bucket',
+      discordPublicKey: 'ab'.repeat(32),
       sharedWatermark: '0123456789abcdef',
       demoKey: 'sdk_demo',
       demoKeyId: 'key_demo',
