@@ -61,7 +61,7 @@ function toAuditEntry(item: Item): AuditEntry {
     ...subject,
     action: item.action as AuditEntry['action'],
     status: item.status as AuditStatus,
-    source: item.source === 'dashboard' ? 'dashboard' : 'api',
+    source: item.source === 'dashboard' || item.source === 'discord' ? item.source : 'api',
     tokenId: typeof item.tokenId === 'string' ? item.tokenId : null,
     requestId: typeof item.requestId === 'string' ? item.requestId : null,
     target: (item.target ?? {}) as AuditDetails,

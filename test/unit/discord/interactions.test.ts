@@ -5,9 +5,8 @@ import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { AuditLog, DiscordKeyView } from '#domain/ports';
 import { createInteractionsHandler } from '#http/discord-interactions';
-import { DISCORD_ROUTE } from '#http/routes';
 import { memoryDiscordKeyPair } from '#local/discord-key';
-import { buildHttpApiEvent } from '#local/proxy-event';
+import { interactionEvent } from '#test-support/discord-events';
 import { lambdaContext } from '#test-support/fixtures';
 import { MemoryDiscordStore } from '#test-support/memory-discord-store';
 
@@ -65,26 +64,7 @@ interface Sent {
 }
 
 async function send({ body = '{"type":1}', headers, projectId = PROJECT }: Sent = {}) {
-  const timestamp = String(NOW);
-  const signed = headers ?? { 'X-Signature-Ed25519': application.signRequest(timestamp, body), 'X-Signature-Timestamp': timestamp };
-  const event = buildHttpApiEvent({
-    method: 'POST',
-    routePath: DISCORD_ROUTE.path,
-    rawPath: `/v1/discord/interactions/${projectId}`,
-    rawQueryString: '',
-    headerPairs: Object.entries({ 'Content-Type': 'application/json', ...signed }),
-    body,
-    isBase64Encoded: false,
-    requestId: 'req-discord',
-    timeEpoch: NOW * 1000,
-    sourceIp: '162.159.128.1',
-    stage: '$default',
-    accountId: '123456789012',
-    apiId: 'a1b2c3d4e5',
-    domainName: 'a1b2c3d4e5.execute-api.us-east-1.amazonaws.com',
-    pathParameters: { project_id: projectId },
-  });
-  const result = await handler()(event, lambdaContext());
+  const result = await handler()(interactionEvent({ projectId, body, now: NOW, application, ...(headers ? { headers } : {}) }), lambdaContext());
   return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
 }
 
