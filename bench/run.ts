@@ -8,6 +8,7 @@ import { benchBulkRevoke } from './bulk-revoke';
 import { benchCloneDetection } from './clone-detection';
 import { benchColdStart } from './cold-start';
 import { benchDelivery } from './delivery';
+import { benchDiscord } from './discord';
 import { benchListKeys } from './list-keys';
 import { benchLoaderCheck } from './loader-check';
 import { benchLoaderCost } from './loader-cost';
@@ -26,7 +27,8 @@ import { round } from './support/stats';
  */
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
-                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys
+                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys,
+                 discord
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -52,6 +54,7 @@ const BENCHMARKS = {
   'clone-detection': ({ table, log }) => benchCloneDetection(table, log),
   'sdapi-leak': ({ table, log }) => benchSdapiLeak(table, log),
   'selling-keys': ({ table, log }) => benchSellingKeys(table, log),
+  discord: ({ table, log }) => benchDiscord(table, log),
 } satisfies Record<string, (context: BenchContext) => Promise<BenchResult>>;
 type BenchName = keyof typeof BENCHMARKS;
 const USES_STACK = new Set<BenchName>(['delivery', 'api-path', 'loader-check', 'script-fetch']);

@@ -34,8 +34,8 @@ export const LOADER_PLANNED_CHECKS_PER_SECOND = 1_000;
  * 1,500 a second above the planned 1,000, so one host must send 90,000 requests a minute (37 times the 2,400 a
  * minute the function admits from one address) before any buyer meets a 429; what it sends below that reaches the
  * function, which refuses the address in memory at about a millisecond a request, with no DynamoDB request, inside
- * the reserved 100 instances (2,500 a second at 1 ms is 2.5 instances). Two routes at 2,500 beside the owner API's
- * 9 × 500 stay within the account's 10,000 a second across every API of the Region.
+ * the reserved 100 instances (2,500 a second at 1 ms is 2.5 instances). What every route at its throttle adds up to
+ * across the Region is ACCOUNT_API_RATE's.
  */
 export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: 5_000 } as const satisfies TokenBucket;
 
@@ -79,7 +79,7 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. Reserved in all: 9 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 10 + 2 + 2 = 839 of the account's 1,000.
+ * cannot take another's. Reserved in all: 9 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 10 + 2 + 2 + 10 = 849 of the account's 1,000.
  */
 export const RESERVED_CONCURRENCY = {
   /** Each owner API route's function: STAGE_METHOD_THROTTLE's 500 a second at 120 ms a request. */

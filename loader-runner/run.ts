@@ -25,7 +25,7 @@ export interface StubRun {
   output: string[];
   /** The message that stopped the stub (a refusal sentence, an unreachable server), if one did. */
   error?: string;
-  /** The status of each request the stub sent. */
+  /** The status of each request the stub sent (not the GET of the hosted stub itself). */
   statuses: number[];
   /** The seconds of each `task.wait` before the stub asked again. */
   waits: number[];
@@ -71,7 +71,8 @@ export async function runStubLoader(options: {
     },
     request: (request) => {
       const reply = send(request);
-      if (!('raise' in reply)) run.statuses.push(reply.StatusCode);
+      // The stub's own requests: game:HttpGet fetching the hosted stub is the buyer's line, not the stub's.
+      if (!('raise' in reply) && request.Method !== 'GET') run.statuses.push(reply.StatusCode);
       return reply;
     },
   });
