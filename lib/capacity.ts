@@ -44,7 +44,10 @@ export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: 5_000 } as 
  * the planned runs a second. It needs no flood headroom above that: the function limits no address there, and
  * a flood past it is refused by API Gateway before any function runs.
  */
-export const STUB_ROUTE_THROTTLE = { rateLimit: LOADER_PLANNED_CHECKS_PER_SECOND, burstLimit: 2 * LOADER_PLANNED_CHECKS_PER_SECOND } as const satisfies TokenBucket;
+export const STUB_ROUTE_THROTTLE = {
+  rateLimit: LOADER_PLANNED_CHECKS_PER_SECOND,
+  burstLimit: 2 * LOADER_PLANNED_CHECKS_PER_SECOND,
+} as const satisfies TokenBucket;
 
 /** Discord's interactions: people typing commands, a few a second at a busy server's launch. */
 export const DISCORD_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const satisfies TokenBucket;

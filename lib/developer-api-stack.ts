@@ -11,8 +11,8 @@ import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/to
 import { ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
 import { RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
 import { Analytics } from '#lib/constructs/analytics';
-import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { DiscordInteractions } from '#lib/constructs/discord-interactions';
+import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { LoaderApi } from '#lib/constructs/loader-api';
 import { LoaderCheck } from '#lib/constructs/loader-check';
 import { logLineAlarm } from '#lib/constructs/log-line-alarm';

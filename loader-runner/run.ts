@@ -35,7 +35,8 @@ export interface StubRun {
  * The two lines a buyer runs (DESIGN.md, "Buyers help themselves in Discord"): the key as the global `script_key`,
  * then the hosted stub of `GET /v1/loader/stub/{project_id}`, fetched with game:HttpGet and run.
  */
-export const buyerLines = (stubUrl: string, key: string): string => `script_key = ${JSON.stringify(key)}\nloadstring(game:HttpGet(${JSON.stringify(stubUrl)}))()\n`;
+export const buyerLines = (stubUrl: string, key: string): string =>
+  `script_key = ${JSON.stringify(key)}\nloadstring(game:HttpGet(${JSON.stringify(stubUrl)}))()\n`;
 
 /**
  * One run of the stub as a buyer's executor would run it, against `baseUrl`. `files` are the executor's files

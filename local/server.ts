@@ -106,7 +106,12 @@ export function localGatewayDeps(
     loaderHandlers: {
       'loader-validate': createValidateHandler(loader),
       'loader-script': createScriptHandler({ ...loader, versions: stores.scriptVersions, scripts, cache: new ScriptCache(SCRIPT_CACHE_BYTES) }),
-      'loader-stub': createStubHandler({ projects: stores.projects, stubSource: readFileSync(STUB_LOADER_FILE, 'utf8'), loaderBaseUrl: localLoaderBaseUrl, logger: loader.logger }),
+      'loader-stub': createStubHandler({
+        projects: stores.projects,
+        stubSource: readFileSync(STUB_LOADER_FILE, 'utf8'),
+        loaderBaseUrl: localLoaderBaseUrl,
+        logger: loader.logger,
+      }),
       'discord-interactions': createInteractionsHandler({
         store: stores.discord,
         audit: stores.audit,

@@ -20,10 +20,10 @@ import { REFUSAL_SENTENCES } from '#domain/scripts';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { NO_VERSION_YET } from '#http/loader-script';
+import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { rateLimitHeaders } from '#http/rate-limit-headers';
 import { INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
-import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
 import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, STUB_ROUTE, scopeNeededBy } from '#http/routes';
 import { PATH_ID_PATTERN, WATERMARK_PATTERN } from '#schemas/formats';
 import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid, LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
@@ -855,7 +855,12 @@ function stubOperation(): Operation {
       200: {
         description: `The stub loader, as text. \`Cache-Control: public, max-age=${STUB_MAX_AGE_SECONDS}\`.`,
         headers: { ETag: headerRef('ETag') },
-        content: { 'text/plain; charset=utf-8': { schema: { type: 'string' }, examples: { stub: { summary: 'The stub (its start)', value: '--[[\n  Stub loader ...' } } } },
+        content: {
+          'text/plain; charset=utf-8': {
+            schema: { type: 'string' },
+            examples: { stub: { summary: 'The stub (its start)', value: '--[[\n  Stub loader ...' } },
+          },
+        },
       },
       304: { description: 'The copy named by `If-None-Match` is current: no body.', headers: { ETag: headerRef('ETag') } },
       404: { description: 'No such project.', content: errorContent({ none: { summary: 'Unknown project', value: { error: PROJECT_NOT_FOUND } } }) },

@@ -118,7 +118,12 @@ export const discordSimulate: Command<SimulateInput, object> = {
     const userId = flags.required('user');
     if (!DISCORD_USER_ID.test(userId)) throw new UsageError(`--user must be a Discord user id: 17 to 20 digits; got "${userId}"`);
     const key = flags.optional('key');
-    return { projectId: projectIdOf(flags), userId, command: oneOf('command', flags.required('command'), DISCORD_ACTIONS), ...(key === undefined ? {} : { key }) };
+    return {
+      projectId: projectIdOf(flags),
+      userId,
+      command: oneOf('command', flags.required('command'), DISCORD_ACTIONS),
+      ...(key === undefined ? {} : { key }),
+    };
   },
   async run(context, input) {
     const url = interactionsUrlOf(loaderBaseUrlOf(context), input.projectId);

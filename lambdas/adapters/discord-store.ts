@@ -87,7 +87,9 @@ export class DynamoDiscordStore implements DiscordKeyStore {
 
   private async onProject(projectId: string, update: { UpdateExpression: string; ExpressionAttributeValues?: Record<string, unknown> }): Promise<boolean> {
     try {
-      await this.db.send(new UpdateCommand({ TableName: this.tableName, Key: keyOf.project(projectId), ConditionExpression: 'attribute_exists(pk)', ...update }));
+      await this.db.send(
+        new UpdateCommand({ TableName: this.tableName, Key: keyOf.project(projectId), ConditionExpression: 'attribute_exists(pk)', ...update }),
+      );
       return true;
     } catch (error) {
       if (isConditionFailure(error)) return false;

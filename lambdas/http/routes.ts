@@ -53,7 +53,12 @@ export const STUB_ROUTE = { method: 'GET', path: '/v1/loader/stub/{project_id}',
  * Ed25519 signature of the project's linked Discord application is the credential. A function of its own, so a
  * flood of loader checks can never hold back a reply Discord waits at most 3 seconds for.
  */
-export const DISCORD_ROUTE = { method: 'POST', path: '/v1/discord/interactions/{project_id}', entry: 'discord-interactions', mappingKey: 'v1/discord' } as const;
+export const DISCORD_ROUTE = {
+  method: 'POST',
+  path: '/v1/discord/interactions/{project_id}',
+  entry: 'discord-interactions',
+  mappingKey: 'v1/discord',
+} as const;
 /** The public routes: no bearer token (a key in the body, a public project id, or Discord's signature). */
 export const PUBLIC_ROUTES = [LOADER_ROUTE, SCRIPT_ROUTE, STUB_ROUTE, DISCORD_ROUTE] as const;
 export type LoaderRoute = (typeof PUBLIC_ROUTES)[number];

@@ -3,7 +3,7 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 
 /** Root of the Lambda sources; every function's entry is a file under it. */
 export const LAMBDAS_DIR = fileURLToPath(new URL('../../lambdas/', import.meta.url));

@@ -1,5 +1,5 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoKeyCheckStore } from '#adapters/key-check-store';
 import { keyOf } from '#adapters/layout';
@@ -67,11 +67,17 @@ async function send(projectId: string, body: string, now = FIXED_NOW + 10) {
 /** One loader check from its own container and address. */
 function check(projectId: string, key: string, fingerprint: string, now = FIXED_NOW + 10) {
   addresses += 1;
-  const deps = { keys: new DynamoKeyCheckStore(table.db, table.tableName), rateLimits: table.stores.rateLimits, addresses: new AddressTally(), telemetry: noTelemetry };
+  const deps = {
+    keys: new DynamoKeyCheckStore(table.db, table.tableName),
+    rateLimits: table.stores.rateLimits,
+    addresses: new AddressTally(),
+    telemetry: noTelemetry,
+  };
   return checkKey(deps, { project_id: projectId, key, fingerprint, executor: 'Wave' }, `203.0.${addresses >> 8}.${addresses & 255}`, now).then(validateAnswer);
 }
 
-const itemOf = async (keyId: string) => (await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.key(keyId), ConsistentRead: true }))).Item ?? {};
+const itemOf = async (keyId: string) =>
+  (await table.db.send(new GetCommand({ TableName: table.tableName, Key: keyOf.key(keyId), ConsistentRead: true }))).Item ?? {};
 
 describe('redeem: one conditional write', () => {
   it('links exactly one of two users redeeming one key at once; the other is told it is taken, and the index names the winner only', async () => {

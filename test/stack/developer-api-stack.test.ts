@@ -11,17 +11,7 @@ import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
-import {
-  DISCORD_ROUTE,
-  LOADER_MAPPING_KEY,
-  LOADER_ROUTE,
-  type LoaderRoute,
-  mappedPathOf,
-  PUBLIC_ROUTES,
-  ROUTES,
-  SCRIPT_ROUTE,
-  STUB_ROUTE,
-} from '#http/routes';
+import { DISCORD_ROUTE, LOADER_MAPPING_KEY, LOADER_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_ROUTES, ROUTES, SCRIPT_ROUTE, STUB_ROUTE } from '#http/routes';
 import {
   DISCORD_ROUTE_THROTTLE,
   LOADER_429_ALARM,
@@ -371,7 +361,9 @@ describe('the loader key check', () => {
       const [restId] = ofTypeIn('AWS::ApiGateway::RestApi')[0] ?? [];
       expect(mappings).toHaveLength(3);
       expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: LOADER_MAPPING_KEY, DomainName: { Ref: domainId } }));
-      expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: DISCORD_ROUTE.mappingKey, DomainName: { Ref: domainId } }));
+      expect(mappings).toContainEqual(
+        expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: DISCORD_ROUTE.mappingKey, DomainName: { Ref: domainId } }),
+      );
       const owner = mappings.find((mapping) => JSON.stringify(mapping.ApiId) === JSON.stringify({ Ref: restId }));
       expect(owner).toMatchObject({ DomainName: { Ref: domainId } });
       expect(owner?.ApiMappingKey).toBeUndefined();
@@ -554,7 +546,10 @@ describe('least privilege on the table', () => {
 
   it('queries an index in the partitions its queries name: a project id, as the index partition keys of a stored key begin', () => {
     const projectId = newId('prj');
-    const attributes: Record<string, unknown> = { ...keyIndexAttributes(projectId, '0123456789abcdef'), ...discordLinkAttributes(projectId, '123456789012345678') };
+    const attributes: Record<string, unknown> = {
+      ...keyIndexAttributes(projectId, '0123456789abcdef'),
+      ...discordLinkAttributes(projectId, '123456789012345678'),
+    };
     for (const [name, index] of Object.entries(TABLE.indexes))
       expect(String(attributes[index.partitionKey]).startsWith(INDEX_PARTITION[name as keyof typeof TABLE.indexes])).toBe(true);
   });

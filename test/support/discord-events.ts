@@ -34,4 +34,8 @@ export function interactionEvent(input: {
 
 /** A slash command's interaction body from a user in a server. */
 export const slashCommand = (name: string, user: string, key?: string): string =>
-  JSON.stringify({ type: 2, data: { name, type: 1, ...(key === undefined ? {} : { options: [{ name: 'key', type: 3, value: key }] }) }, member: { user: { id: user } } });
+  JSON.stringify({
+    type: 2,
+    data: { name, type: 1, ...(key === undefined ? {} : { options: [{ name: 'key', type: 3, value: key }] }) },
+    member: { user: { id: user } },
+  });

@@ -1,6 +1,6 @@
 import { EPHEMERAL, INTERACTION_TYPE, type Interaction, type InteractionReply, type MessageReply, type ModalReply, REPLY_TYPE } from '#schemas/discord';
 import { AUDIT_ACTIONS, discordEntry } from '../audit';
-import { hasKeyValueForm, hashKeyValue, keyIdOf } from '../key-values';
+import { hashKeyValue, hasKeyValueForm, keyIdOf } from '../key-values';
 import type { AuditLog, DiscordKeyStore, DiscordKeyView } from '../ports';
 import { actionOf, BUTTON_PREFIX, type DiscordAction, KEY_OPTION, REDEEM_MODAL_ID } from './commands';
 import type { DiscordLink } from './link';
@@ -56,9 +56,7 @@ function redeemModal(): ModalReply {
     data: {
       custom_id: REDEEM_MODAL_ID,
       title: 'Redeem a key',
-      components: [
-        { type: 1, components: [{ type: 4, custom_id: KEY_OPTION, label: 'Your key', style: 1, min_length: 1, max_length: 100, required: true }] },
-      ],
+      components: [{ type: 1, components: [{ type: 4, custom_id: KEY_OPTION, label: 'Your key', style: 1, min_length: 1, max_length: 100, required: true }] }],
     },
   };
 }
@@ -121,7 +119,9 @@ function stateOf(key: DiscordKeyView, now: number): 'revoked' | 'expired' | 'act
 }
 
 const machinesOf = (key: DiscordKeyView) =>
-  key.maxFingerprints === null ? 'not bound to machines' : `${key.boundMachines} of ${key.maxFingerprints} machine${key.maxFingerprints === 1 ? '' : 's'} bound`;
+  key.maxFingerprints === null
+    ? 'not bound to machines'
+    : `${key.boundMachines} of ${key.maxFingerprints} machine${key.maxFingerprints === 1 ? '' : 's'} bound`;
 
 async function redeem(deps: InteractionDeps, context: InteractionContext, userId: string, value: string | undefined): Promise<string> {
   const key = value?.trim();

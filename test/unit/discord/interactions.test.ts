@@ -27,7 +27,13 @@ let store: MemoryDiscordStore;
 let entries: AuditEntry[];
 const audit: AuditLog = { record: async (entry) => void entries.push(entry), finish: async () => undefined };
 const handler = () =>
-  createInteractionsHandler({ store, audit, loaderBaseUrl: () => BASE, now: () => NOW, logger: new Logger({ serviceName: 'discord-test', logLevel: 'SILENT' }) });
+  createInteractionsHandler({
+    store,
+    audit,
+    loaderBaseUrl: () => BASE,
+    now: () => NOW,
+    logger: new Logger({ serviceName: 'discord-test', logLevel: 'SILENT' }),
+  });
 
 function addKey(view: Partial<DiscordKeyView> = {}): { value: string; id: string } {
   const value = newKeyValue();
@@ -121,7 +127,7 @@ describe('PING and the shape of every reply', () => {
 });
 
 describe('redeem', () => {
-  it("links an unlinked key to the user and says when it expires and how many machines are bound; again for the same user it changes nothing", async () => {
+  it('links an unlinked key to the user and says when it expires and how many machines are bound; again for the same user it changes nothing', async () => {
     const key = addKey();
     const redeem = command('redeem', [{ name: 'key', type: 3, value: key.value }]);
     const first = contentOf(await send({ body: redeem }));
@@ -133,7 +139,7 @@ describe('redeem', () => {
     expect(contentOf(await send({ body: redeem }))).toContain('is linked');
   });
 
-  it("refuses a key linked to another user and leaves it theirs", async () => {
+  it('refuses a key linked to another user and leaves it theirs', async () => {
     const key = addKey({ discordId: OTHER });
     expect(contentOf(await send({ body: command('redeem', [{ name: 'key', type: 3, value: key.value }]) }))).toContain('another Discord account');
     expect(store.keys.get(key.id)?.discordId).toBe(OTHER);
