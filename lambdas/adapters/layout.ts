@@ -206,7 +206,9 @@ export const UPDATED_ATTRIBUTES = {
 /**
  * A key item as issuance writes it. Selling's attributes are written only when set: a key without
  * `max_fingerprints` has no `fingerprints` map and stays unbound for good, and items stay as small as before.
- * A bound key gets its empty map now, so that a check binds a machine with one `SET fingerprints.#fp`.
+ * A bound key gets its empty map now, so that a check binds a machine with one `SET fingerprints.#fp`. A key linked
+ * to a Discord user carries `discordKey` beside `discord_id` (the byDiscordId index), and `hwidResetAt` once the user
+ * reset its machines in Discord (the cooldown runs from it; discord-store.ts).
  */
 export function keyItem(batch: KeyBatch, key: NewKey, issueSeq: number, userHash: string) {
   return {
