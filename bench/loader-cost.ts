@@ -123,6 +123,7 @@ function countingQueue(): MessageSender & { sent: OutgoingMessage[] } {
 function reportingEveryCheck(keys: KeyCheckStore, sink: TelemetrySink): KeyCheckStore {
   return {
     peek: (keyId) => keys.peek(keyId),
+    watermarkOf: (keyId) => keys.watermarkOf(keyId),
     async checkAndCount(check) {
       const counted = await keys.checkAndCount(check);
       if (counted.outcome === 'counted') await sink.report(checkTelemetry(check.report, counted.keyId, 'KEY_VALID', check.now));

@@ -9,6 +9,7 @@ import { benchCloneDetection } from './clone-detection';
 import { benchColdStart } from './cold-start';
 import { benchDelivery } from './delivery';
 import { benchDiscord } from './discord';
+import { benchEdge } from './edge';
 import { benchListKeys } from './list-keys';
 import { benchLoaderCheck } from './loader-check';
 import { benchLoaderCost } from './loader-cost';
@@ -27,7 +28,7 @@ import { round } from './support/stats';
  */
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
-                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys,
+                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys, edge,
                  discord
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
@@ -54,6 +55,7 @@ const BENCHMARKS = {
   'clone-detection': ({ table, log }) => benchCloneDetection(table, log),
   'sdapi-leak': ({ table, log }) => benchSdapiLeak(table, log),
   'selling-keys': ({ table, log }) => benchSellingKeys(table, log),
+  edge: ({ log }) => benchEdge(log),
   discord: ({ table, log }) => benchDiscord(table, log),
 } satisfies Record<string, (context: BenchContext) => Promise<BenchResult>>;
 type BenchName = keyof typeof BENCHMARKS;

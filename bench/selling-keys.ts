@@ -208,7 +208,7 @@ export async function benchSellingKeys(table: BenchTable, log: (line: string) =>
       'check binding a new machine: DynamoDB requests',
       perCall(binding, (c) => c.requests),
       '',
-      { note: 'the write assuming a bound machine fails and says so, then the binding write; once per machine' },
+      { note: 'the write assuming a bound machine fails, a read of what it tests says why, then the binding write; once per machine' },
     ),
     row(
       NAME,

@@ -228,14 +228,20 @@ export function usagePlanTokenKeys(
     },
     async register({ tokenHash, tokenId }) {
       const { usagePlanId } = checked();
-      const key = await client.send(
-        new CreateApiKeyCommand({
-          name: tokenId,
-          description: 'Usage-plan key of a developer API token (value: SHA-256 of the token)',
-          value: tokenHash,
-          enabled: true,
-        }),
-      );
+      let key: { id?: string };
+      try {
+        key = await client.send(
+          new CreateApiKeyCommand({
+            name: tokenId,
+            description: 'Usage-plan key of a developer API token (value: SHA-256 of the token)',
+            value: tokenHash,
+            enabled: true,
+          }),
+        );
+      } catch (error) {
+        if (error instanceof Error && error.name === 'LimitExceededException') throw new CommandError(apiKeyLimitSentence(oneLine(error)));
+        throw error;
+      }
       await client.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: key.id, keyType: 'API_KEY' }));
     },
     async revoke(tokenId) {
@@ -262,6 +268,15 @@ export function usagePlanTokenKeys(
     close: () => client.destroy(),
   };
 }
+
+/**
+ * API Gateway holds at most 10,000 API keys per account and Region ("Amazon API Gateway quotas",
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html), and each token has one.
+ */
+export const API_KEYS_PER_REGION = 10_000;
+
+export const apiKeyLimitSentence = (refusal: string) =>
+  `API Gateway refused the token's API key (${refusal}): an account holds at most ${API_KEYS_PER_REGION.toLocaleString('en-US')} API keys per Region, one per token of this stack and any key of other APIs in the account. Nothing was written: revoke tokens no one uses (token revoke deletes their keys), or ask AWS to raise "API keys" for the Region (Service Quotas, Amazon API Gateway), then create the token again`;
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

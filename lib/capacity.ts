@@ -1,4 +1,6 @@
+import { LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
+import { ROUTES } from '#http/routes';
 import type { TokenBucket } from './token-bucket';
 
 /**
@@ -60,6 +62,35 @@ export const DISCORD_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 100 } as cons
 export const ACCOUNT_API_RATE = { default: 10_000, requested: 11_000 } as const;
 
 /**
+ * API Gateway's throttle for all APIs of an account in a Region, and the Regions where it starts at a quarter of
+ * that ("Amazon API Gateway quotas", https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html: 2,500
+ * requests a second, burst 1,250, in these 13). The stack's throttles are sized for 10,000 (test/stack/floods.test.ts);
+ * in these Regions the account's throttle refuses first, shared by the owner API and the loader routes, until the
+ * quota (Service Quotas code L-8A5B8E43) is raised. `npm run deploy` says so before it deploys there.
+ */
+export const API_GATEWAY_ACCOUNT_THROTTLE = { rateLimit: 10_000, burstLimit: 5_000 } as const satisfies TokenBucket;
+export const LOW_API_GATEWAY_THROTTLE = {
+  rateLimit: 2_500,
+  burstLimit: 1_250,
+  regions: [
+    'af-south-1',
+    'eu-south-1',
+    'ap-southeast-3',
+    'me-central-1',
+    'ap-south-2',
+    'ap-southeast-4',
+    'eu-south-2',
+    'eu-central-2',
+    'il-central-1',
+    'ca-west-1',
+    'ap-southeast-5',
+    'ap-southeast-7',
+    'mx-central-1',
+  ],
+  quotaCode: 'L-8A5B8E43',
+} as const;
+
+/**
  * The alarm on the loader routes' 429s: more than this share of requests over two 5-minute periods. An honest
  * loader meets a 429 only past 120 checks a minute of one key, so a few percent is a flood or a mis-sized limit.
  */
@@ -77,12 +108,20 @@ export const LOADER_RESERVED_CONCURRENCY = 100;
  */
 export const STAGE_METHOD_THROTTLE = { rateLimit: 500, burstLimit: 500 } as const satisfies TokenBucket;
 
-/** Lambda's default concurrency per account and Region, and what must stay unreserved for every other function. */
+/**
+ * Lambda's default concurrency per account and Region, and what must stay unreserved for every other function: "You
+ * can reserve up to the Unreserved account concurrency value minus 100" (Lambda developer guide, "Configuring
+ * reserved concurrency", https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html). New accounts
+ * start far lower than 1,000 ("New AWS accounts have reduced concurrency and memory quotas", Lambda quotas,
+ * https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html), so the stack reserves only what
+ * `-c reservableConcurrency` allows (planReservations).
+ */
 export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as const;
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. Reserved in all: 9 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 10 + 2 + 2 + 10 = 849 of the account's 1,000.
+ * cannot take another's. With the 9 owner routes: 9 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 10 + 2 + 2 + 10 = 849 of the
+ * account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {
   /** Each owner API route's function: STAGE_METHOD_THROTTLE's 500 a second at 120 ms a request. */
@@ -114,6 +153,71 @@ export const RESERVED_CONCURRENCY = {
   discord: 10,
 } as const;
 
+export type ConcurrencyGroup = keyof typeof RESERVED_CONCURRENCY;
+
+/** How many functions of the stack are in each concurrency group: one per owner route, one of each other. */
+export const FUNCTIONS_PER_GROUP: Readonly<Record<ConcurrencyGroup, number>> = {
+  route: ROUTES.length,
+  authorizer: 1,
+  loaderCheck: 1,
+  fanout: 1,
+  delivery: 1,
+  ingest: 1,
+  queueIngest: 1,
+  streamIngest: 1,
+  dailyDetector: 1,
+  alertDigest: 1,
+  discord: 1,
+};
+
+/**
+ * Which groups keep their reservation first when the account cannot hold them all: the loader check (every buyer's
+ * run) and the authorizer (every owner request) before the small bounded consumers, then the loader side's ingest,
+ * then the owner routes, whose 60 each only matter once the account serves floods (and which the stage's method
+ * throttle already caps).
+ */
+export const RESERVATION_PRIORITY = [
+  'loaderCheck',
+  'authorizer',
+  'queueIngest',
+  'delivery',
+  'fanout',
+  'streamIngest',
+  'dailyDetector',
+  'alertDigest',
+  'discord',
+  'ingest',
+  'route',
+] as const satisfies readonly ConcurrencyGroup[];
+
+/** What the stack reserves: each group whole or not at all, so an event source is never capped above its function. */
+export interface ReservationPlan {
+  reserved: ConcurrencyGroup[];
+  unreserved: ConcurrencyGroup[];
+  /** Instances reserved in all. */
+  total: number;
+  /** What every group together would reserve. */
+  full: number;
+}
+
+/**
+ * The groups to reserve when the stack may reserve `reservable` instances in all (the account's unreserved
+ * concurrency, plus what this stack already holds, minus the 100 Lambda keeps): RESERVATION_PRIORITY's groups in
+ * order, each whole if it still fits. 0 reserves nothing, and every function draws on the account's shared pool.
+ */
+export function planReservations(functionsPerGroup: Readonly<Record<ConcurrencyGroup, number>>, reservable: number): ReservationPlan {
+  const sizeOf = (group: ConcurrencyGroup) => functionsPerGroup[group] * RESERVED_CONCURRENCY[group];
+  const plan: ReservationPlan = { reserved: [], unreserved: [], total: 0, full: 0 };
+  for (const group of RESERVATION_PRIORITY) {
+    plan.full += sizeOf(group);
+    if (plan.total + sizeOf(group) <= reservable) {
+      plan.reserved.push(group);
+      plan.total += sizeOf(group);
+    } else plan.unreserved.push(group);
+  }
+  return plan;
+}
+
 /**
  * Batches of the telemetry queue ingested at once. An SQS event source polling beyond its function's reservation
  * gets throttled invocations, and each returns its messages to the queue at the price of a receive (8 and they are
@@ -122,14 +226,14 @@ export const RESERVED_CONCURRENCY = {
 export const TELEMETRY_MAX_CONCURRENCY = RESERVED_CONCURRENCY.queueIngest;
 
 /**
- * The optional per-address limit in AWS WAF (`-c waf=true`; `-c wafRateLimit=N` sets N): requests a minute from one
- * IP address, over the owner API's routes (the loader's HTTP API cannot carry a web ACL). Above the loader check's
- * own 2,400 a minute per address, so an address of buyers that also calls the owner API is not refused for it.
+ * The optional per-address limit in AWS WAF on the front door (`-c waf=true`; `-c wafRateLimit=N` sets N): requests a
+ * minute from one viewer IP address over every route. Above the loader check's own 2,400 a minute per address, so an
+ * address of buyers that also calls the owner API is refused by the function's limit (the same 429) first.
  */
 export const WAF_DEFAULT_REQUESTS_PER_MINUTE = 3_000;
 /**
- * The least `-c wafRateLimit` may be: ten tokens' worth of the spec's 100 a minute, so owners and their bots behind
- * one address are refused by their tokens' own limits before the address's. (The loader routes, whose contract
- * promises 1,000 checks a minute per address, are on the HTTP API, which WAF does not see.)
+ * The least `-c wafRateLimit` may be: what the loader function itself admits from one address. Lower, WAF would
+ * refuse buyers the key check admits; at it, an address of honest buyers behind carrier NAT (the contract's floor,
+ * 1,000 checks a minute) keeps more than twice its floor of headroom for WAF's approximate count.
  */
-export const WAF_MIN_REQUESTS_PER_MINUTE = 1_000;
+export const WAF_MIN_REQUESTS_PER_MINUTE = LOADER_LIMITS.perAddressPerMinute;

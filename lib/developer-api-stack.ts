@@ -1,23 +1,36 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
 import { ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
-import { RESERVED_CONCURRENCY, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE, WAF_MIN_REQUESTS_PER_MINUTE } from '#lib/capacity';
+import {
+  FUNCTIONS_PER_GROUP,
+  planReservations,
+  RESERVED_CONCURRENCY,
+  type ReservationPlan,
+  STAGE_METHOD_THROTTLE,
+  USAGE_PLAN_THROTTLE,
+  WAF_DEFAULT_REQUESTS_PER_MINUTE,
+  WAF_MIN_REQUESTS_PER_MINUTE,
+} from '#lib/capacity';
 import { Analytics } from '#lib/constructs/analytics';
 import { DiscordInteractions } from '#lib/constructs/discord-interactions';
+import { FrontDoor } from '#lib/constructs/front-door';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
+import { KEEP_UNLESS_JUST_CREATED } from '#lib/constructs/keep';
 import { LoaderApi } from '#lib/constructs/loader-api';
 import { LoaderCheck } from '#lib/constructs/loader-check';
 import { logLineAlarm } from '#lib/constructs/log-line-alarm';
 import { Monitoring } from '#lib/constructs/monitoring';
-import { PerAddressFirewall } from '#lib/constructs/per-address-firewall';
+import { EdgeFirewallStack, PerAddressFirewall } from '#lib/constructs/per-address-firewall';
 import { ScriptBucket } from '#lib/constructs/script-bucket';
 import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
@@ -38,6 +51,9 @@ export const STAGE_NAME = 'prod';
  */
 export const FUNCTIONS_BESIDE_ROUTES = 10;
 
+/** The most `-c reservableConcurrency` may say: Lambda's concurrency quota can be raised to tens of thousands. */
+const MAX_RESERVABLE_CONCURRENCY = 1_000_000;
+
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER } as const;
 
 function keyAttribute(name: string): dynamodb.Attribute {
@@ -48,6 +64,19 @@ function keyAttribute(name: string): dynamodb.Attribute {
 
 /** `list-keys` → `ListKeys` */
 const pascalCase = (entry: string) => entry.replace(/(?:^|-)([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+/** The region CloudFront's web ACLs live in. */
+export const EDGE_FIREWALL_REGION = 'us-east-1';
+
+export interface DeveloperApiStackProps extends StackProps {
+  /**
+   * The console's built files (`buildConsole(outDir)` of console/build.ts; bin/app.ts builds them before synth).
+   * Needed unless `-c console=false`.
+   */
+  consoleFiles?: s3deploy.ISource;
+  /** The console API's origin (`/console/api/*`), once its function exists (lib/constructs/console-api.ts). */
+  consoleApiOrigin?: cloudfront.IOrigin;
+}
 
 /**
  * The Developer API: the one table, one Lambda per route behind a REST API with a token authorizer, a usage
@@ -73,12 +102,23 @@ export class DeveloperApiStack extends Stack {
    * when the stack is deleted, like the table: without it, no order recorded in the table can be answered again.
    */
   readonly keySecret: secretsmanager.Secret;
-  /** Present when synthesized with `-c waf=true`. */
+  /** Present when synthesized with `-c waf=true`: in this stack in us-east-1, else in `edgeFirewallStack`. */
   readonly firewall?: PerAddressFirewall;
+  /** The web ACL's own stack in us-east-1, when `-c waf=true` and this stack is in another Region. */
+  readonly edgeFirewallStack?: EdgeFirewallStack;
+  /** The one CloudFront distribution in front of everything: its URL is the output ServiceUrl. */
+  readonly frontDoor: FrontDoor;
+  /** The value of the front door's secret origin header, by which the loader function knows a request came through it. */
+  readonly originSecret: secretsmanager.Secret;
   readonly monitoring: Monitoring;
+  /** Which concurrency groups this synth reserves (`-c reservableConcurrency`; none by default). */
+  readonly reservations: ReservationPlan;
 
-  constructor(scope: Construct, id: string, props?: StackProps) {
-    super(scope, id, props);
+  constructor(scope: Construct, id: string, props: DeveloperApiStackProps = {}) {
+    const { consoleFiles, consoleApiOrigin, ...stackProps } = props;
+    const firewalled = booleanContext(scope.node, 'waf', false);
+    // The web ACL may live in us-east-1 beside a stack elsewhere: its ARN then crosses Regions.
+    super(scope, id, { ...stackProps, crossRegionReferences: stackProps.crossRegionReferences ?? firewalled });
 
     this.table = new dynamodb.TableV2(this, 'Table', {
       partitionKey: keyAttribute(TABLE.partitionKey),
@@ -92,14 +132,15 @@ export class DeveloperApiStack extends Stack {
       billing: dynamodb.Billing.onDemand(),
       dynamoStream: dynamodb.StreamViewType[TABLE.stream],
       timeToLiveAttribute: TABLE.ttlAttribute,
+      // A deleted table leaves a system backup for 35 days. No deletion protection: it would refuse CloudFormation's
+      // delete when a first create rolls back, leaving the stack in ROLLBACK_FAILED (docs/operations.md, "A first deploy").
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: true,
-      // Keys, projects and tokens are the publisher's data: they outlive the stack.
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Keys, projects and tokens are the publisher's data: they outlive the stack, but not a create that rolled back.
+      removalPolicy: KEEP_UNLESS_JUST_CREATED,
     });
 
     // Kept after the stack is gone: it is the record of who revoked which keys and rolled back which versions.
-    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: KEEP_UNLESS_JUST_CREATED });
     this.api = new apigateway.RestApi(this, 'Api', {
       restApiName: 'script-distribution-developer-api',
       description: 'Script Distribution Developer API (paths start with /v1)',
@@ -150,7 +191,7 @@ export class DeveloperApiStack extends Stack {
     this.keySecret = new secretsmanager.Secret(this, 'KeySecret', {
       description: "HMAC secret shop orders' key values derive from; rotating it makes recorded orders unanswerable",
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: KEEP_UNLESS_JUST_CREATED,
     });
     this.keySecret.grantRead(this.routeFunctions['issue-keys']);
     this.routeFunctions['issue-keys'].addEnvironment('KEY_SECRET_ARN', this.keySecret.secretArn);
@@ -200,13 +241,53 @@ export class DeveloperApiStack extends Stack {
       restApi: this.api,
       domain: customDomainContext(this.node),
     });
-    if (booleanContext(this.node, 'reservedConcurrency', true)) this.reserveConcurrency();
-    if (booleanContext(this.node, 'waf', false)) {
-      this.firewall = new PerAddressFirewall(this, 'Firewall', {
-        stage: this.api.deploymentStage,
-        requestsPerMinute: integerContext(this.node, 'wafRateLimit', WAF_DEFAULT_REQUESTS_PER_MINUTE, { min: WAF_MIN_REQUESTS_PER_MINUTE, max: 2_000_000_000 }),
+    this.reservations = this.reserveConcurrency();
+
+    this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
+      description: "Sent by the front door to the loader origin: a request carrying it came through CloudFront, whose viewer address is then the buyer's",
+      generateSecretString: { passwordLength: 48, excludePunctuation: true },
+    });
+    Validations.of(this.originSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'CloudFormation resolves it into the distribution and the loader function at deployment; a rotation there would leave them apart until the next deployment, which replaces it (docs/operations.md).',
+    });
+    // A dynamic reference: the template holds the secret's ARN, CloudFormation the value.
+    this.loaderCheck.function.addEnvironment('ORIGIN_VERIFY_SECRET', this.originSecret.secretValue.unsafeUnwrap());
+    if (firewalled) {
+      const requestsPerMinute = integerContext(this.node, 'wafRateLimit', WAF_DEFAULT_REQUESTS_PER_MINUTE, {
+        min: WAF_MIN_REQUESTS_PER_MINUTE,
+        max: 2_000_000_000,
       });
+      if (Token.isUnresolved(this.region)) {
+        throw new Error(
+          `-c waf=true: CloudFront's web ACL lives in ${EDGE_FIREWALL_REGION}, so the stack's Region must be known at synth: set AWS_REGION or a profile with a Region`,
+        );
+      }
+      if (this.region === EDGE_FIREWALL_REGION) this.firewall = new PerAddressFirewall(this, 'Firewall', { requestsPerMinute });
+      else {
+        this.edgeFirewallStack = new EdgeFirewallStack(scope, `${id}EdgeFirewall`, {
+          env: { account: this.account, region: EDGE_FIREWALL_REGION },
+          description: `Script Distribution: the front door's per-address web ACL (CloudFront's web ACLs live in ${EDGE_FIREWALL_REGION})`,
+          requestsPerMinute,
+        });
+        this.firewall = this.edgeFirewallStack.firewall;
+        Annotations.of(this).acknowledgeWarning(
+          '@aws-cdk/core:crossStackReferencesDefaultStrong',
+          'A strong reference is what is wanted: the web ACL cannot be deleted while the distribution uses it.',
+        );
+      }
     }
+    this.frontDoor = new FrontDoor(this, 'FrontDoor', {
+      restApi: this.api,
+      loaderApi: this.loaderApi.httpApi,
+      originSecret: this.originSecret,
+      accessLogs: this.scripts.accessLogs,
+      ...(booleanContext(this.node, 'console', true) ? { console: { files: requiredConsoleFiles(consoleFiles), apiOrigin: consoleApiOrigin } } : {}),
+      ...(this.firewall ? { webAclArn: this.firewall.webAcl.attrArn } : {}),
+    });
+    // The hosted stub and the Discord replies name the URL buyers reach, not the HTTP API the front door calls.
+    for (const fn of [this.loaderCheck.function, this.discord.function]) fn.addEnvironment('LOADER_BASE_URL', this.frontDoor.serviceUrl);
     new CfnOutput(this, 'IngestFunctionName', {
       description: 'Lambda the loader side invokes with telemetry batches ({"records": [...]})',
       value: this.analytics.ingestFunction.functionName,
@@ -240,7 +321,7 @@ export class DeveloperApiStack extends Stack {
       value: this.monitoring.topic.topicArn,
     });
 
-    acknowledgeReviewedApiFindings(this.api, this.firewall !== undefined);
+    acknowledgeReviewedApiFindings(this.api);
   }
 
   /** A route's own function, granted what its route needs of the table, behind the token authorizer. */
@@ -259,7 +340,7 @@ export class DeveloperApiStack extends Stack {
   }
 
   /** Every function of the stack with its group (RESERVED_CONCURRENCY's keys). */
-  private functionGroups(): [ServiceFunction, keyof typeof RESERVED_CONCURRENCY][] {
+  functionGroups(): [ServiceFunction, keyof typeof RESERVED_CONCURRENCY][] {
     return [
       ...Object.values(this.routeFunctions).map((fn): [ServiceFunction, 'route'] => [fn, 'route']),
       [this.authorizerFunction, 'authorizer'],
@@ -276,11 +357,23 @@ export class DeveloperApiStack extends Stack {
   }
 
   /**
-   * Each function's reserved concurrency by its group. `-c reservedConcurrency=false` leaves them out, for a new
-   * account whose Lambda concurrency is still below what they reserve.
+   * Each function's reserved concurrency by its group, for the groups `-c reservableConcurrency=N` holds (N: what the
+   * stack may reserve in all; `npm run deploy` reads it from the account first). Without it nothing is reserved, so
+   * the default template deploys in a new account whose concurrency quota is 10 (docs/operations.md).
    */
-  private reserveConcurrency(): void {
-    for (const [fn, group] of this.functionGroups()) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = RESERVED_CONCURRENCY[group];
+  private reserveConcurrency(): ReservationPlan {
+    if (this.node.tryGetContext('reservedConcurrency') !== undefined) {
+      throw new Error(
+        '-c reservedConcurrency is replaced by -c reservableConcurrency=N (what the stack may reserve in all; 0 reserves nothing): npm run deploy sets it from the account',
+      );
+    }
+    const groups = this.functionGroups();
+    // The deploy's preflight plans with FUNCTIONS_PER_GROUP; test/stack/floods.test.ts pins it to these groups.
+    const plan = planReservations(FUNCTIONS_PER_GROUP, integerContext(this.node, 'reservableConcurrency', 0, { min: 0, max: MAX_RESERVABLE_CONCURRENCY }));
+    for (const [fn, group] of groups) {
+      if (plan.reserved.includes(group)) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = RESERVED_CONCURRENCY[group];
+    }
+    return plan;
   }
 }
 
@@ -288,15 +381,13 @@ export class DeveloperApiStack extends Stack {
  * cdk-nag AwsSolutions findings on the API that were reviewed and accepted, each with its reason. They are
  * acknowledged on the API only, so any other resource of the stack is still checked for them.
  */
-function acknowledgeReviewedApiFindings(api: apigateway.RestApi, firewalled: boolean): void {
-  if (!firewalled) {
-    Validations.of(api).acknowledge({
+function acknowledgeReviewedApiFindings(api: apigateway.RestApi): void {
+  Validations.of(api).acknowledge(
+    {
       id: 'AwsSolutions-APIG3',
       reason:
-        'WAF is opt-in (-c waf=true, docs/operations.md): every route is throttled per method in API Gateway, per token by the usage plan and exactly per token in DynamoDB, and each function group has reserved concurrency.',
-    });
-  }
-  Validations.of(api).acknowledge(
+        'The web ACL (-c waf=true) is on the CloudFront distribution in front of the API, where it sees the viewer address; a regional one here would see only CloudFront. Every route is throttled per method, per token by the usage plan and exactly per token in DynamoDB.',
+    },
     {
       id: 'AwsSolutions-APIG2',
       reason:
@@ -312,6 +403,15 @@ function acknowledgeReviewedApiFindings(api: apigateway.RestApi, firewalled: boo
         "API Gateway's account-level CloudWatch role, which it needs to write the access and execution logs; the managed policy only allows writing to CloudWatch Logs.",
     },
   );
+}
+
+function requiredConsoleFiles(files: s3deploy.ISource | undefined): s3deploy.ISource {
+  if (!files) {
+    throw new Error(
+      "The console's files were not given: bin/app.ts builds them with console/build.ts before synth; without a console, synthesize with -c console=false",
+    );
+  }
+  return files;
 }
 
 /** One JSON line per request; the token is never logged, only the owner and the token id the authorizer resolved it to. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { GATEWAY_RESPONSE_HEADERS, GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import type { HttpApiHandler } from '#http/http-api';
-import { SECURITY_HEADERS } from '#http/responses';
+import { LAMBDA_RESPONSE_BYTES, SECURITY_HEADERS } from '#http/responses';
 import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, type LoaderRoute, needsToken, type Route, timeoutSecondsOf } from '#http/routes';
 import { buildHttpApiEvent, buildProxyEvent } from './proxy-event';
 
@@ -357,6 +357,14 @@ export async function handleGatewayRequest(request: RawRequest, deps: GatewayDep
     result = await withFunctionTimeout(invoke(context), timeoutMs);
   } catch (error) {
     return { requestId, response: gatewayResponse('INTEGRATION_FAILURE', requestId), failure: error };
+  }
+  // Lambda refuses a response past its limit before API Gateway sees it, so the local stack cannot serve one either.
+  const size = Buffer.byteLength(JSON.stringify(result) ?? '', 'utf8');
+  if (size > LAMBDA_RESPONSE_BYTES) {
+    const failure = new Error(
+      `Function.ResponseSizeTooLarge: response payload size (${size} bytes) exceeded maximum allowed payload size (${LAMBDA_RESPONSE_BYTES} bytes)`,
+    );
+    return { requestId, response: gatewayResponse('INTEGRATION_FAILURE', requestId), failure };
   }
   const response = fromProxyResult(result);
   if (!response) return { requestId, response: gatewayResponse('INTEGRATION_FAILURE', requestId), failure: new Error('Malformed Lambda proxy response') };

@@ -97,6 +97,7 @@ export async function startCheckStreamIngest(options: {
   return {
     watch: (keys) => ({
       peek: (keyId) => keys.peek(keyId),
+      watermarkOf: (keyId) => keys.watermarkOf(keyId),
       async checkAndCount(check) {
         const result = await keys.checkAndCount(check);
         if (result.outcome === 'counted') counted++;

@@ -1,23 +1,52 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { COMMANDS } from '#dashboard/commands';
 import { DEFAULT_STACK_NAME, locateDeployedTable, oneLine, openContext, readStackOutputs } from '#dashboard/context';
+import { type ConcurrencyReading, explainPlan, readConcurrency, throttleWarning } from './concurrency-preflight';
 
 /**
- * `npm run deploy [-- <cdk deploy flags>]`: `cdk deploy`, then the step the deployed code relies on: `token migrate`,
- * which gives tokens stored before scopes existed their `write` scope (until then they can only read, see scopeOf).
- * The migration goes through the dashboard's command table, so it is audited like the command.
+ * `npm run deploy [-- <cdk deploy flags>]`: reads the account's Lambda concurrency first and passes
+ * `-c reservableConcurrency=N` so the stack reserves only what the account allows (unless the flags already set
+ * it); then `cdk deploy`; then the step the deployed code relies on: `token migrate`, which gives tokens stored
+ * before scopes existed their `write` scope (until then they can only read, see scopeOf). The migration goes
+ * through the dashboard's command table, so it is audited like the command.
  */
 export interface DeploySteps {
+  /** The Region the deploy goes to (the AWS SDK's, as the CDK CLI's). */
+  region(): Promise<string>;
+  readConcurrency(stackName: string): Promise<ConcurrencyReading>;
   cdkDeploy(args: readonly string[]): number;
   migrateTokens(stackName: string): Promise<{ migrated: number }>;
   log(line: string): void;
 }
 
+/** `-c reservableConcurrency=N`, `--context reservableConcurrency=N` or `--context=reservableConcurrency=N`. */
+const setsReservable = (args: readonly string[]) =>
+  args.some((arg, i) => /^(--context=)?reservableConcurrency=/.test(arg) && (arg.startsWith('--context=') || ['-c', '--context'].includes(args[i - 1] ?? '')));
+
 export async function deploy(args: readonly string[], env: NodeJS.ProcessEnv, steps: DeploySteps): Promise<number> {
-  const status = steps.cdkDeploy(args);
-  if (status !== 0) return status;
   const stackName = env.STACK_NAME || DEFAULT_STACK_NAME;
+  let deployArgs = args;
+  if (!setsReservable(args)) {
+    let reading: ConcurrencyReading;
+    try {
+      reading = await steps.readConcurrency(stackName);
+    } catch (error) {
+      steps.log(
+        `Could not read the account's Lambda concurrency (${oneLine(error)}); nothing was deployed. Allow lambda:GetAccountSettings, cloudformation:DescribeStacks and cloudformation:GetTemplate, or choose yourself: npm run deploy -- -c reservableConcurrency=0 reserves nothing.`,
+      );
+      return 1;
+    }
+    const { reservable, lines } = explainPlan(reading);
+    for (const line of lines) steps.log(line);
+    deployArgs = [...args, '-c', `reservableConcurrency=${reservable}`];
+  }
+  const warning = throttleWarning(await steps.region());
+  if (warning) steps.log(warning);
+  const status = steps.cdkDeploy(deployArgs);
+  if (status !== 0) return status;
   try {
     const { migrated } = await steps.migrateTokens(stackName);
     steps.log(`token migrate: ${migrated} token(s) stored before scopes now carry their write scope`);
@@ -31,6 +60,8 @@ export async function deploy(args: readonly string[], env: NodeJS.ProcessEnv, st
 }
 
 const AWS_STEPS: DeploySteps = {
+  region: () => new LambdaClient({}).config.region(),
+  readConcurrency: (stackName) => readConcurrency(new LambdaClient({}), new CloudFormationClient({}), stackName),
   cdkDeploy: (args) => spawnSync('npx', ['cdk', 'deploy', ...args], { stdio: 'inherit', shell: process.platform === 'win32' }).status ?? 1,
   async migrateTokens(stackName) {
     const { context, close } = openContext(await locateDeployedTable(stackName, readStackOutputs));

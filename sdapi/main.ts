@@ -186,7 +186,7 @@ ${[...Object.values(COMMANDS), ...Object.values(OFFLINE_COMMANDS)]
   .join('\n')}
 
 Options:
-  --base-url URL   API base URL (or SDAPI_BASE_URL)
+  --base-url URL   API base URL, the stack's ServiceUrl output (or SDAPI_BASE_URL)
   --token TOKEN    API token (or SDAPI_TOKEN; prefer the variable, flags show in ps)
   --project ID     Project id (or SDAPI_PROJECT)
   --json           Print JSON instead of tables

@@ -1,6 +1,5 @@
-import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DiscordLink } from '#domain/discord/link';
 import type { ConditionalWrite, DiscordKeyStore, DiscordKeyView } from '#domain/ports';
 import { batchGetConsistent, itemKeyId } from './batch-get';
@@ -32,13 +31,13 @@ export const DISCORD_KEY_ATTRIBUTES = [
   'expires_at',
 ] as const;
 
-/** Both writes read the key back as it was before them (ALL_OLD), also when their condition fails. */
-export const DISCORD_RETURN_VALUES = ['ALL_OLD'] as const;
+/** A reset asks its old `fingerprints` back (how many it unbound); the attribute-limited grant allows no ALL_*. */
+export const DISCORD_RETURN_VALUES = ['UPDATED_OLD'] as const;
 
 /**
  * The Discord link on the project item, and the buyers' commands on key items: each command's write is one
- * conditional UpdateItem on the key's own item, whose old image says what the table held, so the domain can tell
- * a refusal from a success without a second read.
+ * conditional UpdateItem on the key's own item, then one consistent read of the key, which tells the domain what the
+ * table holds after a success or a refusal.
  */
 export class DynamoDiscordStore implements DiscordKeyStore {
   constructor(
@@ -133,9 +132,15 @@ export class DynamoDiscordStore implements DiscordKeyStore {
       ConditionExpression:
         'projectId = :p AND discord_id = :user AND size(fingerprints) > :zero AND (attribute_not_exists(hwidResetAt) OR hwidResetAt <= :cutoff)',
       ExpressionAttributeValues: { ':none': {}, ':now': now, ':p': key.projectId, ':user': discordId, ':zero': 0, ':cutoff': cooldownCutoff },
+      ReturnValues: 'UPDATED_OLD',
     });
   }
 
+  /**
+   * One conditional UpdateItem, then the key as the table holds it (one consistent GetItem naming the attributes a
+   * reply needs): under the attribute-limited grant IAM refuses ReturnValues ALL_OLD/ALL_NEW, so the item cannot
+   * come back with the write. UPDATED_OLD does: a reset's old `fingerprints` says how many machines it unbound.
+   */
   private async conditionalWrite(
     keyId: string,
     update: {
@@ -143,27 +148,42 @@ export class DynamoDiscordStore implements DiscordKeyStore {
       ConditionExpression: string;
       ExpressionAttributeNames?: Record<string, string>;
       ExpressionAttributeValues: Record<string, unknown>;
+      ReturnValues?: (typeof DISCORD_RETURN_VALUES)[number];
     },
   ): Promise<ConditionalWrite> {
+    let written: boolean;
+    let updatedOld: Item | undefined;
     try {
-      const { Attributes } = await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keyOf.key(keyId),
-          ...update,
-          ReturnValues: 'ALL_OLD',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      // The condition held, so the item existed: ALL_OLD is never empty here.
-      return { written: true, key: viewOf(Attributes ?? {}) };
+      const { Attributes } = await this.db.send(new UpdateCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ...update }));
+      written = true;
+      updatedOld = Attributes;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const old = error.Item ? unmarshall(error.Item as Record<string, AttributeValue>) : undefined;
-      return { written: false, key: old && viewOf(old) };
+      written = false;
     }
+    const { Item: item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true, ProjectionExpression: VIEW_ATTRIBUTES.join(', ') }),
+    );
+    if (!written) return { written: false, key: item && viewOf(item) };
+    const key = viewOf(item ?? {});
+    return { written: true, key: updatedOld && 'fingerprints' in updatedOld ? { ...key, boundMachines: boundFingerprints(updatedOld).length } : key };
   }
 }
+
+/** What a reply says of a key, and what the rules compare: read back after each write. */
+const VIEW_ATTRIBUTES = [
+  'id',
+  'projectId',
+  'keyHash',
+  'discord_id',
+  'revoked',
+  'expires_at',
+  'max_uses',
+  'current_uses',
+  'max_fingerprints',
+  'fingerprints',
+  'hwidResetAt',
+] as const;
 
 function viewOf(item: Item): DiscordKeyView {
   return {

@@ -1,7 +1,6 @@
-import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type CountedCheck, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
+import { type CountedCheck, type CountedKey, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
 import type { KeyCheck, KeyCheckStore } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { boundFingerprints, fingerprintAttribute, keyOf } from './layout';
@@ -30,8 +29,21 @@ export const KEY_CHECK_ATTRIBUTES = [
   'max_fingerprints',
 ] as const;
 
-/** The check reads the key's state back from its own write (the answer's expires_at and uses_left). */
-export const KEY_CHECK_RETURN_VALUES = ['ALL_NEW'] as const;
+/**
+ * The check reads what it answers with back from its own write, and only that: UPDATED_NEW returns the attributes
+ * the update sets, so the counting write also sets COUNTED_RETURNS to themselves. ALL_NEW would return the whole
+ * item (note, Discord id, owner fields) under a grant that lists attributes; AWS documents `dynamodb:Attributes` as
+ * covering the attributes a request returns, and its examples limit ReturnValues to NONE, UPDATED_OLD, UPDATED_NEW
+ * ("Using IAM policy conditions for fine-grained access control",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+ */
+export const KEY_CHECK_RETURN_VALUES = ['UPDATED_NEW'] as const;
+
+/** What a counted check answers with that its update does not otherwise write (CountedKey), set to itself. */
+const COUNTED_RETURNS = ', expires_at = expires_at, max_uses = max_uses';
+
+/** Watermarks a container remembers (they never change): a key's script fetches read it once per container. */
+const WATERMARKS_REMEMBERED = 10_000;
 
 /**
  * Writes one check may take: normally one; a window another container opened, a machine to bind, or a write that
@@ -69,13 +81,16 @@ const WINDOWS_REMEMBERED = 10_000;
 /**
  * The check as conditional writes on the key item, which also holds the key's current one-minute window of checks
  * (`checkWindow`, `checkCount`). One write opens the window and counts the use, another counts within the open
- * window; a failed condition returns the item as it was, which says why: a refusal (no use counted), the key's
- * limit reached, or the other write's turn. Which write goes first is this container's memory of the key's
- * window, so a check costs one write unless the key was last checked on another container this minute. The
- * memory only orders the writes: both are conditional on the key's state, so it can never admit a key.
+ * window; a failed condition is followed by a consistent read of the attributes the writes test, which says why: a
+ * refusal (no use counted), the key's limit reached, or the other write's turn (the read may see a later state than
+ * the failure's, which is as good a reason: every write is conditional again). Which write goes first is this
+ * container's memory of the key's window, so a counted check costs one write unless the key was last checked on
+ * another container this minute (then a write, a read and a write). The memory only orders the writes: both are
+ * conditional on the key's state, so it can never admit a key.
  */
 export class DynamoKeyCheckStore implements KeyCheckStore {
   private readonly openWindows = new Map<string, number>();
+  private readonly watermarks = new Map<string, string>();
 
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -131,6 +146,22 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
     return Item && toKeyState(Item);
   }
 
+  /**
+   * Read apart from the counting write, which names only what the check writes or tests: the loader's grant leaves
+   * the watermark out of the attributes it may name, so an update can never change the leak-tracing mark.
+   */
+  async watermarkOf(keyId: string): Promise<string | undefined> {
+    const known = this.watermarks.get(keyId);
+    if (known !== undefined) return known;
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true, ProjectionExpression: 'watermark' }),
+    );
+    if (typeof Item?.watermark !== 'string') return undefined;
+    this.watermarks.set(keyId, Item.watermark);
+    if (this.watermarks.size > WATERMARKS_REMEMBERED) this.watermarks.delete(this.watermarks.keys().next().value as string);
+    return Item.watermark;
+  }
+
   private remember(keyId: string, windowStart: number): void {
     this.openWindows.delete(keyId);
     this.openWindows.set(keyId, windowStart);
@@ -138,18 +169,18 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
     if (this.openWindows.size > WINDOWS_REMEMBERED) this.openWindows.delete(this.openWindows.keys().next().value as string);
   }
 
-  /** One conditional write that counts a use; the key's state after it, or as it was when the condition failed. */
+  /** One conditional write that counts a use; what the check answers with after it, or the key's state once the condition failed. */
   private async count(
     check: KeyCheck,
     write: CountingWrite,
     binding: Binding,
-  ): Promise<{ counted: true; key: KeyState } | { counted: false; key: KeyState | undefined; window: number | undefined }> {
+  ): Promise<{ counted: true; key: CountedKey } | { counted: false; key: KeyState | undefined; window: number | undefined }> {
     try {
       const { Attributes } = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keyOf.key(check.keyId),
-          UpdateExpression: `${write.update}${binding.update}`,
+          UpdateExpression: `${write.update}${binding.update}${COUNTED_RETURNS}`,
           ConditionExpression: `${MAY_RUN} AND (${write.condition}) AND (${binding.condition})`,
           ExpressionAttributeNames: { '#fp': fingerprintAttribute(check.fingerprint) },
           ExpressionAttributeValues: {
@@ -163,13 +194,22 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
             ...write.values,
           },
           ReturnValues: KEY_CHECK_RETURN_VALUES[0],
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { counted: true, key: toKeyState(Attributes ?? {}) };
+      return { counted: true, key: toCountedKey(Attributes ?? {}) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const old = error.Item ? unmarshall(error.Item as Record<string, AttributeValue>) : undefined;
+      // The item that failed the condition, read back naming only the attributes the check writes or tests (which
+      // hold every reason it can fail), instead of ReturnValuesOnConditionCheckFailure's whole item.
+      const { Item: old } = await this.db.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: keyOf.key(check.keyId),
+          ConsistentRead: true,
+          ProjectionExpression: KEY_CHECK_ATTRIBUTES.map((_, i) => `#a${i}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(KEY_CHECK_ATTRIBUTES.map((name, i) => [`#a${i}`, name])),
+        }),
+      );
       return { counted: false, key: old && toKeyState(old), window: typeof old?.checkWindow === 'number' ? old.checkWindow : undefined };
     }
   }
@@ -202,6 +242,14 @@ interface CountingWrite {
   update: string;
   condition: string;
   values: Record<string, unknown>;
+}
+
+function toCountedKey(item: Item): CountedKey {
+  return {
+    expiresAt: Number(item.expires_at),
+    maxUses: typeof item.max_uses === 'number' ? item.max_uses : null,
+    currentUses: Number(item.current_uses ?? 0),
+  };
 }
 
 function toKeyState(item: Item): KeyState {

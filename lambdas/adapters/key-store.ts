@@ -27,6 +27,9 @@ const BATCH_WRITES_IN_FLIGHT = 16;
  * 2 WCU a key. The puts need no condition: every key's id is new (a random value's, or one derived from an order
  * that the transaction just recorded as new), so a put overwrites nothing.
  */
+/** A machine reset reads back the fingerprints it emptied, and nothing else of the key (lib/constructs/table-access.ts). */
+export const FINGERPRINT_RESET_RETURN_VALUES = ['UPDATED_OLD'] as const;
+
 export class DynamoKeyStore implements KeyStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -71,8 +74,9 @@ export class DynamoKeyStore implements KeyStore {
   }
 
   /**
-   * One conditional write: the map emptied on a bound key of this project. The old item says how many machines it
-   * held, or, when the condition failed, whether the key is this project's at all (an unbound key clears 0).
+   * One conditional write: the map emptied on a bound key of this project. The old map says how many machines it
+   * held; when the condition failed, a read of the key's projectId says whether the key is this project's at all
+   * (an unbound key clears 0). Neither asks for more of the item than that (FINGERPRINT_RESET_RETURN_VALUES).
    */
   async resetFingerprints(projectId: string, keyId: string): Promise<number | undefined> {
     try {
@@ -83,15 +87,16 @@ export class DynamoKeyStore implements KeyStore {
           UpdateExpression: 'SET fingerprints = :none',
           ConditionExpression: 'projectId = :p AND attribute_exists(fingerprints)',
           ExpressionAttributeValues: { ':p': projectId, ':none': {} },
-          ReturnValues: 'ALL_OLD',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ReturnValues: FINGERPRINT_RESET_RETURN_VALUES[0],
         }),
       );
       return boundFingerprints(Attributes ?? {}).length;
     } catch (error) {
       if (!isConditionFailure(error) || error instanceof TransactionCanceledException) throw error;
-      const old = error.Item ? unmarshall(error.Item as Record<string, AttributeValue>) : undefined;
-      return old?.projectId === projectId ? 0 : undefined;
+      const { Item } = await this.db.send(
+        new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true, ProjectionExpression: 'projectId' }),
+      );
+      return Item?.projectId === projectId ? 0 : undefined;
     }
   }
 

@@ -86,9 +86,12 @@ export function clientAddressBucket(sourceIp: string): string {
     .join(':')}::/64`;
 }
 
+/** What a counted check answers with: the key's expiry and uses after the count. */
+export type CountedKey = Pick<KeyState, 'expiresAt' | 'maxUses' | 'currentUses'>;
+
 /** What the check of one key came to, as the store decided it atomically. */
 export type CountedCheck =
-  | { outcome: 'counted'; keyId: string; key: KeyState }
+  | { outcome: 'counted'; keyId: string; key: CountedKey }
   | { outcome: 'refused'; code: RefusalCode; keyId: string }
   | { outcome: 'key_rate_limited'; retryAfterSeconds: number };
 
@@ -111,16 +114,22 @@ const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
 
 /** What one check came to, for the endpoint to answer: validate says it in JSON, a script fetch serves or refuses. */
 export type KeyCheckOutcome<Served> =
-  | { outcome: 'valid'; keyId: string; key: KeyState; served: Served }
+  | { outcome: 'valid'; keyId: string; key: CountedKey; served: Served }
   | { outcome: 'refused'; code: RefusalCode }
   /** The key may run but the guard had nothing to serve (a project without a version): no use counted. */
   | { outcome: 'nothing_to_serve' };
 
 /**
- * What a check guards besides the key's answer: a script fetch's current version, read after the address limit and
- * before the counting write, so a fetch with nothing to serve counts no use. Its `versionId` is the execution's.
+ * What a check guards besides the key's answer: a script fetch's current version, read before any use is counted,
+ * so a fetch with nothing to serve counts no use, unless `expected` names the version the project is known to have
+ * (a project that had a version always has one: uploads and rollbacks only move its pointer). Then the read and the
+ * key's counting write go at once and the fetch waits for one round trip; the execution is reported as of
+ * `expected`, which is the version served unless the pointer moved since this container last read it.
  */
-export type CheckGuard<Served extends { versionId: string }> = () => Promise<Served | undefined>;
+export interface CheckGuard<Served extends { versionId: string }> {
+  expected: string | undefined;
+  read: () => Promise<Served | undefined>;
+}
 
 /**
  * One check, the same for `/v1/loader/validate` and `/v1/loader/script`: the client's address within its limit
@@ -157,11 +166,12 @@ export async function checkKey<Served extends { versionId: string }>(
   // A value this service cannot have made is no key of any project: answered with no request at all (and, as every
   // KEY_INVALID, reported nowhere), still a check of its address.
   if (!hasKeyValueForm(request.key)) return { outcome: 'refused', code: 'KEY_INVALID' };
-  // The shared window only for a busy address (or one the full tally could not track); the guard's read does not
-  // depend on it, so both go at once and a fetch waits for as many round trips in a row as validate. The pointer is
-  // still read before any use is counted.
+  // The shared window only for a busy address (or one the full tally could not track); a guard's read that must come
+  // before the key's write does not depend on it, so both go at once and a fetch waits for as many round trips in a
+  // row as validate.
   const shared = local === undefined || local.checks > ADDRESS_COUNTING.sharedAfter;
-  const [addressCount, served] = await Promise.all([
+  const readFirst = guard !== undefined && guard.expected === undefined;
+  const [addressCount, readBefore] = await Promise.all([
     shared
       ? deps.rateLimits.countRequest(
           `loader-address#${address}`,
@@ -169,7 +179,7 @@ export async function checkKey<Served extends { versionId: string }>(
           LOADER_LIMITS.perAddressPerMinute,
         )
       : 0,
-    guard?.(),
+    readFirst ? guard.read() : undefined,
   ]);
   if (addressCount === undefined) throw addressLimited();
   const keyHash = hashKeyValue(request.key);
@@ -182,25 +192,34 @@ export async function checkKey<Served extends { versionId: string }>(
     else await deps.telemetry.report(checkTelemetry(report, keyId, code, now));
     return { outcome: 'refused', code };
   };
-  if (guard && served === undefined) {
+  if (readFirst && readBefore === undefined) {
     const code = refusalOf(await deps.keys.peek(keyId), request.project_id, keyHash, now, request.fingerprint);
     return code ? refuse(code, request) : { outcome: 'nothing_to_serve' };
   }
-  // A script fetch's execution is of the version served, whatever the request named.
-  const executed = served ? { ...request, version_id: served.versionId } : request;
-  const counted = await deps.keys.checkAndCount({
-    projectId: request.project_id,
-    keyId,
-    keyHash,
-    fingerprint: request.fingerprint,
-    now,
-    perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
-    report: reportOf(executed),
-  });
+  // A script fetch's execution is of the version served (or, read at once, expected), whatever the request named.
+  const servedVersion = readBefore?.versionId ?? guard?.expected;
+  const executed = servedVersion ? { ...request, version_id: servedVersion } : request;
+  // Both are issued after this fetch began, so a rollback or revoke that answered before it is seen by both: the
+  // pointer read is strongly consistent and the write is conditional on the key's latest state.
+  const [counted, readBeside] = await Promise.all([
+    deps.keys.checkAndCount({
+      projectId: request.project_id,
+      keyId,
+      keyHash,
+      fingerprint: request.fingerprint,
+      now,
+      perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
+      report: reportOf(executed),
+    }),
+    guard && !readFirst ? guard.read() : undefined,
+  ]);
+  const served = readBefore ?? readBeside;
   if (counted.outcome === 'key_rate_limited') {
     throw new RateLimited(counted.retryAfterSeconds, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`);
   }
   if (counted.outcome === 'refused') return refuse(counted.code, executed);
+  // A pointer never goes back to none, so a project expected to have a version has one; this is a broken table.
+  if (guard && served === undefined) throw new Error(`Project ${request.project_id} had a current version and has none now`);
   // A counted check's telemetry rode on its write (`report`): the table's stream carries it to ingest, at no request here.
   return { outcome: 'valid', keyId: counted.keyId, key: counted.key, served };
 }

@@ -170,7 +170,10 @@ export interface DiscordKeyView {
   hwidResetAt: number | null;
 }
 
-/** A conditional write's result, with the key as the table held it before the write (undefined: no such item). */
+/**
+ * A conditional write's result, with the key as the table holds it after the write (undefined: no such item); after
+ * a machine reset, `boundMachines` is how many it unbound.
+ */
 export type ConditionalWrite = { written: true; key: DiscordKeyView } | { written: false; key: DiscordKeyView | undefined };
 
 /** The writes and reads the Discord commands make on key items; the rules that judge them are #domain/discord/interactions. */
@@ -221,6 +224,8 @@ export interface KeyCheckStore {
   checkAndCount(check: KeyCheck): Promise<CountedCheck>;
   /** The key's state as last written (a strongly consistent read), counting nothing; undefined when there is no such key. */
   peek(keyId: string): Promise<KeyState | undefined>;
+  /** The watermark a served script is stamped with (set at issue, never changed); undefined when there is no such key. */
+  watermarkOf(keyId: string): Promise<string | undefined>;
 }
 
 // ---- Script delivery ----

@@ -12,6 +12,19 @@ import type { ScriptStore, ScriptVersionStore } from './ports';
 /** Longest script an upload takes: 5 MiB. */
 export const MAX_SCRIPT_BYTES = 5 * 1024 * 1024;
 
+/**
+ * Longest a script may be once JSON-escaped, as the loader's function returns it: AWS Lambda answers at most 6 MB,
+ * counted on the serialized JSON of the response ("Invocation payload (request and response)", Lambda quotas,
+ * https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html), less 4 KB for the status, the headers
+ * and the watermark line around the script (test/unit/http/served-size.test.ts pins that they fit). A backslash
+ * or a quote takes 2 bytes there and a control character up to 6, so a script of escape sequences (`\65\66...`,
+ * as obfuscators write string constants) can pass 5 MiB and still be too big to serve: it is refused at upload.
+ */
+export const MAX_SERVED_SCRIPT_BYTES = 6 * 1024 * 1024 - 4 * 1024;
+
+/** The bytes a script takes inside the JSON of the response that serves it. */
+export const servedScriptBytes = (script: string): number => Buffer.byteLength(JSON.stringify(script), 'utf8');
+
 /** Where a script wants its key's watermark: `WM_` and 16 capital X, as long as the watermark it becomes. */
 export const WATERMARK_PLACEHOLDER = 'WM_XXXXXXXXXXXXXXXX';
 
@@ -19,10 +32,18 @@ export const WATERMARK_PLACEHOLDER = 'WM_XXXXXXXXXXXXXXXX';
 export function scriptFileProblem(bytes: Uint8Array): string | undefined {
   if (bytes.length === 0) return 'is empty: a script has at least 1 byte';
   if (bytes.length > MAX_SCRIPT_BYTES) return `is ${bytes.length} bytes: a script is at most ${MAX_SCRIPT_BYTES} bytes (5 MiB)`;
+  let script: string;
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    script = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     return 'is not valid UTF-8: save the script as UTF-8 text';
+  }
+  const served = servedScriptBytes(script);
+  if (served > MAX_SERVED_SCRIPT_BYTES) {
+    return (
+      `is ${bytes.length} bytes but ${served} once escaped as the loader serves it, and a served script is at most ${MAX_SERVED_SCRIPT_BYTES}` +
+      ' (AWS Lambda answers at most 6 MB; each backslash, quote and control character is escaped there): shorten it, or write fewer escape sequences such as \\65 in its strings'
+    );
   }
   return undefined;
 }
@@ -80,15 +101,32 @@ export interface LoadedScript {
   parts: readonly string[];
 }
 
+/** Projects whose last-read current version a container remembers: a few MB of ids at most. */
+export const CURRENT_VERSIONS_REMEMBERED = 50_000;
+
 /**
  * Script bodies by version id, least recently used out first, bounded by their bytes: versions never change, so a
- * body once read serves every later fetch of its version from memory.
+ * body once read serves every later fetch of its version from memory. Beside them, the current version each project
+ * had when last read here: never served from (every fetch reads the pointer), only the sign that the project has a
+ * version, so its next fetch may read the pointer beside the key's write (CheckGuard).
  */
 export class ScriptCache {
   private readonly entries = new Map<string, { script: LoadedScript; bytes: number }>();
+  private readonly currentVersions = new Map<string, string>();
   private bytes = 0;
 
   constructor(readonly maxBytes: number) {}
+
+  /** The current version `projectId` had when last read in this container, if it was. */
+  lastCurrentVersion(projectId: string): string | undefined {
+    return this.currentVersions.get(projectId);
+  }
+
+  noteCurrentVersion(projectId: string, versionId: string): void {
+    this.currentVersions.delete(projectId);
+    this.currentVersions.set(projectId, versionId);
+    if (this.currentVersions.size > CURRENT_VERSIONS_REMEMBERED) this.currentVersions.delete(this.currentVersions.keys().next().value as string);
+  }
 
   get(versionId: string): LoadedScript | undefined {
     const entry = this.entries.get(versionId);
@@ -139,6 +177,7 @@ export type ScriptDelivery =
 export async function currentScript(deps: Pick<ScriptDeliveryDeps, 'versions' | 'scripts' | 'cache'>, projectId: string): Promise<LoadedScript | undefined> {
   const versionId = await deps.versions.currentVersionId(projectId);
   if (!versionId) return undefined;
+  deps.cache.noteCurrentVersion(projectId, versionId);
   const cached = deps.cache.get(versionId);
   if (cached) return cached;
   const version = await deps.versions.version(projectId, versionId);
@@ -150,8 +189,10 @@ export async function currentScript(deps: Pick<ScriptDeliveryDeps, 'versions' | 
 }
 
 /**
- * One fetch of the script: the same check as validate (one code path), guarding the current version's script,
- * read before any use is counted. A valid key gets its stamped body, or not-modified when it already holds it.
+ * One fetch of the script: the same check as validate (one code path), guarding the current version's script. A
+ * project this container has seen with a version has its pointer read beside the key's write (one round trip); any
+ * other has it read first, so a fetch with nothing to serve counts no use. A valid key gets its stamped body, or
+ * not-modified when it already holds it.
  */
 export async function deliverScript(
   deps: ScriptDeliveryDeps,
@@ -160,13 +201,19 @@ export async function deliverScript(
   now: number,
   ifNoneMatch: string | undefined,
 ): Promise<ScriptDelivery> {
-  const checked = await checkKey(deps, request, sourceIp, now, () => currentScript(deps, request.project_id));
+  const checked = await checkKey(deps, request, sourceIp, now, {
+    expected: deps.cache.lastCurrentVersion(request.project_id),
+    read: () => currentScript(deps, request.project_id),
+  });
   if (checked.outcome === 'nothing_to_serve') return { outcome: 'no_version' };
   if (checked.outcome === 'refused') return { outcome: 'refused', code: checked.code, sentence: REFUSAL_SENTENCES[checked.code] };
-  const { served: script, key } = checked;
-  const etag = scriptEtag(script.versionId, key.watermark);
+  const { served: script, keyId } = checked;
+  const watermark = await deps.keys.watermarkOf(keyId);
+  // Keys are never deleted, and this one was just counted.
+  if (watermark === undefined) throw new Error(`Key ${keyId} has no watermark`);
+  const etag = scriptEtag(script.versionId, watermark);
   if (etagMatches(ifNoneMatch, etag)) return { outcome: 'not_modified', script, etag };
-  return { outcome: 'served', script, body: stampParts(script.parts, key.watermark), etag };
+  return { outcome: 'served', script, body: stampParts(script.parts, watermark), etag };
 }
 
 /** A version as an upload writes it: its id, chosen before the script is stored under it. */

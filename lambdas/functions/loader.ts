@@ -28,6 +28,7 @@ export const handler = lazyHandler(() => {
     telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
     now: clock,
     logger,
+    originSecret: settings.originSecret(),
   };
   const validate = createValidateHandler(deps);
   const script = createScriptHandler({

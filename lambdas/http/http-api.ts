@@ -1,3 +1,5 @@
+import { timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { APIGatewayEventIdentity, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ProxyHandler } from './middlewares';
 
@@ -11,11 +13,40 @@ import type { ProxyHandler } from './middlewares';
 export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResult>;
 
 /**
- * The REST proxy event of a 2.0 event: the client's address from `requestContext.http.sourceIp`, the headers as
+ * The header the front door (lib/constructs/front-door.ts) sends to the loader origin with a secret value: proof
+ * that a request came through CloudFront, whose `CloudFront-Viewer-Address` then names the buyer.
+ */
+export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
+/** `<address>:<port>` of the viewer, set by CloudFront (an IPv6 address unbracketed, as `2001:db8::1:443`). */
+export const VIEWER_ADDRESS_HEADER = 'cloudfront-viewer-address';
+
+/**
+ * The client's address: behind the front door every request comes from a CloudFront address, so the buyer's is the
+ * one CloudFront forwards, believed only when the request carries the front door's secret (anyone can send the
+ * header straight to the HTTP API). Without the secret, or with no front door, the connection's own address.
+ */
+export function clientAddressOf(event: APIGatewayProxyEventV2, originSecret: string | undefined): string {
+  const { sourceIp } = event.requestContext.http;
+  if (!originSecret) return sourceIp;
+  const proof = event.headers[ORIGIN_VERIFY_HEADER];
+  if (proof === undefined || !sameSecret(proof, originSecret)) return sourceIp;
+  const viewer = event.headers[VIEWER_ADDRESS_HEADER];
+  const address = viewer?.slice(0, Math.max(0, viewer.lastIndexOf(':'))).replace(/^\[(.*)\]$/, '$1');
+  return address && isIP(address) ? address : sourceIp;
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The REST proxy event of a 2.0 event: the client's address (clientAddressOf), the headers as
  * the HTTP API passes them (names lowercase, repeats joined by commas), the body as sent (`isBase64Encoded` kept:
  * the body middleware decodes it), the route's path from `routeKey` (`POST /v1/loader/validate`).
  */
-export function proxyEventOfHttpApi(event: APIGatewayProxyEventV2): APIGatewayProxyEvent {
+export function proxyEventOfHttpApi(event: APIGatewayProxyEventV2, originSecret?: string): APIGatewayProxyEvent {
   const { http } = event.requestContext;
   const resource = event.routeKey.slice(event.routeKey.indexOf(' ') + 1);
   const headers = { ...event.headers } as Record<string, string>;
@@ -37,7 +68,7 @@ export function proxyEventOfHttpApi(event: APIGatewayProxyEventV2): APIGatewayPr
       authorizer: null,
       domainName: event.requestContext.domainName,
       httpMethod: http.method,
-      identity: callerIdentity(http.sourceIp, http.userAgent),
+      identity: callerIdentity(clientAddressOf(event, originSecret), http.userAgent),
       path: http.path,
       protocol: http.protocol,
       requestId: event.requestContext.requestId,
@@ -70,8 +101,8 @@ export function callerIdentity(sourceIp: string, userAgent: string | null): APIG
   };
 }
 
-/** `handler`, built for REST proxy events, served on an HTTP API route. */
+/** `handler`, built for REST proxy events, served on an HTTP API route (behind the front door when `originSecret` is given). */
 export const onHttpApi =
-  (handler: ProxyHandler): HttpApiHandler =>
+  (handler: ProxyHandler, originSecret?: string): HttpApiHandler =>
   (event, context) =>
-    handler(proxyEventOfHttpApi(event), context);
+    handler(proxyEventOfHttpApi(event, originSecret), context);

@@ -8,14 +8,19 @@ import { type Internal, type JsonEvent, jsonBody, jsonErrors, lowercaseHeaders, 
 /**
  * The HTTP contract both loader routes share, in one middy chain: request ids in the logs, every failure JSON
  * `{"error"}` (a 400 naming the field, a 429 with `Retry-After`, never a 401), lowercase headers, the JSON body
- * parsed to the key check's request; then the route's own answer. Served on the HTTP API (payload format 2.0).
+ * parsed to the key check's request; then the route's own answer. Served on the HTTP API (payload format 2.0);
+ * `originSecret` is the front door's, under which the client address is the viewer's CloudFront forwards.
  */
-export function loaderHandler(logger: Logger, answer: (request: LoaderCheckRequest, event: JsonEvent) => Promise<APIGatewayProxyResult>): HttpApiHandler {
+export function loaderHandler(
+  logger: Logger,
+  answer: (request: LoaderCheckRequest, event: JsonEvent) => Promise<APIGatewayProxyResult>,
+  originSecret?: string,
+): HttpApiHandler {
   const handler = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(requestIdsInLogs(logger))
     .use(jsonErrors(logger))
     .use(lowercaseHeaders())
     .use(jsonBody())
     .handler((event) => answer(parse(LoaderCheckRequest, event.body), event));
-  return onHttpApi(handler);
+  return onHttpApi(handler, originSecret);
 }

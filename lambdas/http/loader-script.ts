@@ -9,6 +9,8 @@ import { jsonResponse, SECURITY_HEADERS } from './responses';
 export interface ScriptHandlerDeps extends ScriptDeliveryDeps {
   now: () => number;
   logger: Logger;
+  /** The front door's origin secret (http-api.ts, clientAddressOf). */
+  originSecret?: string;
 }
 
 /**
@@ -27,8 +29,11 @@ export const NO_VERSION_YET = 'This script has no version yet: the publisher has
  * never logged: nothing here logs, and the error middleware logs the error, not the response.
  */
 export function createScriptHandler(deps: ScriptHandlerDeps): HttpApiHandler {
-  return loaderHandler(deps.logger, async (request, event) =>
-    scriptResponse(await deliverScript(deps, request, event.requestContext.identity.sourceIp, deps.now(), event.headers['if-none-match'])),
+  return loaderHandler(
+    deps.logger,
+    async (request, event) =>
+      scriptResponse(await deliverScript(deps, request, event.requestContext.identity.sourceIp, deps.now(), event.headers['if-none-match'])),
+    deps.originSecret,
   );
 }
 

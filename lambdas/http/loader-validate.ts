@@ -7,6 +7,8 @@ import { jsonResponse } from './responses';
 export interface LoaderDeps extends KeyCheckDeps {
   now: () => number;
   logger: Logger;
+  /** The front door's origin secret (http-api.ts, clientAddressOf); absent where there is none (the local stack). */
+  originSecret?: string;
 }
 
 /**
@@ -15,7 +17,9 @@ export interface LoaderDeps extends KeyCheckDeps {
  * `Retry-After`. No bearer token, so never a 401.
  */
 export function createValidateHandler(deps: LoaderDeps): HttpApiHandler {
-  return loaderHandler(deps.logger, async (request, event) =>
-    jsonResponse(200, validateAnswer(await checkKey(deps, request, event.requestContext.identity.sourceIp, deps.now()))),
+  return loaderHandler(
+    deps.logger,
+    async (request, event) => jsonResponse(200, validateAnswer(await checkKey(deps, request, event.requestContext.identity.sourceIp, deps.now()))),
+    deps.originSecret,
   );
 }

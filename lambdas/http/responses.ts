@@ -8,6 +8,13 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** A failure on the service side: the client learns nothing but the request id to report. */
+/**
+ * The most a synchronous Lambda invocation may answer: 6 MB of the serialized JSON the function returns ("Invocation
+ * payload (request and response)", https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html). Past
+ * it Lambda fails the call (`Function.ResponseSizeTooLarge`) and API Gateway answers with its integration failure.
+ */
+export const LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024;
+
 export const INTERNAL_ERROR = 'Internal error';
 
 /** What a client is told when its body cannot be read as JSON: what to send instead. */

@@ -20,6 +20,9 @@ function setting(name: string): string {
   return value;
 }
 
+/** A setting only some deployments give; undefined when absent. */
+const optionalSetting = (name: string): string | undefined => process.env[name] || undefined;
+
 export const settings = {
   tableName: () => setting('TABLE_NAME'),
   queueUrl: () => setting('QUEUE_URL'),
@@ -33,6 +36,8 @@ export const settings = {
   discordApiBase: () => setting('DISCORD_API_BASE'),
   /** The Secrets Manager secret order keys derive from (docs/selling-keys.md). */
   keySecretArn: () => setting('KEY_SECRET_ARN'),
+  /** The front door's secret origin header value (lib/constructs/front-door.ts); absent on a stack without one. */
+  originSecret: () => optionalSetting('ORIGIN_VERIFY_SECRET'),
 };
 
 /**

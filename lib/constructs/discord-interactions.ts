@@ -11,7 +11,7 @@ export interface DiscordInteractionsProps {
 
 /**
  * `POST /v1/discord/interactions/{project_id}` (DESIGN.md, "Buyers help themselves in Discord"), behind the loader
- * routes' HTTP API, in a function of its own with its own reserved concurrency: Discord gives a reply 3 seconds,
+ * routes' HTTP API (and the front door's `/v1/discord/*`), in a function of its own with its own reserved concurrency: Discord gives a reply 3 seconds,
  * and a flood of loader checks must not take the instances that answer it. It reads project items (the link) and
  * key items, queries the byDiscordId index, updates key items naming only the link's and the reset's attributes,
  * and puts the project's audit entries: nothing else.
@@ -26,7 +26,8 @@ export class DiscordInteractions extends Construct {
       description: `Discord interactions ${DISCORD_ROUTE.method} ${DISCORD_ROUTE.path} (public, Ed25519-signed by the linked application)`,
     });
     bindTable(this.function, props.table, [
-      { actions: ['dynamodb:GetItem'], partitions: ['project'] },
+      // The link on the project item; each key read back after its conditional write.
+      { actions: ['dynamodb:GetItem'], partitions: ['project', 'key'] },
       { queryIndex: 'byDiscordId' },
       { actions: ['dynamodb:BatchGetItem'], partitions: ['key'] },
       { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: DISCORD_KEY_ATTRIBUTES, returnValues: DISCORD_RETURN_VALUES },

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { DISCORD_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, STUB_ROUTE } from '#http/routes';
 import { DISCORD_ROUTE_THROTTLE, LOADER_429_ALARM, LOADER_ROUTE_THROTTLE, STUB_ROUTE_THROTTLE } from '#lib/capacity';
+import { KEEP_UNLESS_JUST_CREATED } from './keep';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';
 
 /** A publisher's own domain for the API: one base URL for the owner API and the loader routes. */
@@ -53,7 +54,7 @@ export class LoaderApi extends Construct {
       createDefaultStage: false,
     });
     // Kept after the stack is gone, like the owner API's: the record of who checked which key from where.
-    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: KEEP_UNLESS_JUST_CREATED });
     this.stage = new apigwv2.HttpStage(this, 'Stage', {
       httpApi: this.httpApi,
       stageName: '$default',

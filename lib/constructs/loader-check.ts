@@ -2,6 +2,7 @@ import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -41,6 +42,9 @@ export class LoaderCheck extends Construct {
       entry: 'functions/loader.ts',
       description: `Loader key check and script delivery ${PUBLIC_ROUTES.map((route) => `${route.method} ${route.path}`).join(', ')} (public)`,
       environment: { TABLE_NAME: table.tableName, TELEMETRY_QUEUE_URL: props.telemetryQueue.queueUrl, SCRIPT_BUCKET: props.scripts.bucketName },
+      // X-Ray's default sampling traces about 5% of a busy function's requests at $5 a million traces: $0.25 a
+      // million checks, a tenth of the check's own price (docs/cost.md). The check's logs and alarms say what failed.
+      tracing: lambda.Tracing.DISABLED,
     });
     // A check counts a use on its key item, naming only what the count writes and tests: not a key's note, owner
     // fields or index keys' neighbours; and counts itself in its rate windows.

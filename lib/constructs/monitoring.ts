@@ -1,4 +1,4 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -62,11 +62,6 @@ export class Monitoring extends Construct {
         },
       }),
     );
-    Validations.of(this.topic).acknowledge({
-      id: 'AwsSolutions-SNS2',
-      reason:
-        'Alarm notifications carry alarm names and metric values, nothing secret; CloudWatch cannot publish to a topic under the AWS-managed SNS key, and a customer key would cost a key a month for nothing to protect.',
-    });
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
 
     const authorizerFailures = new logs.MetricFilter(this, 'AuthorizerFailures', {

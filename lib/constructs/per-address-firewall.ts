@@ -1,12 +1,10 @@
-import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import { Stack, type StackProps } from 'aws-cdk-lib';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { SECURITY_HEADERS } from '#http/responses';
 
 export interface PerAddressFirewallProps {
-  /** The stage the web ACL guards. */
-  stage: apigateway.Stage;
-  /** Requests a minute one IP address may send, over the owner API's routes, before the rest of the minute is refused. */
+  /** Requests a minute one IP address may send, over every route of the front door, before the rest of the minute is refused. */
   requestsPerMinute: number;
 }
 
@@ -14,11 +12,11 @@ export interface PerAddressFirewallProps {
 const WINDOW_SECONDS = 60;
 
 /**
- * An AWS WAF regional web ACL on the owner API's REST stage (the loader routes' HTTP API cannot carry one) with one
- * rate-based rule per client IP address: a flood from one
- * address is refused at the edge, before the authorizer or any function runs. The refusal is the API's own 429
- * (`{"error"}` JSON, `Retry-After`, the security headers); WAF's custom response takes precedence over API
- * Gateway's gateway responses. Costs a web ACL and a rule a month plus a charge per request (docs/operations.md).
+ * An AWS WAF web ACL for the front door's CloudFront distribution (scope CLOUDFRONT, so it must be created in
+ * us-east-1) with one rate-based rule per viewer IP address: WAF at the edge sees the buyer's own address, so a
+ * flood from one address is refused at the edge location, before API Gateway counts it against a route's throttle
+ * and before any function runs. The refusal is the loader's and the API's own 429 (`{"error"}` JSON,
+ * `Retry-After`, the security headers). Costs a web ACL and a rule a month plus a charge per request (docs/cost.md).
  */
 export class PerAddressFirewall extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
@@ -32,8 +30,8 @@ export class PerAddressFirewall extends Construct {
       'Retry-After': String(WINDOW_SECONDS),
     };
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
-      description: `Developer API: at most ${props.requestsPerMinute} requests a minute per IP address`,
-      scope: 'REGIONAL',
+      description: `Script Distribution front door: at most ${props.requestsPerMinute} requests a minute per IP address`,
+      scope: 'CLOUDFRONT',
       defaultAction: { allow: {} },
       visibilityConfig: visibility('DeveloperApi'),
       customResponseBodies: {
@@ -60,6 +58,19 @@ export class PerAddressFirewall extends Construct {
         },
       ],
     });
-    new wafv2.CfnWebACLAssociation(this, 'Association', { resourceArn: props.stage.stageArn, webAclArn: this.webAcl.attrArn });
+  }
+}
+
+/**
+ * The web ACL's own stack in us-east-1, where CloudFront's web ACLs must be, for a main stack in any other Region;
+ * the main stack reads its ARN through CDK's cross-Region references (an SSM parameter in us-east-1). `cdk deploy`
+ * of the main stack deploys this one first.
+ */
+export class EdgeFirewallStack extends Stack {
+  readonly firewall: PerAddressFirewall;
+
+  constructor(scope: Construct, id: string, props: StackProps & PerAddressFirewallProps) {
+    super(scope, id, { ...props, crossRegionReferences: true });
+    this.firewall = new PerAddressFirewall(this, 'Firewall', { requestsPerMinute: props.requestsPerMinute });
   }
 }

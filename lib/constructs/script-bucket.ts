@@ -1,8 +1,9 @@
-import { CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { scriptObjectKey } from '#adapters/layout';
+import { KEEP_UNLESS_JUST_CREATED } from './keep';
 
 export interface ScriptBucketProps {
   /**
@@ -35,10 +36,12 @@ export class ScriptBucket extends Construct {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      // ACLs off: S3's log delivery writes under a bucket-policy grant (cdk.json's serverAccessLogsUseBucketPolicy),
+      // the form AWS recommends over the legacy LogDeliveryWrite ACL.
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       // As long as the API's access logs: who read which script stays answerable for a quarter.
       lifecycleRules: [{ expiration: Duration.days(90) }],
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: KEEP_UNLESS_JUST_CREATED,
     });
     this.bucket = new s3.Bucket(this, 'Scripts', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
@@ -50,7 +53,7 @@ export class ScriptBucket extends Construct {
       serverAccessLogsPrefix: 'scripts/',
       // Old object versions only come from a re-upload under the same key, which uploads never do: keep them 30 days.
       lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30) }],
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: KEEP_UNLESS_JUST_CREATED,
     });
 
     const writes = ['s3:PutObject', 's3:DeleteObject'];

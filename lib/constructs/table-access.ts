@@ -1,7 +1,9 @@
 import type { ITable, ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { FINGERPRINT_RESET_RETURN_VALUES } from '#adapters/key-store';
 import { INDEX_PARTITION, PARTITION, type Partition, UPDATED_ATTRIBUTES } from '#adapters/layout';
+import { RATE_WINDOW_RETURN_VALUES } from '#adapters/rate-limit-store';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import type { Route } from '#http/routes';
 
@@ -14,23 +16,30 @@ type IndexName = keyof typeof TABLE.indexes;
 export type TableGrant =
   /**
    * `actions` on the table's items whose partition keys begin as `partitions` do. With `attributes`, the request may
-   * name no other attribute besides the keys: an update can write or test only those. With `returnValues`, a
-   * request that sets ReturnValues may set only these.
+   * name no other attribute besides the keys: an update can write or test only those; and a request that sets
+   * ReturnValues may set only `returnValues` (NONE when not given).
    */
   | ({ actions: readonly string[]; partitions: readonly Partition[] } & ItemLimits)
   /** `Query` of this one index, in partitions that begin as INDEX_PARTITION says (a project's). */
   | { queryIndex: IndexName };
 
+/**
+ * ReturnValues a grant that lists attributes may allow: ALL_OLD and ALL_NEW return every attribute of the item, and
+ * AWS counts what a request returns among the attributes it accesses (`dynamodb:Attributes`, "Using IAM policy
+ * conditions for fine-grained access control", https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+ */
+export type LimitedReturnValues = 'NONE' | 'UPDATED_OLD' | 'UPDATED_NEW';
+
 /** What an item grant may further limit: the attributes a request names, and the ReturnValues it asks for. */
 export interface ItemLimits {
   attributes?: readonly string[];
-  returnValues?: readonly string[];
+  returnValues?: readonly LimitedReturnValues[];
 }
 
 /** Every route reads its project (owner and plan) and counts the request in the caller's rate window. */
 const EVERY_ROUTE = [
   { actions: ['dynamodb:GetItem'], partitions: ['project'] },
-  { actions: ['dynamodb:UpdateItem'], partitions: ['rateWindow'], attributes: UPDATED_ATTRIBUTES.rateWindow },
+  { actions: ['dynamodb:UpdateItem'], partitions: ['rateWindow'], attributes: UPDATED_ATTRIBUTES.rateWindow, returnValues: RATE_WINDOW_RETURN_VALUES },
 ] as const satisfies readonly TableGrant[];
 
 /** A change through the API puts its project's audit entry, and no other item. */
@@ -76,8 +85,14 @@ export const ROUTE_TABLE_ACCESS = {
     RECORD_AUDIT,
   ],
   'get-key': [...EVERY_ROUTE, { actions: ['dynamodb:GetItem'], partitions: ['key'] }],
-  // One conditional write of the key's fingerprints, then the audit entry.
-  'reset-hwid': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.fingerprintReset }, RECORD_AUDIT],
+  // One conditional write of the key's fingerprints (returning the old ones only), then the audit entry; when the
+  // condition fails, a read of the key's project only says whether the key is the project's.
+  'reset-hwid': [
+    ...EVERY_ROUTE,
+    { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.fingerprintReset, returnValues: FINGERPRINT_RESET_RETURN_VALUES },
+    { actions: ['dynamodb:GetItem'], partitions: ['key'], attributes: ['projectId'] },
+    RECORD_AUDIT,
+  ],
 } as const satisfies Record<Route['entry'], readonly TableGrant[]>;
 
 /** The authorizer: one GetItem of a token item. */
@@ -97,6 +112,7 @@ export function grantItems(
   partitions: readonly Partition[],
   { attributes, returnValues }: ItemLimits = {},
 ): void {
+  if (returnValues && !attributes) throw new Error('returnValues limits only a grant that lists attributes');
   fn.addToRolePolicy(
     new PolicyStatement({
       actions: [...actions],
@@ -104,7 +120,7 @@ export function grantItems(
       conditions: {
         'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions.map((partition) => `${PARTITION[partition]}*`) },
         ...(attributes ? { 'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...KEY_ATTRIBUTES, ...attributes] } } : {}),
-        ...(returnValues ? { StringEqualsIfExists: { 'dynamodb:ReturnValues': [...returnValues] } } : {}),
+        ...(attributes ? { StringEqualsIfExists: { 'dynamodb:ReturnValues': [...(returnValues ?? ['NONE'])] } } : {}),
       },
     }),
   );

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#adapters/delivery-store';
 import { DISCORD_KEY_ATTRIBUTES, DISCORD_RETURN_VALUES, DynamoDiscordStore } from '#adapters/discord-store';
 import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#adapters/key-check-store';
+import { DynamoKeyStore, FINGERPRINT_RESET_RETURN_VALUES } from '#adapters/key-store';
 import { keyOf, UPDATED_ATTRIBUTES } from '#adapters/layout';
 import { KEY_ATTRIBUTE_TYPES } from '#adapters/table-definition';
 import { hashKeyValue } from '#domain/key-values';
@@ -182,8 +183,47 @@ describe('attributes the loader and delivery roles may name (issue 21: IAM scope
     expect(updates).toHaveLength(4);
     for (const { input } of updates) {
       for (const name of attributesNamed(input)) expect([...keys, ...DISCORD_KEY_ATTRIBUTES]).toContain(name);
-      expect(DISCORD_RETURN_VALUES).toContain(input.ReturnValues);
+      if (input.ReturnValues !== undefined) expect(DISCORD_RETURN_VALUES).toContain(input.ReturnValues);
     }
+  });
+
+  it('a key check asks no whole item back: a refused write is followed by a read naming only KEY_CHECK_ATTRIBUTES, the watermark by a read of it alone', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: 1, now: FIXED_NOW });
+    const { db, inputs } = recording(table.db);
+    const store = new DynamoKeyCheckStore(db, table.tableName);
+    const check = {
+      projectId,
+      keyId: key?.id ?? '',
+      keyHash: hashKeyValue(key?.key ?? ''),
+      fingerprint: 'f'.repeat(64),
+      now: FIXED_NOW,
+      perKeyPerMinute: 60,
+      report: { project_id: projectId, executor: 'Wave', fingerprint: 'f'.repeat(64) },
+    };
+    expect((await store.checkAndCount(check)).outcome).toBe('counted');
+    expect(await store.checkAndCount(check)).toMatchObject({ outcome: 'refused', code: 'KEY_OVER_LIMIT' });
+    expect(await store.watermarkOf(check.keyId)).toMatch(/^[0-9a-f]{16}$/);
+    for (const { input } of inputs) expect(input.ReturnValuesOnConditionCheckFailure).toBeUndefined();
+    const reads = inputs.filter(({ name }) => name === GetCommand.name).map(({ input }) => attributesNamed(input).filter((name) => !keys.includes(name)));
+    expect(reads).toEqual([[...KEY_CHECK_ATTRIBUTES].toSorted(), ['watermark']]);
+  });
+
+  it('a machine reset asks back only the map it emptied (UPDATED_OLD), and a refused one reads only projectId', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [bound, other] = await table.stores.dashboard.issueKeys({ projectId, count: 2, tier: 'standard', maxUses: null, maxFingerprints: 2, now: FIXED_NOW });
+    const { db, inputs } = recording(table.db);
+    const keysOf = new DynamoKeyStore(db, table.tableName);
+    expect(await keysOf.resetFingerprints(projectId, bound?.id ?? '')).toBe(0);
+    expect(await keysOf.resetFingerprints('prj_other', other?.id ?? '')).toBeUndefined();
+    const [reset] = inputs;
+    expect(reset?.input.ReturnValues).toBe(FINGERPRINT_RESET_RETURN_VALUES[0]);
+    expect(UPDATED_ATTRIBUTES.fingerprintReset).toEqual(expect.arrayContaining(attributesNamed(reset?.input ?? {}).filter((name) => !keys.includes(name))));
+    const refusedRead = inputs.find(({ name }) => name === GetCommand.name);
+    expect(attributesNamed(refusedRead?.input ?? {})).toEqual(['projectId']);
+    for (const { input } of inputs) expect(input.ReturnValuesOnConditionCheckFailure).toBeUndefined();
   });
 
   it('delivery reads and disables a webhook config naming only the granted attributes, with no ReturnValues', async () => {

@@ -14,9 +14,11 @@ import { SECURITY_HEADERS } from '#http/responses';
 import { DISCORD_ROUTE, LOADER_MAPPING_KEY, LOADER_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_ROUTES, ROUTES, SCRIPT_ROUTE, STUB_ROUTE } from '#http/routes';
 import {
   DISCORD_ROUTE_THROTTLE,
+  FUNCTIONS_PER_GROUP,
   LOADER_429_ALARM,
   LOADER_RESERVED_CONCURRENCY,
   LOADER_ROUTE_THROTTLE,
+  planReservations,
   STUB_ROUTE_THROTTLE,
   USAGE_PLAN_THROTTLE,
 } from '#lib/capacity';
@@ -33,7 +35,7 @@ beforeAll(() => {
   built = synthesizeApiStack();
 }, 120_000);
 
-const { ofType, only, methodOf, functionIdOf, authorizerFunctionId, statementsOf, dynamoStatements } = templateLookups(() => built.resources);
+const { ofType, serviceFunctions, only, methodOf, functionIdOf, authorizerFunctionId, statementsOf, dynamoStatements } = templateLookups(() => built.resources);
 const resources = () => built.resources;
 const tableId = () => only('AWS::DynamoDB::GlobalTable')[0];
 const restApiId = () => only('AWS::ApiGateway::RestApi')[0];
@@ -67,12 +69,12 @@ describe('the table', () => {
     built.template.hasResourceProperties('AWS::DynamoDB::GlobalTable', { TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } });
   });
 
-  it('keeps the data: point-in-time recovery, deletion protection, and retained when the stack or resource goes', () => {
+  it('keeps the data: point-in-time recovery, and retained when the stack or resource goes, unless the create that made it rolls back', () => {
     const [, table] = only('AWS::DynamoDB::GlobalTable');
-    expect(table.Properties.Replicas).toEqual([
-      expect.objectContaining({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, DeletionProtectionEnabled: true }),
-    ]);
-    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.Properties.Replicas).toEqual([expect.objectContaining({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })]);
+    // Deletion protection would refuse the rollback's delete and leave the stack in ROLLBACK_FAILED.
+    expect((table.Properties.Replicas as Record<string, unknown>[])[0]?.DeletionProtectionEnabled).not.toBe(true);
+    expect(table.DeletionPolicy).toBe('RetainExceptOnCreate');
     expect(table.UpdateReplacePolicy).toBe('Retain');
   });
 });
@@ -82,25 +84,27 @@ describe('the functions', () => {
     const routeFunctions = new Set(ROUTES.map(functionIdOf));
     expect(routeFunctions.size).toBe(ROUTES.length);
     expect(routeFunctions.has(authorizerFunctionId())).toBe(false);
-    expect(ofType('AWS::Lambda::Function')).toHaveLength(ROUTES.length + FUNCTIONS_BESIDE_ROUTES);
+    expect(serviceFunctions()).toHaveLength(ROUTES.length + FUNCTIONS_BESIDE_ROUTES);
   });
 
   it('gives the bulk revoke 28 s, inside the 29 s API Gateway waits, and every other route function 10 s', () => {
     for (const route of ROUTES) {
-      const [, fn] = ofType('AWS::Lambda::Function').find(([id]) => id === functionIdOf(route)) ?? [];
+      const [, fn] = serviceFunctions().find(([id]) => id === functionIdOf(route)) ?? [];
       expect(fn?.Properties.Timeout, route.entry).toBe(route.entry === 'revoke-bulk' ? 28 : 10);
     }
   });
 
-  it('runs every function on Node.js 22, arm64, traced, with the table name in TABLE_NAME', () => {
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+  it('runs every function on Node.js 22, arm64, with the table name in TABLE_NAME; traced, but for the loader check', () => {
+    for (const [id, fn] of serviceFunctions()) {
       expect(fn.Properties, id).toMatchObject({
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
-        TracingConfig: { Mode: 'Active' },
         Environment: { Variables: { TABLE_NAME: { Ref: tableId() } } },
       });
+      // The loader check's volume would make X-Ray a tenth of its price (docs/cost.md): it is not traced.
+      const loaderCheck = id === built.stack.getLogicalId(built.stack.loaderCheck.function.node.defaultChild as never);
+      expect(fn.Properties.TracingConfig, id).toEqual(loaderCheck ? undefined : { Mode: 'Active' });
     }
   });
 });
@@ -393,8 +397,9 @@ describe('the loader key check', () => {
     });
   });
 
-  it('runs in its own function with reserved concurrency, so a flood of checks cannot take the instances other functions need', () => {
-    expect(resources()[loaderFunctionId()]?.Properties.ReservedConcurrentExecutions).toBe(LOADER_RESERVED_CONCURRENCY);
+  it('runs in its own function, the first to get its reserved concurrency when the account allows any, so a flood of checks cannot take the instances other functions need', () => {
+    expect(loaderFunctionId()).toMatch(/^LoaderCheckFunction/);
+    expect(planReservations(FUNCTIONS_PER_GROUP, LOADER_RESERVED_CONCURRENCY).reserved).toEqual(['loaderCheck']);
   });
 
   it('may update key items and rate windows naming only the attributes a check writes or tests, read key and project items, read script objects, and send to the telemetry queue: nothing else', () => {
@@ -422,7 +427,7 @@ describe('the loader key check', () => {
             'max_fingerprints',
           ],
         },
-        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['ALL_NEW'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['UPDATED_NEW'] },
       },
       {
         'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] },
@@ -523,7 +528,13 @@ describe('least privilege on the table', () => {
       AUDIT,
     ],
     'get-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:GetItem table KEY#*'],
-    'reset-hwid': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only fingerprints,projectId', AUDIT],
+    'reset-hwid': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:UpdateItem table KEY#* only fingerprints,projectId',
+      'dynamodb:GetItem table KEY#* only projectId',
+      AUDIT,
+    ],
   };
 
   it.each(ROUTES.map((route) => [route.entry, route] as const))(
@@ -564,7 +575,7 @@ describe('least privilege on the table', () => {
   });
 
   it('no function may Scan, reach every index, or read or write the table or an index without a LeadingKeys condition', () => {
-    for (const [id] of ofType('AWS::Lambda::Function')) {
+    for (const [id] of serviceFunctions()) {
       for (const grant of tableGrantsOf(id)) {
         const [action, resource = '', leadingKeys = ''] = grant.split(' ');
         expect(action, id).not.toBe('dynamodb:Scan');
@@ -575,7 +586,7 @@ describe('least privilege on the table', () => {
   });
 
   it('no function gets table administration, and DynamoDB grants name only this table, its indexes and its stream', () => {
-    for (const [id] of ofType('AWS::Lambda::Function')) {
+    for (const [id] of serviceFunctions()) {
       for (const statement of dynamoStatements(id)) {
         for (const action of actionsOf(statement)) expect(action, id).not.toMatch(ADMIN_ACTION);
         for (const resource of [statement.Resource].flat()) expect(resourceName(resource), id).toMatch(/^(table|index\/\w+|stream)$/);
@@ -585,17 +596,17 @@ describe('least privilege on the table', () => {
 });
 
 describe('the key secret (selling keys: order keys derive from it)', () => {
-  const secretId = () => only('AWS::SecretsManager::Secret')[0];
+  const secretId = () => built.stack.getLogicalId(built.stack.keySecret.node.defaultChild as never);
 
-  it('is generated by Secrets Manager and kept when the stack or the resource goes, like the orders it answers', () => {
-    const [, secret] = only('AWS::SecretsManager::Secret');
-    expect(secret.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
-    expect(secret).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  it('is generated by Secrets Manager and kept when the stack or the resource goes, like the orders it answers (not after a failed create)', () => {
+    const secret = resources()[secretId()];
+    expect(secret?.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    expect(secret).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
   });
 
   it('is readable by the issue function alone, which gets its ARN in KEY_SECRET_ARN', () => {
     const issueFunction = functionIdOf(ROUTES.find((route) => route.entry === 'issue-keys')!);
-    const readers = ofType('AWS::Lambda::Function')
+    const readers = serviceFunctions()
       .map(([id]) => id)
       .filter((id) => statementsOf(id).some((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue')));
     expect(readers).toEqual([issueFunction]);
@@ -611,12 +622,14 @@ describe('outputs', () => {
     expect(Object.keys(outputs).toSorted()).toEqual([
       'AlarmTopicArn',
       'ApiUrl',
+      'ConsoleUrl',
       'DeliveryDeadLetterQueueUrl',
       'IngestFunctionName',
       'LoaderUrl',
       'RestApiId',
       'ScriptBucketName',
       'ScriptUploadPolicyArn',
+      'ServiceUrl',
       'StageName',
       'TableName',
       'UsagePlanId',

@@ -1,3 +1,4 @@
+import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LOADER_LIMITS } from '#domain/key-check';
@@ -7,6 +8,7 @@ import {
   ACCOUNT_API_RATE,
   ACCOUNT_CONCURRENCY,
   DISCORD_ROUTE_THROTTLE,
+  FUNCTIONS_PER_GROUP,
   LOADER_PLANNED_CHECKS_PER_SECOND,
   LOADER_RESERVED_CONCURRENCY,
   LOADER_ROUTE_THROTTLE,
@@ -17,6 +19,7 @@ import {
   WAF_DEFAULT_REQUESTS_PER_MINUTE,
   WAF_MIN_REQUESTS_PER_MINUTE,
 } from '#lib/capacity';
+import { EDGE_FIREWALL_REGION } from '#lib/developer-api-stack';
 import type { CfnResource } from '#test-support/cdk';
 import { synthesizeApiStack, templateLookups } from '#test-support/stack-template';
 
@@ -24,19 +27,25 @@ import { synthesizeApiStack, templateLookups } from '#test-support/stack-templat
 
 type Built = ReturnType<typeof synthesizeApiStack>;
 let standard: Built;
-let withoutReservations: Built;
+let reserving: Built;
+let partly: Built;
 let firewalled: Built;
+let firewalledElsewhere: Built;
 
-// Three syntheses of a few seconds each, more on a loaded machine.
+// Four syntheses of a few seconds each, more on a loaded machine.
 beforeAll(() => {
   standard = synthesizeApiStack();
-  // As the CLI passes `-c reservedConcurrency=false` and `-c wafRateLimit=1200`: strings.
-  withoutReservations = synthesizeApiStack({ reservedConcurrency: 'false' });
-  firewalled = synthesizeApiStack({ waf: 'true', wafRateLimit: '1200' });
+  // As npm run deploy passes `-c reservableConcurrency=900` (a default account) and the CLI `-c wafRateLimit=2500`: strings.
+  reserving = synthesizeApiStack({ reservableConcurrency: String(ACCOUNT_CONCURRENCY.total - ACCOUNT_CONCURRENCY.unreservedMinimum) });
+  partly = synthesizeApiStack({ reservableConcurrency: '250' });
+  firewalled = synthesizeApiStack({ waf: 'true', wafRateLimit: '2500' }, { account: '123456789012', region: EDGE_FIREWALL_REGION });
+  firewalledElsewhere = synthesizeApiStack({ waf: 'true' }, { account: '123456789012', region: 'sa-east-1' });
 }, 300_000);
 
 const lookups = templateLookups(() => standard.resources);
 const ofType = (built: Built, type: string) => Object.entries(built.resources).filter(([, resource]) => resource.Type === type);
+/** The stack's own functions, without CDK's BucketDeployment handler (the console's files, at deployment). */
+const functionsOf = (built: Built) => templateLookups(() => built.resources).serviceFunctions();
 
 describe('API Gateway throttling', () => {
   const methodSettings = () => lookups.only('AWS::ApiGateway::Stage')[1].Properties.MethodSettings as Record<string, unknown>[];
@@ -103,73 +112,111 @@ describe('reserved concurrency per function group', () => {
     [/^AnalyticsAlertDigestFunction[0-9A-F]{8}$/, 'alertDigest'],
     [/^DiscordFunction[0-9A-F]{8}$/, 'discord'],
   ];
-  const reservationOf = (built: Built, id: string) => built.resources[id]?.Properties.ReservedConcurrentExecutions;
+  const reservationOf = (built: Built, id: string) => built.resources[id]?.Properties.ReservedConcurrentExecutions as number | undefined;
+  const reservedIn = (built: Built) => functionsOf(built).reduce((sum, [id]) => sum + (reservationOf(built, id) ?? 0), 0);
+  const groupOf = (id: string) => GROUPS.filter(([pattern]) => pattern.test(id)).map(([, group]) => group);
 
-  it('gives every function of the stack the reservation of its group', () => {
-    const functions = ofType(standard, 'AWS::Lambda::Function');
+  it('puts every function of the stack in one group, as many a group as FUNCTIONS_PER_GROUP says (the deploy preflight plans with it)', () => {
+    const functions = functionsOf(standard);
     expect(functions).toHaveLength(ROUTES.length + GROUPS.length - 1);
+    const counted: Record<string, number> = {};
     for (const [id] of functions) {
-      const groups = GROUPS.filter(([pattern]) => pattern.test(id)).map(([, group]) => group);
-      expect(groups, id).toHaveLength(1);
-      expect(reservationOf(standard, id), id).toBe(RESERVED_CONCURRENCY[groups[0] ?? 'route']);
+      expect(groupOf(id), id).toHaveLength(1);
+      const group = groupOf(id)[0] ?? 'route';
+      counted[group] = (counted[group] ?? 0) + 1;
     }
+    expect(counted).toEqual(FUNCTIONS_PER_GROUP);
+  });
+
+  // A new account's quota can be 10 ("New AWS accounts have reduced concurrency and memory quotas", Lambda quotas):
+  // a reservation there fails the create and rolls the stack back, since Lambda keeps 100 unreserved.
+  it('reserves nothing by default, so the default template deploys in a new account whose concurrency quota is 10', () => {
+    const newAccountQuota = 10;
+    const reservable = Math.max(0, newAccountQuota - ACCOUNT_CONCURRENCY.unreservedMinimum);
+    expect(reservedIn(standard)).toBeLessThanOrEqual(reservable);
+    for (const [id, fn] of functionsOf(standard)) expect(fn.Properties.ReservedConcurrentExecutions, id).toBeUndefined();
+    expect(standard.stack.reservations.reserved).toEqual([]);
+  });
+
+  it('with -c reservableConcurrency=900 (a default account of 1,000) gives every function the reservation of its group', () => {
+    for (const [id] of functionsOf(reserving)) expect(reservationOf(reserving, id), id).toBe(RESERVED_CONCURRENCY[groupOf(id)[0] ?? 'route']);
   });
 
   it(`leaves at least ${ACCOUNT_CONCURRENCY.unreservedMinimum} of the default ${ACCOUNT_CONCURRENCY.total} instances unreserved, as Lambda requires`, () => {
-    const reserved = ofType(standard, 'AWS::Lambda::Function').reduce((sum, [id]) => sum + Number(reservationOf(standard, id)), 0);
-    expect(reserved).toBe(849);
-    expect(ACCOUNT_CONCURRENCY.total - reserved).toBeGreaterThanOrEqual(ACCOUNT_CONCURRENCY.unreservedMinimum);
+    expect(reservedIn(reserving)).toBe(849);
+    expect(ACCOUNT_CONCURRENCY.total - reservedIn(reserving)).toBeGreaterThanOrEqual(ACCOUNT_CONCURRENCY.unreservedMinimum);
   });
 
-  it("caps each SQS event source at its function's reservation, so a poller is never throttled into spending receives", () => {
-    const mappings = ofType(standard, 'AWS::Lambda::EventSourceMapping').filter(([, mapping]) =>
-      JSON.stringify(mapping.Properties.EventSourceArn).includes('Queue'),
-    );
-    expect(mappings).toHaveLength(2);
-    for (const [id, mapping] of mappings) {
-      const maximum = (mapping.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency;
-      const functionId = (mapping.Properties.FunctionName as { Ref: string }).Ref;
-      expect(maximum, id).toBeDefined();
-      expect(maximum, id).toBeLessThanOrEqual(Number(reservationOf(standard, functionId)));
+  it('with less reservable than every group needs, reserves whole groups in priority order and never more than allowed', () => {
+    expect(reservedIn(partly)).toBeLessThanOrEqual(250);
+    // 100 + 100 + 20 + 5 + 10 + 10 + 2 + 2 = 249: then neither ingest's 50 nor the routes' fit.
+    expect(partly.stack.reservations.reserved).toEqual([
+      'loaderCheck',
+      'authorizer',
+      'queueIngest',
+      'delivery',
+      'fanout',
+      'streamIngest',
+      'dailyDetector',
+      'alertDigest',
+    ]);
+    for (const [id] of functionsOf(partly)) {
+      const group = groupOf(id)[0] ?? 'route';
+      expect(reservationOf(partly, id), id).toBe(partly.stack.reservations.reserved.includes(group) ? RESERVED_CONCURRENCY[group] : undefined);
     }
   });
 
-  it('reserves nothing with -c reservedConcurrency=false, for a new account with a lower concurrency quota', () => {
-    const functions = ofType(withoutReservations, 'AWS::Lambda::Function');
-    expect(functions).toHaveLength(ofType(standard, 'AWS::Lambda::Function').length);
-    for (const [id, fn] of functions) expect(fn.Properties.ReservedConcurrentExecutions, id).toBeUndefined();
+  it("caps each SQS event source at its function's reservation when reserved, so a poller is never throttled into spending receives", () => {
+    for (const built of [reserving, partly]) {
+      const mappings = ofType(built, 'AWS::Lambda::EventSourceMapping').filter(([, mapping]) =>
+        JSON.stringify(mapping.Properties.EventSourceArn).includes('Queue'),
+      );
+      expect(mappings).toHaveLength(2);
+      for (const [id, mapping] of mappings) {
+        const maximum = (mapping.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency;
+        const functionId = (mapping.Properties.FunctionName as { Ref: string }).Ref;
+        expect(maximum, id).toBeDefined();
+        expect(maximum, id).toBeLessThanOrEqual(Number(reservationOf(built, functionId)));
+      }
+    }
   });
 
-  it('refuses a context value that is neither true nor false, instead of guessing', () => {
-    expect(() => synthesizeApiStack({ reservedConcurrency: 'no' })).toThrow('-c reservedConcurrency=no: give true or false');
+  it('refuses the old -c reservedConcurrency flag, naming the one that replaced it', () => {
+    expect(() => synthesizeApiStack({ reservedConcurrency: 'false' })).toThrow('-c reservedConcurrency is replaced by -c reservableConcurrency=N');
   });
 
-  it(`refuses -c wafRateLimit below ${WAF_MIN_REQUESTS_PER_MINUTE}, which would break the key check's promise to one address`, () => {
-    expect(() => synthesizeApiStack({ waf: 'true', wafRateLimit: '999' })).toThrow(
-      `-c wafRateLimit=999: give a whole number from ${WAF_MIN_REQUESTS_PER_MINUTE} to`,
+  it('refuses a -c reservableConcurrency that is not a whole number, instead of guessing', () => {
+    expect(() => synthesizeApiStack({ reservableConcurrency: 'lots' })).toThrow('-c reservableConcurrency=lots: give a whole number from 0 to');
+  });
+
+  it(`refuses -c wafRateLimit below ${WAF_MIN_REQUESTS_PER_MINUTE}, where WAF would refuse buyers the key check admits`, () => {
+    expect(WAF_MIN_REQUESTS_PER_MINUTE).toBe(LOADER_LIMITS.perAddressPerMinute);
+    expect(() => synthesizeApiStack({ waf: 'true', wafRateLimit: '2399' }, { region: EDGE_FIREWALL_REGION })).toThrow(
+      `-c wafRateLimit=2399: give a whole number from ${WAF_MIN_REQUESTS_PER_MINUTE} to`,
     );
   });
 });
 
-describe('the optional AWS WAF web ACL', () => {
-  const webAcl = (built: Built): CfnResource => {
-    const acls = ofType(built, 'AWS::WAFv2::WebACL');
+describe('the optional AWS WAF web ACL, on the front door', () => {
+  const webAcl = (resources: Record<string, CfnResource>): [string, CfnResource] => {
+    const acls = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::WAFv2::WebACL');
     expect(acls).toHaveLength(1);
-    return acls[0]?.[1] as CfnResource;
+    return acls[0] as [string, CfnResource];
   };
+  const distribution = (built: Built) => templateLookups(() => built.resources).only('AWS::CloudFront::Distribution')[1];
 
   it('is absent by default', () => {
     expect(ofType(standard, 'AWS::WAFv2::WebACL')).toEqual([]);
-    expect(ofType(standard, 'AWS::WAFv2::WebACLAssociation')).toEqual([]);
+    expect(distribution(standard).Properties.DistributionConfig).not.toHaveProperty('WebACLId');
   });
 
-  it(`with -c waf=true refuses an address over -c wafRateLimit requests a minute (default ${WAF_DEFAULT_REQUESTS_PER_MINUTE}), with the API's 429`, () => {
-    const acl = webAcl(firewalled);
-    expect(acl.Properties).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+  it(`with -c waf=true refuses a viewer address over -c wafRateLimit requests a minute (default ${WAF_DEFAULT_REQUESTS_PER_MINUTE}), with the loader's and the API's 429`, () => {
+    const [, acl] = webAcl(firewalled.resources);
+    expect(acl.Properties).toMatchObject({ Scope: 'CLOUDFRONT', DefaultAction: { Allow: {} } });
     const rules = acl.Properties.Rules as Record<string, unknown>[];
     expect(rules).toEqual([
       expect.objectContaining({
-        Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 1200, EvaluationWindowSec: 60 } },
+        Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 2500, EvaluationWindowSec: 60 } },
         Action: {
           Block: {
             CustomResponse: {
@@ -187,22 +234,38 @@ describe('the optional AWS WAF web ACL', () => {
     ]);
     const bodies = acl.Properties.CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
     expect(bodies.TooManyRequests?.ContentType).toBe('APPLICATION_JSON');
-    expect(JSON.parse(bodies.TooManyRequests?.Content ?? '')).toEqual({ error: 'Too many requests from this address: at most 1200 per minute' });
+    expect(JSON.parse(bodies.TooManyRequests?.Content ?? '')).toEqual({ error: 'Too many requests from this address: at most 2500 per minute' });
   });
 
-  it("is associated with the API's stage", () => {
-    const [stageId] = ofType(firewalled, 'AWS::ApiGateway::Stage')[0] ?? [];
-    const associations = ofType(firewalled, 'AWS::WAFv2::WebACLAssociation');
-    expect(associations).toHaveLength(1);
-    const association = associations[0]?.[1];
-    expect(JSON.stringify(association?.Properties.ResourceArn)).toContain(`{"Ref":"${stageId}"}`);
-    const acl = firewalled.stack.firewall?.webAcl;
-    if (!acl) throw new Error('-c waf=true built no firewall');
-    expect(association?.Properties.WebACLArn).toEqual({ 'Fn::GetAtt': [firewalled.stack.getLogicalId(acl), 'Arn'] });
+  it('guards the distribution (every route), not a regional stage that would see only CloudFront', () => {
+    const [aclId] = webAcl(firewalled.resources);
+    expect(distribution(firewalled).Properties.DistributionConfig).toMatchObject({ WebACLId: { 'Fn::GetAtt': [aclId, 'Arn'] } });
+    expect(ofType(firewalled, 'AWS::WAFv2::WebACLAssociation')).toEqual([]);
   });
 
-  it('leaves cdk-nag AwsSolutions with no unacknowledged finding, and no APIG3 acknowledgement to hide behind', () => {
-    const report = new AwsSolutionsChecks(firewalled.app, { verbose: true }).validateScope(firewalled.stack);
-    expect(report.violations.map((violation) => violation.ruleName)).toEqual([]);
+  it('lives in a companion stack in us-east-1 when the stack is in another Region, its ARN read across Regions', () => {
+    const edge = firewalledElsewhere.stack.edgeFirewallStack;
+    if (!edge) throw new Error('-c waf=true in sa-east-1 built no companion stack');
+    expect(edge.region).toBe(EDGE_FIREWALL_REGION);
+    expect(ofType(firewalledElsewhere, 'AWS::WAFv2::WebACL')).toEqual([]);
+    const [, acl] = webAcl(Template.fromStack(edge).toJSON().Resources as Record<string, CfnResource>);
+    expect(acl.Properties.Scope).toBe('CLOUDFRONT');
+    const reference = JSON.stringify(distribution(firewalledElsewhere).Properties.DistributionConfig);
+    expect(reference).toMatch(/"WebACLId":\{"Fn::GetAtt":\["ExportsReader[0-9A-F]+","\/cdk\/exports\/DeveloperApiTest\/.*FirewallWebAcl/);
+    expect(firewalledElsewhere.stack.dependencies).toContain(edge);
+  });
+
+  it("refuses -c waf=true when the stack's Region is not known at synth, instead of a web ACL CloudFormation would reject", () => {
+    expect(() => synthesizeApiStack({ waf: 'true' })).toThrow("-c waf=true: CloudFront's web ACL lives in us-east-1");
+  });
+
+  it('leaves cdk-nag AwsSolutions with no unacknowledged finding in either stack', () => {
+    for (const built of [firewalled, firewalledElsewhere]) {
+      const report = new AwsSolutionsChecks(built.app, { verbose: true }).validateScope(built.stack);
+      expect(report.violations.map((violation) => violation.ruleName)).toEqual([]);
+    }
+    const edge = firewalledElsewhere.stack.edgeFirewallStack;
+    if (!edge) throw new Error('no companion stack');
+    expect(new AwsSolutionsChecks(firewalledElsewhere.app, { verbose: true }).validateScope(edge).violations).toEqual([]);
   });
 });

@@ -14,7 +14,7 @@ beforeAll(() => {
   withEmail = synthesizeApiStack({ alarmEmail: 'ops@example.com' });
 }, 300_000);
 
-const { ofType, only, authorizerFunctionId } = templateLookups(() => built.resources);
+const { ofType, serviceFunctions, only, authorizerFunctionId } = templateLookups(() => built.resources);
 const topicId = () => only('AWS::SNS::Topic')[0];
 const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
 const dimension = (alarm: Record<string, unknown>, name: string) =>
@@ -71,7 +71,7 @@ describe('the alarm topic', () => {
 });
 
 describe('the alarms', () => {
-  const functions = () => ofType('AWS::Lambda::Function').map(([id]) => id);
+  const functions = () => serviceFunctions().map(([id]) => id);
 
   it("alarms on the API's 5xx rate: above 1% of answers for two 5-minute periods", () => {
     const [alarm] = alarmsOn('AWS/ApiGateway', '5XXError');

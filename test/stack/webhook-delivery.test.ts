@@ -168,6 +168,8 @@ describe('delivery from the queue', () => {
         Condition: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['PROJECT#*'] },
           'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...Object.keys(KEY_ATTRIBUTE_TYPES), 'enabled', 'url'] },
+          // Every grant that lists attributes pins ReturnValues (issue 31), a read too, where none can be asked.
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
         },
       },
       {

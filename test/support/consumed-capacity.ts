@@ -5,6 +5,11 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 export interface CapacityTally {
   requests: number;
   /**
+   * Round trips in a row: requests that started while no other was in flight. Requests sent at once count one, so
+   * this is how many DynamoDB round trips the caller waited for one after another.
+   */
+  inARow: number;
+  /**
    * Writes refused by their condition. AWS charges each the write's capacity (1 WCU per KB, on the table only);
    * DynamoDB Local's error carries no ConsumedCapacity, so they are counted here instead.
    */
@@ -30,16 +35,23 @@ const READS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGe
 export function capacityRecordingClient(config: DynamoDBClientConfig): { db: DynamoDBDocumentClient; take: () => CapacityTally } {
   const client = new DynamoDBClient(config);
   let tally = emptyTally();
+  let inFlight = 0;
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as { ReturnConsumedCapacity?: string };
       input.ReturnConsumedCapacity = 'INDEXES';
       tally.requests++;
-      const result = await next(args).catch((error: unknown) => {
-        if (error instanceof Error && (error.name === 'ConditionalCheckFailedException' || error.name === 'TransactionCanceledException'))
-          tally.conditionFailures++;
-        throw error;
-      });
+      if (inFlight === 0) tally.inARow++;
+      inFlight++;
+      const result = await next(args)
+        .catch((error: unknown) => {
+          if (error instanceof Error && (error.name === 'ConditionalCheckFailedException' || error.name === 'TransactionCanceledException'))
+            tally.conditionFailures++;
+          throw error;
+        })
+        .finally(() => {
+          inFlight--;
+        });
       const reported = (result.output as { ConsumedCapacity?: Capacity | Capacity[] }).ConsumedCapacity;
       const side = READS.has(context.commandName ?? '') ? tally.read : tally.write;
       for (const capacity of [reported ?? []].flat()) {
@@ -62,7 +74,7 @@ export function capacityRecordingClient(config: DynamoDBClientConfig): { db: Dyn
   };
 }
 
-const emptyTally = (): CapacityTally => ({ requests: 0, conditionFailures: 0, read: { table: 0, indexes: {} }, write: { table: 0, indexes: {} } });
+const emptyTally = (): CapacityTally => ({ requests: 0, inARow: 0, conditionFailures: 0, read: { table: 0, indexes: {} }, write: { table: 0, indexes: {} } });
 
 /** Everything an index was charged, across indexes. */
 export const indexUnits = (side: CapacityTally['read' | 'write']): number => Object.values(side.indexes).reduce((sum, units) => sum + units, 0);

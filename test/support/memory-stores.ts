@@ -372,6 +372,10 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     return state;
   }
 
+  async watermarkOf(keyId: string): Promise<string | undefined> {
+    return this.keys.get(keyId)?.watermark;
+  }
+
   async checkAndCount(check: KeyCheck): Promise<CountedCheck> {
     const key = this.keys.get(check.keyId);
     const code = refusalOf(key, check.projectId, check.keyHash, check.now, check.fingerprint);

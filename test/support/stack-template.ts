@@ -1,18 +1,29 @@
+import type { Environment } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { expect } from 'vitest';
 import type { AnyRoute } from '#http/routes';
 import { DeveloperApiStack } from '#lib/developer-api-stack';
 import { type CfnResource, type GetAtt, type Statement, templateOnlyApp } from './cdk';
 
-/** The template tests' view of the whole stack: synthesized without esbuild, with `context` as `-c` would give it. */
-export function synthesizeApiStack(context: Record<string, unknown> = {}) {
+/** Console files as `buildConsole` writes them, for a synth that reads the template only (the console is built and tested on its own). */
+export const TEST_CONSOLE_FILES = () => s3deploy.Source.data('index.html', '<!doctype html><title>Console</title><script type="module" src="app.js"></script>');
+
+/**
+ * The template tests' view of the whole stack: synthesized without esbuild, with `context` as `-c` would give it,
+ * in `env` when given (as `cdk` gives it from the profile).
+ */
+export function synthesizeApiStack(context: Record<string, unknown> = {}, env?: Environment) {
   const app = templateOnlyApp(context);
-  const stack = new DeveloperApiStack(app, 'DeveloperApiTest');
+  const stack = new DeveloperApiStack(app, 'DeveloperApiTest', { consoleFiles: TEST_CONSOLE_FILES(), ...(env ? { env } : {}) });
   const template = Template.fromStack(stack);
   return { app, stack, template, resources: template.toJSON().Resources as Record<string, CfnResource> };
 }
 
 type Ref = { Ref: string };
+
+/** The logical id prefix of CDK's BucketDeployment handler, a singleton at the stack's root. */
+export const CDK_DEPLOYMENT_HANDLER = 'CustomCDKBucketDeployment';
 
 export const actionsOf = (statement: Statement) => [statement.Action].flat();
 
@@ -22,6 +33,8 @@ export const actionsOf = (statement: Statement) => [statement.Action].flat();
  */
 export function templateLookups(resources: () => Record<string, CfnResource>) {
   const ofType = (type: string) => Object.entries(resources()).filter(([, resource]) => resource.Type === type);
+  /** The stack's own functions: every AWS::Lambda::Function but CDK's BucketDeployment handler (the console's files, at deployment). */
+  const serviceFunctions = () => ofType('AWS::Lambda::Function').filter(([id]) => !id.startsWith(CDK_DEPLOYMENT_HANDLER));
 
   function only(type: string): [string, CfnResource] {
     const found = ofType(type);
@@ -72,5 +85,5 @@ export function templateLookups(resources: () => Record<string, CfnResource>) {
   const dynamoStatements = (functionId: string) =>
     statementsOf(functionId).filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')));
 
-  return { ofType, only, resourcePath, methodOf, functionIdOf, authorizerFunctionId, statementsOf, dynamoStatements };
+  return { ofType, serviceFunctions, only, resourcePath, methodOf, functionIdOf, authorizerFunctionId, statementsOf, dynamoStatements };
 }

@@ -245,4 +245,16 @@ describe('token create in AWS', () => {
     expect(JSON.stringify(puts)).not.toContain(created.token);
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
   });
+
+  it("says the account's 10,000 API keys a Region are used up, and what to do, when API Gateway refuses the key; the table is left untouched", async () => {
+    const refusal = Object.assign(new Error('API key limit exceeded'), { name: 'LimitExceededException' });
+    apiGateway.on(CreateApiKeyCommand).rejects(refusal);
+    const attempt = tokenCreate.run(dashboard.context, { ownerId: OWNER, scope: 'read' });
+    await expect(attempt).rejects.toBeInstanceOf(CommandError);
+    await expect(attempt).rejects.toThrow(
+      /^API Gateway refused the token's API key \(API key limit exceeded\): an account holds at most 10,000 API keys per Region, one per token .* Nothing was written: revoke tokens no one uses/,
+    );
+    expect(calls).toEqual(['DynamoDB.Get', 'APIGateway.GetUsagePlan']);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
 });

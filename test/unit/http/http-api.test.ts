@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
-import { proxyEventOfHttpApi } from '#http/http-api';
+import { clientAddressOf, ORIGIN_VERIFY_HEADER, proxyEventOfHttpApi, VIEWER_ADDRESS_HEADER } from '#http/http-api';
 import { createValidateHandler } from '#http/loader-validate';
 import { LOADER_ROUTE, mappedPathOf, publicRouteOf, SCRIPT_ROUTE } from '#http/routes';
 import { buildHttpApiEvent } from '#local/proxy-event';
@@ -47,6 +47,50 @@ describe('proxyEventOfHttpApi: the 2.0 event as the middlewares read it', () => 
   });
 });
 
+describe("clientAddressOf: behind the front door, the viewer's address CloudFront forwards, believed only with the origin secret", () => {
+  const SECRET = 'front-door-secret-0123456789';
+  const EDGE = '130.176.0.1';
+  const through = (headerPairs: [string, string][]) => httpApiEvent({ sourceIp: EDGE, headerPairs: [['Content-Type', 'application/json'], ...headerPairs] });
+
+  it.each([
+    ['203.0.113.7:52311', '203.0.113.7'],
+    ['2001:db8:85a3::8a2e:370:7334:443', '2001:db8:85a3::8a2e:370:7334'],
+    ['[2001:db8::1]:443', '2001:db8::1'],
+  ])('takes %s, sent with the secret, as the buyer %s', (viewer, address) => {
+    const event = through([
+      [ORIGIN_VERIFY_HEADER, SECRET],
+      [VIEWER_ADDRESS_HEADER, viewer],
+    ]);
+    expect(clientAddressOf(event, SECRET)).toBe(address);
+    expect(proxyEventOfHttpApi(event, SECRET).requestContext.identity.sourceIp).toBe(address);
+  });
+
+  it('keeps the connection address when the secret is missing or wrong: anyone can send the header straight to the HTTP API', () => {
+    for (const proof of [[], [[ORIGIN_VERIFY_HEADER, 'guess']], [[ORIGIN_VERIFY_HEADER, `${SECRET}x`]]] as [string, string][][]) {
+      expect(clientAddressOf(through([...proof, [VIEWER_ADDRESS_HEADER, '203.0.113.7:1']]), SECRET)).toBe(EDGE);
+    }
+  });
+
+  it('keeps the connection address without a front door (no secret configured), whatever the request claims', () => {
+    const event = through([
+      [ORIGIN_VERIFY_HEADER, SECRET],
+      [VIEWER_ADDRESS_HEADER, '203.0.113.7:1'],
+    ]);
+    expect(clientAddressOf(event, undefined)).toBe(EDGE);
+    expect(proxyEventOfHttpApi(event).requestContext.identity.sourceIp).toBe(EDGE);
+  });
+
+  it('keeps the connection address when the forwarded value is not an address and port', () => {
+    for (const viewer of ['', 'not-an-address:1', '203.0.113.7', '999.1.1.1:80']) {
+      const event = through([
+        [ORIGIN_VERIFY_HEADER, SECRET],
+        [VIEWER_ADDRESS_HEADER, viewer],
+      ]);
+      expect(clientAddressOf(event, SECRET), viewer).toBe(EDGE);
+    }
+  });
+});
+
 describe('publicRouteOf: the loader route a route key names, through either URL', () => {
   it.each([
     ['POST /v1/loader/validate', LOADER_ROUTE],
@@ -83,6 +127,31 @@ describe('the validate handler on an HTTP API event', () => {
       httpApiEvent({ headerPairs: [['Content-Type', 'application/json']], body: Buffer.from(body).toString('base64'), isBase64Encoded: true }),
     );
     expect(reply.body).toMatchObject({ valid: true, key_id: issued.id });
+  });
+
+  it("counts the buyer's forwarded address, not CloudFront's, toward the per-address limit when the front door vouches for it", async () => {
+    const keys = new MemoryKeyCheckStore();
+    const issued = keys.issue(PROJECT, { expiresAt: NOW + 600, maxUses: null });
+    const addresses = new AddressTally();
+    const validate = createValidateHandler({
+      keys,
+      rateLimits: new MemoryStores(),
+      addresses,
+      telemetry: { report: async () => undefined },
+      now: () => NOW,
+      logger: new Logger({ logLevel: 'SILENT' }),
+      originSecret: 'front-door-secret',
+    });
+    const body = JSON.stringify({ project_id: PROJECT, key: issued.key, fingerprint: 'a'.repeat(64), executor: 'Wave' });
+    const headerPairs: [string, string][] = [
+      ['Content-Type', 'application/json'],
+      [ORIGIN_VERIFY_HEADER, 'front-door-secret'],
+      [VIEWER_ADDRESS_HEADER, '203.0.113.9:40000'],
+    ];
+    expect((await invoke(validate, httpApiEvent({ sourceIp: '130.176.0.1', headerPairs, body }))).body).toMatchObject({ valid: true });
+    const window = Math.floor(NOW / 60) * 60;
+    expect(addresses.countCheck('203.0.113.9', window)?.checks).toBe(2);
+    expect(addresses.countCheck('130.176.0.1', window)?.checks).toBe(1);
   });
 
   it('reads headers the HTTP API lowercased: a text/plain body is refused naming the media type', async () => {

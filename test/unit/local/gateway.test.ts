@@ -2,7 +2,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenA
 import { describe, expect, it, type Mock, vi } from 'vitest';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import type { HttpApiHandler } from '#http/http-api';
-import { SECURITY_HEADERS } from '#http/responses';
+import { LAMBDA_RESPONSE_BYTES, SECURITY_HEADERS } from '#http/responses';
 import { ROUTES } from '#http/routes';
 import {
   type EntryName,
@@ -277,6 +277,26 @@ describe('handleGatewayRequest', () => {
     const { response, failure } = await handleGatewayRequest(request(), deps({ handlerTimeoutMs: 20 }, hanging));
     expectGatewayResponse(response, 'INTEGRATION_FAILURE');
     expect(String(failure)).toContain('timed out');
+  });
+
+  it("answers the integration failure (500) for a response past Lambda's 6 MB, counted on its serialized JSON, and passes one at the limit", async () => {
+    const loaderRequest = request({ method: 'POST', target: '/v1/loader/script', body: Buffer.from('{}') });
+    const result = (body: string) => ({ statusCode: 200, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body });
+    const envelope = Buffer.byteLength(JSON.stringify(result('')));
+    // Backslashes take two bytes each once serialized: a body of fewer bytes than the limit can still pass it.
+    const escaped = '\\'.repeat(Math.floor((LAMBDA_RESPONSE_BYTES - envelope) / 2) + 1);
+    expect(Buffer.byteLength(escaped)).toBeLessThan(LAMBDA_RESPONSE_BYTES);
+    const tooBig = deps();
+    tooBig.loaderHandler.mockImplementation(async () => result(escaped));
+    const { response, failure } = await handleGatewayRequest(loaderRequest, tooBig);
+    expectGatewayResponse(response, 'INTEGRATION_FAILURE');
+    expect(String(failure)).toContain(`exceeded maximum allowed payload size (${LAMBDA_RESPONSE_BYTES} bytes)`);
+    const atLimit = deps();
+    const plain = 'a'.repeat(LAMBDA_RESPONSE_BYTES - envelope);
+    atLimit.loaderHandler.mockImplementation(async () => result(plain));
+    const served = await handleGatewayRequest(loaderRequest, atLimit);
+    expect(served.response.status).toBe(200);
+    expect(served.response.body.length).toBe(plain.length);
   });
 
   it("answers 413 for a body over API Gateway's 10 MB limit without calling anything", async () => {
