@@ -53,7 +53,7 @@ export interface DashboardContext {
   caller: () => Promise<string>;
   /** A line for the person running the command, beside its JSON answer (stderr). */
   warn: (line: string) => void;
-  /** The loader routes' base URL (the local stack's, the stack's custom domain or LoaderUrl, or LOADER_BASE_URL); undefined when unknown. */
+  /** The loader routes' base URL (the local stack's, the stack's ServiceUrl, custom domain or LoaderUrl, or LOADER_BASE_URL); undefined when unknown. */
   loaderBaseUrl?: string;
 }
 
@@ -143,7 +143,8 @@ export async function locateDeployedTable(
   const tableName = outputNamed(outputs, 'TableName');
   if (!tableName) throw new CommandError(`The AWS stack ${stackName} has no output whose key contains TableName`);
   const bucketName = outputNamed(outputs, 'ScriptBucketName');
-  const loaderBaseUrl = outputNamed(outputs, 'CustomDomainUrl') ?? outputNamed(outputs, 'LoaderUrl');
+  // The front door's one URL first: Discord and buyers reach the loader routes there.
+  const loaderBaseUrl = outputNamed(outputs, 'ServiceUrl') ?? outputNamed(outputs, 'CustomDomainUrl') ?? outputNamed(outputs, 'LoaderUrl');
   return {
     kind: 'aws',
     tableName,

@@ -23,7 +23,7 @@ function projectIdOf(flags: Flags): string {
 /** The loader routes' base URL, or a sentence saying how to name it. */
 function loaderBaseUrlOf(context: DashboardContext): string {
   if (!context.loaderBaseUrl)
-    throw new CommandError("The loader routes' base URL is unknown: run npm start, deploy the stack (output LoaderUrl), or set LOADER_BASE_URL");
+    throw new CommandError("The loader routes' base URL is unknown: run npm start, deploy the stack (output ServiceUrl), or set LOADER_BASE_URL");
   return context.loaderBaseUrl;
 }
 
