@@ -1,6 +1,6 @@
 import { LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
-import { ROUTES } from '#http/routes';
+import { isQuiet, ROUTES } from '#http/routes';
 import type { TokenBucket } from './token-bucket';
 
 /**
@@ -56,7 +56,7 @@ export const DISCORD_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 100 } as cons
 
 /**
  * API Gateway's requests a second per account and Region, across every API. The default is 10,000; every route at
- * its throttle makes 9 × 500 + 2 × 2,500 + 1,000 + 50 = 10,550, so docs/operations.md asks for `requested` in
+ * its throttle makes 9 × 500 + 4 × 50 + 2 × 2,500 + 1,000 + 50 = 10,750, so docs/operations.md asks for `requested` in
  * Service Quotas before a flood could meet the account's throttle instead of a route's.
  */
 export const ACCOUNT_API_RATE = { default: 10_000, requested: 11_000 } as const;
@@ -109,6 +109,15 @@ export const LOADER_RESERVED_CONCURRENCY = 100;
 export const STAGE_METHOD_THROTTLE = { rateLimit: 500, burstLimit: 500 } as const satisfies TokenBucket;
 
 /**
+ * The throttle of the owner routes marked `capacity: 'quiet'` in lambdas/http/routes.ts (ban, unban, extend, edit a
+ * key): a publisher's hand or one sale's hook calls them, never a fleet. A tenth of a busy route's rate and
+ * reservation (RESERVED_CONCURRENCY.quietRoute: 50 a second at 120 ms is 6 instances), so they fit beside the others
+ * inside the account's 10,000 requests a second and 900 reservable instances; rate and burst stay at or above the
+ * usage plan's, so a single client still meets its plan first.
+ */
+export const QUIET_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 300 } as const satisfies TokenBucket;
+
+/**
  * Lambda's default concurrency per account and Region, and what must stay unreserved for every other function: "You
  * can reserve up to the Unreserved account concurrency value minus 100" (Lambda developer guide, "Configuring
  * reserved concurrency", https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html). New accounts
@@ -120,12 +129,15 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. With the 9 owner routes: 9 × 60 + 100 + 100 + 10 + 5 + 50 + 20 + 10 + 2 + 2 + 10 = 849 of the
- * account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds them (planReservations).
+ * cannot take another's. With the 9 busy owner routes and 4 quiet ones: 9 × 60 + 4 × 6 + 100 + 100 + 10 + 5 + 50 +
+ * 20 + 10 + 2 + 2 + 10 = 873 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
+ * them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {
   /** Each owner API route's function: STAGE_METHOD_THROTTLE's 500 a second at 120 ms a request. */
   route: 60,
+  /** Each quiet owner route's function: QUIET_ROUTE_THROTTLE's 50 a second at 120 ms a request. */
+  quietRoute: 6,
   /**
    * Token checks the 30-second cache does not answer. A flood of made-up tokens stops here (as 500s for uncached
    * tokens only: a token checked in the last 30 s is answered from the cache and never reaches the function).
@@ -157,7 +169,8 @@ export type ConcurrencyGroup = keyof typeof RESERVED_CONCURRENCY;
 
 /** How many functions of the stack are in each concurrency group: one per owner route, one of each other. */
 export const FUNCTIONS_PER_GROUP: Readonly<Record<ConcurrencyGroup, number>> = {
-  route: ROUTES.length,
+  route: ROUTES.filter((route) => !isQuiet(route)).length,
+  quietRoute: ROUTES.filter(isQuiet).length,
   authorizer: 1,
   loaderCheck: 1,
   fanout: 1,
@@ -187,6 +200,7 @@ export const RESERVATION_PRIORITY = [
   'alertDigest',
   'discord',
   'ingest',
+  'quietRoute',
   'route',
 ] as const satisfies readonly ConcurrencyGroup[];
 

@@ -1,4 +1,4 @@
-import { Annotations, CfnOutput, Duration, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -10,10 +10,11 @@ import type { Construct } from 'constructs';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
-import { ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
+import { isQuiet, ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
 import {
   FUNCTIONS_PER_GROUP,
   planReservations,
+  QUIET_ROUTE_THROTTLE,
   RESERVED_CONCURRENCY,
   type ReservationPlan,
   STAGE_METHOD_THROTTLE,
@@ -159,6 +160,12 @@ export class DeveloperApiStack extends Stack {
         dataTraceEnabled: false,
         throttlingRateLimit: STAGE_METHOD_THROTTLE.rateLimit,
         throttlingBurstLimit: STAGE_METHOD_THROTTLE.burstLimit,
+        methodOptions: Object.fromEntries(
+          ROUTES.filter(isQuiet).map((route) => [
+            `${route.path}/${route.method}`,
+            { throttlingRateLimit: QUIET_ROUTE_THROTTLE.rateLimit, throttlingBurstLimit: QUIET_ROUTE_THROTTLE.burstLimit },
+          ]),
+        ),
       },
     });
     addJsonGatewayResponses(this.api);
@@ -246,6 +253,8 @@ export class DeveloperApiStack extends Stack {
     this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
       description: "Sent by the front door to the loader origin: a request carrying it came through CloudFront, whose viewer address is then the buyer's",
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
+      // Nothing outlives the stack that reads it: a new stack makes a new one.
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     Validations.of(this.originSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
@@ -342,7 +351,7 @@ export class DeveloperApiStack extends Stack {
   /** Every function of the stack with its group (RESERVED_CONCURRENCY's keys). */
   functionGroups(): [ServiceFunction, keyof typeof RESERVED_CONCURRENCY][] {
     return [
-      ...Object.values(this.routeFunctions).map((fn): [ServiceFunction, 'route'] => [fn, 'route']),
+      ...ROUTES.map((route): [ServiceFunction, 'route' | 'quietRoute'] => [this.routeFunctions[route.entry], isQuiet(route) ? 'quietRoute' : 'route']),
       [this.authorizerFunction, 'authorizer'],
       [this.loaderCheck.function, 'loaderCheck'],
       [this.webhooks.fanoutFunction, 'fanout'],

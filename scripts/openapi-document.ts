@@ -16,7 +16,7 @@ import {
 } from '#domain/errors';
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
-import { REFUSAL_SENTENCES } from '#domain/scripts';
+import { REFUSAL_SENTENCES, refusalSentence } from '#domain/scripts';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { NO_VERSION_YET } from '#http/loader-script';
@@ -26,8 +26,19 @@ import { rateLimitHeaders } from '#http/rate-limit-headers';
 import { INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
 import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, STUB_ROUTE, scopeNeededBy } from '#http/routes';
 import { PATH_ID_PATTERN, WATERMARK_PATTERN } from '#schemas/formats';
-import { LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid, LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
 import {
+  LoaderCheckBanned,
+  LoaderCheckRefused,
+  LoaderCheckRequest,
+  LoaderCheckResponse,
+  LoaderCheckValid,
+  LoaderScriptRefused,
+  REFUSAL_CODES,
+} from '#schemas/loader';
+import {
+  BAN_REASON_LENGTH,
+  BanKeyBody,
+  ExtendKeyBody,
   IssueKeysBody,
   KEYS_PAGE,
   LIFETIME_EXPIRES_AT,
@@ -37,10 +48,14 @@ import {
   RevokeBulkBody,
   RevokeKeyBody,
   RollbackBody,
+  UnbanKeyBody,
+  UpdateKeyBody,
 } from '#schemas/requests';
 import { IssuedKeySchema, KeyDetailSchema, KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import {
   ErrorResponse,
+  type ExtendKeyResponse,
+  ExtendKeyResponse as ExtendKeyResponseSchema,
   type IssueKeysResponse,
   IssueKeysResponse as IssueKeysResponseSchema,
   type KeyDetailResponse,
@@ -294,6 +309,8 @@ function buildSchemas(): Record<string, JsonSchema> {
   // shows a `$ref` branch as `any` until it is expanded.
   docs.add(LoaderCheckValid, { title: 'LoaderCheckValid' });
   docs.add(LoaderCheckRefused, { title: 'LoaderCheckRefused' });
+  docs.add(LoaderCheckBanned, { title: 'LoaderCheckBanned' });
+  docs.add(LoaderCheckBanned.shape.reason, { description: "The publisher's reason for the ban, for the buyer to read." });
   return {
     ...componentSchemas(docs, 'output', {
       Key: KeySchema,
@@ -310,16 +327,21 @@ function buildSchemas(): Record<string, JsonSchema> {
       KeyDetail: KeyDetailSchema,
       KeyDetailResponse: KeyDetailResponseSchema,
       ResetHwidResponse: ResetHwidResponseSchema,
+      ExtendKeyResponse: ExtendKeyResponseSchema,
       ErrorResponse,
     }),
     ...componentSchemas(docs, 'output', { LoaderCheckResponse }),
-    ...componentSchemas(docs, 'output', { LoaderCheckValid, LoaderCheckRefused, LoaderScriptRefused }),
+    ...componentSchemas(docs, 'output', { LoaderCheckValid, LoaderCheckRefused, LoaderCheckBanned, LoaderScriptRefused }),
     ...componentSchemas(docs, 'input', {
       RevokeKeyRequest: RevokeKeyBody,
       RevokeBulkRequest: RevokeBulkBody,
       RollbackRequest: RollbackBody,
       IssueKeysRequest: IssueKeysBody,
       ResetHwidRequest: ResetHwidBody,
+      BanKeyRequest: BanKeyBody,
+      UnbanKeyRequest: UnbanKeyBody,
+      ExtendKeyRequest: ExtendKeyBody,
+      UpdateKeyRequest: UpdateKeyBody,
       LoaderCheckRequest,
     }),
   };
@@ -533,7 +555,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       tag: 'Keys',
       summary: 'Read one key in detail',
       description:
-        "The key's metadata (the key list's fields) and what selling adds: `note`, `discord_id`, `max_fingerprints`, the machines bound (`fingerprints`, each with `bound_at`) and `last_check_at` (the last check that counted a use); null where unset. Never the raw value.",
+        "The key's metadata (the key list's fields) and what selling adds: `note`, `discord_id`, `max_fingerprints`, the machines bound (`fingerprints`, each with `bound_at`), `last_check_at` (the last check that counted a use) and `ban` (`{reason, until}` while a ban holds: `until` null for a ban until unbanned); null where unset. Never the raw value.",
       query: NoQuery,
       keyInPath: true,
       ok: {
@@ -547,6 +569,7 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
             max_fingerprints: 1,
             fingerprints: [{ fingerprint: createHash('sha256').update('example-machine-id').digest('hex'), bound_at: 1763790000 }],
             last_check_at: 1763875200,
+            ban: { reason: 'Shared the key in a public server', until: 1764480000 },
           },
         } satisfies KeyDetailResponse,
       },
@@ -564,6 +587,102 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       errors: [
         invalid('Empty body', ResetHwidBody, {}),
         readOnlyToken('reset-hwid'),
+        { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) },
+      ],
+    },
+    'update-key': {
+      operationId: 'updateKey',
+      tag: 'Keys',
+      summary: 'Edit a key',
+      description:
+        'Sets any of `note`, `discord_id`, `max_uses` and `max_fingerprints`; null clears one, a field left out stays as it is. One write; answers the key in detail as it is after it. Lowering `max_fingerprints` below the machines bound keeps them bound and binds no new machine until a reset (`reset-hwid`); null makes the key unbound. An empty body is a 400.',
+      query: NoQuery,
+      keyInPath: true,
+      body: {
+        schema: 'UpdateKeyRequest',
+        description: 'The fields to change.',
+        examples: {
+          fix_note: { summary: 'Fix a note and link a Discord user', value: { note: 'SellAuth order 48213 (renewed)', discord_id: '123456789012345678' } },
+          limit_machines: { summary: 'Give a key a machine limit', value: { max_fingerprints: 2 } },
+          clear: { summary: 'Remove the use cap and the Discord link', value: { max_uses: null, discord_id: null } },
+        },
+      },
+      ok: {
+        schema: 'KeyDetailResponse',
+        description: 'The key after the edit.',
+        example: {
+          key: {
+            ...listKeysExample.keys[0]!,
+            note: 'SellAuth order 48213 (renewed)',
+            discord_id: '123456789012345678',
+            max_fingerprints: 2,
+            fingerprints: [],
+            last_check_at: 1763875200,
+            ban: null,
+          },
+        } satisfies KeyDetailResponse,
+      },
+      errors: [
+        invalid('Empty body', UpdateKeyBody, {}),
+        invalid('max_fingerprints out of range', UpdateKeyBody, { max_fingerprints: 11 }),
+        readOnlyToken('update-key'),
+        { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) },
+      ],
+    },
+    'ban-key': {
+      operationId: 'banKey',
+      tag: 'Keys',
+      summary: 'Ban a key, with a reason the buyer reads',
+      description: `Every check of the key is refused \`KEY_BANNED\` with no use counted, until \`until\` (Unix seconds, in the future) or an unban; without \`until\` the ban lasts until unbanned. Validate answers \`{"valid": false, "code": "KEY_BANNED", "reason": ...}\` and a script fetch a 403 whose \`error\` sentence holds the reason. \`reason\` is ${BAN_REASON_LENGTH.min} to ${BAN_REASON_LENGTH.max} characters of one line. Banning a banned key replaces its reason and end. Order of codes: revoked, banned, expired, HWID locked, over limit. One write.`,
+      query: NoQuery,
+      body: {
+        schema: 'BanKeyRequest',
+        description: 'The key, the reason and the end.',
+        examples: {
+          week: { summary: 'A week off', value: { key_id: EXAMPLE.keyId, reason: 'Shared the key in a public server', until: 1764480000 } },
+          until_unbanned: { summary: 'Until unbanned', value: { key_id: EXAMPLE.keyId, reason: 'Chargeback: contact support' } },
+        },
+      },
+      ok: { schema: 'OkResponse', description: 'The key is banned.', example: { ok: true } satisfies OkResponse },
+      errors: [
+        invalid('No reason', BanKeyBody, { key_id: EXAMPLE.keyId }),
+        {
+          summary: 'until in the past',
+          error: new InvalidInput('until must be in the future: a Unix time after now (1763875200); leave it out for a ban until unbanned'),
+        },
+        readOnlyToken('ban-key'),
+        { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) },
+      ],
+    },
+    'unban-key': {
+      operationId: 'unbanKey',
+      tag: 'Keys',
+      summary: 'Lift the ban of a key',
+      description: 'The next check of the key is judged as if there had been no ban. A key without a ban answers the same. One write.',
+      query: NoQuery,
+      body: { schema: 'UnbanKeyRequest', description: 'The key.', examples: { unban: { summary: 'Unban a key', value: { key_id: EXAMPLE.keyId } } } },
+      ok: { schema: 'OkResponse', description: 'The key is not banned.', example: { ok: true } satisfies OkResponse },
+      errors: [
+        invalid('Empty body', UnbanKeyBody, {}),
+        readOnlyToken('unban-key'),
+        { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) },
+      ],
+    },
+    'extend-key': {
+      operationId: 'extendKey',
+      tag: 'Keys',
+      summary: 'Give a key more time',
+      description: `The new \`expires_at\` is the later of now and the old \`expires_at\`, plus \`duration\` (the durations of issuing keys: \`1d\`, \`7d\`, \`30d\`, \`90d\`, \`365d\`, whole seconds 60 to 315,360,000, or \`lifetime\`, which sets ${LIFETIME_EXPIRES_AT}). An expired key runs again. One write, with no read before it.`,
+      query: NoQuery,
+      body: {
+        schema: 'ExtendKeyRequest',
+        description: 'The key and the time to add.',
+        examples: { renewal: { summary: 'A renewal payment', value: { key_id: EXAMPLE.keyId, duration: '30d' } } },
+      },
+      ok: { schema: 'ExtendKeyResponse', description: "The key's new expiry.", example: { ok: true, expires_at: 1768972800 } satisfies ExtendKeyResponse },
+      errors: [
+        invalid('Unknown duration', ExtendKeyBody, { key_id: EXAMPLE.keyId, duration: '2w' }),
+        readOnlyToken('extend-key'),
         { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) },
       ],
     },
@@ -707,6 +826,7 @@ function operation(spec: OperationSpec): Operation {
 // ---- The loader key check: public, its own tag ----
 
 const EXAMPLE_FINGERPRINT = createHash('sha256').update('example-machine-id').digest('hex');
+const EXAMPLE_BAN = { reason: 'Shared the key in a public server', until: 1764480000 };
 
 function loaderOperation(): Operation {
   const tooMany: ErrorExample[] = [
@@ -730,7 +850,7 @@ function loaderOperation(): Operation {
     operationId: 'validateKey',
     tags: ['Loader'],
     summary: "Check a buyer's key",
-    description: `Called by the script's loader at every execution, with no bearer token. Answers 200 for every well-formed request, whatever the key's state: \`valid: true\` counts one use; a refusal counts none. When several refusals apply, revoked wins over expired, which wins over over-limit; an unknown key, a key of another project and an unknown project are all \`KEY_INVALID\`. After a revoke or bulk revoke answered 200, every later check of those keys answers \`KEY_REVOKED\`. Limits: ${LOADER_LIMITS.perKeyPerMinute} checks per minute per key, ${LOADER_LIMITS.perAddressPerMinute} per client address (an IPv6 client is its /64) and ${ADDRESS_COUNTING.invalidKeysPerMinute} unknown keys per address; past them, 429 with \`Retry-After\`. In AWS the loader routes are served at the stack's \`LoaderUrl\` output (their own HTTP API) or the custom domain's base URL; that API's own throttle answers 429 \`{"message":"Too Many Requests"}\` without \`Retry-After\`.`,
+    description: `Called by the script's loader at every execution, with no bearer token. Answers 200 for every well-formed request, whatever the key's state: \`valid: true\` counts one use; a refusal counts none. When several refusals apply, revoked wins over banned, which wins over expired, then HWID locked, then over-limit; a banned key's answer carries the publisher's \`reason\`; an unknown key, a key of another project and an unknown project are all \`KEY_INVALID\`. After a revoke or bulk revoke answered 200, every later check of those keys answers \`KEY_REVOKED\`. Limits: ${LOADER_LIMITS.perKeyPerMinute} checks per minute per key, ${LOADER_LIMITS.perAddressPerMinute} per client address (an IPv6 client is its /64) and ${ADDRESS_COUNTING.invalidKeysPerMinute} unknown keys per address; past them, 429 with \`Retry-After\`. In AWS the loader routes are served at the stack's \`LoaderUrl\` output (their own HTTP API) or the custom domain's base URL; that API's own throttle answers 429 \`{"message":"Too Many Requests"}\` without \`Retry-After\`.`,
     security: [],
     parameters: [],
     requestBody: {
@@ -757,6 +877,7 @@ function loaderOperation(): Operation {
             examples: {
               valid: { summary: 'KEY_VALID', value: { valid: true, code: 'KEY_VALID', key_id: EXAMPLE.keyId, expires_at: 1766380800, uses_left: 41 } },
               revoked: refused('KEY_REVOKED'),
+              banned: { summary: 'KEY_BANNED', value: { valid: false, code: 'KEY_BANNED', reason: 'Shared the key in a public server' } },
               expired: refused('KEY_EXPIRED'),
               hwid_locked: refused('KEY_HWID_LOCKED'),
               over_limit: refused('KEY_OVER_LIMIT'),
@@ -816,7 +937,12 @@ function scriptOperation(): Operation {
         content: {
           [JSON_TYPE]: {
             schema: schemaRef('LoaderScriptRefused'),
-            examples: Object.fromEntries(REFUSAL_CODES.map((code) => [code, { summary: code, value: { error: REFUSAL_SENTENCES[code], valid: false, code } }])),
+            examples: Object.fromEntries(
+              REFUSAL_CODES.map((code) => {
+                const error = code === 'KEY_BANNED' ? refusalSentence({ code, ban: EXAMPLE_BAN }) : REFUSAL_SENTENCES[code];
+                return [code, { summary: code, value: { error, valid: false, code } }];
+              }),
+            ),
           },
         },
       },
@@ -871,10 +997,10 @@ function stubOperation(): Operation {
 
 const invalidBody = (summary: string, input: unknown): ErrorExample => ({ summary, error: new InvalidInput(firstIssue(LoaderCheckRequest, input)) });
 
-const DESCRIPTION = `Manage a script-distribution project over HTTP: issue keys (for a shop or a bot, idempotent by order id), read, list and revoke them (one by id, or every key carrying a leaked watermark), reset a key's bound machines, list script versions and roll back, read webhook configurations.
+const DESCRIPTION = `Manage a script-distribution project over HTTP: issue keys (for a shop or a bot, idempotent by order id), read, list and revoke them (one by id, or every key carrying a leaked watermark), ban and unban them with a reason the buyer reads, extend and edit them, reset a key's bound machines, list script versions and roll back, read webhook configurations.
 
 - **Authentication**: every request sends \`Authorization: Bearer <API_TOKEN>\`; a missing, unknown or revoked token gets 401.
-- **Token scopes**: a \`read\` token may call the GET operations only; on the operations that write (issue, reset-hwid, revoke, bulk revoke, rollback) it gets 403 naming the \`write\` scope it lacks. A \`write\` token (the default) may call them all.
+- **Token scopes**: a \`read\` token may call the GET operations only; on the operations that write (issue, edit, reset-hwid, ban, unban, extend, revoke, bulk revoke, rollback) it gets 403 naming the \`write\` scope it lacks. A \`write\` token (the default) may call them all.
 - **Access**: a project is visible to its owner only (anyone else gets 404 \`${PROJECT_NOT_FOUND}\`), and must be on the Business plan (403 otherwise).
 - **Rate limit**: ${RATE_LIMIT.requests} requests per minute per token, in fixed one-minute windows. Every answer carries \`RateLimit\` and \`RateLimit-Policy\`; a 429 carries \`Retry-After\` (seconds).
 - **Pagination**: \`limit\` (default ${KEYS_PAGE.defaultLimit}, max ${KEYS_PAGE.maxLimit}) and \`offset\` (default ${KEYS_PAGE.defaultOffset}) on the key list.

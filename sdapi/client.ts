@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
-import { type IssueKeysBody, KEYS_PAGE } from '#schemas/requests';
+import { type BanKeyBody, type IssueKeysBody, KEYS_PAGE, type UpdateKeyBody } from '#schemas/requests';
 import {
+  ExtendKeyResponse,
   IssueKeysResponse,
   KeyDetailResponse,
   ListKeysResponse,
@@ -88,6 +89,23 @@ export class ApiClient {
     return this.call('POST', 'keys/reset-hwid', ResetHwidResponse, { key_id: keyId });
   }
 
+  banKey(body: BanKeyBody): Promise<OkResponse> {
+    return this.call('POST', 'keys/ban', OkResponse, body);
+  }
+
+  unbanKey(keyId: string): Promise<OkResponse> {
+    return this.call('POST', 'keys/unban', OkResponse, { key_id: keyId });
+  }
+
+  /** `duration` as the API takes it: a preset name, `lifetime`, or whole seconds. */
+  extendKey(keyId: string, duration: string | number): Promise<ExtendKeyResponse> {
+    return this.call('POST', 'keys/extend', ExtendKeyResponse, { key_id: keyId, duration });
+  }
+
+  editKey(keyId: string, body: UpdateKeyBody): Promise<KeyDetailResponse> {
+    return this.call('PATCH', `keys/${encodeURIComponent(keyId)}`, KeyDetailResponse, body);
+  }
+
   revokeKey(keyId: string): Promise<OkResponse> {
     return this.call('POST', 'keys/revoke', OkResponse, { key_id: keyId });
   }
@@ -129,7 +147,7 @@ export class ApiClient {
     return this.call('GET', 'webhooks', ListWebhooksResponse);
   }
 
-  private async call<T>(method: 'GET' | 'POST', resource: string, schema: z.ZodMiniType<T>, body?: unknown): Promise<T> {
+  private async call<T>(method: 'GET' | 'POST' | 'PATCH', resource: string, schema: z.ZodMiniType<T>, body?: unknown): Promise<T> {
     const path = `/v1/projects/${encodeURIComponent(this.config.projectId)}/${resource}`;
     const request = `${method} ${path.split('?')[0]}`;
     for (let attempt = 1; ; attempt++) {

@@ -58,7 +58,7 @@ export function issuedKeysTable(keys: IssuedKey[]): string {
 export function keyDetailText(key: KeyDetail): string {
   const lines: [string, string][] = [
     ['ID', key.id],
-    ['Status', key.revoked === 1 ? 'revoked' : 'active'],
+    ['Status', key.revoked === 1 ? 'revoked' : key.ban !== null ? 'banned' : 'active'],
     ['Watermark', key.watermark],
     ['Tier', key.tier],
     ['Uses', `${key.current_uses}/${key.max_uses ?? '∞'}`],
@@ -68,6 +68,7 @@ export function keyDetailText(key: KeyDetail): string {
     ['Note', key.note ?? ''],
     ['Discord id', key.discord_id ?? ''],
     ['Machines', key.max_fingerprints === null ? 'not bound' : `${key.fingerprints.length}/${key.max_fingerprints} bound`],
+    ['Ban', key.ban === null ? '' : `${key.ban.reason} (${key.ban.until === null ? 'until unbanned' : `until ${dateTime(key.ban.until)}`})`],
   ];
   const width = Math.max(...lines.map(([label]) => label.length));
   const text = lines.map(([label, value]) => `${`${label}:`.padEnd(width + 1)}  ${value}`.trimEnd()).join('\n');

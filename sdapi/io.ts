@@ -16,6 +16,8 @@ export interface CliIo {
   cwd: string;
   fetch: typeof fetch;
   sleep(ms: number): Promise<void>;
+  /** Milliseconds since the epoch (Date.now unless a test fixes it): `keys ban --for` counts from it. */
+  now?: () => number;
 }
 
 export function processIo(): CliIo {

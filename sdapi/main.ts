@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { SLASH_COMMANDS } from '#domain/discord/commands';
 import { watermarkProblem } from '#schemas/formats';
-import { IssueKeysBody, KEYS_PAGE } from '#schemas/requests';
+import { BanKeyBody, IssueKeysBody, KEYS_PAGE, parseDuration, UpdateKeyBody } from '#schemas/requests';
 import { ApiClient } from './client';
 import { type ApiConfig, LOCAL_STACK_FILE, resolveConfig } from './config';
 import { ApiFailure, EXIT, UsageError } from './errors';
-import { issuedKeysTable, keyDetailText, keysTable, plural, versionsTable, webhooksTable } from './format';
+import { dateTime, issuedKeysTable, keyDetailText, keysTable, plural, versionsTable, webhooksTable } from './format';
 import { type CliIo, type Output, Redactor } from './io';
 import { leakCommand } from './leak';
 import { progressBar } from './progress';
@@ -29,6 +29,9 @@ const OPTIONS = {
   note: { type: 'string' },
   'discord-id': { type: 'string' },
   'order-id': { type: 'string' },
+  reason: { type: 'string' },
+  until: { type: 'string' },
+  for: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -91,6 +94,44 @@ const COMMANDS: Record<string, Command> = {
       print(await client.resetHwid(keyId!), ({ cleared }) => `Unbound ${plural(cleared, 'machine')} from key ${keyId}.\n`);
       return EXIT.ok;
     },
+  },
+  'keys ban': {
+    usage: 'keys ban KEY_ID --reason TEXT [--until UNIX | --for DURATION]',
+    summary: "Refuse a key's checks with a reason its buyer reads, until a time, for a duration, or until unbanned",
+    args: ['KEY_ID'],
+    options: ['reason', 'until', 'for'],
+    run: banKey,
+  },
+  'keys unban': {
+    usage: 'keys unban KEY_ID',
+    summary: 'Lift the ban of a key: its next check runs',
+    args: ['KEY_ID'],
+    options: [],
+    run: async ({ client, args: [keyId = ''], print }) => {
+      print(await client.unbanKey(keyId), () => `Unbanned key ${keyId}.\n`);
+      return EXIT.ok;
+    },
+  },
+  'keys extend': {
+    usage: 'keys extend KEY_ID --duration D',
+    summary: 'Add time to a key from its expiry, or from now if it has expired (D: 1d, 7d, 30d, 90d, 365d, seconds or lifetime)',
+    args: ['KEY_ID'],
+    options: ['duration'],
+    run: async ({ client, args: [keyId = ''], options, print }) => {
+      if (options.duration === undefined) throw new UsageError('keys extend needs --duration (1d, 7d, 30d, 90d, 365d, whole seconds or lifetime)');
+      print(
+        await client.extendKey(keyId, durationFlag('--duration', options.duration)),
+        ({ expires_at }) => `Key ${keyId} now expires ${dateTime(expires_at)}.\n`,
+      );
+      return EXIT.ok;
+    },
+  },
+  'keys edit': {
+    usage: 'keys edit KEY_ID [--note TEXT] [--discord-id ID] [--max-uses N] [--max-fingerprints N]',
+    summary: 'Change what was set at issue; "none" clears a field',
+    args: ['KEY_ID'],
+    options: ['note', 'discord-id', 'max-uses', 'max-fingerprints'],
+    run: editKey,
   },
   'keys revoke': {
     usage: 'keys revoke KEY_ID',
@@ -313,6 +354,57 @@ async function issueKeys({ client, options, print }: CommandContext): Promise<nu
     await client.issueKeys(body),
     ({ keys }) => `${issuedKeysTable(keys)}${plural(keys.length, 'key')} issued. The KEY column is shown this once: hand each to its buyer now.\n`,
   );
+  return EXIT.ok;
+}
+
+/** A duration flag as the API takes it: whole seconds as a number, a preset or `lifetime` as is; checked here first. */
+function durationFlag(flag: string, value: string): string | number {
+  const duration = /^\d{1,15}$/.test(value) ? Number(value) : value;
+  if (parseDuration(duration) === undefined) throw new UsageError(`${flag} must be 1d, 7d, 30d, 90d, 365d, lifetime or whole seconds from 60 to 315360000`);
+  return duration;
+}
+
+/** `keys ban`: `--for` is counted from now here, so the API gets the `until` it takes. */
+async function banKey({ client, args: [keyId = ''], options, print, io }: CommandContext): Promise<number> {
+  if (options.until !== undefined && options.for !== undefined) throw new UsageError('give --until or --for, not both');
+  let until: number | undefined;
+  if (options.until !== undefined) until = wholeNumber('--until', options.until, 0, 0, Number.MAX_SAFE_INTEGER);
+  if (options.for !== undefined) {
+    const duration = durationFlag('--for', options.for);
+    if (duration === 'lifetime') throw new UsageError('--for takes a duration; for a ban until unbanned leave out --until and --for');
+    until = Math.floor((io.now ?? Date.now)() / 1000) + (parseDuration(duration) as number);
+  }
+  const body = { key_id: keyId, reason: options.reason, ...(until === undefined ? {} : { until }) };
+  const checked = BanKeyBody.safeParse(body);
+  if (!checked.success) throw new UsageError(`--${(checked.error.issues[0]?.message ?? 'invalid flags').replaceAll('_', '-')}`);
+  print(await client.banKey(checked.data), () => `Banned key ${keyId}${until === undefined ? ' until unbanned' : ` until ${dateTime(until)}`}.\n`);
+  return EXIT.ok;
+}
+
+/** `keys edit`: each flag given becomes a field of the PATCH; `none` sends null, which clears it. */
+async function editKey({ client, args: [keyId = ''], options, print }: CommandContext): Promise<number> {
+  const value = (flag: string | undefined, numeric: boolean) => {
+    if (flag === undefined) return undefined;
+    if (flag === 'none') return null;
+    return numeric && /^\d{1,15}$/.test(flag) ? Number(flag) : flag;
+  };
+  const body = Object.fromEntries(
+    Object.entries({
+      note: value(options.note, false),
+      discord_id: value(options['discord-id'], false),
+      max_uses: value(options['max-uses'], true),
+      max_fingerprints: value(options['max-fingerprints'], true),
+    }).filter(([, field]) => field !== undefined),
+  );
+  const checked = UpdateKeyBody.safeParse(body);
+  if (!checked.success) {
+    const message =
+      Object.keys(body).length === 0
+        ? 'keys edit needs at least one of --note, --discord-id, --max-uses, --max-fingerprints'
+        : checked.error.issues[0]?.message;
+    throw new UsageError(Object.keys(body).length === 0 ? (message ?? '') : `--${(message ?? 'invalid flags').replaceAll('_', '-')}`);
+  }
+  print(await client.editKey(keyId, checked.data), ({ key }) => keyDetailText(key));
   return EXIT.ok;
 }
 

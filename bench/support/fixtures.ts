@@ -59,7 +59,7 @@ export class CallerPool {
 }
 
 export interface ApiRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   /** Resource path with `{id}`, as in routes.ts. */
   resource: string;
   projectId: string;

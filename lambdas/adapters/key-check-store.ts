@@ -1,9 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type CountedCheck, type CountedKey, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
+import type { CheckWrite, CountedKey, KeyState } from '#domain/key-check';
+import { needsBinding } from '#domain/key-check';
 import type { KeyCheck, KeyCheckStore } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
-import { boundFingerprints, fingerprintAttribute, keyOf } from './layout';
+import { banOf, boundFingerprints, fingerprintAttribute, keyOf } from './layout';
 import type { Item } from './paging';
 
 /**
@@ -24,6 +25,8 @@ export const KEY_CHECK_ATTRIBUTES = [
   'keyHash',
   'projectId',
   'revoked',
+  'ban_reason',
+  'ban_until',
   'expires_at',
   'max_uses',
   'max_fingerprints',
@@ -53,11 +56,14 @@ const CHECK_WRITES = 8;
 
 /**
  * The key may run, stated as a condition on its own item: this project's key with this hash, not revoked, not
- * expired, under its cap. DynamoDB evaluates a condition against the item's latest committed state, so a check
- * after a revoke's 200 always sees the revoke: no cache, replica or index is read.
+ * banned (no ban, or one whose `ban_until` has come), not expired, under its cap; the machine binding's condition
+ * (BINDING) adds HWID locked. It is refusalOf (lambdas/domain/key-check.ts) in the table's words: DynamoDB
+ * evaluates it against the item's latest committed state, so a check after a revoke's or a ban's 200 always sees
+ * it, with no read before the write. test/integration/key-rule.test.ts drives both through one table of cases.
+ * A ban without an end has no `ban_until`, and a comparison with a missing attribute is false: banned.
  */
-const MAY_RUN =
-  'keyHash = :hash AND projectId = :project AND revoked = :zero AND expires_at > :now AND (attribute_type(max_uses, :nullType) OR current_uses < max_uses)';
+export const MAY_RUN =
+  'keyHash = :hash AND projectId = :project AND revoked = :zero AND (attribute_not_exists(ban_reason) OR ban_until <= :now) AND expires_at > :now AND (attribute_type(max_uses, :nullType) OR current_uses < max_uses)';
 
 /**
  * Machine binding (DESIGN.md, "Selling keys"), as the two ways a write can treat the asking machine. A key issued
@@ -81,24 +87,25 @@ const WINDOWS_REMEMBERED = 10_000;
 /**
  * The check as conditional writes on the key item, which also holds the key's current one-minute window of checks
  * (`checkWindow`, `checkCount`). One write opens the window and counts the use, another counts within the open
- * window; a failed condition is followed by a consistent read of the attributes the writes test, which says why: a
- * refusal (no use counted), the key's limit reached, or the other write's turn (the read may see a later state than
- * the failure's, which is as good a reason: every write is conditional again). Which write goes first is this
- * container's memory of the key's window, so a counted check costs one write unless the key was last checked on
- * another container this minute (then a write, a read and a write). The memory only orders the writes: both are
- * conditional on the key's state, so it can never admit a key.
+ * window; each also assumes whether the asking machine is to be bound. A failed condition is followed by a
+ * consistent read of the attributes the writes test (the item as it is then, which is as good a reason: every write
+ * is conditional again): when it shows that the write assumed wrong (the window's state, the machine's binding), the other write
+ * goes; otherwise the key's own state or its window's count refused the use, and the store says so with that state
+ * (checkKey decides what it means). Which write goes first is this container's memory of the key's window, so a
+ * check costs one write unless the key was last checked on another container this minute. The memory only orders
+ * the writes: both are conditional on the key's state, so it can never admit a key.
  */
 export class DynamoKeyCheckStore implements KeyCheckStore {
-  private readonly openWindows = new Map<string, number>();
   private readonly watermarks = new Map<string, string>();
+  private readonly openWindows = new Map<string, number>();
 
   constructor(
     private readonly db: DynamoDBDocumentClient,
     readonly tableName: string,
   ) {}
 
-  async checkAndCount(check: KeyCheck): Promise<CountedCheck> {
-    const { projectId, keyId, keyHash, fingerprint, now, perKeyPerMinute } = check;
+  async checkAndCount(check: KeyCheck): Promise<CheckWrite> {
+    const { keyId, fingerprint, now, perKeyPerMinute } = check;
     const window = rateWindowAt(now);
     const open: CountingWrite = {
       update: 'SET current_uses = current_uses + :one, last_check_at = :now, lastCheck = :report, checkWindow = :window, checkCount = :one',
@@ -122,20 +129,24 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
         this.remember(keyId, window.start);
         return { outcome: 'counted', keyId, key: result.key };
       }
-      const refused = refusalOf(result.key, projectId, keyHash, now, fingerprint);
-      if (refused || !result.key) return { outcome: 'refused', code: refused ?? 'KEY_INVALID', keyId };
+      const windowOpen = result.window !== undefined && result.window >= window.start;
+      const notCounted = (): CheckWrite => ({ outcome: 'not_counted', keyId, key: result.key, checksThisWindow: windowOpen ? result.checks : 0 });
+      // No item, or the rule refuses the key as the item was: no other form of the write can count it.
+      if (!result.key || !check.mayRun(result.key)) return notCounted();
       const wanted = needsBinding(result.key, fingerprint) ? BINDING.bind : BINDING.known;
       // The machine's binding was not what this write assumed (or another check just bound it): the same write again.
       if (wanted !== binding) {
         binding = wanted;
         continue;
       }
-      // The key may run and this minute's window is open, so `within` failed on the count: the limit is reached.
-      if (write === within && result.window !== undefined && result.window >= window.start) {
-        this.remember(keyId, window.start);
-        return { outcome: 'key_rate_limited', retryAfterSeconds: window.resetSeconds };
+      // `open` met this minute's window, or `within` met none: the other write's turn.
+      if ((write === open) === windowOpen) {
+        turn++;
+        continue;
       }
-      turn++;
+      // The write's own assumptions held, so the key's window was full.
+      if (windowOpen) this.remember(keyId, window.start);
+      return notCounted();
     }
     throw new Error(`Key check of ${keyId} did not settle in ${CHECK_WRITES} writes`);
   }
@@ -174,7 +185,7 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
     check: KeyCheck,
     write: CountingWrite,
     binding: Binding,
-  ): Promise<{ counted: true; key: CountedKey } | { counted: false; key: KeyState | undefined; window: number | undefined }> {
+  ): Promise<{ counted: true; key: CountedKey } | { counted: false; key: KeyState | undefined; window: number | undefined; checks: number }> {
     try {
       const { Attributes } = await this.db.send(
         new UpdateCommand({
@@ -210,7 +221,12 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
           ExpressionAttributeNames: Object.fromEntries(KEY_CHECK_ATTRIBUTES.map((name, i) => [`#a${i}`, name])),
         }),
       );
-      return { counted: false, key: old && toKeyState(old), window: typeof old?.checkWindow === 'number' ? old.checkWindow : undefined };
+      return {
+        counted: false,
+        key: old && toKeyState(old),
+        window: typeof old?.checkWindow === 'number' ? old.checkWindow : undefined,
+        checks: Number(old?.checkCount ?? 0),
+      };
     }
   }
 }
@@ -244,14 +260,6 @@ interface CountingWrite {
   values: Record<string, unknown>;
 }
 
-function toCountedKey(item: Item): CountedKey {
-  return {
-    expiresAt: Number(item.expires_at),
-    maxUses: typeof item.max_uses === 'number' ? item.max_uses : null,
-    currentUses: Number(item.current_uses ?? 0),
-  };
-}
-
 function toKeyState(item: Item): KeyState {
   return {
     projectId: String(item.projectId),
@@ -263,5 +271,14 @@ function toKeyState(item: Item): KeyState {
     maxFingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
     fingerprints: boundFingerprints(item).map(({ fingerprint }) => fingerprint),
     watermark: String(item.watermark ?? ''),
+    ban: banOf(item),
+  };
+}
+
+function toCountedKey(item: Item): CountedKey {
+  return {
+    expiresAt: Number(item.expires_at),
+    maxUses: typeof item.max_uses === 'number' ? item.max_uses : null,
+    currentUses: Number(item.current_uses ?? 0),
   };
 }

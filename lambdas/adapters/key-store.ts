@@ -1,12 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type AttributeValue, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { KeyBan } from '#domain/key-check';
 import type { KeyDetail } from '#domain/model';
-import type { IssueOrder, IssueOutcome, KeyBatch, KeyStore } from '#domain/ports';
+import type { IssueOrder, IssueOutcome, KeyBatch, KeyEdit, KeyStore } from '#domain/ports';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
-import { boundFingerprints, discordIndexKey, ENTITY, keyIdOfPartition, keyItem, keyOf } from './layout';
+import { banOf, boundFingerprints, discordKeyOf, ENTITY, keyIdOfPartition, keyItem, keyOf } from './layout';
 import { type Item, queryAll } from './paging';
 import { toKey } from './project-store';
 import { inTurn } from './sequence';
@@ -29,6 +30,10 @@ const BATCH_WRITES_IN_FLIGHT = 16;
  */
 /** A machine reset reads back the fingerprints it emptied, and nothing else of the key (lib/constructs/table-access.ts). */
 export const FINGERPRINT_RESET_RETURN_VALUES = ['UPDATED_OLD'] as const;
+/** An extension reads back the expiry it wrote, and nothing else of the key. */
+export const KEY_EXTEND_RETURN_VALUES = ['UPDATED_NEW'] as const;
+/** What an extension whose condition failed reads to tell an expired key from none of the project's. */
+export const KEY_EXTEND_FAILURE_READ = ['projectId', 'expires_at'] as const;
 
 export class DynamoKeyStore implements KeyStore {
   constructor(
@@ -63,14 +68,118 @@ export class DynamoKeyStore implements KeyStore {
   async getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined> {
     const { Item: item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true }));
     if (!item || item.projectId !== projectId) return undefined;
-    return {
-      ...toKey(item),
-      note: typeof item.note === 'string' ? item.note : null,
-      discord_id: typeof item.discord_id === 'string' ? item.discord_id : null,
-      max_fingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
-      fingerprints: boundFingerprints(item),
-      last_check_at: typeof item.last_check_at === 'number' ? item.last_check_at : null,
+    return keyDetailOf(item);
+  }
+
+  /** One conditional write on the key item alone: the ban's attributes set, or removed to lift it. */
+  async setBan(projectId: string, keyId: string, ban: KeyBan | null): Promise<boolean> {
+    const update =
+      ban === null
+        ? { UpdateExpression: 'REMOVE ban_reason, ban_until' }
+        : ban.until === null
+          ? { UpdateExpression: 'SET ban_reason = :reason REMOVE ban_until', ExpressionAttributeValues: { ':reason': ban.reason } }
+          : { UpdateExpression: 'SET ban_reason = :reason, ban_until = :until', ExpressionAttributeValues: { ':reason': ban.reason, ':until': ban.until } };
+    return ifCondition(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf.key(keyId),
+          ...update,
+          ConditionExpression: 'projectId = :p',
+          ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':p': projectId },
+        }),
+      ),
+    );
+  }
+
+  /**
+   * No read first: the write guesses that the key has not expired (the usual extension) and adds to `expires_at` on
+   * that condition; a failed condition's old item says whether the key had expired (then the write counts from
+   * now) or is no key of the project. A check that races it sees the old or the new expiry, never a mix.
+   */
+  async extendExpiry(projectId: string, keyId: string, extension: { seconds: number; now: number } | { lifetimeAt: number }): Promise<number | undefined> {
+    const write = async (update: string, condition: string, values: Record<string, unknown>): Promise<{ written: number } | { old: Item | undefined }> => {
+      try {
+        const { Attributes } = await this.db.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: keyOf.key(keyId),
+            UpdateExpression: update,
+            ConditionExpression: `projectId = :p${condition}`,
+            ExpressionAttributeValues: { ':p': projectId, ...values },
+            ReturnValues: KEY_EXTEND_RETURN_VALUES[0],
+          }),
+        );
+        return { written: Number(Attributes?.expires_at) };
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        // Only what says why (issue 31: no whole item under a grant that lists attributes).
+        const { Item } = await this.db.send(
+          new GetCommand({ TableName: this.tableName, Key: keyOf.key(keyId), ConsistentRead: true, ProjectionExpression: KEY_EXTEND_FAILURE_READ.join(', ') }),
+        );
+        return { old: Item };
+      }
     };
+    if ('lifetimeAt' in extension) {
+      const written = await write('SET expires_at = :at', '', { ':at': extension.lifetimeAt });
+      return 'written' in written ? written.written : undefined;
+    }
+    const { seconds, now } = extension;
+    let expired = false;
+    for (let attempt = 1; attempt <= EXTEND_WRITES; attempt++) {
+      const written: { written: number } | { old: Item | undefined } = expired
+        ? await write('SET expires_at = :later', ' AND expires_at <= :now', { ':later': now + seconds, ':now': now })
+        : await write('SET expires_at = expires_at + :seconds', ' AND expires_at > :now', { ':seconds': seconds, ':now': now });
+      if ('written' in written) return written.written;
+      if (written.old?.projectId !== projectId) return undefined;
+      expired = Number(written.old.expires_at) <= now;
+    }
+    throw new Error(`Extending key ${keyId} did not settle in ${EXTEND_WRITES} writes`);
+  }
+
+  /** One conditional write of the fields the edit names (null removes one), then the key as it is after it. */
+  async editKey(projectId: string, keyId: string, edit: KeyEdit): Promise<KeyDetail | undefined> {
+    const set: string[] = [];
+    const remove: string[] = [];
+    const values: Record<string, unknown> = { ':p': projectId };
+    if (edit.note === null) remove.push('note');
+    else if (edit.note !== undefined) {
+      set.push('note = :note');
+      values[':note'] = edit.note;
+    }
+    if (edit.discordId !== undefined) {
+      if (edit.discordId === null) remove.push('discord_id', 'discordKey');
+      else {
+        set.push('discord_id = :discordId', 'discordKey = :discordKey');
+        Object.assign(values, { ':discordId': edit.discordId, ':discordKey': discordKeyOf(projectId, edit.discordId) });
+      }
+    }
+    if (edit.maxUses !== undefined) {
+      set.push('max_uses = :maxUses');
+      values[':maxUses'] = edit.maxUses;
+    }
+    if (edit.maxFingerprints !== undefined) {
+      // A key given a machine limit gets its empty map (machines bound so far stay); one made unbound loses both.
+      if (edit.maxFingerprints === null) remove.push('max_fingerprints', 'fingerprints');
+      else {
+        set.push('max_fingerprints = :maxFingerprints', 'fingerprints = if_not_exists(fingerprints, :noMachines)');
+        Object.assign(values, { ':maxFingerprints': edit.maxFingerprints, ':noMachines': {} });
+      }
+    }
+    if (set.length === 0 && remove.length === 0) throw new Error('An edit of a key must change something');
+    const edited = await ifCondition(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf.key(keyId),
+          UpdateExpression: [set.length > 0 ? `SET ${set.join(', ')}` : '', remove.length > 0 ? `REMOVE ${remove.join(', ')}` : ''].join(' ').trim(),
+          ConditionExpression: 'projectId = :p',
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    );
+    // Asked for apart, as get-key reads it: the edit's grant lists attributes, so its write returns none.
+    return edited ? this.getKey(projectId, keyId) : undefined;
   }
 
   /**
@@ -110,7 +219,7 @@ export class DynamoKeyStore implements KeyStore {
         IndexName: index.name,
         KeyConditionExpression: '#d = :d',
         ExpressionAttributeNames: { '#d': index.partitionKey },
-        ExpressionAttributeValues: { ':d': discordIndexKey(projectId, discordId) },
+        ExpressionAttributeValues: { ':d': discordKeyOf(projectId, discordId) },
       },
       (entry) => keyIdOfPartition(String(entry.pk)),
     );
@@ -204,6 +313,23 @@ export class DynamoKeyStore implements KeyStore {
       );
     }
   }
+}
+
+/** Writes an extension may take: one usually, two when the key had expired, a few more only if others extend it at once. */
+const EXTEND_WRITES = 6;
+
+/** A conditional update's returned attributes, or, when its condition failed, the item as it was (undefined: none). */
+/** A key item in detail (DESIGN.md, "Selling keys" and "Key lifecycle"): the spec's fields and what the API adds, null where unset. */
+function keyDetailOf(item: Item): KeyDetail {
+  return {
+    ...toKey(item),
+    note: typeof item.note === 'string' ? item.note : null,
+    discord_id: typeof item.discord_id === 'string' ? item.discord_id : null,
+    max_fingerprints: typeof item.max_fingerprints === 'number' ? item.max_fingerprints : null,
+    fingerprints: boundFingerprints(item),
+    last_check_at: typeof item.last_check_at === 'number' ? item.last_check_at : null,
+    ban: banOf(item),
+  };
 }
 
 function toOrder(item: Item): IssueOrder {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AuditEntry, AuditSubject } from '#domain/audit';
 import { idStart } from '#domain/ids';
+import type { KeyBan } from '#domain/key-check';
 import type { KeyBatch, NewKey } from '#domain/ports';
 import { DAY_SECONDS } from '#domain/time';
 import type { TokenScope } from '#domain/tokens';
@@ -177,8 +178,8 @@ const AUDIT_ENTRY_PREFIX = 'ENTRY#';
 export const keyIdOfPartition = (pk: string): string => pk.slice(PARTITION.key.length);
 
 /**
- * How the indexes' partition keys begin: both partition by project (`<projectId>`, `<projectId>#<watermark>`, see
- * keyIndexAttributes). The partition key an index Query names is the index's, so the CDK stack scopes index
+ * How the indexes' partition keys begin: all partition by project (`<projectId>`, `<projectId>#<watermark>`,
+ * `<projectId>#<discordId>`, see keyIndexAttributes and discordKeyOf). The partition key an index Query names is the index's, so the CDK stack scopes index
  * queries by these (`dynamodb:LeadingKeys`).
  */
 export const INDEX_PARTITION: Readonly<Record<keyof typeof TABLE.indexes, string>> = {
@@ -201,6 +202,15 @@ export const UPDATED_ATTRIBUTES = {
   keyCount: ['keyCount'],
   /** A machine reset empties a key's fingerprints, on the condition that it is the project's (key-store.ts). */
   fingerprintReset: ['fingerprints', 'projectId'],
+  /** A ban or unban writes the ban, on the condition that the key is the project's (key-store.ts). */
+  keyBan: ['ban_reason', 'ban_until', 'projectId'],
+  /** An extend moves `expires_at` from its old value or from now, on the condition that the key is the project's. */
+  keyExpiry: ['expires_at', 'projectId'],
+  /**
+   * An edit (PATCH) sets or removes these, on the condition that the key is the project's: a machine limit set on an
+   * unbound key gives it its empty `fingerprints` map, one set to null removes both; a Discord id keeps `discordKey`.
+   */
+  keyEdit: ['note', 'discord_id', 'discordKey', 'max_uses', 'max_fingerprints', 'fingerprints', 'projectId'],
 } as const;
 
 /**
@@ -229,8 +239,20 @@ export function keyItem(batch: KeyBatch, key: NewKey, issueSeq: number, userHash
     ...keyIndexAttributes(batch.projectId, key.watermark),
     ...(batch.maxFingerprints !== null && { max_fingerprints: batch.maxFingerprints, fingerprints: {} }),
     ...(batch.note !== null && { note: batch.note }),
-    ...(batch.discordId !== null && discordLinkAttributes(batch.projectId, batch.discordId)),
+    ...(batch.discordId !== null && { discord_id: batch.discordId, discordKey: discordKeyOf(batch.projectId, batch.discordId) }),
   };
+}
+
+/** The byDiscordId index's partition of a key linked to `discordId` (SHARED-CONTRACTS §1). */
+export const discordKeyOf = (projectId: string, discordId: string): string => `${projectId}#${discordId}`;
+
+/**
+ * A key item's ban: `ban_reason` while banned, `ban_until` when the ban ends by itself. Flat attributes, so the
+ * check's condition tests them by name (MAY_RUN) and an unban removes both.
+ */
+export function banOf(item: Item): KeyBan | null {
+  if (typeof item.ban_reason !== 'string') return null;
+  return { reason: item.ban_reason, until: typeof item.ban_until === 'number' ? item.ban_until : null };
 }
 
 /**
@@ -239,11 +261,8 @@ export function keyItem(batch: KeyBatch, key: NewKey, issueSeq: number, userHash
  */
 export const discordLinkAttributes = (projectId: string, discordId: string) => ({
   discord_id: discordId,
-  [TABLE.indexes.byDiscordId.partitionKey]: discordIndexKey(projectId, discordId),
+  [TABLE.indexes.byDiscordId.partitionKey]: discordKeyOf(projectId, discordId),
 });
-
-/** The byDiscordId index's partition of a project's Discord user. */
-export const discordIndexKey = (projectId: string, discordId: string): string => `${projectId}#${discordId}`;
 
 /** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
 export const keyIndexAttributes = (projectId: string, watermark: string) => ({

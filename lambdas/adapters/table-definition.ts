@@ -25,9 +25,8 @@ export const TABLE = {
      */
     byIssueOrder: { name: 'byIssueOrderKeys', partitionKey: 'issueOrderKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
     /**
-     * A buyer's keys in Discord (`status`, `resethwid`). Sparse: only a key linked to a Discord user has
-     * `discordKey = <projectId>#<discordId>`, so a project's other keys cost the index nothing and a user's lookup
-     * reads their few entries, never the project. Keys only: a check or a reset writes no attribute it holds.
+     * A project's keys linked to one Discord user. Sparse: only a key with a `discord_id` carries `discordKey`
+     * (`<projectId>#<discordId>`), set at issue and by an edit, removed when the link is.
      */
     byDiscordId: { name: 'byDiscordId', partitionKey: 'discordKey', sortKey: 'issueSeq', projection: 'KEYS_ONLY' },
   },
@@ -41,8 +40,8 @@ export const KEY_ATTRIBUTE_TYPES: Record<string, AttributeType> = {
   sk: 'S',
   watermarkKey: 'S',
   issueOrderKey: 'S',
-  issueSeq: 'N',
   discordKey: 'S',
+  issueSeq: 'N',
 };
 
 export function createTableInput(tableName: string): CreateTableCommandInput {

@@ -14,6 +14,10 @@ export const AUDIT_ACTIONS = {
   rollback: 'version.rollback',
   issueKeys: 'key.issue',
   resetHwid: 'key.reset_hwid',
+  banKey: 'key.ban',
+  unbanKey: 'key.unban',
+  extendKey: 'key.extend',
+  updateKey: 'key.update',
   createToken: 'token.create',
   revokeToken: 'token.revoke',
   // The dashboard's writes (dashboard/audited.ts), entered with the identity that ran them; its `keys issue` is

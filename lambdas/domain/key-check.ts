@@ -45,22 +45,41 @@ export interface KeyState {
   fingerprints: readonly string[];
   /** What a served script is stamped with (`WM_<watermark>`), so a leaked dump names its key. */
   watermark: string;
+  /** The publisher's ban, as the key item holds it (one whose `until` has passed stays there until unbanned). */
+  ban: KeyBan | null;
 }
+
+/** A ban (DESIGN.md, "Key lifecycle"): the reason the buyer reads, and when it ends by itself (null: when unbanned). */
+export interface KeyBan {
+  reason: string;
+  until: number | null;
+}
+
+/** Whether a ban refuses checks at `now`: from its write until the second of `until` (now ≥ until ends it, as expiry). */
+export const isBanned = (ban: KeyBan | null, now: number): ban is KeyBan => ban !== null && (ban.until === null || now < ban.until);
 
 /**
  * Why a key may not run on the machine `fingerprint`, or undefined when it may. When several apply, revoked wins
- * over expired (now ≥ `expires_at`), which wins over HWID locked (a bound key holding `max_fingerprints` machines,
- * none of them this one), which wins over over-limit (`current_uses ≥ max_uses`). A key that does not exist, that
- * is another project's, or whose stored hash is not the value's, is KEY_INVALID alike: nothing to enumerate.
+ * over banned (a ban whose `until` has not come), which wins over expired (now ≥ `expires_at`), which wins over
+ * HWID locked (a bound key holding `max_fingerprints` machines, none of them this one), which wins over over-limit
+ * (`current_uses ≥ max_uses`). A key that does not exist, that is another project's, or whose stored hash is not
+ * the value's, is KEY_INVALID alike: nothing to enumerate. The table states the same rule as the counting write's
+ * condition (MAY_RUN in lambdas/adapters/key-check-store.ts); test/integration/key-rule.test.ts drives both
+ * through one table of cases.
  */
-export function refusalOf(key: KeyState | undefined, projectId: string, keyHash: string, now: number, fingerprint: string): RefusalCode | undefined {
-  if (!key || key.projectId !== projectId || key.keyHash !== keyHash) return 'KEY_INVALID';
-  if (key.revoked) return 'KEY_REVOKED';
-  if (now >= key.expiresAt) return 'KEY_EXPIRED';
-  if (needsBinding(key, fingerprint) && key.fingerprints.length >= (key.maxFingerprints ?? 0)) return 'KEY_HWID_LOCKED';
-  if (key.maxUses !== null && key.currentUses >= key.maxUses) return 'KEY_OVER_LIMIT';
+export function refusalFor(key: KeyState | undefined, projectId: string, keyHash: string, now: number, fingerprint: string): Refusal | undefined {
+  if (!key || key.projectId !== projectId || key.keyHash !== keyHash) return { code: 'KEY_INVALID' };
+  if (key.revoked) return { code: 'KEY_REVOKED' };
+  if (isBanned(key.ban, now)) return { code: 'KEY_BANNED', ban: key.ban };
+  if (now >= key.expiresAt) return { code: 'KEY_EXPIRED' };
+  if (needsBinding(key, fingerprint) && key.fingerprints.length >= (key.maxFingerprints ?? 0)) return { code: 'KEY_HWID_LOCKED' };
+  if (key.maxUses !== null && key.currentUses >= key.maxUses) return { code: 'KEY_OVER_LIMIT' };
   return undefined;
 }
+
+/** The code alone of refusalFor: what the table of cases compares with the table's own condition. */
+export const refusalOf = (key: KeyState | undefined, projectId: string, keyHash: string, now: number, fingerprint: string): RefusalCode | undefined =>
+  refusalFor(key, projectId, keyHash, now, fingerprint)?.code;
 
 /** Whether a check from `fingerprint` would bind a machine: the key is bound and this machine is not one of its. */
 export const needsBinding = (key: Pick<KeyState, 'maxFingerprints' | 'fingerprints'>, fingerprint: string): boolean =>
@@ -86,14 +105,20 @@ export function clientAddressBucket(sourceIp: string): string {
     .join(':')}::/64`;
 }
 
+/**
+ * What the key's counting write did, and the key as the table held it: its state after a counted use, or as it was
+ * when the write's condition refused to count one (undefined: no such item). `checksThisWindow` is how many checks
+ * the key's current one-minute window had counted then. The store states facts; checkKey decides what they mean.
+ */
 /** What a counted check answers with: the key's expiry and uses after the count. */
 export type CountedKey = Pick<KeyState, 'expiresAt' | 'maxUses' | 'currentUses'>;
 
-/** What the check of one key came to, as the store decided it atomically. */
-export type CountedCheck =
+export type CheckWrite =
   | { outcome: 'counted'; keyId: string; key: CountedKey }
-  | { outcome: 'refused'; code: RefusalCode; keyId: string }
-  | { outcome: 'key_rate_limited'; retryAfterSeconds: number };
+  | { outcome: 'not_counted'; keyId: string; key: KeyState | undefined; checksThisWindow: number };
+
+/** Why a check was refused: its code, and for a ban the ban (its reason is the buyer's to read). */
+export type Refusal = { code: Exclude<RefusalCode, 'KEY_BANNED'> } | { code: 'KEY_BANNED'; ban: KeyBan };
 
 export interface KeyCheckDeps {
   keys: KeyCheckStore;
@@ -106,6 +131,7 @@ export interface KeyCheckDeps {
 const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
   KEY_VALID: 'ok',
   KEY_REVOKED: 'revoked',
+  KEY_BANNED: 'banned',
   KEY_EXPIRED: 'expired',
   KEY_HWID_LOCKED: 'hwid_locked',
   KEY_OVER_LIMIT: 'over_limit',
@@ -115,7 +141,7 @@ const VALIDATION_RESULT: Record<RefusalCode | 'KEY_VALID', ValidationResult> = {
 /** What one check came to, for the endpoint to answer: validate says it in JSON, a script fetch serves or refuses. */
 export type KeyCheckOutcome<Served> =
   | { outcome: 'valid'; keyId: string; key: CountedKey; served: Served }
-  | { outcome: 'refused'; code: RefusalCode }
+  | ({ outcome: 'refused' } & Refusal)
   /** The key may run but the guard had nothing to serve (a project without a version): no use counted. */
   | { outcome: 'nothing_to_serve' };
 
@@ -187,14 +213,14 @@ export async function checkKey<Served extends { versionId: string }>(
   // A refusal writes nothing on the key item, so its telemetry goes to the sink; KEY_INVALID instead counts toward
   // the address's unknown keys and is reported nowhere: ingest could only reject it, and a flood of random keys
   // would otherwise cost a queue message and its ingest per guess.
-  const refuse = async (code: RefusalCode, report: CheckReport): Promise<KeyCheckOutcome<Served | undefined>> => {
-    if (code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
-    else await deps.telemetry.report(checkTelemetry(report, keyId, code, now));
-    return { outcome: 'refused', code };
+  const refuse = async (refusal: Refusal, report: CheckReport): Promise<KeyCheckOutcome<Served | undefined>> => {
+    if (refusal.code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
+    else await deps.telemetry.report(checkTelemetry(report, keyId, refusal.code, now));
+    return { outcome: 'refused', ...refusal };
   };
   if (readFirst && readBefore === undefined) {
-    const code = refusalOf(await deps.keys.peek(keyId), request.project_id, keyHash, now, request.fingerprint);
-    return code ? refuse(code, request) : { outcome: 'nothing_to_serve' };
+    const refusal = refusalFor(await deps.keys.peek(keyId), request.project_id, keyHash, now, request.fingerprint);
+    return refusal ? refuse(refusal, request) : { outcome: 'nothing_to_serve' };
   }
   // A script fetch's execution is of the version served (or, read at once, expected), whatever the request named.
   const servedVersion = readBefore?.versionId ?? guard?.expected;
@@ -210,14 +236,20 @@ export async function checkKey<Served extends { versionId: string }>(
       now,
       perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
       report: reportOf(executed),
+      mayRun: (key) => refusalFor(key, request.project_id, keyHash, now, request.fingerprint) === undefined,
     }),
     guard && !readFirst ? guard.read() : undefined,
   ]);
   const served = readBefore ?? readBeside;
-  if (counted.outcome === 'key_rate_limited') {
-    throw new RateLimited(counted.retryAfterSeconds, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`);
+  if (counted.outcome === 'not_counted') {
+    // The write's condition held the key to the rule: the state it saw says why (and a refusal wins over the limit).
+    const refusal = refusalFor(counted.key, request.project_id, keyHash, now, request.fingerprint);
+    if (refusal) return refuse(refusal, executed);
+    if (counted.checksThisWindow >= LOADER_LIMITS.perKeyPerMinute) {
+      throw new RateLimited(window.resetSeconds, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`);
+    }
+    throw new Error(`The counting write of key ${keyId} was refused on a state refusalOf admits: MAY_RUN and refusalOf disagree`);
   }
-  if (counted.outcome === 'refused') return refuse(counted.code, executed);
   // A pointer never goes back to none, so a project expected to have a version has one; this is a broken table.
   if (guard && served === undefined) throw new Error(`Project ${request.project_id} had a current version and has none now`);
   // A counted check's telemetry rode on its write (`report`): the table's stream carries it to ingest, at no request here.
@@ -236,7 +268,9 @@ const reportOf = (request: CheckReport): CheckReport => ({
 export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheckResponse {
   if (outcome.outcome === 'valid')
     return { valid: true, code: 'KEY_VALID', key_id: outcome.keyId, expires_at: outcome.key.expiresAt, uses_left: usesLeft(outcome.key) };
-  if (outcome.outcome === 'refused') return { valid: false, code: outcome.code };
+  if (outcome.outcome === 'refused') {
+    return outcome.code === 'KEY_BANNED' ? { valid: false, code: outcome.code, reason: outcome.ban.reason } : { valid: false, code: outcome.code };
+  }
   throw new Error('A check that guards nothing always has a verdict');
 }
 

@@ -17,7 +17,7 @@ import type {
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
 import type { DiscordLink } from './discord/link';
-import type { CheckReport, CountedCheck, KeyState } from './key-check';
+import type { CheckReport, CheckWrite, KeyBan, KeyState } from './key-check';
 import type { Key, KeyDetail, Project, Version, Webhook } from './model';
 import type { TokenGrant } from './tokens';
 
@@ -134,11 +134,29 @@ export interface KeyStore {
   getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined>;
   /** Unbind every machine of the project's key in one write; the number unbound, undefined for no such key. */
   resetFingerprints(projectId: string, keyId: string): Promise<number | undefined>;
+  /** Set (or with null, lift) the ban of the project's key in one conditional write; false for no such key. */
+  setBan(projectId: string, keyId: string, ban: KeyBan | null): Promise<boolean>;
+  /**
+   * Move the project's key's `expires_at` to the later of `now` and its old value, plus `seconds` (or to
+   * `lifetimeAt` for a lifetime extension), in one conditional write that reads nothing first; the new
+   * `expires_at`, undefined for no such key.
+   */
+  extendExpiry(projectId: string, keyId: string, extension: { seconds: number; now: number } | { lifetimeAt: number }): Promise<number | undefined>;
+  /** Apply an edit to the project's key in one conditional write; the key in detail after it, undefined for no such key. */
+  editKey(projectId: string, keyId: string, edit: KeyEdit): Promise<KeyDetail | undefined>;
   /**
    * Ids of the project's keys linked to this Discord user, from the sparse byDiscordId index (eventually
    * consistent: read the keys themselves before acting on them).
    */
   keyIdsByDiscordId(projectId: string, discordId: string): Promise<string[]>;
+}
+
+/** What a PATCH of a key changes: each field present is set, null removes it; absent fields stay as they are. */
+export interface KeyEdit {
+  note?: string | null;
+  discordId?: string | null;
+  maxUses?: number | null;
+  maxFingerprints?: number | null;
 }
 
 // ---- Discord ----
@@ -210,18 +228,24 @@ export interface KeyCheck {
   perKeyPerMinute: number;
   /** What a counted check tells the detectors, written with the use it counts (a refusal writes none of it). */
   report: CheckReport;
+  /**
+   * The key rule for this check (refusalFor's verdict): a write the table refused on a state the rule refuses too is
+   * not tried again in another form, so a refusal costs one write.
+   */
+  mayRun(key: KeyState | undefined): boolean;
 }
 
 /**
- * Judge a key and, when it may run, count one use, in one atomic step on the key's own item; the key's own
- * per-minute limit is kept in the same step.
+ * Count one use of a key in one atomic step on the key's own item, on the condition that the key may run (the
+ * rule of refusalOf, as the table states it) and that its own per-minute window has room; say what was done and
+ * what the item held. The store decides nothing: checkKey reads the answer.
  */
 export interface KeyCheckStore {
   /**
-   * A key bound to machines (`max_fingerprints`) also binds `fingerprint` in the same write when it has room, or
-   * refuses KEY_HWID_LOCKED when it has none.
+   * A key bound to machines (`max_fingerprints`) also binds `fingerprint` in the same write when it has room; with
+   * none, nothing is counted (refusalOf says KEY_HWID_LOCKED of the state returned).
    */
-  checkAndCount(check: KeyCheck): Promise<CountedCheck>;
+  checkAndCount(check: KeyCheck): Promise<CheckWrite>;
   /** The key's state as last written (a strongly consistent read), counting nothing; undefined when there is no such key. */
   peek(keyId: string): Promise<KeyState | undefined>;
   /** The watermark a served script is stamped with (set at issue, never changed); undefined when there is no such key. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LoaderCheckRequest, RefusalCode } from '#schemas/loader';
-import { checkKey, type KeyCheckDeps } from './key-check';
+import { checkKey, type KeyCheckDeps, type Refusal } from './key-check';
+import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { ScriptStore, ScriptVersionStore } from './ports';
 
 /**
@@ -88,11 +89,23 @@ export function etagMatches(ifNoneMatch: string | undefined, etag: string): bool
 /** What the buyer reads when a fetch is refused: what happened and what to do, one sentence each code. */
 export const REFUSAL_SENTENCES: Readonly<Record<RefusalCode, string>> = {
   KEY_REVOKED: 'This key has been revoked: contact the seller for a new one.',
+  KEY_BANNED: 'This key is banned by the seller.',
   KEY_EXPIRED: 'This key has expired: renew it with the seller.',
   KEY_HWID_LOCKED: 'This key is locked to another device or executor: ask the seller for a reset (HWID reset), then run the script again.',
   KEY_OVER_LIMIT: 'This key has used all of its runs: get a new key from the seller.',
   KEY_INVALID: 'This key is not valid for this script: check that you pasted the whole key.',
 };
+
+/**
+ * The buyer's sentence for a refusal: a ban's adds the publisher's reason (as data, in quotes) and when it ends,
+ * so the buyer learns why and until when without opening a ticket.
+ */
+export function refusalSentence(refusal: Refusal): string {
+  if (refusal.code !== 'KEY_BANNED') return REFUSAL_SENTENCES[refusal.code];
+  const { reason, until } = refusal.ban;
+  const end = until === null ? 'It lasts until the seller lifts it.' : `It ends ${new Date(until * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
+  return `This key is banned by the seller: "${reason}". ${end}`;
+}
 
 /** One immutable version's script, as a container keeps it: cut at its placeholders (placeholderParts). */
 export interface LoadedScript {
@@ -201,19 +214,30 @@ export async function deliverScript(
   now: number,
   ifNoneMatch: string | undefined,
 ): Promise<ScriptDelivery> {
-  const checked = await checkKey(deps, request, sourceIp, now, {
-    expected: deps.cache.lastCurrentVersion(request.project_id),
-    read: () => currentScript(deps, request.project_id),
-  });
+  const expected = deps.cache.lastCurrentVersion(request.project_id);
+  // Where the pointer goes beside the write, the key's watermark (which never changes) goes too: a key's first fetch
+  // in this container still waits for one round trip. Awaited only once the key is counted; a refusal drops it.
+  const early = expected !== undefined && hasKeyValueForm(request.key) ? settled(deps.keys.watermarkOf(keyIdOf(hashKeyValue(request.key)))) : undefined;
+  const checked = await checkKey(deps, request, sourceIp, now, { expected, read: () => currentScript(deps, request.project_id) });
   if (checked.outcome === 'nothing_to_serve') return { outcome: 'no_version' };
-  if (checked.outcome === 'refused') return { outcome: 'refused', code: checked.code, sentence: REFUSAL_SENTENCES[checked.code] };
+  if (checked.outcome === 'refused') return { outcome: 'refused', code: checked.code, sentence: refusalSentence(checked) };
   const { served: script, keyId } = checked;
-  const watermark = await deps.keys.watermarkOf(keyId);
+  const watermark = early ? await early.then((read) => read()) : await deps.keys.watermarkOf(keyId);
   // Keys are never deleted, and this one was just counted.
   if (watermark === undefined) throw new Error(`Key ${keyId} has no watermark`);
   const etag = scriptEtag(script.versionId, watermark);
   if (etagMatches(ifNoneMatch, etag)) return { outcome: 'not_modified', script, etag };
   return { outcome: 'served', script, body: stampParts(script.parts, watermark), etag };
+}
+
+/** A promise started early whose failure waits to be asked for: no unhandled rejection when it is never awaited. */
+function settled<T>(promise: Promise<T>): Promise<() => T> {
+  return promise.then(
+    (value) => () => value,
+    (error: unknown) => () => {
+      throw error;
+    },
+  );
 }
 
 /** A version as an upload writes it: its id, chosen before the script is stored under it. */

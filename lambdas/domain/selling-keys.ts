@@ -4,6 +4,7 @@ import { type IssueKeysBody, LIFETIME_EXPIRES_AT } from '#schemas/requests';
 import type { IssueKeysResponse, KeyDetailResponse, ResetHwidResponse } from '#schemas/responses';
 import { AUDIT_ACTIONS, type AuditTrail, apiEntry } from './audit';
 import { KeyNotFound, OrderConflict } from './errors';
+import { shownAt } from './key-lifecycle';
 import { hashKeyValue, keyIdOf, newKeyValue, type OrderKeyRef, orderKeyValue, orderWatermark } from './key-values';
 import type { Project } from './model';
 import type { IssueOrder, KeyBatch, KeySecret, KeyStore } from './ports';
@@ -132,11 +133,11 @@ export async function issueKeys(issuing: KeyIssuing, project: Project, body: Iss
 }
 
 /** `GET /v1/projects/:id/keys/:key_id`: 404 for a key of another project or none, as a revoke answers. */
-export async function keyDetail(store: KeyStore, project: Project, keyId: string): Promise<KeyDetailResponse> {
+export async function keyDetail(store: KeyStore, project: Project, keyId: string, now: number): Promise<KeyDetailResponse> {
   // An id this service could never have made names no key: answered before any table read.
   const key = PATH_ID_PATTERN.test(keyId) ? await store.getKey(project.id, keyId) : undefined;
   if (!key) throw new KeyNotFound(keyId);
-  return { key };
+  return { key: shownAt(key, now) };
 }
 
 /**

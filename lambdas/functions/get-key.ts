@@ -8,7 +8,7 @@ import { NoQuery } from '#schemas/requests';
 export const getKeyEndpoint = defineEndpoint({
   scope: scopeNeededBy('get-key'),
   query: NoQuery,
-  run: ({ project, keyId }, _projects, _audit, keys) => keyDetail(keys.store, project, keyId),
+  run: ({ project, keyId, now }, _projects, _audit, keys) => keyDetail(keys.store, project, keyId, now),
 });
 
 export const handler = awsApiHandler(getKeyEndpoint);

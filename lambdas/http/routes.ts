@@ -9,13 +9,18 @@ export const API_FUNCTION_TIMEOUT_SECONDS = 10;
  * dispatches to the same endpoints. `access` is what the route does to the data: it decides the token scope the
  * route needs (a `read` token may call the read routes only); `doing` says it in words for the 403 of a token
  * without that scope. A bulk revoke of 10,000 keys needs more than the default timeout, so it gets API Gateway's
- * whole 29 s less a second to answer in.
+ * whole 29 s less a second to answer in. `capacity: 'quiet'` marks a route a person or one sale calls, never a
+ * fleet: it gets a small throttle and reservation of its own (QUIET_ROUTE_THROTTLE in lib/capacity.ts).
  */
 export const ROUTES = [
   { method: 'GET', path: '/v1/projects/{id}/keys', entry: 'list-keys', access: 'read', doing: 'listing keys' },
   { method: 'POST', path: '/v1/projects/{id}/keys', entry: 'issue-keys', access: 'write', doing: 'issuing keys' },
   { method: 'GET', path: '/v1/projects/{id}/keys/{key_id}', entry: 'get-key', access: 'read', doing: 'reading a key' },
+  { method: 'PATCH', path: '/v1/projects/{id}/keys/{key_id}', entry: 'update-key', access: 'write', doing: 'editing a key', capacity: 'quiet' },
   { method: 'POST', path: '/v1/projects/{id}/keys/reset-hwid', entry: 'reset-hwid', access: 'write', doing: "resetting a key's machines" },
+  { method: 'POST', path: '/v1/projects/{id}/keys/ban', entry: 'ban-key', access: 'write', doing: 'banning a key', capacity: 'quiet' },
+  { method: 'POST', path: '/v1/projects/{id}/keys/unban', entry: 'unban-key', access: 'write', doing: 'unbanning a key', capacity: 'quiet' },
+  { method: 'POST', path: '/v1/projects/{id}/keys/extend', entry: 'extend-key', access: 'write', doing: 'extending a key', capacity: 'quiet' },
   { method: 'POST', path: '/v1/projects/{id}/keys/revoke', entry: 'revoke-key', access: 'write', doing: 'revoking a key' },
   {
     method: 'POST',
@@ -90,6 +95,9 @@ export const interactionsUrlOf = (loaderBaseUrl: string, projectId: string): str
 /** Every route the API serves, as API Gateway (and the local gateway) routes requests. */
 export const ALL_ROUTES = [...ROUTES, ...PUBLIC_ROUTES] as const;
 export type AnyRoute = Route | LoaderRoute;
+
+/** Whether a route has the quiet routes' throttle and reservation instead of a busy route's. */
+export const isQuiet = (route: AnyRoute): boolean => 'capacity' in route && route.capacity === 'quiet';
 
 export const timeoutSecondsOf = (route: AnyRoute): number => ('timeoutSeconds' in route ? route.timeoutSeconds : API_FUNCTION_TIMEOUT_SECONDS);
 

@@ -29,7 +29,14 @@ export const NewExecutorData = z.object({
   previouslySeenAt: z.nullable(z.int()),
 });
 
-export const KEY_ABUSE_PATTERNS = ['many_fingerprints', 'revoked_key_burst', 'expired_key_burst', 'over_max_uses', 'hwid_locked_burst'] as const;
+export const KEY_ABUSE_PATTERNS = [
+  'many_fingerprints',
+  'revoked_key_burst',
+  'banned_key_burst',
+  'expired_key_burst',
+  'over_max_uses',
+  'hwid_locked_burst',
+] as const;
 export const KeyAbuseData = z.object({
   keyId: z.string(),
   pattern: z.enum(KEY_ABUSE_PATTERNS),

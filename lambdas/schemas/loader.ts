@@ -46,9 +46,11 @@ export const LoaderCheckRequest = z.object(
 );
 export type LoaderCheckRequest = z.infer<typeof LoaderCheckRequest>;
 
-/** In the order they win when several apply (DESIGN.md: revoked, expired, HWID locked, over limit). */
-export const REFUSAL_CODES = ['KEY_REVOKED', 'KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_OVER_LIMIT', 'KEY_INVALID'] as const;
+/** In the order they win when several apply (DESIGN.md: revoked, banned, expired, HWID locked, over limit). */
+export const REFUSAL_CODES = ['KEY_REVOKED', 'KEY_BANNED', 'KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_OVER_LIMIT', 'KEY_INVALID'] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
+/** The refusals validate answers with the code alone; a ban also carries its reason (LoaderCheckBanned). */
+const PLAIN_REFUSAL_CODES = REFUSAL_CODES.filter((code) => code !== 'KEY_BANNED') as Exclude<RefusalCode, 'KEY_BANNED'>[];
 
 /** A key that may run: this check counted one of its uses. */
 export const LoaderCheckValid = z.strictObject({
@@ -61,9 +63,12 @@ export const LoaderCheckValid = z.strictObject({
 });
 
 /** A key that may not run: no use was counted. */
-export const LoaderCheckRefused = z.strictObject({ valid: z.literal(false), code: z.enum(REFUSAL_CODES) });
+export const LoaderCheckRefused = z.strictObject({ valid: z.literal(false), code: z.enum(PLAIN_REFUSAL_CODES) });
 
-export const LoaderCheckResponse = z.union([LoaderCheckValid, LoaderCheckRefused]);
+/** A banned key (DESIGN.md, "Key lifecycle"): no use counted, and the publisher's reason for the buyer to read. */
+export const LoaderCheckBanned = z.strictObject({ valid: z.literal(false), code: z.literal('KEY_BANNED'), reason: z.string() });
+
+export const LoaderCheckResponse = z.union([LoaderCheckValid, LoaderCheckRefused, LoaderCheckBanned]);
 export type LoaderCheckResponse = z.infer<typeof LoaderCheckResponse>;
 
 /**

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { watermarkProblem } from './formats';
+import { UNSAFE_TEXT_CHARACTERS, watermarkProblem } from './formats';
 
 /** Longest id accepted in a body; ids this service makes are far shorter, and DynamoDB keys are bounded. */
 export const MAX_ID_LENGTH = 128;
@@ -159,3 +159,71 @@ export type IssueKeysBody = z.infer<typeof IssueKeysBody>;
 /** `POST /v1/projects/:id/keys/reset-hwid`. */
 export const ResetHwidBody = requestPart('body', { key_id: requiredId('key_id') });
 export type ResetHwidBody = z.infer<typeof ResetHwidBody>;
+
+// ---- Key lifecycle (DESIGN.md, "Key lifecycle: ban, extend, edit") ----
+
+/** A ban's reason: what the buyer's loader prints, so one line of text a person wrote. */
+export const BAN_REASON_LENGTH = { min: 1, max: 200 } as const;
+
+/** `POST /v1/projects/:id/keys/ban`. `until` must be in the future, which only the rule (knowing now) can check. */
+export const BanKeyBody = requestPart('body', {
+  key_id: requiredId('key_id'),
+  reason: z.string({ error: (issue) => (issue.input === undefined ? 'reason is required: the sentence the buyer reads' : 'reason must be a string') }).check(
+    z.minLength(BAN_REASON_LENGTH.min, 'reason must not be empty: it is what the buyer reads'),
+    z.maxLength(BAN_REASON_LENGTH.max, `reason must be at most ${BAN_REASON_LENGTH.max} characters`),
+    z.refine((reason) => !UNSAFE_TEXT_CHARACTERS.test(reason), 'reason must be one line, without control or bidirectional-override characters'),
+  ),
+  until: z.optional(
+    z
+      .int({ error: 'until must be a whole number of Unix seconds (when the ban ends), or left out for a ban until unbanned' })
+      .check(z.nonnegative('until must be a Unix time in the future')),
+  ),
+});
+export type BanKeyBody = z.infer<typeof BanKeyBody>;
+
+/** `POST /v1/projects/:id/keys/unban`. */
+export const UnbanKeyBody = requestPart('body', { key_id: requiredId('key_id') });
+export type UnbanKeyBody = z.infer<typeof UnbanKeyBody>;
+
+/** `POST /v1/projects/:id/keys/extend`: the durations of issuing keys, required here. */
+export const ExtendKeyBody = requestPart('body', {
+  key_id: requiredId('key_id'),
+  duration: z.pipe(
+    z.unknown(),
+    z.transform((value, context) => {
+      const duration = parseDuration(value);
+      if (duration === undefined)
+        context.issues.push({ code: 'custom', message: value === undefined ? 'duration is required' : durationMessage, input: value });
+      return duration ?? 'lifetime';
+    }),
+  ),
+});
+export type ExtendKeyBody = z.infer<typeof ExtendKeyBody>;
+
+const editable = <T extends z.core.SomeType>(schema: T) => z.optional(z.nullable(schema));
+
+/** `PATCH /v1/projects/:id/keys/:key_id`: any of the four fields; null clears one. An empty body changes nothing: 400. */
+export const UpdateKeyBody = requestPart('body', {
+  note: editable(
+    z.string({ error: 'note must be a string or null' }).check(z.maxLength(MAX_NOTE_LENGTH, `note must be at most ${MAX_NOTE_LENGTH} characters`)),
+  ),
+  discord_id: editable(
+    z
+      .string({ error: 'discord_id must be a string or null' })
+      .check(z.regex(DISCORD_USER_ID, 'discord_id must be a Discord user id: 17 to 20 digits, or null')),
+  ),
+  max_uses: editable(
+    z
+      .int({ error: 'max_uses must be a whole number of at least 1, or null' })
+      .check(z.gte(1, 'max_uses must be at least 1, or null'), z.lte(Number.MAX_SAFE_INTEGER, 'max_uses is too large')),
+  ),
+  max_fingerprints: editable(
+    z
+      .int({ error: `max_fingerprints must be a whole number from 1 to ${MAX_FINGERPRINTS}, or null` })
+      .check(
+        z.gte(1, 'max_fingerprints must be at least 1, or null'),
+        z.lte(MAX_FINGERPRINTS, `max_fingerprints must be at most ${MAX_FINGERPRINTS}, or null`),
+      ),
+  ),
+}).check(z.refine((body) => Object.keys(body).length > 0, 'Send at least one of note, discord_id, max_uses, max_fingerprints (null clears one)'));
+export type UpdateKeyBody = z.infer<typeof UpdateKeyBody>;

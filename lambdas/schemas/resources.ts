@@ -49,6 +49,9 @@ export type Webhook = z.infer<typeof WebhookSchema>;
 /** A machine a bound key holds: SHA-256 hex of the machine's id, as the loader sent it, and when it was bound. */
 export const BoundFingerprintSchema = z.strictObject({ fingerprint: z.string(), bound_at: unixSeconds() });
 
+/** A ban: the reason the buyer reads, and when it ends by itself (null: when the key is unbanned). */
+export const KeyBanSchema = z.strictObject({ reason: z.string(), until: z.nullable(unixSeconds()) });
+
 /**
  * One key in detail (DESIGN.md, "Selling keys"): the spec's fields and what selling adds, null where unset. The key
  * list keeps exactly the spec's fields (KeySchema).
@@ -61,6 +64,8 @@ export const KeyDetailSchema = z.strictObject({
   fingerprints: z.array(BoundFingerprintSchema),
   /** The last check that counted a use (a refusal writes nothing). */
   last_check_at: z.nullable(unixSeconds()),
+  /** The publisher's ban (DESIGN.md, "Key lifecycle"); null when there is none or its `until` has passed. */
+  ban: z.nullable(KeyBanSchema),
 });
 export type KeyDetail = z.infer<typeof KeyDetailSchema>;
 

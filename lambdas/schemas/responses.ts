@@ -39,3 +39,7 @@ export type KeyDetailResponse = z.infer<typeof KeyDetailResponse>;
 
 export const ResetHwidResponse = z.strictObject({ ok: z.literal(true), cleared: z.int().check(z.nonnegative()) });
 export type ResetHwidResponse = z.infer<typeof ResetHwidResponse>;
+
+/** `POST /v1/projects/:id/keys/extend`: the key's new expiry. */
+export const ExtendKeyResponse = z.strictObject({ ok: z.literal(true), expires_at: z.int().check(z.nonnegative()) });
+export type ExtendKeyResponse = z.infer<typeof ExtendKeyResponse>;

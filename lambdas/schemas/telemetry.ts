@@ -18,8 +18,11 @@ export const MAX_RECORD_AGE_SECONDS = 8 * 86_400;
 /** An executor's name, as the loader check also takes it (DESIGN.md: 1 to 100 characters). */
 export const MAX_EXECUTOR_LENGTH = 100;
 
-/** `hwid_locked`: a machine-bound key refused on a machine past its `max_fingerprints` (DESIGN.md, "Selling keys"). */
-export const VALIDATION_RESULTS = ['ok', 'revoked', 'expired', 'hwid_locked', 'over_limit', 'unknown'] as const;
+/**
+ * `hwid_locked`: a machine-bound key refused on a machine past its `max_fingerprints` (DESIGN.md, "Selling keys");
+ * `banned`: a key under a ban (DESIGN.md, "Key lifecycle").
+ */
+export const VALIDATION_RESULTS = ['ok', 'revoked', 'banned', 'expired', 'hwid_locked', 'over_limit', 'unknown'] as const;
 export type ValidationResult = (typeof VALIDATION_RESULTS)[number];
 
 const SCRIPT_HASH_PATTERN = /^[0-9a-f]{8,128}$/;

@@ -1,13 +1,15 @@
-import { type CfnElement, CfnOutput, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { type CfnElement, CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { ORIGIN_VERIFY_HEADER } from '#http/http-api';
+import { KEEP_UNLESS_JUST_CREATED } from './keep';
 
 /** The console's files and, once its function exists, the origin of `/console/api/*` (contract §2). */
 export interface ConsoleHosting {
@@ -141,8 +143,9 @@ export class FrontDoor extends Construct {
         serverAccessLogsBucket: props.accessLogs,
         serverAccessLogsPrefix: 'console/',
         // Rebuilt from the repository at every deployment; kept when the stack goes, like the stack's other buckets
-        // (an emptying custom resource would be one more function to run and review for a few files).
-        removalPolicy: RemovalPolicy.RETAIN,
+        // (an emptying custom resource would be one more function to run and review for a few files), but not after
+        // a create that rolled back, so a retry makes no duplicate.
+        removalPolicy: KEEP_UNLESS_JUST_CREATED,
       });
       const consoleCache = new cloudfront.CachePolicy(this, 'ConsoleCache', {
         comment: "The console's files: the page names each asset with its content hash in the query",
@@ -205,6 +208,8 @@ export class FrontDoor extends Construct {
         distribution: this.distribution,
         distributionPaths: ['/console*'],
         memoryLimit: 256,
+        // Its own log group, not CDK's default one (retained even after a create that rolled back).
+        logGroup: new logs.LogGroup(this, 'ConsoleDeploymentLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: KEEP_UNLESS_JUST_CREATED }),
       });
       acknowledgeDeploymentHandler(deployment, this.consoleBucket);
       new CfnOutput(stack, 'ConsoleUrl', { description: 'The publisher console (sign in with an API token)', value: `${this.serviceUrl}/console/` });

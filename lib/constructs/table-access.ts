@@ -1,7 +1,7 @@
 import type { ITable, ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import { FINGERPRINT_RESET_RETURN_VALUES } from '#adapters/key-store';
+import { FINGERPRINT_RESET_RETURN_VALUES, KEY_EXTEND_FAILURE_READ, KEY_EXTEND_RETURN_VALUES } from '#adapters/key-store';
 import { INDEX_PARTITION, PARTITION, type Partition, UPDATED_ATTRIBUTES } from '#adapters/layout';
 import { RATE_WINDOW_RETURN_VALUES } from '#adapters/rate-limit-store';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
@@ -91,6 +91,23 @@ export const ROUTE_TABLE_ACCESS = {
     ...EVERY_ROUTE,
     { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.fingerprintReset, returnValues: FINGERPRINT_RESET_RETURN_VALUES },
     { actions: ['dynamodb:GetItem'], partitions: ['key'], attributes: ['projectId'] },
+    RECORD_AUDIT,
+  ],
+  // Key lifecycle (key-store.ts): one conditional write of the key's ban, expiry or edited fields, then the audit entry.
+  'ban-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyBan }, RECORD_AUDIT],
+  'unban-key': [...EVERY_ROUTE, { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyBan }, RECORD_AUDIT],
+  // The new expiry comes back from the write; a failed condition is followed by a read of what says why.
+  'extend-key': [
+    ...EVERY_ROUTE,
+    { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyExpiry, returnValues: KEY_EXTEND_RETURN_VALUES },
+    { actions: ['dynamodb:GetItem'], partitions: ['key'], attributes: KEY_EXTEND_FAILURE_READ },
+    RECORD_AUDIT,
+  ],
+  // The edit asks nothing back; the key detail it answers is read after it, as get-key reads it.
+  'update-key': [
+    ...EVERY_ROUTE,
+    { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyEdit },
+    { actions: ['dynamodb:GetItem'], partitions: ['key'] },
     RECORD_AUDIT,
   ],
 } as const satisfies Record<Route['entry'], readonly TableGrant[]>;

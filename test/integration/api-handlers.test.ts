@@ -29,6 +29,10 @@ const WATERMARK = 'feedfacecafebeef';
 const VALID_BODIES: Partial<Record<RouteEntry, unknown>> = {
   'issue-keys': { count: 1 },
   'reset-hwid': { key_id: 'key_x' },
+  'update-key': { note: 'edited' },
+  'ban-key': { key_id: 'key_x', reason: 'Shared the key' },
+  'unban-key': { key_id: 'key_x' },
+  'extend-key': { key_id: 'key_x', duration: '7d' },
   'revoke-key': { key_id: 'key_x' },
   'revoke-bulk': { watermark: WATERMARK },
   rollback: { version_id: 'ver_x' },

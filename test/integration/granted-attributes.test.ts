@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#adapters/delivery-store';
 import { DISCORD_KEY_ATTRIBUTES, DISCORD_RETURN_VALUES, DynamoDiscordStore } from '#adapters/discord-store';
 import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#adapters/key-check-store';
-import { DynamoKeyStore, FINGERPRINT_RESET_RETURN_VALUES } from '#adapters/key-store';
+import { DynamoKeyStore, FINGERPRINT_RESET_RETURN_VALUES, KEY_EXTEND_FAILURE_READ, KEY_EXTEND_RETURN_VALUES } from '#adapters/key-store';
 import { keyOf, UPDATED_ATTRIBUTES } from '#adapters/layout';
 import { KEY_ATTRIBUTE_TYPES } from '#adapters/table-definition';
+import { type KeyState, refusalOf } from '#domain/key-check';
 import { hashKeyValue } from '#domain/key-values';
 import { consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
 import { createTestTable, FIXED_NOW, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
@@ -73,6 +74,7 @@ describe('attributes the route roles may update', () => {
       now: FIXED_NOW + 1,
       perKeyPerMinute: 10,
       report: { project_id: projectId, executor: 'Wave', fingerprint: 'c'.repeat(64) },
+      mayRun: () => true,
     });
     const before = await stored(keyOf.key(key!.id));
     expect(await table.stores.keys.resetFingerprints(projectId, key!.id)).toBe(1);
@@ -130,6 +132,61 @@ function recording(db: DynamoDBDocumentClient): { db: DynamoDBDocumentClient; in
   return { db: { send } as unknown as DynamoDBDocumentClient, inputs };
 }
 
+describe('attributes the key lifecycle routes may name (ban-key, unban-key, extend-key, update-key in table-access.ts)', () => {
+  const keys = Object.keys(KEY_ATTRIBUTE_TYPES);
+
+  it('ban, unban, extend (both writes) and every kind of edit name only their granted attributes and the keys, and ask no whole item back', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [key] = await table.stores.dashboard.issueKeys({
+      projectId,
+      count: 1,
+      tier: 'standard',
+      maxUses: null,
+      expiresAt: FIXED_NOW - 10,
+      now: FIXED_NOW - 100,
+    });
+    const keyId = key?.id ?? '';
+    const { db, inputs } = recording(table.db);
+    const store = new DynamoKeyStore(db, table.tableName);
+    /** What the writes name (beside the keys); every read is checked against its own grant here too. */
+    const namedBy = async (write: () => Promise<unknown>, grantedReads: readonly string[] | 'whole item' = []) => {
+      inputs.length = 0;
+      await write();
+      const writes = inputs.filter(({ name }) => name === UpdateCommand.name);
+      expect(writes.length).toBeGreaterThan(0);
+      for (const { input } of inputs) {
+        // Issue 31: nothing asks a whole item back under a grant that lists attributes.
+        expect(input.ReturnValuesOnConditionCheckFailure).toBeUndefined();
+        expect(['ALL_OLD', 'ALL_NEW']).not.toContain(input.ReturnValues);
+      }
+      for (const { name, input } of inputs.filter(({ name }) => name !== UpdateCommand.name)) {
+        expect(name).toBe(GetCommand.name);
+        if (grantedReads !== 'whole item') for (const attribute of attributesNamed(input)) expect([...keys, ...grantedReads]).toContain(attribute);
+      }
+      return [...new Set(writes.flatMap(({ input }) => attributesNamed(input)))].filter((name) => !keys.includes(name));
+    };
+    for (const ban of [{ reason: 'r', until: FIXED_NOW + 60 }, { reason: 'r', until: null }, null]) {
+      for (const name of await namedBy(() => store.setBan(projectId, keyId, ban))) expect(UPDATED_ATTRIBUTES.keyBan).toContain(name);
+    }
+    // The key expired: the guessed write fails and the second one counts from now, so both are named.
+    // The key expired: the guessed write fails, a read of what says why, and the second write counts from now.
+    const extended = await namedBy(() => store.extendExpiry(projectId, keyId, { seconds: 60, now: FIXED_NOW }), KEY_EXTEND_FAILURE_READ);
+    expect(inputs.map(({ name }) => name)).toEqual([UpdateCommand.name, GetCommand.name, UpdateCommand.name]);
+    for (const { input } of inputs.filter(({ name }) => name === UpdateCommand.name)) expect(input.ReturnValues).toBe(KEY_EXTEND_RETURN_VALUES[0]);
+    for (const name of [...extended, ...(await namedBy(() => store.extendExpiry(projectId, keyId, { lifetimeAt: 4_102_444_800 })))]) {
+      expect(UPDATED_ATTRIBUTES.keyExpiry).toContain(name);
+    }
+    const edits = [
+      { note: 'n', discordId: '123456789012345678', maxUses: 5, maxFingerprints: 2 },
+      { note: null, discordId: null, maxUses: null, maxFingerprints: null },
+    ];
+    // An edit asks nothing back and reads the key detail after it, as get-key does.
+    for (const edit of edits)
+      for (const name of await namedBy(() => store.editKey(projectId, keyId, edit), 'whole item')) expect(UPDATED_ATTRIBUTES.keyEdit).toContain(name);
+  });
+});
+
 describe('attributes the loader and delivery roles may name (issue 21: IAM scoped partitions, not attributes)', () => {
   const keys = Object.keys(KEY_ATTRIBUTE_TYPES);
 
@@ -147,10 +204,11 @@ describe('attributes the loader and delivery roles may name (issue 21: IAM scope
       now: FIXED_NOW,
       perKeyPerMinute: 60,
       report: { project_id: projectId, executor: 'Wave', fingerprint: 'f'.repeat(64), script_hash: 'a'.repeat(64), version_id: 'ver_1' },
+      mayRun: (state: KeyState | undefined) => refusalOf(state, projectId, hashKeyValue(key?.key ?? ''), FIXED_NOW, 'f'.repeat(64)) === undefined,
     };
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
-    expect((await store.checkAndCount(check)).outcome).toBe('refused');
+    expect((await store.checkAndCount(check)).outcome).toBe('not_counted');
     const updates = inputs.filter(({ name }) => name === UpdateCommand.name);
     expect(updates.length).toBeGreaterThanOrEqual(3);
     for (const { input } of updates) {
@@ -201,9 +259,10 @@ describe('attributes the loader and delivery roles may name (issue 21: IAM scope
       now: FIXED_NOW,
       perKeyPerMinute: 60,
       report: { project_id: projectId, executor: 'Wave', fingerprint: 'f'.repeat(64) },
+      mayRun: (state: KeyState | undefined) => refusalOf(state, projectId, hashKeyValue(key?.key ?? ''), FIXED_NOW, 'f'.repeat(64)) === undefined,
     };
     expect((await store.checkAndCount(check)).outcome).toBe('counted');
-    expect(await store.checkAndCount(check)).toMatchObject({ outcome: 'refused', code: 'KEY_OVER_LIMIT' });
+    expect(await store.checkAndCount(check)).toMatchObject({ outcome: 'not_counted', key: { currentUses: 1, maxUses: 1 } });
     expect(await store.watermarkOf(check.keyId)).toMatch(/^[0-9a-f]{16}$/);
     for (const { input } of inputs) expect(input.ReturnValuesOnConditionCheckFailure).toBeUndefined();
     const reads = inputs.filter(({ name }) => name === GetCommand.name).map(({ input }) => attributesNamed(input).filter((name) => !keys.includes(name)));

@@ -5,7 +5,7 @@ import { DynamoKeyCheckStore } from '#adapters/key-check-store';
 import { keyOf } from '#adapters/layout';
 import { createStores } from '#adapters/stores';
 import { AddressTally } from '#domain/address-tally';
-import { checkKey, LOADER_LIMITS, validateAnswer } from '#domain/key-check';
+import { checkKey, type KeyState, LOADER_LIMITS, refusalOf, validateAnswer } from '#domain/key-check';
 import { hashKeyValue } from '#domain/key-values';
 import type { Project } from '#domain/model';
 import type { TelemetrySink } from '#domain/ports';
@@ -223,6 +223,7 @@ describe('capacity', () => {
         now,
         perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
         report: { project_id: project.id, executor: 'Wave', fingerprint },
+        mayRun: (state: KeyState | undefined) => refusalOf(state, project.id, hashKeyValue(key!.key), now, fingerprint) === undefined,
       });
       recorder.take();
       expect(await keys.checkAndCount(input(FP(1), FIXED_NOW + 1))).toMatchObject({ outcome: 'counted' });

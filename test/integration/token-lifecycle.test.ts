@@ -38,9 +38,9 @@ async function dashboardRun<T>(command: string, ...argv: string[]): Promise<T> {
   return (await run(dashboard.context)) as T;
 }
 
-async function api(token: string, rest: string, body?: unknown) {
+async function api(token: string, rest: string, body?: unknown, method: string = body === undefined ? 'GET' : 'POST') {
   const response = await fetch(`${server.url}/v1/projects/${project}${rest}`, {
-    method: body === undefined ? 'GET' : 'POST',
+    method,
     headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
@@ -100,10 +100,14 @@ describe('a read-only token', () => {
 });
 
 describe('every route with a read and a write token, through the authorizer and the handlers', () => {
-  /** The body of each POST route; a GET sends none. */
+  /** The body of each POST and PATCH route, by its path; a GET sends none. */
   const bodies: Record<string, () => unknown> = {
     '/keys': () => ({ count: 1 }),
+    '/keys/{key_id}': () => ({ note: 'edited' }),
     '/keys/reset-hwid': () => ({ key_id: keyIds[0] }),
+    '/keys/ban': () => ({ key_id: keyIds[4], reason: 'Shared the key' }),
+    '/keys/unban': () => ({ key_id: keyIds[4] }),
+    '/keys/extend': () => ({ key_id: keyIds[4], duration: '7d' }),
     '/keys/revoke': () => ({ key_id: keyIds[1] }),
     '/keys/revoke-bulk': () => ({ watermark: 'abababababababab' }),
     '/versions/rollback': () => ({ version_id: versionIds[1] }),
@@ -113,9 +117,10 @@ describe('every route with a read and a write token, through the authorizer and 
   );
 
   it.each(cases)('%s %s with a %s token answers %i', async (method, path, scope, status) => {
-    const rest = path.replace('/v1/projects/{id}', '').replace('{key_id}', keyIds[0]!);
+    const template = path.replace('/v1/projects/{id}', '');
+    const rest = template.replace('{key_id}', keyIds[0]!);
     const token = scope === 'read' ? readToken.token : writeToken.token;
-    const reply = await api(token, rest, method === 'POST' ? bodies[rest]?.() : undefined);
+    const reply = await api(token, rest, method === 'GET' ? undefined : bodies[template]?.(), method);
     expect(reply.status, JSON.stringify(reply.body)).toBe(status);
   });
 });

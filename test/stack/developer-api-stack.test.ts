@@ -422,6 +422,8 @@ describe('the loader key check', () => {
             'keyHash',
             'projectId',
             'revoked',
+            'ban_reason',
+            'ban_until',
             'expires_at',
             'max_uses',
             'max_fingerprints',
@@ -533,6 +535,23 @@ describe('least privilege on the table', () => {
       COUNT_REQUEST,
       'dynamodb:UpdateItem table KEY#* only fingerprints,projectId',
       'dynamodb:GetItem table KEY#* only projectId',
+      AUDIT,
+    ],
+    'ban-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only ban_reason,ban_until,projectId', AUDIT],
+    'unban-key': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:UpdateItem table KEY#* only ban_reason,ban_until,projectId', AUDIT],
+    'extend-key': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:UpdateItem table KEY#* only expires_at,projectId',
+      'dynamodb:GetItem table KEY#* only expires_at,projectId',
+      AUDIT,
+    ],
+    'update-key': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      // discordKey is a key attribute (the byDiscordId index's), which every attribute condition names anyway.
+      'dynamodb:UpdateItem table KEY#* only note,discord_id,max_uses,max_fingerprints,fingerprints,projectId',
+      'dynamodb:GetItem table KEY#*',
       AUDIT,
     ],
   };

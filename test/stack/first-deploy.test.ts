@@ -35,10 +35,12 @@ describe('a create that rolls back leaves nothing behind', () => {
     );
     const byType = (type: string) => kept.filter(([, resource]) => resource.Type === type).length;
     expect(byType('AWS::DynamoDB::GlobalTable')).toBe(1);
-    expect(byType('AWS::S3::Bucket')).toBe(2);
+    // The scripts, their access logs and the console's files.
+    expect(byType('AWS::S3::Bucket')).toBe(3);
     expect(byType('AWS::SecretsManager::Secret')).toBe(1);
     expect(kept.map(([id]) => id)).toEqual(expect.arrayContaining([logicalId(built.stack.loaderApi.accessLogs), expect.stringMatching(/^ApiAccessLogs/)]));
-    expect(kept).toHaveLength(6);
+    // The API's, the loader routes' and the console deployment's log groups with them.
+    expect(kept).toHaveLength(8);
     for (const [id, resource] of kept) {
       expect(resource.DeletionPolicy, id).toBe('RetainExceptOnCreate');
       expect(resource.UpdateReplacePolicy, id).toBe('Retain');

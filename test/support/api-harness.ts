@@ -77,6 +77,9 @@ const PORT_METHODS = [
   'completeOrder',
   'getKey',
   'resetFingerprints',
+  'setBan',
+  'extendExpiry',
+  'editKey',
 ] as const satisfies readonly (keyof MemoryStores)[];
 
 /** Watches every port method of the store; the returned function names those called so far, for "before any other work". */

@@ -62,7 +62,7 @@ export function apiEvent(entry: RouteEntry, input: ApiEventInput = {}): APIGatew
   const route = routeOf(entry);
   const projectId = input.projectId;
   const caller = input.caller === undefined ? DEFAULT_CALLER : input.caller;
-  const hasBody = route.method === 'POST' && input.body !== undefined && input.body !== null;
+  const hasBody = route.method !== 'GET' && input.body !== undefined && input.body !== null;
   const path = route.path.replace('{id}', projectId ?? '').replace('{key_id}', input.keyId ?? '');
   return buildProxyEvent({
     method: route.method,

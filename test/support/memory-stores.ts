@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type LastCheck, lastCheckOf } from '#adapters/key-check-store';
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
-import { type CountedCheck, type KeyState, needsBinding, refusalOf } from '#domain/key-check';
+import { type CheckWrite, type KeyBan, type KeyState, needsBinding } from '#domain/key-check';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Key, KeyDetail, Project, Version, Webhook } from '#domain/model';
 import type {
@@ -11,6 +11,7 @@ import type {
   KeyBatch,
   KeyCheck,
   KeyCheckStore,
+  KeyEdit,
   KeyStore,
   ProjectStore,
   RateLimitStore,
@@ -238,7 +239,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
         revoked: 0,
         projectId: batch.projectId,
         issueSeq: firstSeq + batch.keys.indexOf(key),
-        selling: { note: batch.note, discord_id: batch.discordId, max_fingerprints: batch.maxFingerprints, fingerprints: [], last_check_at: null },
+        selling: { ...NO_SELLING, note: batch.note, discord_id: batch.discordId, max_fingerprints: batch.maxFingerprints },
       });
     }
     return missing.length;
@@ -247,8 +248,41 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   async getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined> {
     const key = this.keys.get(keyId);
     if (!key || key.projectId !== projectId) return undefined;
-    const selling = key.selling ?? { note: null, discord_id: null, max_fingerprints: null, fingerprints: [], last_check_at: null };
-    return { ...toKey(key), ...structuredClone(selling) };
+    return { ...toKey(key), ...structuredClone(key.selling ?? NO_SELLING) };
+  }
+
+  async setBan(projectId: string, keyId: string, ban: KeyBan | null): Promise<boolean> {
+    const key = this.projectKey(projectId, keyId);
+    if (!key) return false;
+    key.selling = { ...(key.selling ?? NO_SELLING), ban: ban && { ...ban } };
+    return true;
+  }
+
+  async extendExpiry(projectId: string, keyId: string, extension: { seconds: number; now: number } | { lifetimeAt: number }): Promise<number | undefined> {
+    const key = this.projectKey(projectId, keyId);
+    if (!key) return undefined;
+    key.expires_at = 'lifetimeAt' in extension ? extension.lifetimeAt : Math.max(extension.now, key.expires_at) + extension.seconds;
+    return key.expires_at;
+  }
+
+  async editKey(projectId: string, keyId: string, edit: KeyEdit): Promise<KeyDetail | undefined> {
+    const key = this.projectKey(projectId, keyId);
+    if (!key) return undefined;
+    const selling = { ...(key.selling ?? NO_SELLING) };
+    if (edit.note !== undefined) selling.note = edit.note;
+    if (edit.discordId !== undefined) selling.discord_id = edit.discordId;
+    if (edit.maxUses !== undefined) key.max_uses = edit.maxUses;
+    if (edit.maxFingerprints !== undefined) {
+      selling.max_fingerprints = edit.maxFingerprints;
+      if (edit.maxFingerprints === null) selling.fingerprints = [];
+    }
+    key.selling = selling;
+    return this.getKey(projectId, keyId);
+  }
+
+  private projectKey(projectId: string, keyId: string): StoredKey | undefined {
+    const key = this.keys.get(keyId);
+    return key?.projectId === projectId ? key : undefined;
   }
 
   async keyIdsByDiscordId(projectId: string, discordId: string): Promise<string[]> {
@@ -299,6 +333,9 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   }
 }
 
+/** A key issued without what selling and the lifecycle add. */
+const NO_SELLING: Omit<KeyDetail, keyof Key> = { note: null, discord_id: null, max_fingerprints: null, fingerprints: [], last_check_at: null, ban: null };
+
 /** Exactly the spec's fields: what the table keeps besides them never leaves the store. */
 function toKey(key: StoredKey): Key {
   const { id, user_hash, tier, watermark, issued_at, expires_at, max_uses, current_uses, revoked } = key;
@@ -327,8 +364,10 @@ export interface CheckedKey extends KeyState {
 
 /**
  * The loader check's store in memory, with the semantics of DynamoKeyCheckStore (which
- * test/integration/loader-check.test.ts pins on DynamoDB Local): the key judged on its latest state, one use
- * counted only when it may run, and at most `perKeyPerMinute` checks counted in one window of the key's own.
+ * test/integration/loader-check.test.ts pins on DynamoDB Local): one use counted only when the key may run and its
+ * window of the key's own has room for one more of `perKeyPerMinute`; otherwise nothing written, and the key's
+ * state as it was. Where the table evaluates its condition (which test/integration/key-rule.test.ts proves is the
+ * rule), this fake applies the rule the check hands it (`mayRun`): it holds no copy of the rule.
  */
 export class MemoryKeyCheckStore implements KeyCheckStore {
   private readonly keys = new Map<string, CheckedKey>();
@@ -348,6 +387,7 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
       maxFingerprints: null,
       fingerprints: [],
       watermark: randomBytes(8).toString('hex'),
+      ban: null,
       checkCount: 0,
       ...fields,
     });
@@ -360,6 +400,12 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     if (key) key.revoked = true;
   }
 
+  /** As a ban (or with null, an unban) through the owner API leaves the key item. */
+  setBan(keyId: string, ban: KeyState['ban']): void {
+    const key = this.keys.get(keyId);
+    if (key) key.ban = ban;
+  }
+
   storedKey(keyId: string): CheckedKey | undefined {
     const key = this.keys.get(keyId);
     return key && { ...key };
@@ -367,30 +413,34 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
 
   async peek(keyId: string): Promise<KeyState | undefined> {
     const key = this.keys.get(keyId);
-    if (!key) return undefined;
-    const { checkWindow: _window, checkCount: _count, lastCheck: _lastCheck, ...state } = key;
-    return state;
+    return key && stateOf(key);
   }
 
   async watermarkOf(keyId: string): Promise<string | undefined> {
     return this.keys.get(keyId)?.watermark;
   }
 
-  async checkAndCount(check: KeyCheck): Promise<CountedCheck> {
+  async checkAndCount(check: KeyCheck): Promise<CheckWrite> {
     const key = this.keys.get(check.keyId);
-    const code = refusalOf(key, check.projectId, check.keyHash, check.now, check.fingerprint);
-    if (code || !key) return { outcome: 'refused', code: code ?? 'KEY_INVALID', keyId: check.keyId };
+    if (!key) return { outcome: 'not_counted', keyId: check.keyId, key: undefined, checksThisWindow: 0 };
     const window = rateWindowAt(check.now);
     // A window opened by a clock a little ahead counts as this one, as in the table.
-    if (key.checkWindow === undefined || key.checkWindow < window.start) Object.assign(key, { checkWindow: window.start, checkCount: 0 });
-    if (key.checkCount >= check.perKeyPerMinute) return { outcome: 'key_rate_limited', retryAfterSeconds: window.resetSeconds };
-    key.checkCount += 1;
+    const checksThisWindow = key.checkWindow !== undefined && key.checkWindow >= window.start ? key.checkCount : 0;
+    if (!check.mayRun(stateOf(key)) || checksThisWindow >= check.perKeyPerMinute) {
+      return { outcome: 'not_counted', keyId: check.keyId, key: stateOf(key), checksThisWindow };
+    }
+    if (checksThisWindow === 0) key.checkWindow = window.start;
+    key.checkCount = checksThisWindow + 1;
     key.currentUses += 1;
     if (needsBinding(key, check.fingerprint)) key.fingerprints = [...key.fingerprints, check.fingerprint];
     key.lastCheck = lastCheckOf(check);
-    const { checkWindow: _window, checkCount: _count, lastCheck: _lastCheck, ...state } = key;
-    return { outcome: 'counted', keyId: check.keyId, key: state };
+    return { outcome: 'counted', keyId: check.keyId, key: stateOf(key) };
   }
+}
+
+function stateOf(key: CheckedKey): KeyState {
+  const { checkWindow: _window, checkCount: _count, lastCheck: _lastCheck, ...state } = key;
+  return state;
 }
 
 // ---- Script delivery ----

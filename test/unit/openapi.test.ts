@@ -97,7 +97,7 @@ describe('openapi.json', () => {
       Object.values(examples)
         .map((example) => example.value.code)
         .sort(),
-    ).toEqual(['KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_INVALID', 'KEY_OVER_LIMIT', 'KEY_REVOKED', 'KEY_VALID']);
+    ).toEqual(['KEY_BANNED', 'KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_INVALID', 'KEY_OVER_LIMIT', 'KEY_REVOKED', 'KEY_VALID']);
     expect(loader?.responses[429]).toMatchObject({ headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } });
     expect(loader?.responses).not.toHaveProperty('401');
   });

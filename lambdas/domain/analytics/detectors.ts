@@ -91,6 +91,8 @@ export function detectNewExecutor(input: ExecutorSightings): { events: Analytics
  * Thresholds of the key_abuse patterns, all counted within one UTC hour of one key:
  * - many_fingerprints: validated from MORE than 5 distinct client fingerprints (6 fires, 5 does not);
  * - revoked_key_burst: AT LEAST 10 validations answered `revoked` (10 fires, 9 does not);
+ * - banned_key_burst: AT LEAST 10 validations answered `banned` (a banned key kept in use: shared, or its buyer
+ *   ignores the reason);
  * - expired_key_burst: AT LEAST 10 validations answered `expired`;
  * - hwid_locked_burst: AT LEAST 10 validations answered `hwid_locked` (a machine-bound key tried on machines it
  *   is not bound to: shared, or its buyer switched machines and needs a reset);
@@ -102,6 +104,7 @@ export const KEY_ABUSE_THRESHOLDS = {
   windowSeconds: HOUR_SECONDS,
   distinctFingerprintsMoreThan: 5,
   revokedValidationsAtLeast: 10,
+  bannedValidationsAtLeast: 10,
   expiredValidationsAtLeast: 10,
   hwidLockedValidationsAtLeast: 10,
 } as const;
@@ -131,6 +134,15 @@ export function detectKeyAbuse(window: ValidationWindow, usage: KeyUsage | undef
       pattern: 'revoked_key_burst',
       count: counts.revoked,
       threshold: KEY_ABUSE_THRESHOLDS.revokedValidationsAtLeast,
+      windowSeconds,
+    });
+  }
+  if (counts.banned >= KEY_ABUSE_THRESHOLDS.bannedValidationsAtLeast) {
+    hits.push({
+      keyId: window.keyId,
+      pattern: 'banned_key_burst',
+      count: counts.banned,
+      threshold: KEY_ABUSE_THRESHOLDS.bannedValidationsAtLeast,
       windowSeconds,
     });
   }

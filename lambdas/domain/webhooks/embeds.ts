@@ -219,6 +219,12 @@ const KEY_ABUSE_TEXT = {
     unit: 'validations',
     advice: 'Someone keeps a copy with this revoked key. The key stays refused; find where the copy leaked and revoke its watermark if other keys share it.',
   },
+  banned_key_burst: {
+    label: 'Banned key still being tried',
+    unit: 'validations',
+    advice:
+      'The key is banned and keeps being tried: its buyer did not read the reason, or a copy circulates. The ban holds; revoke the key (keys/revoke) if it is shared.',
+  },
   expired_key_burst: {
     label: 'Expired key still being tried',
     unit: 'validations',

@@ -59,6 +59,10 @@ const json: [string, string] = ['Content-Type', 'application/json'];
 const VALID_BODY: Partial<Record<Route['entry'], string>> = {
   'issue-keys': JSON.stringify({ count: 1 }),
   'reset-hwid': JSON.stringify({ key_id: 'key_00000000000000000000' }),
+  'update-key': JSON.stringify({ note: 'renewed' }),
+  'ban-key': JSON.stringify({ key_id: 'key_00000000000000000000', reason: 'Shared the key' }),
+  'unban-key': JSON.stringify({ key_id: 'key_00000000000000000000' }),
+  'extend-key': JSON.stringify({ key_id: 'key_00000000000000000000', duration: '7d' }),
   'revoke-key': JSON.stringify({ key_id: 'key_00000000000000000000' }),
   'revoke-bulk': JSON.stringify({ watermark: '0000000000000000' }),
   rollback: JSON.stringify({ version_id: 'ver_00000000000000000000' }),
@@ -67,11 +71,11 @@ const VALID_BODY: Partial<Record<Route['entry'], string>> = {
 /** A request to the route for the demo project, with a valid token and a well-formed body unless the case changes them. */
 function call(route: Route, token: string, change: Partial<RawRequestInput> & { projectId?: string; query?: string } = {}): RawRequestInput {
   const { projectId = targets.projectId, query, ...rest } = change;
-  const isPost = route.method === 'POST';
+  const hasBody = route.method !== 'GET';
   return {
     method: route.method,
     target: `${pathOf(route, projectId)}${query ? `?${query}` : ''}`,
-    headers: [bearer(token), ...(isPost ? [json] : [])],
+    headers: [bearer(token), ...(hasBody ? [json] : [])],
     body: VALID_BODY[route.entry],
     ...rest,
   };
@@ -269,6 +273,38 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'key_id a number', request: jsonBody({ key_id: 42 }), status: 400, message: 'key_id must be a string' },
     { name: 'unknown key id', request: jsonBody({ key_id: 'key_00000000000000000000' }), status: 404, message: 'not found in this project' },
     { name: 'extra field', request: jsonBody({ key_id: 'key_1', all: true }), status: 400, message: 'Unknown field "all"; allowed: key_id' },
+  ],
+  'update-key': [
+    { name: 'empty object', request: jsonBody({}), status: 400, message: 'Send at least one of note, discord_id, max_uses, max_fingerprints' },
+    { name: 'unknown key id', request: jsonBody({ note: 'x' }), status: 404, message: 'not found in this project' },
+    { name: 'max_fingerprints 0', request: jsonBody({ max_fingerprints: 0 }), status: 400, message: 'max_fingerprints must be at least 1, or null' },
+    { name: 'discord_id not digits', request: jsonBody({ discord_id: 'user#1234' }), status: 400, message: 'discord_id must be a Discord user id' },
+    { name: 'note of 256 characters', request: jsonBody({ note: 'n'.repeat(256) }), status: 400, message: 'note must be at most 255 characters' },
+    { name: 'extra field', request: jsonBody({ note: 'x', revoked: 0 }), status: 400, message: 'Unknown field "revoked"' },
+  ],
+  'ban-key': [
+    { name: 'empty object', request: jsonBody({}), status: 400, message: 'key_id is required' },
+    { name: 'no reason', request: jsonBody({ key_id: 'key_1' }), status: 400, message: 'reason is required' },
+    {
+      name: 'reason of 201 characters',
+      request: jsonBody({ key_id: 'key_1', reason: 'r'.repeat(201) }),
+      status: 400,
+      message: 'reason must be at most 200 characters',
+    },
+    { name: 'reason with a newline', request: jsonBody({ key_id: 'key_1', reason: 'a\nb' }), status: 400, message: 'reason must be one line' },
+    { name: 'until in the past', request: jsonBody({ key_id: 'key_1', reason: 'r', until: 1 }), status: 400, message: 'until must be in the future' },
+    { name: 'until a string', request: jsonBody({ key_id: 'key_1', reason: 'r', until: 'tomorrow' }), status: 400, message: 'until must be a whole number' },
+    { name: 'unknown key id', request: jsonBody({ key_id: 'key_00000000000000000000', reason: 'r' }), status: 404, message: 'not found in this project' },
+  ],
+  'unban-key': [
+    { name: 'empty object', request: jsonBody({}), status: 400, message: 'key_id is required' },
+    { name: 'unknown key id', request: jsonBody({ key_id: 'key_00000000000000000000' }), status: 404, message: 'not found in this project' },
+  ],
+  'extend-key': [
+    { name: 'no duration', request: jsonBody({ key_id: 'key_1' }), status: 400, message: 'duration is required' },
+    { name: 'unknown duration', request: jsonBody({ key_id: 'key_1', duration: '2w' }), status: 400, message: 'duration must be one of' },
+    { name: 'duration of 59 seconds', request: jsonBody({ key_id: 'key_1', duration: 59 }), status: 400, message: 'duration must be one of' },
+    { name: 'unknown key id', request: jsonBody({ key_id: 'key_00000000000000000000', duration: '1d' }), status: 404, message: 'not found in this project' },
   ],
   'revoke-bulk': [
     { name: 'empty object', request: jsonBody({}), status: 400, message: 'watermark is required' },

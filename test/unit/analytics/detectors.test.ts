@@ -137,7 +137,7 @@ describe('key_abuse', () => {
     projectId: 'prj_a',
     keyId: 'key_1',
     hourStart: HOUR,
-    counts: { ok: 0, revoked: 0, expired: 0, hwid_locked: 0, over_limit: 0, unknown: 0, ...counts },
+    counts: { ok: 0, revoked: 0, banned: 0, expired: 0, hwid_locked: 0, over_limit: 0, unknown: 0, ...counts },
     distinctFingerprints,
     lastAt: HOUR + 120,
     reported: [],
@@ -160,6 +160,12 @@ describe('key_abuse', () => {
   it('fires expired_key_burst at 10 expired validations in an hour, not at 9', () => {
     expect(judge(window({ expired: 9 }), undefined)).toEqual([]);
     expect(patterns(judge(window({ expired: 10 }), undefined))).toEqual(['expired_key_burst']);
+  });
+
+  it('fires banned_key_burst at 10 banned validations in an hour, not at 9', () => {
+    expect(judge(window({ banned: 9 }), undefined)).toEqual([]);
+    const [event] = judge(window({ banned: 10 }), undefined);
+    expect(event?.data).toEqual({ keyId: 'key_1', pattern: 'banned_key_burst', count: 10, threshold: 10, windowSeconds: 3600 });
   });
 
   it('fires hwid_locked_burst at 10 HWID-locked validations in an hour, not at 9', () => {

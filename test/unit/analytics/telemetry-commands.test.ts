@@ -90,7 +90,7 @@ describe('telemetry validation flags', () => {
   it.each([
     [
       ['--project', 'prj_a', '--key', 'key_1', '--result', 'stolen', '--executor', 'X'],
-      '--result must be one of ok, revoked, expired, hwid_locked, over_limit, unknown; got "stolen"',
+      '--result must be one of ok, revoked, banned, expired, hwid_locked, over_limit, unknown; got "stolen"',
     ],
     [
       ['--project', 'prj_a', '--key', 'KEY#1', '--result', 'ok', '--executor', 'X'],

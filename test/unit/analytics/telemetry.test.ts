@@ -50,7 +50,7 @@ describe('parseTelemetryBatch', () => {
     expect(batch.executions).toHaveLength(1);
     expect(batch.rejections).toEqual([
       { index: 1, reason: 'executor is required' },
-      { index: 2, reason: 'result must be one of ok, revoked, expired, hwid_locked, over_limit, unknown' },
+      { index: 2, reason: 'result must be one of ok, revoked, banned, expired, hwid_locked, over_limit, unknown' },
       { index: 3, reason: 'fingerprint must be a hashed client fingerprint: 16-128 hex characters' },
       { index: 4, reason: 'kind must be one of execution, validation' },
       { index: 5, reason: 'kind must be one of execution, validation' },

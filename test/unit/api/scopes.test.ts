@@ -17,6 +17,10 @@ function apiWithData() {
   const bodies: Partial<Record<RouteEntry, unknown>> = {
     'issue-keys': { count: 2 },
     'reset-hwid': { key_id: key!.id },
+    'update-key': { note: 'renewed' },
+    'ban-key': { key_id: key!.id, reason: 'Shared the key' },
+    'unban-key': { key_id: key!.id },
+    'extend-key': { key_id: key!.id, duration: '7d' },
     'revoke-key': { key_id: key!.id },
     'revoke-bulk': { watermark: 'aaaaaaaaaaaaaaaa' },
     rollback: { version_id: 'ver_1' },
@@ -32,6 +36,10 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     'issue-keys': 403,
     'get-key': 200,
     'reset-hwid': 403,
+    'update-key': 403,
+    'ban-key': 403,
+    'unban-key': 403,
+    'extend-key': 403,
     'revoke-key': 403,
     'revoke-bulk': 403,
     'list-versions': 200,
@@ -43,6 +51,10 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     'issue-keys': 200,
     'get-key': 200,
     'reset-hwid': 200,
+    'update-key': 200,
+    'ban-key': 200,
+    'unban-key': 200,
+    'extend-key': 200,
     'revoke-key': 200,
     'revoke-bulk': 200,
     'list-versions': 200,
@@ -63,7 +75,7 @@ describe('token scopes × routes', () => {
     expect(reply.status, reply.raw).toBe(status);
   });
 
-  it('each route needs the scope of its access: read for every GET, write for every POST', () => {
+  it('each route needs the scope of its access: read for every GET, write for every POST and PATCH', () => {
     for (const route of ROUTES) {
       expect(ENDPOINTS[route.entry].scope.scope, route.entry).toBe(route.access);
       expect(route.access).toBe(route.method === 'GET' ? 'read' : 'write');
@@ -73,6 +85,10 @@ describe('token scopes × routes', () => {
   it.each([
     ['issue-keys', 'issuing keys'],
     ['reset-hwid', "resetting a key's machines"],
+    ['update-key', 'editing a key'],
+    ['ban-key', 'banning a key'],
+    ['unban-key', 'unbanning a key'],
+    ['extend-key', 'extending a key'],
     ['revoke-key', 'revoking a key'],
     ['revoke-bulk', 'revoking keys by watermark'],
     ['rollback', 'rolling back a version'],

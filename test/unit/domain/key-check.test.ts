@@ -41,11 +41,14 @@ const state = (fields: Partial<KeyState> = {}): KeyState => ({
   currentUses: 3,
   maxFingerprints: null,
   fingerprints: [],
+  ban: null,
   ...fields,
 });
 const REVOKED = { revoked: true };
 const EXPIRED = { expiresAt: NOW };
 const SPENT = { maxUses: 5, currentUses: 5 };
+const OTHER_MACHINE = 'e'.repeat(64);
+const LOCKED = { maxFingerprints: 1, fingerprints: [OTHER_MACHINE] };
 
 describe('refusalOf: which code a check answers (DESIGN.md, Loader key check)', () => {
   it('lets an active key of the project with uses left run', () => {
@@ -63,9 +66,6 @@ describe('refusalOf: which code a check answers (DESIGN.md, Loader key check)', 
   ] as const)('refuses a key %s with %s: revoked wins over expired, which wins over over limit', (_case, fields, code) => {
     expect(refusalOf(state(fields), PROJECT, HASH, NOW, FINGERPRINT)).toBe(code);
   });
-
-  const OTHER_MACHINE = 'e'.repeat(64);
-  const LOCKED = { maxFingerprints: 1, fingerprints: [OTHER_MACHINE] };
 
   it.each([
     ['HWID locked', LOCKED, 'KEY_HWID_LOCKED'],
@@ -85,7 +85,53 @@ describe('refusalOf: which code a check answers (DESIGN.md, Loader key check)', 
   });
 
   it('lists the refusal codes in the order they win', () => {
-    expect(REFUSAL_CODES.slice(0, 4)).toEqual(['KEY_REVOKED', 'KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_OVER_LIMIT']);
+    expect(REFUSAL_CODES.slice(0, 5)).toEqual(['KEY_REVOKED', 'KEY_BANNED', 'KEY_EXPIRED', 'KEY_HWID_LOCKED', 'KEY_OVER_LIMIT']);
+  });
+
+  // Every combination of a ban (none, until unbanned, ending later, ended) with revoked, expired, HWID locked and
+  // over limit: revoked wins over a ban, a ban in force wins over every other code, an ended ban changes nothing.
+  const BANS = {
+    none: null,
+    'until unbanned': { reason: 'Shared the key', until: null },
+    'ending later': { reason: 'A week off', until: NOW + 1 },
+    ended: { reason: 'Over', until: NOW },
+  } as const;
+  const OTHERS = { revoked: REVOKED, expired: EXPIRED, 'HWID locked': LOCKED, 'over limit': SPENT } as const;
+  const combinations = Object.entries(BANS).flatMap(([banName, ban]) =>
+    Array.from({ length: 16 }, (_, mask) => {
+      const picked = Object.entries(OTHERS).filter((_, bit) => mask & (1 << bit));
+      const fields = Object.assign({ ban }, ...picked.map(([, other]) => other)) as Partial<KeyState>;
+      const names = picked.map(([name]) => name);
+      const inForce = ban !== null && ban.until !== NOW;
+      const expected = names.includes('revoked')
+        ? 'KEY_REVOKED'
+        : inForce
+          ? 'KEY_BANNED'
+          : names.includes('expired')
+            ? 'KEY_EXPIRED'
+            : names.includes('HWID locked')
+              ? 'KEY_HWID_LOCKED'
+              : names.includes('over limit')
+                ? 'KEY_OVER_LIMIT'
+                : undefined;
+      return [`ban ${banName}${names.length > 0 ? `, ${names.join(', ')}` : ''}`, fields, expected] as const;
+    }),
+  );
+
+  it.each(combinations)('judges a key with %s as %s: revoked, banned, expired, HWID locked, over limit', (_case, fields, code) => {
+    expect(refusalOf(state(fields), PROJECT, HASH, NOW, FINGERPRINT)).toBe(code);
+  });
+
+  it('ends a ban at the second of until (now >= until), not before, and never ends one without until', () => {
+    const ban = (until: number | null) => state({ ban: { reason: 'r', until } });
+    expect(refusalOf(ban(NOW + 1), PROJECT, HASH, NOW, FINGERPRINT)).toBe('KEY_BANNED');
+    expect(refusalOf(ban(NOW), PROJECT, HASH, NOW, FINGERPRINT)).toBeUndefined();
+    expect(refusalOf(ban(NOW - 1), PROJECT, HASH, NOW, FINGERPRINT)).toBeUndefined();
+    expect(refusalOf(ban(null), PROJECT, HASH, Number.MAX_SAFE_INTEGER, FINGERPRINT)).toBe('KEY_BANNED');
+  });
+
+  it('answers KEY_INVALID, not KEY_BANNED, for a banned key of another project: a ban shows nothing to strangers', () => {
+    expect(refusalOf(state({ ban: { reason: 'r', until: null } }), OTHER_PROJECT, HASH, NOW, FINGERPRINT)).toBe('KEY_INVALID');
   });
 
   it('counts a key expired from the second of expires_at on (now >= expires_at), not before', () => {
@@ -227,6 +273,25 @@ describe('checkKey: one check of a key', () => {
     expect(keys.storedKey(id)?.currentUses).toBe(before);
   });
 
+  it("answers a banned key {valid: false, code: KEY_BANNED, reason} with the publisher's reason, counts no use, and runs it again after the unban", async () => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT, { currentUses: 4 });
+    keys.setBan(id, { reason: 'Shared the key in #general', until: NOW + 3_600 });
+    expect(await check(key)).toEqual({ valid: false, code: 'KEY_BANNED', reason: 'Shared the key in #general' });
+    expect(keys.storedKey(id)?.currentUses).toBe(4);
+    keys.setBan(id, null);
+    expect(await check(key)).toMatchObject({ valid: true, code: 'KEY_VALID' });
+    expect(keys.storedKey(id)?.currentUses).toBe(5);
+  });
+
+  it('runs a banned key again from the second its ban ends, with no write at that moment', async () => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT, { ban: { reason: 'A week off', until: NOW + 1 } });
+    expect(await check(key)).toMatchObject({ code: 'KEY_BANNED' });
+    expect(await check(key, {}, { now: NOW + 1 })).toMatchObject({ valid: true, code: 'KEY_VALID' });
+    expect(keys.storedKey(id)?.ban).toEqual({ reason: 'A week off', until: NOW + 1 });
+  });
+
   it('answers a revoked key KEY_REVOKED on the very next check after the revoke', async () => {
     const { keys, check } = loaderCheck();
     const { id, key } = keys.issue(PROJECT);
@@ -324,6 +389,7 @@ describe('checkKey: telemetry for the analytics detectors', () => {
 
   it.each([
     ['revoked', { revoked: true }],
+    ['banned', { ban: { reason: 'r', until: null } }],
     ['expired', { expiresAt: NOW }],
     ['hwid_locked', { maxFingerprints: 1, fingerprints: ['e'.repeat(64)] }],
     ['over_limit', { maxUses: 1, currentUses: 1 }],

@@ -156,6 +156,21 @@ describe('deliverScript', () => {
     expect(keys.storedKey(id)?.currentUses).toBe(0);
   });
 
+  it("refuses a banned key with a sentence holding the publisher's reason and when the ban ends, and counts nothing", async () => {
+    const { keys, upload, fetch } = deliveryFixture();
+    await upload('ver_1', 'print(1)');
+    const { id, key } = keys.issue(PROJECT);
+    keys.setBan(id, { reason: 'Shared the key in #general', until: 1_700_604_800 });
+    expect(await fetch(key)).toEqual({
+      outcome: 'refused',
+      code: 'KEY_BANNED',
+      sentence: 'This key is banned by the seller: "Shared the key in #general". It ends 2023-11-21 22:13 UTC.',
+    });
+    keys.setBan(id, { reason: 'Chargeback', until: null });
+    expect(await fetch(key)).toMatchObject({ sentence: 'This key is banned by the seller: "Chargeback". It lasts until the seller lifts it.' });
+    expect(keys.storedKey(id)?.currentUses).toBe(0);
+  });
+
   it('answers no_version to a valid key of a project without a version, counting nothing; a revoked key there is still refused', async () => {
     const { keys, fetch } = deliveryFixture();
     const valid = keys.issue(PROJECT);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import luaparse, { type Identifier, type Node as LuaNode } from 'luaparse';
 import { describe, expect, it } from 'vitest';
+import { refusalSentence } from '#domain/scripts';
 import type { HttpReply, HttpRequest } from '#loader-runner/roblox';
 import { runStubLoader, STUB_LOADER } from '#loader-runner/run';
 
@@ -128,6 +129,14 @@ describe('examples/roblox-loader.luau: what the buyer sees when it does not run'
       "a 403 refusal: the service's sentence and the code",
       reply(403, JSON.stringify({ error: 'This key has been revoked: contact the seller for a new one.', valid: false, code: 'KEY_REVOKED' })),
       '[Loader] This key has been revoked: contact the seller for a new one. (KEY_REVOKED)',
+    ],
+    [
+      "a 403 ban: the service's sentence with the publisher's reason, and the code",
+      reply(
+        403,
+        JSON.stringify({ error: refusalSentence({ code: 'KEY_BANNED', ban: { reason: 'Shared the key', until: null } }), valid: false, code: 'KEY_BANNED' }),
+      ),
+      '[Loader] This key is banned by the seller: "Shared the key". It lasts until the seller lifts it. (KEY_BANNED)',
     ],
     [
       'a 404: no version yet',

@@ -428,6 +428,12 @@ describe('examples/roblox-validate-loader.luau: what it does with the answer', (
       refusal('KEY_REVOKED'),
       "[Key check] This key has been revoked by the script's publisher. Ask them if you think that is a mistake. (KEY_REVOKED)",
     ],
+    [
+      'KEY_BANNED with its reason',
+      json(200, { valid: false, code: 'KEY_BANNED', reason: 'Shared the key in #general' }),
+      `[Key check] This key is banned by the script's publisher: "Shared the key in #general". (KEY_BANNED)`,
+    ],
+    ['KEY_BANNED without a reason', refusal('KEY_BANNED'), "[Key check] This key is banned by the script's publisher. (KEY_BANNED)"],
     ['KEY_EXPIRED', refusal('KEY_EXPIRED'), "[Key check] This key has expired. Renew it with the script's publisher to keep using the script. (KEY_EXPIRED)"],
     [
       'KEY_HWID_LOCKED',
