@@ -389,6 +389,7 @@ async function serviceFunctions(
     'list-versions': () => apiGatewayEvent({ ...route('list-versions'), caller: caller() }),
     rollback: (run) => apiGatewayEvent({ ...route('rollback'), caller: caller(), body: { version_id: at(versions, run).id } }),
     'list-webhooks': () => apiGatewayEvent({ ...route('list-webhooks'), caller: caller() }),
+    'get-stats': () => apiGatewayEvent({ ...route('get-stats'), caller: caller(), query: { granularity: 'hour', by: 'result' } }),
   };
   const authorizerEvent: APIGatewayTokenAuthorizerEvent = {
     type: 'TOKEN',

@@ -17,6 +17,7 @@ import { benchLoaderFlood } from './loader-flood';
 import { benchScriptFetch } from './script-fetch';
 import { benchSdapiLeak } from './sdapi-leak';
 import { benchSellingKeys } from './selling-keys';
+import { benchStats } from './stats';
 import { type BenchTable, createBenchTable, deleteBenchTable, existingTables } from './support/dynamodb';
 import { type StackProcess, startStackProcess } from './support/local-stack';
 import { type BenchResult, formatTable, type Row, writeJson } from './support/report';
@@ -29,7 +30,7 @@ import { round } from './support/stats';
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
                  loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys, edge,
-                 discord
+                 stats, discord
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -56,6 +57,7 @@ const BENCHMARKS = {
   'sdapi-leak': ({ table, log }) => benchSdapiLeak(table, log),
   'selling-keys': ({ table, log }) => benchSellingKeys(table, log),
   edge: ({ log }) => benchEdge(log),
+  stats: ({ table, log }) => benchStats(table, log),
   discord: ({ table, log }) => benchDiscord(table, log),
 } satisfies Record<string, (context: BenchContext) => Promise<BenchResult>>;
 type BenchName = keyof typeof BENCHMARKS;

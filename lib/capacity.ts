@@ -56,7 +56,7 @@ export const DISCORD_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 100 } as cons
 
 /**
  * API Gateway's requests a second per account and Region, across every API. The default is 10,000; every route at
- * its throttle makes 9 × 500 + 4 × 50 + 2 × 2,500 + 1,000 + 50 = 10,750, so docs/operations.md asks for `requested` in
+ * its throttle makes 9 × 500 + 5 × 50 + 2 × 2,500 + 1,000 + 50 = 10,800, so docs/operations.md asks for `requested` in
  * Service Quotas before a flood could meet the account's throttle instead of a route's.
  */
 export const ACCOUNT_API_RATE = { default: 10_000, requested: 11_000 } as const;
@@ -110,7 +110,7 @@ export const STAGE_METHOD_THROTTLE = { rateLimit: 500, burstLimit: 500 } as cons
 
 /**
  * The throttle of the owner routes marked `capacity: 'quiet'` in lambdas/http/routes.ts (ban, unban, extend, edit a
- * key): a publisher's hand or one sale's hook calls them, never a fleet. A tenth of a busy route's rate and
+ * key, read stats): a publisher's hand, a console page or one sale's hook calls them, never a fleet. A tenth of a busy route's rate and
  * reservation (RESERVED_CONCURRENCY.quietRoute: 50 a second at 120 ms is 6 instances), so they fit beside the others
  * inside the account's 10,000 requests a second and 900 reservable instances; rate and burst stay at or above the
  * usage plan's, so a single client still meets its plan first.
@@ -129,8 +129,8 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. With the 9 busy owner routes and 4 quiet ones: 9 × 60 + 4 × 6 + 100 + 100 + 10 + 5 + 50 +
- * 20 + 10 + 2 + 2 + 10 = 873 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
+ * cannot take another's. With the 9 busy owner routes and 5 quiet ones: 9 × 60 + 5 × 6 + 100 + 100 + 10 + 5 + 50 +
+ * 20 + 10 + 2 + 2 + 10 = 879 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
  * them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
+import { GRANULARITY, NO_VERSION_NAME, OTHER_NAME, STATS_RESULTS, statsWindow, TOP_NAMES } from '#domain/analytics/stats';
 import {
   type DomainError,
   InvalidInput,
@@ -50,6 +51,7 @@ import {
   RollbackBody,
   UnbanKeyBody,
   UpdateKeyBody,
+  StatsQuery,
 } from '#schemas/requests';
 import { IssuedKeySchema, KeyDetailSchema, KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import {
@@ -74,6 +76,8 @@ import {
   RevokeBulkResponse as RevokeBulkResponseSchema,
   type RollbackResponse,
   RollbackResponse as RollbackResponseSchema,
+  type StatsResponse,
+  StatsResponse as StatsResponseSchema,
 } from '#schemas/responses';
 
 /**
@@ -328,6 +332,7 @@ function buildSchemas(): Record<string, JsonSchema> {
       KeyDetailResponse: KeyDetailResponseSchema,
       ResetHwidResponse: ResetHwidResponseSchema,
       ExtendKeyResponse: ExtendKeyResponseSchema,
+      StatsResponse: StatsResponseSchema,
       ErrorResponse,
     }),
     ...componentSchemas(docs, 'output', { LoaderCheckResponse }),
@@ -354,6 +359,10 @@ const QUERY_DESCRIPTIONS: Record<string, string> = {
   offset: 'How many keys to skip, in issue order (default 0). Pages cost the same at any offset.',
   watermark:
     "Only the keys carrying this watermark (16 lowercase hex, the characters after `WM_` in a leaked dump), revoked ones included; `offset` and `total` then count those keys. Not in the spec: an addition that finds a leak's keys without listing the project.",
+  granularity: `Bucket length: \`hour\` (a window of at most ${GRANULARITY.hour.limit}) or \`day\` (at most ${GRANULARITY.day.limit}). Buckets are UTC hours or UTC days.`,
+  by: `What a bucket counts: \`result\` (key checks by result: ${STATS_RESULTS.join(', ')}), \`executor\` or \`version\` (executions by executor name or version id; at most ${TOP_NAMES} names a bucket, the rest under \`${OTHER_NAME}\`, executions with no version under \`${NO_VERSION_NAME}\`).`,
+  from: 'Start of the window, Unix seconds, before `to`. Default: `to` minus a day (`hour`) or 30 days (`day`).',
+  to: 'End of the window (exclusive), Unix seconds. Default: now.',
 };
 
 function queryParameters(query: z.core.$ZodType): Parameter[] {
@@ -480,7 +489,7 @@ function sharedHeaders(): Record<string, Header> {
 
 interface OperationSpec {
   operationId: string;
-  tag: 'Keys' | 'Versions' | 'Webhooks';
+  tag: 'Keys' | 'Versions' | 'Webhooks' | 'Stats';
   summary: string;
   description: string;
   query: z.core.$ZodType;
@@ -495,6 +504,28 @@ interface OperationSpec {
 const invalid = (summary: string, schema: z.core.$ZodType, input: unknown): ErrorExample => ({ summary, error: new InvalidInput(firstIssue(schema, input)) });
 /** The 403 of a read-only token on a route that writes, with the service's own message for that route. */
 const readOnlyToken = (entry: Route['entry']): ErrorExample => ({ summary: 'Read-only token', error: new ScopeMissing('read', scopeNeededBy(entry)) });
+/** The 400 statsWindow answers for a window it refuses, in its own words. */
+function statsWindowError(from: number, to: number): InvalidInput {
+  try {
+    statsWindow({ granularity: 'hour', by: 'result', from, to }, to);
+  } catch (error) {
+    if (error instanceof InvalidInput) return error;
+  }
+  throw new Error(`the window ${from}..${to} unexpectedly passed`);
+}
+
+const statsExample = {
+  granularity: 'hour',
+  by: 'result',
+  from: 1_700_000_000,
+  to: 1_700_007_200,
+  buckets: [
+    { t: 1_699_999_200, total: 41, counts: { ok: 38, revoked: 3, expired: 0, hwid_locked: 0, over_limit: 0 } },
+    { t: 1_700_002_800, total: 0, counts: { ok: 0, revoked: 0, expired: 0, hwid_locked: 0, over_limit: 0 } },
+    { t: 1_700_006_400, total: 12, counts: { ok: 12, revoked: 0, expired: 0, hwid_locked: 0, over_limit: 0 } },
+  ],
+} satisfies StatsResponse;
+
 const unknownQuery = (): ErrorExample[] => [invalid('Unknown query parameter', NoQuery, { page: '2' })];
 
 function operationSpecs(): Record<Route['entry'], OperationSpec> {
@@ -767,6 +798,20 @@ function operationSpecs(): Record<Route['entry'], OperationSpec> {
       query: NoQuery,
       ok: { schema: 'ListWebhooksResponse', description: 'The webhook configurations.', example: listWebhooksExample },
       errors: unknownQuery(),
+    },
+    'get-stats': {
+      operationId: 'getStats',
+      tag: 'Stats',
+      summary: "The project's traffic by hour or day",
+      description: `Key checks by result, or executions by executor or version, in one bucket for every UTC hour (or day) that overlaps \`[from, to)\`, ascending, zero-filled. Counts are exact and include a check within 60 seconds. Hour buckets are kept ${GRANULARITY.hour.keptSeconds / 86_400} days, day buckets ${GRANULARITY.day.keptSeconds / 86_400}.`,
+      query: StatsQuery,
+      ok: { schema: 'StatsResponse', description: 'The buckets of the window.', example: statsExample },
+      errors: [
+        invalid('Unknown granularity', StatsQuery, { granularity: 'week' }),
+        invalid('Timestamp in milliseconds', StatsQuery, { to: '1700000000000' }),
+        { summary: 'from not before to', error: statsWindowError(1_700_003_600, 1_700_000_000) },
+        { summary: 'Window past the limit', error: statsWindowError(1_700_000_000 - 8 * 86_400, 1_700_000_000) },
+      ],
     },
   };
 }
@@ -1041,6 +1086,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
       { name: 'Keys', description: 'Issued keys: metadata, revocation one by one or by leaked watermark.' },
       { name: 'Versions', description: 'Script versions and the current-version pointer.' },
       { name: 'Webhooks', description: 'Webhook configurations (read-only; managed in the dashboard).' },
+      { name: 'Stats', description: "The project's key checks and executions by hour or day." },
       {
         name: 'Loader',
         description:

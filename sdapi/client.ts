@@ -11,6 +11,7 @@ import {
   ResetHwidResponse,
   RevokeBulkResponse,
   RollbackResponse,
+  StatsResponse,
 } from '#schemas/responses';
 import type { ApiConfig } from './config';
 import { ApiFailure } from './errors';
@@ -145,6 +146,11 @@ export class ApiClient {
 
   listWebhooks(): Promise<ListWebhooksResponse> {
     return this.call('GET', 'webhooks', ListWebhooksResponse);
+  }
+
+  /** GET …/stats with the parameters given (the API fills in the others). */
+  stats(query: Record<string, string>): Promise<StatsResponse> {
+    return this.call('GET', `stats?${new URLSearchParams(query)}`, StatsResponse);
   }
 
   private async call<T>(method: 'GET' | 'POST' | 'PATCH', resource: string, schema: z.ZodMiniType<T>, body?: unknown): Promise<T> {

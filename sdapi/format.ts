@@ -1,4 +1,6 @@
+import { UNSAFE_TEXT_CHARACTERS_GLOBAL } from '#schemas/formats';
 import type { IssuedKey, Key, KeyDetail, Version, Webhook } from '#schemas/resources';
+import type { StatsResponse } from '#schemas/responses';
 
 /** Plain aligned columns: readable in a terminal, and `grep`/`awk` still work on them. */
 export function table(headers: string[], rows: string[][]): string {
@@ -128,4 +130,37 @@ function eventList(events: string): string {
  */
 export function maskWebhookSecret(url: string): string {
   return url.replace(/(\/webhooks\/[^/]+\/)[^/?#]+/, '$1****');
+}
+
+/** Name columns a stats table shows at most; the window's smaller names are added to the last column. */
+export const STATS_NAME_COLUMNS = 6;
+const OTHER_COLUMN = '(other)';
+
+/**
+ * The stats answer as a table: a row a bucket (UTC), TOTAL, then a column a name. By result every result has its
+ * column; by executor or version the window's largest names do and the rest are summed under (other). Names are
+ * buyers' text: anything a terminal would act on is shown as U+FFFD.
+ */
+export function statsTable(stats: StatsResponse): string {
+  const totals = new Map<string, number>();
+  for (const bucket of stats.buckets) for (const [name, n] of Object.entries(bucket.counts)) totals.set(name, (totals.get(name) ?? 0) + n);
+  const ranked = [...totals].sort(([a, m], [b, n]) => n - m || a.localeCompare(b)).map(([name]) => name);
+  const names = stats.by === 'result' ? [...totals.keys()] : ranked.filter((name) => name !== OTHER_COLUMN);
+  const shown = stats.by === 'result' || names.length <= STATS_NAME_COLUMNS ? names : names.slice(0, STATS_NAME_COLUMNS - 1);
+  const folded = stats.by !== 'result' && (shown.length < names.length || totals.has(OTHER_COLUMN));
+  const columns = [...shown, ...(folded ? [OTHER_COLUMN] : [])];
+  const when = (t: number) => (stats.granularity === 'day' ? dateTime(t).slice(0, 10) : dateTime(t));
+  const rows = stats.buckets.map((bucket) => {
+    const own = shown.map((name) => bucket.counts[name] ?? 0);
+    const rest = bucket.total - own.reduce((sum, n) => sum + n, 0);
+    return [when(bucket.t), String(bucket.total), ...own.map(String), ...(folded ? [String(rest)] : [])];
+  });
+  const headers = [
+    stats.granularity === 'day' ? 'DAY (UTC)' : 'HOUR (UTC)',
+    'TOTAL',
+    ...columns.map((name) => name.replace(UNSAFE_TEXT_CHARACTERS_GLOBAL, '\uFFFD')),
+  ];
+  const total = stats.buckets.reduce((sum, bucket) => sum + bucket.total, 0);
+  const what = stats.by === 'result' ? plural(total, 'check') : plural(total, 'execution');
+  return `${table(headers, rows)}${what} by ${stats.by}, ${dateTime(stats.from)} to ${dateTime(stats.to)}.\n`;
 }

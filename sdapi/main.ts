@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { SLASH_COMMANDS } from '#domain/discord/commands';
 import { watermarkProblem } from '#schemas/formats';
-import { BanKeyBody, IssueKeysBody, KEYS_PAGE, parseDuration, UpdateKeyBody } from '#schemas/requests';
+import { BanKeyBody, IssueKeysBody, KEYS_PAGE, parseDuration, StatsQuery, UpdateKeyBody } from '#schemas/requests';
 import { ApiClient } from './client';
 import { type ApiConfig, LOCAL_STACK_FILE, resolveConfig } from './config';
 import { ApiFailure, EXIT, UsageError } from './errors';
-import { dateTime, issuedKeysTable, keyDetailText, keysTable, plural, versionsTable, webhooksTable } from './format';
+import { dateTime, issuedKeysTable, keyDetailText, keysTable, plural, statsTable, versionsTable, webhooksTable } from './format';
 import { type CliIo, type Output, Redactor } from './io';
 import { leakCommand } from './leak';
 import { progressBar } from './progress';
@@ -32,6 +32,10 @@ const OPTIONS = {
   reason: { type: 'string' },
   until: { type: 'string' },
   for: { type: 'string' },
+  granularity: { type: 'string' },
+  by: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -189,6 +193,13 @@ const COMMANDS: Record<string, Command> = {
       print(await client.listWebhooks(), (result) => webhooksTable(result.webhooks));
       return EXIT.ok;
     },
+  },
+  stats: {
+    usage: 'stats [--granularity hour|day] [--by result|executor|version] [--from UNIX] [--to UNIX]',
+    summary: 'Checks by result, or executions by executor or version, a row an hour (or day); default: the last 24 hours',
+    args: [],
+    options: ['granularity', 'by', 'from', 'to'],
+    run: stats,
   },
   leak: {
     usage: 'leak FILE [--yes]',
@@ -405,6 +416,19 @@ async function editKey({ client, args: [keyId = ''], options, print }: CommandCo
     throw new UsageError(Object.keys(body).length === 0 ? (message ?? '') : `--${(message ?? 'invalid flags').replaceAll('_', '-')}`);
   }
   print(await client.editKey(keyId, checked.data), ({ key }) => keyDetailText(key));
+  return EXIT.ok;
+}
+
+/** `stats`: the flags are the API's query parameters, checked with its own schema before any request. */
+async function stats({ client, options, print }: CommandContext): Promise<number> {
+  const query = Object.fromEntries(
+    Object.entries({ granularity: options.granularity, by: options.by, from: options.from, to: options.to }).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
+  );
+  const checked = StatsQuery.safeParse(query);
+  if (!checked.success) throw new UsageError(`--${checked.error.issues[0]?.message ?? 'invalid flags'}`);
+  print(await client.stats(query), statsTable);
   return EXIT.ok;
 }
 

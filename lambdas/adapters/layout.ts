@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { StatsDimension, StatsGranularity } from '#domain/analytics/stats';
 import type { AuditEntry, AuditSubject } from '#domain/audit';
 import { idStart } from '#domain/ids';
 import type { KeyBan } from '#domain/key-check';
@@ -37,6 +38,8 @@ import { TABLE } from './table-definition';
  * | validation window  | VALIDATIONS#<keyId>         | HOUR#<projectId>#<hourStart>                | 2 days after the hour    |
  * | analytics event    | EVENTS#<projectId>          | EVENT#<name>#<dedupKey>                     | 30 days                  |
  * | alert hour         | ALERTS#<hourStart>#<shard>  | PROJECT#<projectId>#<name>                  | 2 days after the hour    |
+ * | stats counter      | STATS#<projectId>           | <hour|day>#<result|executor|version>#<t>    | 8 / 400 days after it    |
+ * | stats unit applied | STATS_UNIT#<sha256(unit)>   | <projectId>#<dayStart>                      | 7 days                   |
  *
  * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
  * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
@@ -54,7 +57,11 @@ import { TABLE } from './table-definition';
  * not tracked), so the bound holds across ingest batches (lambdas/domain/analytics/alert-budget.ts). Its partitions are
  * per hour, split in ALERT_HOUR_SHARDS by project, so the hourly digest finds every project that held alerts with
  * a few queries and no scan.
- * Telemetry (the last seven rows) lives in partitions of its own, never in a PROJECT# or KEY# partition, so the
+ * A stats counter is one bucket of a project's stats by one dimension (lambdas/domain/analytics/stats.ts): all of a
+ * project's counters share its partition and sort by granularity, dimension and bucket start (`t` zero-padded), so an
+ * answer is one Query of one sort-key range. A stats unit item marks one delivery unit's records of a project and
+ * day as counted; it is written in the same transaction as the counters they move, so a redelivery moves nothing.
+ * Telemetry (the last nine rows) lives in partitions of its own, never in a PROJECT# or KEY# partition, so the
  * ingest functions are granted writes on telemetry partitions only and cannot change a key or a project.
  */
 
@@ -84,6 +91,8 @@ export const ENTITY = {
   sequenceLease: 'SEQUENCE_LEASE',
   alertHour: 'ALERT_HOUR',
   order: 'ORDER',
+  statsCounter: 'STATS',
+  statsUnit: 'STATS_UNIT',
 } as const;
 
 /** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
@@ -105,6 +114,8 @@ export const PARTITION = {
   validations: 'VALIDATIONS#',
   events: 'EVENTS#',
   alerts: 'ALERTS#',
+  stats: 'STATS#',
+  statsUnits: 'STATS_UNIT#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 
@@ -156,12 +167,30 @@ export const keyOf = {
     pk: `${PARTITION.validations}${keyId}`,
     sk: `HOUR#${projectId}#${hourStart}`,
   }),
+  statsCounter: (projectId: string, granularity: StatsGranularity, dimension: StatsDimension, t: number): ItemKey => ({
+    pk: `${PARTITION.stats}${projectId}`,
+    sk: statsSortKey(granularity, dimension, t),
+  }),
+  statsUnit: (unitId: string, projectId: string, day: number): ItemKey => ({
+    pk: `${PARTITION.statsUnits}${createHash('sha256').update(unitId).digest('hex').slice(0, 32)}`,
+    sk: `${projectId}#${day}`,
+  }),
   alertHourShard: (hourStart: number, shard: number): string => `${PARTITION.alerts}${hourStart}#${shard}`,
   alertHour: (hourStart: number, projectId: string, name: AnalyticsEventName): ItemKey => ({
     pk: keyOf.alertHourShard(hourStart, shardOf(projectId, ALERT_HOUR_SHARDS)),
     sk: `${PARTITION.project}${projectId}#${name}`,
   }),
 };
+
+/** A stats counter's sort key; `t` padded to 11 digits so that keys sort as their bucket starts do. */
+export const statsSortKey = (granularity: StatsGranularity, dimension: StatsDimension, t: number): string =>
+  `${granularity}#${dimension}#${String(t).padStart(11, '0')}`;
+
+/**
+ * A stats counter's attributes besides its key: `total`, the names it keeps one by one (`n:<name>`, at most
+ * STORED_NAMES_PER_BUCKET, counted in `nameCount`) and `rest`, what it counted of names past those.
+ */
+export const STATS_NAME_PREFIX = 'n:';
 
 /**
  * A version's script in the scripts bucket (not the table): under its project, named by the version id, so an
@@ -283,6 +312,8 @@ export const RETENTION_SECONDS = {
   validationWindow: 2 * DAY_SECONDS,
   /** Past the digest run an hour after, with a day's margin for a late or retried schedule. */
   alertHour: 2 * DAY_SECONDS,
+  /** A unit's mark outlives every redelivery of it: SQS keeps a message 4 days, a stream keeps records 24 h. */
+  statsUnit: 7 * DAY_SECONDS,
   /** As long as the API's access logs: who revoked what stays answerable for a quarter. */
   audit: 90 * DAY_SECONDS,
 } as const;

@@ -1,12 +1,14 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { StoredStatsBucket } from '#domain/analytics/stats';
 import type { AuditEntry } from '#domain/audit';
 import type { Key, Plan, Project, Version, Webhook } from '#domain/model';
-import type { ProjectStore, RevokeOutcome } from '#domain/ports';
+import type { ProjectStore, RevokeOutcome, StatsBucketsQuery } from '#domain/ports';
 import { BATCH_GET_LIMIT, batchGetConsistent, itemKeyId } from './batch-get';
 import { isConditionFailure, transact } from './conditions';
 import { auditPut, CHILD_PREFIX, type ItemKey, keyIdOfPartition, keyOf } from './layout';
 import { type Item, queryAll, queryPages } from './paging';
+import { queryStatsBuckets } from './stats-store';
 import { TABLE } from './table-definition';
 
 /** The API's reads and writes of projects, keys, versions and webhooks (the endpoints of spec §4). */
@@ -168,6 +170,10 @@ export class DynamoProjectStore implements ProjectStore {
 
   async listWebhooks(projectId: string): Promise<Webhook[]> {
     return queryAll(this.db, this.childrenQuery(projectId, CHILD_PREFIX.webhook), toWebhook);
+  }
+
+  statsBuckets(query: StatsBucketsQuery): Promise<StoredStatsBucket[]> {
+    return queryStatsBuckets(this.db, this.tableName, query);
   }
 
   private childrenQuery(projectId: string, skPrefix: string): QueryCommandInput {

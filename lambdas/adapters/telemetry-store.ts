@@ -16,6 +16,7 @@ import type {
   ValidationDelta,
   ValidationWindow,
 } from '#domain/analytics/model';
+import type { StatsUnit } from '#domain/analytics/stats';
 import type { TelemetryStore } from '#domain/ports';
 import { DAY_SECONDS, dayStart } from '#domain/time';
 import { KEY_ABUSE_PATTERNS, type SingleEventData, SUMMARIZED_EVENTS, SUMMARY_SAMPLE_LIMIT, type SummarizedEventName } from '#schemas/events';
@@ -34,6 +35,7 @@ import {
   RETENTION_SECONDS,
 } from './layout';
 import { type Item, queryAll } from './paging';
+import { addStatsUnits } from './stats-store';
 import { TABLE } from './table-definition';
 
 /**
@@ -50,6 +52,10 @@ export class DynamoTelemetryStore implements TelemetryStore {
     private readonly db: DynamoDBDocumentClient,
     readonly tableName: string,
   ) {}
+
+  addStats(units: readonly StatsUnit[], now: number): Promise<void> {
+    return addStatsUnits(this.db, this.tableName, units, now);
+  }
 
   async addExecutions({ projectId, date, executions }: { projectId: string; date: string; executions: number }): Promise<void> {
     const start = dayStart(date);

@@ -15,6 +15,7 @@ import type {
   ValidationWindow,
 } from '#domain/analytics/model';
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
+import type { StatsDimension, StatsGranularity, StatsUnit, StoredStatsBucket } from './analytics/stats';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
 import type { DiscordLink } from './discord/link';
 import type { CheckReport, CheckWrite, KeyBan, KeyState } from './key-check';
@@ -54,6 +55,16 @@ export interface ProjectStore {
    */
   setCurrentVersion(projectId: string, versionId: string, entry?: AuditEntry): Promise<boolean>;
   listWebhooks(projectId: string): Promise<Webhook[]>;
+  /** The project's stored counters of one granularity and dimension whose buckets start in [first, last]: one Query. */
+  statsBuckets(query: StatsBucketsQuery): Promise<StoredStatsBucket[]>;
+}
+
+export interface StatsBucketsQuery {
+  projectId: string;
+  granularity: StatsGranularity;
+  by: StatsDimension;
+  first: number;
+  last: number;
 }
 
 export interface TokenStore {
@@ -285,6 +296,11 @@ export interface TelemetrySink {
 
 /** What ingest and the detectors need from storage; `lambdas/adapters/telemetry-store.ts` implements it on the table. */
 export interface TelemetryStore {
+  /**
+   * Add units of one project and day to its stats counters, each unit at most once: a unit already applied (a
+   * redelivery) adds nothing, and a unit's counters move together or not at all.
+   */
+  addStats(units: readonly StatsUnit[], now: number): Promise<void>;
   /** Add executions to the per-project daily counters. */
   addExecutions(count: { projectId: string; date: string; executions: number }): Promise<void>;
   /** Executions per project on a UTC day, for every project that had any. */

@@ -1,7 +1,16 @@
 import { redactWebhookUrl } from '#domain/webhooks/discord-webhook-url';
-import type { ListKeysQuery } from '#schemas/requests';
-import type { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse, OkResponse, RevokeBulkResponse, RollbackResponse } from '#schemas/responses';
+import type { ListKeysQuery, StatsQuery } from '#schemas/requests';
+import type {
+  ListKeysResponse,
+  ListVersionsResponse,
+  ListWebhooksResponse,
+  OkResponse,
+  RevokeBulkResponse,
+  RollbackResponse,
+  StatsResponse,
+} from '#schemas/responses';
 import { authorizeProjectAccess } from './access';
+import { bucketStarts, statsAnswer, statsWindow } from './analytics/stats';
 import { AUDIT_ACTIONS, type AuditTrail, apiEntry, type ManyWritesAuditTrail, withCountedRevokes } from './audit';
 import { mapPagesBounded } from './concurrency';
 import { KeyNotFound, VersionNotFound } from './errors';
@@ -136,4 +145,16 @@ export async function rollback(store: ProjectStore, project: Project, versionId:
 export async function listWebhooks(store: ProjectStore, project: Project, scope: TokenScope): Promise<ListWebhooksResponse> {
   const webhooks = await store.listWebhooks(project.id);
   return { webhooks: scope === 'write' ? webhooks : webhooks.map((webhook) => ({ ...webhook, url: redactWebhookUrl(webhook.url) })) };
+}
+
+/**
+ * DESIGN.md "Stats": the window asked for (defaults filled in, limits checked), read from the project's counters in
+ * one Query and zero-filled.
+ */
+export async function projectStats(store: ProjectStore, project: Project, query: StatsQuery, now: number): Promise<StatsResponse> {
+  const window = statsWindow(query, now);
+  const starts = bucketStarts(window.from, window.to, window.granularity);
+  const first = starts[0] ?? window.from;
+  const stored = await store.statsBuckets({ projectId: project.id, granularity: window.granularity, by: window.by, first, last: starts.at(-1) ?? first });
+  return statsAnswer(window, stored);
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { readCheckRecord } from '#adapters/check-stream';
 import { CHECK_RECORD_UNREADABLE } from '#adapters/telemetry-queue';
@@ -11,6 +12,8 @@ import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from './inges
  * logged and counted (a retry would read it the same); a failing ingest throws, so the event-source mapping
  * retries the batch, halves it on each error until the failing record stands alone, and sends what still fails to
  * its on-failure queue, which an alarm watches. Nothing waits on this: the check answered when its write returned.
+ * The mapping retries a failed batch whole (no bisecting), so the batch is one delivery unit for the stats: a retry
+ * after its counters moved moves them no further.
  */
 export function createIngestStreamHandler({ store, now, logger }: AnalyticsDeps) {
   return async (event: DynamoDBStreamEvent): Promise<{ ingested: IngestResult; checks: number }> => {
@@ -23,7 +26,7 @@ export function createIngestStreamHandler({ store, now, logger }: AnalyticsDeps)
       checks++;
       records.push(...reading.records);
     }
-    const ingested = await ingestTelemetry(store, records, now());
+    const ingested = await ingestTelemetry(store, records, now(), streamBatchId(event));
     logger.info('Telemetry ingested from the stream', {
       streamRecords: event.Records.length,
       checks,
@@ -35,5 +38,11 @@ export function createIngestStreamHandler({ store, now, logger }: AnalyticsDeps)
     return { ingested, checks };
   };
 }
+
+/** A stream batch's id: its records' event ids, which a retry of the same batch hands over again. */
+export const streamBatchId = (event: DynamoDBStreamEvent): string =>
+  `stream:${createHash('sha256')
+    .update(event.Records.map((record) => record.eventID ?? '').join('\n'))
+    .digest('hex')}`;
 
 export const handler = lazyHandler(() => createIngestStreamHandler(awsAnalyticsDeps()));

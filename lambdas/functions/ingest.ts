@@ -1,4 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Context } from 'aws-lambda';
 import { type IngestResult, ingestTelemetry } from '#domain/analytics/ingest';
 import type { TelemetryStore } from '#domain/ports';
 import { awsLogger, awsStores, clock, lazyHandler } from '#runtime/aws';
@@ -19,10 +20,11 @@ export const LOGGED_REJECTIONS = 10;
  * counted and explained in the result; only an envelope that is not a batch at all fails the invocation.
  */
 export function createIngestHandler({ store, now, logger }: AnalyticsDeps) {
-  return async (event: unknown): Promise<IngestResult> => {
+  return async (event: unknown, context?: Pick<Context, 'awsRequestId'>): Promise<IngestResult> => {
     const request = IngestRequestSchema.safeParse(event);
     if (!request.success) throw new Error(`Invalid ingest request: ${request.error.issues.map((issue) => issue.message).join('; ')}`);
-    const result = await ingestTelemetry(store, request.data.records, now());
+    // Lambda retries an asynchronous invocation with the same request id: the stats count its records once.
+    const result = await ingestTelemetry(store, request.data.records, now(), context ? `invoke:${context.awsRequestId}` : undefined);
     logger.info('Telemetry ingested', {
       accepted: result.accepted,
       rejected: result.rejected,

@@ -1,6 +1,7 @@
 import { banKeyEndpoint } from '#functions/ban-key';
 import { extendKeyEndpoint } from '#functions/extend-key';
 import { getKeyEndpoint } from '#functions/get-key';
+import { getStatsEndpoint } from '#functions/get-stats';
 import { issueKeysEndpoint } from '#functions/issue-keys';
 import { listKeysEndpoint } from '#functions/list-keys';
 import { listVersionsEndpoint } from '#functions/list-versions';
@@ -29,6 +30,7 @@ export const ENDPOINTS: Record<Route['entry'], Endpoint<unknown, unknown, unknow
   'list-versions': listVersionsEndpoint,
   rollback: rollbackEndpoint,
   'list-webhooks': listWebhooksEndpoint,
+  'get-stats': getStatsEndpoint,
 };
 
 /** Every route's handler, built from the same dependencies (the local stack's stores, a test's). */
@@ -47,5 +49,6 @@ export function createRouteHandlers(deps: ApiDeps): Record<Route['entry'], ApiHa
     'list-versions': createApiHandler(ENDPOINTS['list-versions'], deps),
     rollback: createApiHandler(ENDPOINTS.rollback, deps),
     'list-webhooks': createApiHandler(ENDPOINTS['list-webhooks'], deps),
+    'get-stats': createApiHandler(ENDPOINTS['get-stats'], deps),
   };
 }

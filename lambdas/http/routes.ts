@@ -33,6 +33,7 @@ export const ROUTES = [
   { method: 'GET', path: '/v1/projects/{id}/versions', entry: 'list-versions', access: 'read', doing: 'listing versions' },
   { method: 'POST', path: '/v1/projects/{id}/versions/rollback', entry: 'rollback', access: 'write', doing: 'rolling back a version' },
   { method: 'GET', path: '/v1/projects/{id}/webhooks', entry: 'list-webhooks', access: 'read', doing: 'listing webhooks' },
+  { method: 'GET', path: '/v1/projects/{id}/stats', entry: 'get-stats', access: 'read', doing: 'reading stats', capacity: 'quiet' },
 ] as const;
 
 export type Route = (typeof ROUTES)[number];

@@ -65,6 +65,32 @@ export const ListKeysQuery = requestPart('query', {
 });
 export type ListKeysQuery = z.infer<typeof ListKeysQuery>;
 
+// ---- Stats (DESIGN.md, "Stats") ----
+
+export const STATS_GRANULARITIES = ['hour', 'day'] as const;
+export const STATS_DIMENSIONS = ['result', 'executor', 'version'] as const;
+/** Largest `from`/`to`: Unix seconds have 10 digits until 2286; more is a timestamp in milliseconds. */
+export const MAX_UNIX_SECONDS = 9_999_999_999;
+
+function unixSecondsParam(name: string) {
+  const message = `${name} must be Unix seconds: a whole number from 0 to ${MAX_UNIX_SECONDS} (not milliseconds)`;
+  return z.optional(
+    z.pipe(z.string({ error: message }).check(z.regex(/^[0-9]{1,10}$/, message)), z.pipe(z.transform(Number), z.int().check(z.lte(MAX_UNIX_SECONDS, message)))),
+  );
+}
+
+/**
+ * `GET /v1/projects/:id/stats`: every parameter optional. That `from` is before `to` and the window within the
+ * granularity's limit is the domain's rule (statsWindow), which fills in the defaults that depend on the clock.
+ */
+export const StatsQuery = requestPart('query', {
+  granularity: z._default(z.enum(STATS_GRANULARITIES, { error: `granularity must be ${STATS_GRANULARITIES.join(' or ')}` }), 'hour'),
+  by: z._default(z.enum(STATS_DIMENSIONS, { error: `by must be ${STATS_DIMENSIONS.slice(0, -1).join(', ')} or ${STATS_DIMENSIONS.at(-1)}` }), 'result'),
+  from: unixSecondsParam('from'),
+  to: unixSecondsParam('to'),
+});
+export type StatsQuery = z.infer<typeof StatsQuery>;
+
 /** Endpoints that take no query parameters. */
 export const NoQuery = requestPart('query', {});
 

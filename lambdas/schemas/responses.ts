@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { STATS_DIMENSIONS, STATS_GRANULARITIES } from './requests';
 import { IssuedKeySchema, KeyDetailSchema, KeySchema, VersionSchema, WebhookSchema } from './resources';
 
 export const ListKeysResponse = z.strictObject({ keys: z.array(KeySchema), total: z.int().check(z.nonnegative()) });
@@ -43,3 +44,18 @@ export type ResetHwidResponse = z.infer<typeof ResetHwidResponse>;
 /** `POST /v1/projects/:id/keys/extend`: the key's new expiry. */
 export const ExtendKeyResponse = z.strictObject({ ok: z.literal(true), expires_at: z.int().check(z.nonnegative()) });
 export type ExtendKeyResponse = z.infer<typeof ExtendKeyResponse>;
+/** One bucket of the stats answer: its start (a UTC hour or midnight), its total and its counts by name. */
+export const StatsBucketSchema = z.strictObject({
+  t: z.int().check(z.nonnegative()),
+  total: z.int().check(z.nonnegative()),
+  counts: z.record(z.string(), z.int().check(z.nonnegative())),
+});
+
+export const StatsResponse = z.strictObject({
+  granularity: z.enum(STATS_GRANULARITIES),
+  by: z.enum(STATS_DIMENSIONS),
+  from: z.int().check(z.nonnegative()),
+  to: z.int().check(z.nonnegative()),
+  buckets: z.array(StatsBucketSchema),
+});
+export type StatsResponse = z.infer<typeof StatsResponse>;

@@ -35,7 +35,9 @@ export const ALERT_DIGEST_CRON = { minute: String(DIGEST_DELAY_SECONDS / 60) } a
  * - ingest: `UpdateItem` of daily counters (EXECUTIONS#), executors, hashes and script tallies (TELEMETRY#) and
  *   validation windows (VALIDATIONS#); `PutItem` of event items (EVENTS#); `BatchGetItem` of executors' last-seen
  *   times and of fired events; `GetItem`/`BatchGetItem` of project and key records (PROJECT#, KEY#) to refuse records
- *   of unknown projects and keys and to read a key's use cap; `UpdateItem` of the hourly alert counters (ALERTS#).
+ *   of unknown projects and keys and to read a key's use cap; `UpdateItem` of the hourly alert counters (ALERTS#);
+ *   one `TransactWriteItems` per project and day of the stats counters (UpdateItem of STATS#, PutItem of the
+ *   delivery units' marks, STATS_UNIT#) after a `BatchGetItem` of the counters that keep names.
  *   No Query, no write outside those partitions;
  * - daily detector: `Query` of the daily counters and `PutItem` of execution_drop event items;
  * - alert digest: `Query` of the hour's alert counters and `PutItem` of digest event items.
@@ -98,7 +100,10 @@ export class Analytics extends Construct {
         batchSize: CHECK_STREAM.batchSize,
         maxBatchingWindow: Duration.seconds(CHECK_STREAM.maxBatchingWindowSeconds),
         filters: [lambda.FilterCriteria.filter(CHECK_STREAM_FILTER_PATTERN)],
-        bisectBatchOnError: true,
+        // Retried whole, not halved: the batch is the stats' delivery unit (ingest-stream.ts), and a half of it would
+        // count again what the whole had counted. Ingest refuses a bad record by itself rather than failing the batch,
+        // so a batch fails only on a store error, which a retry of the whole batch heals as well as a half.
+        bisectBatchOnError: false,
         retryAttempts: CHECK_STREAM.retryAttempts,
         maxRecordAge: Duration.seconds(CHECK_STREAM.maxRecordAgeSeconds),
         onFailure: new SqsDlq(this.checkStreamFailureQueue),
@@ -172,9 +177,11 @@ export class Analytics extends Construct {
       timeout: Duration.seconds(INGEST_TIMEOUT_SECONDS),
       environment: { TABLE_NAME: table.tableName },
     });
-    grantItems(fn, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'telemetry', 'validations', 'alerts']);
-    grantItems(fn, table, ['dynamodb:PutItem'], ['events']);
-    grantItems(fn, table, ['dynamodb:BatchGetItem'], ['telemetry', 'events']);
+    // The stats counters (STATS#) move in one TransactWriteItems with their units' marks (STATS_UNIT#), which IAM
+    // authorizes as the UpdateItem and PutItem of each item.
+    grantItems(fn, table, ['dynamodb:UpdateItem'], ['dailyExecutions', 'telemetry', 'validations', 'alerts', 'stats']);
+    grantItems(fn, table, ['dynamodb:PutItem'], ['events', 'statsUnits']);
+    grantItems(fn, table, ['dynamodb:BatchGetItem'], ['telemetry', 'events', 'stats']);
     // Read only: does the project exist, is the key the project's, what is its use cap.
     grantItems(fn, table, ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], ['project', 'key']);
     return fn;

@@ -73,6 +73,8 @@ export const ROUTE_TABLE_ACCESS = {
     RECORD_AUDIT,
   ],
   'list-webhooks': [...EVERY_ROUTE, { actions: ['dynamodb:Query'], partitions: ['project'] }],
+  // One Query of the project's stats counters (stats-store.ts).
+  'get-stats': [...EVERY_ROUTE, { actions: ['dynamodb:Query'], partitions: ['stats'] }],
   // key-store.ts: the project's lease taken and given back, the counter moved (nothing else of the project) with
   // the order put in one transaction, the keys put in batches of 25; a repeat reads the order and its keys
   // (BatchGetItem) and puts any key the first call did not write.

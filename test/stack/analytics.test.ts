@@ -106,9 +106,9 @@ describe('Analytics construct', () => {
 
   it.each(['ingestFunction', 'queueIngestFunction'] as const)('grants %s only the item actions ingest sends, on the table only, by partition prefix', (fn) => {
     expect(dynamoStatements(fn)).toEqual([
-      { actions: ['dynamodb:UpdateItem'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*', 'ALERTS#*'] },
-      { actions: ['dynamodb:PutItem'], resource: tableArn(), leadingKeys: ['EVENTS#*'] },
-      { actions: ['dynamodb:BatchGetItem'], resource: tableArn(), leadingKeys: ['TELEMETRY#*', 'EVENTS#*'] },
+      { actions: ['dynamodb:UpdateItem'], resource: tableArn(), leadingKeys: ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*', 'ALERTS#*', 'STATS#*'] },
+      { actions: ['dynamodb:PutItem'], resource: tableArn(), leadingKeys: ['EVENTS#*', 'STATS_UNIT#*'] },
+      { actions: ['dynamodb:BatchGetItem'], resource: tableArn(), leadingKeys: ['TELEMETRY#*', 'EVENTS#*', 'STATS#*'] },
       { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'], resource: tableArn(), leadingKeys: ['PROJECT#*', 'KEY#*'] },
     ]);
   });
@@ -122,13 +122,15 @@ describe('Analytics construct', () => {
         .flatMap((statement) => statement.leadingKeys ?? ['(any)']);
       expect(written).not.toContain('PROJECT#*');
       expect(written).not.toContain('KEY#*');
-      expect(written.every((prefix) => ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*', 'EVENTS#*', 'ALERTS#*'].includes(prefix))).toBe(true);
+      expect(
+        written.every((prefix) => ['EXECUTIONS#*', 'TELEMETRY#*', 'VALIDATIONS#*', 'EVENTS#*', 'ALERTS#*', 'STATS#*', 'STATS_UNIT#*'].includes(prefix)),
+      ).toBe(true);
       // Every statement is scoped by partition: none without a LeadingKeys condition.
       expect(statements.every((statement) => (statement.leadingKeys?.length ?? 0) > 0)).toBe(true);
     }
   });
 
-  it("ingests counted checks' telemetry off the table's stream, filtered to key items' MODIFY records, bisecting and retrying a failing batch, then setting it aside with an alarm", () => {
+  it("ingests counted checks' telemetry off the table's stream, filtered to key items' MODIFY records, retrying a failing batch whole (the stats' delivery unit), then setting it aside with an alarm", () => {
     const mapping = ofType('AWS::Lambda::EventSourceMapping').find(
       ([, m]) => (m.Properties.FunctionName as { Ref: string }).Ref === functionId('streamIngestFunction'),
     );
@@ -137,7 +139,7 @@ describe('Analytics construct', () => {
       BatchSize: CHECK_STREAM.batchSize,
       MaximumBatchingWindowInSeconds: CHECK_STREAM.maxBatchingWindowSeconds,
       FilterCriteria: { Filters: [{ Pattern: JSON.stringify(CHECK_STREAM_FILTER_PATTERN) }] },
-      BisectBatchOnFunctionError: true,
+      BisectBatchOnFunctionError: false,
       MaximumRetryAttempts: CHECK_STREAM.retryAttempts,
       MaximumRecordAgeInSeconds: CHECK_STREAM.maxRecordAgeSeconds,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(built.analytics.checkStreamFailureQueue), 'Arn'] } } },

@@ -516,6 +516,7 @@ describe('least privilege on the table', () => {
     'list-versions': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
     rollback: [READ_PROJECT, COUNT_REQUEST, 'dynamodb:ConditionCheckItem table PROJECT#*', 'dynamodb:UpdateItem table PROJECT#* only currentVersionId', AUDIT],
     'list-webhooks': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
+    'get-stats': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table STATS#*'],
     'issue-keys': [
       READ_PROJECT,
       COUNT_REQUEST,
@@ -543,7 +544,7 @@ describe('least privilege on the table', () => {
       READ_PROJECT,
       COUNT_REQUEST,
       'dynamodb:UpdateItem table KEY#* only expires_at,projectId',
-      'dynamodb:GetItem table KEY#* only expires_at,projectId',
+      'dynamodb:GetItem table KEY#* only projectId,expires_at',
       AUDIT,
     ],
     'update-key': [

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type LastCheck, lastCheckOf } from '#adapters/key-check-store';
+import type { StatsDimension, StatsGranularity, StoredStatsBucket } from '#domain/analytics/stats';
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
 import { type CheckWrite, type KeyBan, type KeyState, needsBinding } from '#domain/key-check';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
@@ -18,6 +19,7 @@ import type {
   RevokeOutcome,
   ScriptObject,
   ScriptStore,
+  StatsBucketsQuery,
   TokenStore,
 } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
@@ -64,6 +66,8 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   private readonly windows = new Map<string, RateWindowCount>();
   private keysIssued = 0;
   private readonly orders = new Map<string, IssueOrder>();
+  /** Stats counters by project, `<granularity>#<dimension>` and bucket start, as ingest would have left them. */
+  private readonly statsCounters = new Map<string, Map<string, Map<number, StoredStatsBucket>>>();
 
   // ---- Seeding, as the dashboard would ----
 
@@ -102,6 +106,14 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   addVersions(projectId: string, ...versions: Version[]): void {
     const stored = childrenOf(this.versions, projectId);
     for (const version of versions) stored.set(version.id, { ...version });
+  }
+
+  addStatsBucket(projectId: string, granularity: StatsGranularity, by: StatsDimension, bucket: StoredStatsBucket): void {
+    const ofProject = this.statsCounters.get(projectId) ?? new Map<string, Map<number, StoredStatsBucket>>();
+    this.statsCounters.set(projectId, ofProject);
+    const series = ofProject.get(`${granularity}#${by}`) ?? new Map<number, StoredStatsBucket>();
+    ofProject.set(`${granularity}#${by}`, series);
+    series.set(bucket.t, { ...bucket, counts: { ...bucket.counts } });
   }
 
   addWebhooks(projectId: string, ...webhooks: Webhook[]): void {
@@ -193,6 +205,11 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
 
   async listWebhooks(projectId: string): Promise<Webhook[]> {
     return sortedById(this.webhooks.get(projectId));
+  }
+
+  async statsBuckets({ projectId, granularity, by, first, last }: StatsBucketsQuery): Promise<StoredStatsBucket[]> {
+    const series = this.statsCounters.get(projectId)?.get(`${granularity}#${by}`) ?? new Map<number, StoredStatsBucket>();
+    return [...series.values()].filter(({ t }) => t >= first && t <= last).sort((a, b) => a.t - b.t);
   }
 
   // ---- KeyStore ----

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mapPagesBounded } from '#domain/concurrency';
 import type { TelemetryStore } from '#domain/ports';
 import { hourStart, utcDate } from '#domain/time';
@@ -7,6 +8,7 @@ import { ALERTS_PER_HOUR, admittedOf, digestKey, isBudgeted, NEW_EXECUTORS_PER_K
 import { COALESCE_ABOVE, groupStorms, summarize } from './coalesce';
 import { detectClones, detectKeyAbuse, detectNewExecutor, originalCandidate } from './detectors';
 import type { AlertHourRef, AnalyticsEvent, KeyUsage, NewNameKind, ScriptRef, ValidationDelta } from './model';
+import { bucketStart, foldStats, type StatsUnit } from './stats';
 import { type Indexed, type ParsedBatch, parseTelemetryBatch, type Rejection } from './telemetry';
 
 /**
@@ -37,16 +39,31 @@ export interface IngestResult {
 }
 
 /**
+ * How a batch's records were delivered, so that the stats count a redelivered record once: the id of the unit its
+ * source redelivers whole. One id for the whole batch (a stream batch, retried as it was; a direct invocation's
+ * request id; a CLI call), or one per record (the queue message it came in, which SQS may redeliver in another
+ * batch).
+ */
+export type DeliveryUnits = string | readonly string[];
+
+/**
  * The one ingest entry point (the ingest Lambda and the dashboard CLI both call it): validate each record,
  * fold the valid ones into the store's aggregates and run the ingest-time detectors (new_executor, key_abuse,
  * clone_detected) on the result. Events are written before the state that would stop them from being
  * detected again, so a retried batch fires what a failed one missed, and the dedup key keeps it to once.
- * Counters are not idempotent: a batch ingested twice counts its executions twice.
+ * The stats counters are exactly once per delivery unit (`units`, default: this call's own); the daily execution
+ * counters and validation windows are not idempotent: a batch ingested twice counts there twice.
  */
-export async function ingestTelemetry(store: TelemetryStore, records: readonly unknown[], now: number): Promise<IngestResult> {
+export async function ingestTelemetry(
+  store: TelemetryStore,
+  records: readonly unknown[],
+  now: number,
+  units: DeliveryUnits = randomUUID(),
+): Promise<IngestResult> {
   const { batch, usage, versionHashes } = await keepKnown(store, parseTelemetryBatch(records, now));
   const fired = await Promise.all([
     countExecutions(store, batch.executions).then(() => []),
+    countStats(store, batch, units, now).then(() => []),
     judgeExecutors(store, batch.executions, now),
     judgeScriptHashes(store, batch.executions, versionHashes, now),
     judgeValidations(store, batch.validations, usage, now),
@@ -57,6 +74,37 @@ export async function ingestTelemetry(store: TelemetryStore, records: readonly u
     rejections: batch.rejections.sort((a, b) => a.index - b.index),
     events: fired.flat(),
   };
+}
+
+/**
+ * The stats counters: one unit per delivery unit, project and UTC day, each applied at most once by the store
+ * (its counters move in one transaction with the unit's marker), so one counter write covers a whole batch.
+ */
+async function countStats(store: TelemetryStore, batch: ParsedBatch, units: DeliveryUnits, now: number): Promise<void> {
+  const unitOf = (index: number) => {
+    const unit = typeof units === 'string' ? units : units[index];
+    if (unit === undefined) throw new Error(`No delivery unit for record ${index}`);
+    return unit;
+  };
+  const groups = new Map<string, { unit: Omit<StatsUnit, 'deltas'>; validations: ValidationRecord[]; executions: ExecutionRecord[] }>();
+  const groupOf = (record: Indexed<{ projectId: string; at: number }>) => {
+    const unit = { unitId: unitOf(record.index), projectId: record.projectId, day: bucketStart(record.at, 'day') };
+    const id = JSON.stringify([unit.unitId, unit.projectId, unit.day]);
+    let group = groups.get(id);
+    if (!group) {
+      group = { unit, validations: [], executions: [] };
+      groups.set(id, group);
+    }
+    return group;
+  };
+  for (const record of batch.validations) groupOf(record).validations.push(record);
+  for (const record of batch.executions) groupOf(record).executions.push(record);
+  const statsUnits = [...groups.values()]
+    .map(({ unit, validations, executions }) => ({ ...unit, deltas: foldStats(validations, executions) }))
+    .filter((unit) => unit.deltas.length > 0);
+  // A project's units of one day touch the same counters: the store packs them into as few transactions as fit.
+  const perProjectDay = [...groupBy(statsUnits, (unit) => [unit.projectId, unit.day]).values()];
+  await mapBounded(perProjectDay, (sameCounters) => store.addStats(sameCounters, now));
 }
 
 const keyRef = (record: { projectId: string; keyId: string }) => JSON.stringify([record.projectId, record.keyId]);

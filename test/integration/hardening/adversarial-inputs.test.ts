@@ -388,6 +388,17 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'repeated parameter', request: query('x=1&x=1&x=1'), status: 400, message: 'Query parameter "x" was given 3 times' },
     { name: 'parameter with an empty name', request: query('=1'), status: 400, message: NO_QUERY },
   ],
+  'get-stats': [
+    { name: 'granularity=week', request: query('granularity=week'), status: 400, message: 'granularity must be hour or day' },
+    { name: 'by=key', request: query('by=key'), status: 400, message: 'by must be result, executor or version' },
+    { name: 'from=-1', request: query('from=-1'), status: 400, message: 'from must be Unix seconds' },
+    { name: 'to in milliseconds', request: query('to=1700000000000'), status: 400, message: 'to must be Unix seconds' },
+    { name: 'from=1e9', request: query('from=1e9'), status: 400, message: 'from must be Unix seconds' },
+    { name: 'from after to', request: query('from=1700003600&to=1700000000'), status: 400, message: 'from (1700003600) must be before to (1700000000)' },
+    { name: 'hourly window of 8 days', request: query('from=1699308800&to=1700000000'), status: 400, message: 'spans at most 7 days (168 buckets)' },
+    { name: 'daily window of 91 days', request: query('granularity=day&from=1692137600&to=1700000000'), status: 400, message: 'spans at most 90 days' },
+    { name: 'unknown parameter', request: query('window=7d'), status: 400, message: 'Unknown query parameter "window"' },
+  ],
 };
 
 function routeOf(entry: Route['entry']): Route {

@@ -45,6 +45,7 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     'list-versions': 200,
     rollback: 403,
     'list-webhooks': 200,
+    'get-stats': 200,
   },
   write: {
     'list-keys': 200,
@@ -60,6 +61,7 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     'list-versions': 200,
     rollback: 200,
     'list-webhooks': 200,
+    'get-stats': 200,
   },
 };
 
