@@ -113,7 +113,7 @@ describe('folding a batch', () => {
   });
 
   it('counts under every result of the validation enum but unknown, so a result added there is counted too', () => {
-    expect(STATS_RESULTS).toEqual(['ok', 'revoked', 'expired', 'hwid_locked', 'over_limit']);
+    expect(STATS_RESULTS).toEqual(['ok', 'revoked', 'banned', 'expired', 'hwid_locked', 'over_limit']);
   });
 });
 
@@ -138,7 +138,7 @@ describe('the roll-up of a bucket', () => {
 
   it('names every result by result, zeros included; by executor an empty hour has no names', () => {
     const [byResult] = statsAnswer({ ...window, by: 'result' }, []).buckets;
-    expect(byResult).toEqual({ t: bucketStart(NOW, 'hour'), total: 0, counts: { ok: 0, revoked: 0, expired: 0, hwid_locked: 0, over_limit: 0 } });
+    expect(byResult).toEqual({ t: bucketStart(NOW, 'hour'), total: 0, counts: { ok: 0, revoked: 0, banned: 0, expired: 0, hwid_locked: 0, over_limit: 0 } });
     expect(statsAnswer(window, []).buckets).toEqual([{ t: bucketStart(NOW, 'hour'), total: 0, counts: {} }]);
   });
 
