@@ -43,6 +43,7 @@ export const SERVICE_FUNCTION_ESBUILD = {
   sourcemap: SERVICE_BUNDLING.sourceMap,
   target: SERVICE_BUNDLING.target,
   external: SERVICE_BUNDLING.externalModules,
+  loader: SERVICE_BUNDLING.loader,
   banner: { js: SERVICE_BUNDLING.banner },
 } satisfies BuildOptions;
 
@@ -221,7 +222,7 @@ function bundleContents(metafile: Metafile): Pick<BundleReport, 'bundledBytesByO
   return { bundledBytesByOrigin: Object.fromEntries(sorted), external: [...external].sort() };
 }
 
-interface ColdStartSample {
+export interface ColdStartSample {
   /** From the child's process start (`performance.timeOrigin`) to the handler's answer. */
   sinceProcessStartMs: number;
   /** Node's own start, before the first line of the child runs. */
@@ -252,6 +253,20 @@ const cpu = process.cpuUsage();
 process.stdout.write('\\n' + process.env.BENCH_MARKER + JSON.stringify({ answer, bootMs: startedAt, importMs: importedAt - startedAt, firstRequestMs: answeredAt - importedAt, sinceProcessStartMs: answeredAt, cpuMs: (cpu.user + cpu.system) / 1000 }));
 process.exit(0);
 `;
+
+/**
+ * `runs` cold starts of one function as the stack bundles it, after one untimed run that warms the file cache: for a
+ * section of its own (bench/discord.ts), beside this one's round robin over every function.
+ */
+export async function coldStartsOf(fn: ColdStartFunction, table: BenchTable, runs: number): Promise<{ bundle: BundleReport; samples: ColdStartSample[] }> {
+  const bundle = await bundleFunction(fn.entry);
+  const samples: ColdStartSample[] = [];
+  for (let run = 0; run <= runs; run++) {
+    const sample = await coldStart(fn, bundle.file, table, SERVICE_VARIANT, run);
+    if (run > 0) samples.push(sample);
+  }
+  return { bundle, samples };
+}
 
 async function coldStart(
   fn: ColdStartFunction,

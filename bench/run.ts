@@ -10,6 +10,7 @@ import { benchColdStart } from './cold-start';
 import { benchConsole } from './console';
 import { benchConsoleRequests } from './console-requests';
 import { benchDelivery } from './delivery';
+import { benchDiscord } from './discord';
 import { benchEdge } from './edge';
 import { benchListKeys } from './list-keys';
 import { benchLoaderCheck } from './loader-check';
@@ -30,8 +31,8 @@ import { round } from './support/stats';
  */
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
-                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys, edge, stats,
-                 console, console-requests
+                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys, edge,
+                 stats, console, console-requests, discord
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -61,6 +62,7 @@ const BENCHMARKS = {
   stats: ({ table, log }) => benchStats(table, log),
   console: async ({ stack, log }) => benchConsole(await stack(), log),
   'console-requests': ({ table, log }) => benchConsoleRequests(table, log),
+  discord: ({ table, log }) => benchDiscord(table, log),
 } satisfies Record<string, (context: BenchContext) => Promise<BenchResult>>;
 type BenchName = keyof typeof BENCHMARKS;
 const USES_STACK = new Set<BenchName>(['delivery', 'api-path', 'loader-check', 'script-fetch', 'console']);

@@ -54,6 +54,20 @@ export const DASHBOARD_AUDITS = {
       { subject: { projectId: input.projectId }, target: {}, outcome: { version_id: result.id, version_number: result.version_number } },
     ],
   },
+  discordLink: {
+    action: AUDIT_ACTIONS.linkDiscord,
+    entries: (input: { projectId: string; publicKey: string; applicationId?: string }, result: { reset_cooldown: number }) => [
+      {
+        subject: { projectId: input.projectId },
+        target: { public_key: input.publicKey.toLowerCase(), application_id: input.applicationId ?? null },
+        outcome: { reset_cooldown: result.reset_cooldown },
+      },
+    ],
+  },
+  discordUnlink: {
+    action: AUDIT_ACTIONS.unlinkDiscord,
+    entries: (input: { projectId: string }) => [{ subject: { projectId: input.projectId }, target: {}, outcome: { unlinked: true } }],
+  },
   tokenMigrate: {
     action: AUDIT_ACTIONS.migrateToken,
     entries: (_input: unknown, result: { tokens: readonly { ownerId: string; tokenId: string; scope: string }[] }) =>

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { DashboardIssuedKey, NewKeys } from '#adapters/dashboard-store';
 import type { MigratedToken, TokenSummary } from '#adapters/token-store';
+import { discordLink, discordSimulate, discordUnlink } from '#dashboard/commands/discord';
 import { detectDaily, telemetryExecution, telemetryValidation } from '#dashboard/commands/telemetry';
 import type { AuditEntry } from '#domain/audit';
 import { newId } from '#domain/ids';
@@ -426,6 +427,9 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [telemetryExecution.name]: entry(telemetryExecution),
   [telemetryValidation.name]: entry(telemetryValidation),
   [detectDaily.name]: entry(detectDaily),
+  [discordLink.name]: entry(audited(discordLink, DASHBOARD_AUDITS.discordLink)),
+  [discordUnlink.name]: entry(audited(discordUnlink, DASHBOARD_AUDITS.discordUnlink)),
+  [discordSimulate.name]: entry(discordSimulate),
 };
 
 /** The command named by the leading words of argv (the longest name that matches) and the rest. */

@@ -53,6 +53,8 @@ export interface DashboardContext {
   caller: () => Promise<string>;
   /** A line for the person running the command, beside its JSON answer (stderr). */
   warn: (line: string) => void;
+  /** The loader routes' base URL (the local stack's, the stack's ServiceUrl, custom domain or LoaderUrl, or LOADER_BASE_URL); undefined when unknown. */
+  loaderBaseUrl?: string;
 }
 
 /** The OS user running a command on the local stack, which has no identity of its own. */
@@ -75,8 +77,8 @@ export function awsCaller(sts: Pick<STSClient, 'send'>): () => Promise<string> {
 }
 
 export type TableLocation =
-  | { kind: 'local'; endpoint: string; tableName: string; scripts?: ScriptBucket }
-  | { kind: 'aws'; tableName: string; stackName: string; gateway?: GatewayOutputs; scripts?: ScriptBucket };
+  | { kind: 'local'; endpoint: string; tableName: string; scripts?: ScriptBucket; loaderBaseUrl?: string }
+  | { kind: 'aws'; tableName: string; stackName: string; gateway?: GatewayOutputs; scripts?: ScriptBucket; loaderBaseUrl?: string };
 
 /** Where `versions upload` stores scripts: the stack's bucket, and the local S3's endpoint when it is the local stack's. */
 export interface ScriptBucket {
@@ -106,7 +108,13 @@ export interface LocateOptions {
  * last the deployed stack's outputs in AWS. The scripts bucket comes with it: `SCRIPT_BUCKET` (and `S3_ENDPOINT`
  * for a local S3) beside the first two, the state file's `s3Endpoint` and `bucketName`, the stack's ScriptBucketName.
  */
-export async function locateTable({ env, stateFile, readStackOutputs }: LocateOptions): Promise<TableLocation> {
+export async function locateTable(options: LocateOptions): Promise<TableLocation> {
+  const location = await locateTableOnly(options);
+  const loaderBaseUrl = options.env.LOADER_BASE_URL || location.loaderBaseUrl;
+  return loaderBaseUrl ? { ...location, loaderBaseUrl } : location;
+}
+
+async function locateTableOnly({ env, stateFile, readStackOutputs }: LocateOptions): Promise<TableLocation> {
   const stackName = env.STACK_NAME || DEFAULT_STACK_NAME;
   const envScripts = env.SCRIPT_BUCKET ? { scripts: { bucketName: env.SCRIPT_BUCKET, ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}) } } : {};
   if (env.DYNAMODB_ENDPOINT) {
@@ -135,7 +143,16 @@ export async function locateDeployedTable(
   const tableName = outputNamed(outputs, 'TableName');
   if (!tableName) throw new CommandError(`The AWS stack ${stackName} has no output whose key contains TableName`);
   const bucketName = outputNamed(outputs, 'ScriptBucketName');
-  return { kind: 'aws', tableName, stackName, gateway: gatewayOutputs(outputs), ...(bucketName ? { scripts: { bucketName } } : {}) };
+  // The front door's one URL first: Discord and buyers reach the loader routes there.
+  const loaderBaseUrl = outputNamed(outputs, 'ServiceUrl') ?? outputNamed(outputs, 'CustomDomainUrl') ?? outputNamed(outputs, 'LoaderUrl');
+  return {
+    kind: 'aws',
+    tableName,
+    stackName,
+    gateway: gatewayOutputs(outputs),
+    ...(bucketName ? { scripts: { bucketName } } : {}),
+    ...(loaderBaseUrl ? { loaderBaseUrl } : {}),
+  };
 }
 
 const GATEWAY_OUTPUTS = { usagePlanId: 'UsagePlanId', restApiId: 'RestApiId', stageName: 'StageName' } as const satisfies Record<keyof GatewayOutputs, string>;
@@ -147,7 +164,7 @@ function gatewayOutputs(outputs: StackOutputs): GatewayOutputs | undefined {
   return Object.fromEntries(found) as unknown as GatewayOutputs;
 }
 
-async function readStateFile(path: string): Promise<{ endpoint: string; tableName: string; scripts?: ScriptBucket } | undefined> {
+async function readStateFile(path: string): Promise<{ endpoint: string; tableName: string; scripts?: ScriptBucket; loaderBaseUrl?: string } | undefined> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -161,12 +178,12 @@ async function readStateFile(path: string): Promise<{ endpoint: string; tableNam
   } catch {
     throw new CommandError(`${path} is not valid JSON: restart npm start to rewrite it`);
   }
-  const { dynamodbEndpoint, tableName, s3Endpoint, bucketName } = (state ?? {}) as Partial<Record<keyof StackInfo, unknown>>;
+  const { dynamodbEndpoint, tableName, s3Endpoint, bucketName, baseUrl } = (state ?? {}) as Partial<Record<keyof StackInfo, unknown>>;
   if (typeof dynamodbEndpoint !== 'string' || typeof tableName !== 'string') {
     throw new CommandError(`${path} lacks dynamodbEndpoint or tableName: restart npm start to rewrite it`);
   }
   const scripts = typeof s3Endpoint === 'string' && typeof bucketName === 'string' ? { scripts: { bucketName, endpoint: s3Endpoint } } : {};
-  return { endpoint: dynamodbEndpoint, tableName, ...scripts };
+  return { endpoint: dynamodbEndpoint, tableName, ...scripts, ...(typeof baseUrl === 'string' ? { loaderBaseUrl: baseUrl } : {}) };
 }
 
 /** The first output whose key contains `part`: CDK suffixes output keys with a hash of their path. */
@@ -306,6 +323,7 @@ export function openContext(
       tokenKeys: tokenKeys ?? LOCAL_TOKEN_KEYS,
       caller: sts ? awsCaller(sts) : async () => localCaller(),
       warn: (line) => void process.stderr.write(`${line}\n`),
+      ...(location.loaderBaseUrl ? { loaderBaseUrl: location.loaderBaseUrl } : {}),
     },
     close: () => {
       db.destroy();

@@ -36,10 +36,30 @@ export const LOADER_PLANNED_CHECKS_PER_SECOND = 1_000;
  * 1,500 a second above the planned 1,000, so one host must send 90,000 requests a minute (37 times the 2,400 a
  * minute the function admits from one address) before any buyer meets a 429; what it sends below that reaches the
  * function, which refuses the address in memory at about a millisecond a request, with no DynamoDB request, inside
- * the reserved 100 instances (2,500 a second at 1 ms is 2.5 instances). Two routes at 2,500 beside the owner API's
- * 9 × 500 and 5 quiet routes × 50 stay within the account's 10,000 a second across every API of the Region.
+ * the reserved 100 instances (2,500 a second at 1 ms is 2.5 instances). What every route at its throttle adds up to
+ * across the Region is ACCOUNT_API_RATE's.
  */
 export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: 5_000 } as const satisfies TokenBucket;
+
+/**
+ * The hosted stub (`GET /v1/loader/stub/{project_id}`): fetched once per buyer run, before the script, so sized at
+ * the planned runs a second. It needs no flood headroom above that: the function limits no address there, and
+ * a flood past it is refused by API Gateway before any function runs.
+ */
+export const STUB_ROUTE_THROTTLE = {
+  rateLimit: LOADER_PLANNED_CHECKS_PER_SECOND,
+  burstLimit: 2 * LOADER_PLANNED_CHECKS_PER_SECOND,
+} as const satisfies TokenBucket;
+
+/** Discord's interactions: people typing commands, a few a second at a busy server's launch. */
+export const DISCORD_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const satisfies TokenBucket;
+
+/**
+ * API Gateway's requests a second per account and Region, across every API. The default is 10,000; every route at
+ * its throttle makes 9 × 500 + 5 × 50 + 2 × 2,500 + 1,000 + 50 = 10,800, so docs/operations.md asks for `requested` in
+ * Service Quotas before a flood could meet the account's throttle instead of a route's.
+ */
+export const ACCOUNT_API_RATE = { default: 10_000, requested: 11_000 } as const;
 
 /**
  * API Gateway's throttle for all APIs of an account in a Region, and the Regions where it starts at a quarter of
@@ -110,7 +130,7 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
  * cannot take another's. With the 9 busy owner routes and 5 quiet ones: 9 × 60 + 5 × 6 + 100 + 100 + 10 + 5 + 50 +
- * 20 + 10 + 2 + 2 = 869 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
+ * 20 + 10 + 2 + 2 + 10 = 879 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
  * them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {
@@ -138,6 +158,11 @@ export const RESERVED_CONCURRENCY = {
   dailyDetector: 2,
   /** Runs once an hour; a retry may overlap a slow run. */
   alertDigest: 2,
+  /**
+   * Buyers' Discord commands: people typing, a few a second at a busy server's launch, each answered in tens of
+   * milliseconds; held apart from the loader's instances so a flood there never delays a reply Discord waits 3 s for.
+   */
+  discord: 10,
 } as const;
 
 export type ConcurrencyGroup = keyof typeof RESERVED_CONCURRENCY;
@@ -155,6 +180,7 @@ export const FUNCTIONS_PER_GROUP: Readonly<Record<ConcurrencyGroup, number>> = {
   streamIngest: 1,
   dailyDetector: 1,
   alertDigest: 1,
+  discord: 1,
 };
 
 /**
@@ -172,6 +198,7 @@ export const RESERVATION_PRIORITY = [
   'streamIngest',
   'dailyDetector',
   'alertDigest',
+  'discord',
   'ingest',
   'quietRoute',
   'route',

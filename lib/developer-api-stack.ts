@@ -23,6 +23,7 @@ import {
   WAF_MIN_REQUESTS_PER_MINUTE,
 } from '#lib/capacity';
 import { Analytics } from '#lib/constructs/analytics';
+import { DiscordInteractions } from '#lib/constructs/discord-interactions';
 import { FrontDoor } from '#lib/constructs/front-door';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { KEEP_UNLESS_JUST_CREATED } from '#lib/constructs/keep';
@@ -45,8 +46,11 @@ export const BEARER_VALIDATION_REGEX = '^\\s*[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-
 
 export const STAGE_NAME = 'prod';
 
-/** The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector, the alert digest, the loader check. */
-export const FUNCTIONS_BESIDE_ROUTES = 9;
+/**
+ * The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector,
+ * the alert digest, the loader check, the Discord interactions.
+ */
+export const FUNCTIONS_BESIDE_ROUTES = 10;
 
 /** The most `-c reservableConcurrency` may say: Lambda's concurrency quota can be raised to tens of thousands. */
 const MAX_RESERVABLE_CONCURRENCY = 1_000_000;
@@ -86,6 +90,8 @@ export class DeveloperApiStack extends Stack {
   readonly webhooks: WebhookDelivery;
   readonly analytics: Analytics;
   readonly loaderCheck: LoaderCheck;
+  /** Buyers' Discord commands, on the loader routes' front door (docs/discord.md). */
+  readonly discord: DiscordInteractions;
   /** The loader routes' own front door (an HTTP API), and the custom domain when one is given. */
   readonly loaderApi: LoaderApi;
   readonly scripts: ScriptBucket;
@@ -235,7 +241,13 @@ export class DeveloperApiStack extends Stack {
     const loaderRole = this.loaderCheck.function.role;
     if (!loaderRole) throw new Error('The loader function has no role to let read the scripts');
     this.scripts.readableOnlyBy(loaderRole);
-    this.loaderApi = new LoaderApi(this, 'LoaderApi', { function: this.loaderCheck.function, restApi: this.api, domain: customDomainContext(this.node) });
+    this.discord = new DiscordInteractions(this, 'Discord', { table: this.table });
+    this.loaderApi = new LoaderApi(this, 'LoaderApi', {
+      function: this.loaderCheck.function,
+      discordFunction: this.discord.function,
+      restApi: this.api,
+      domain: customDomainContext(this.node),
+    });
     this.reservations = this.reserveConcurrency();
 
     this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
@@ -283,6 +295,8 @@ export class DeveloperApiStack extends Stack {
       ...(booleanContext(this.node, 'console', true) ? { console: { files: requiredConsoleFiles(consoleFiles), apiOrigin: consoleApiOrigin } } : {}),
       ...(this.firewall ? { webAclArn: this.firewall.webAcl.attrArn } : {}),
     });
+    // The hosted stub and the Discord replies name the URL buyers reach, not the HTTP API the front door calls.
+    for (const fn of [this.loaderCheck.function, this.discord.function]) fn.addEnvironment('LOADER_BASE_URL', this.frontDoor.serviceUrl);
     new CfnOutput(this, 'IngestFunctionName', {
       description: 'Lambda the loader side invokes with telemetry batches ({"records": [...]})',
       value: this.analytics.ingestFunction.functionName,
@@ -347,6 +361,7 @@ export class DeveloperApiStack extends Stack {
       [this.analytics.streamIngestFunction, 'streamIngest'],
       [this.analytics.dailyDetectorFunction, 'dailyDetector'],
       [this.analytics.alertDigestFunction, 'alertDigest'],
+      [this.discord.function, 'discord'],
     ];
   }
 

@@ -18,8 +18,8 @@ export interface HttpRequest {
 export type HttpReply = { StatusCode: number; StatusMessage: string; Headers: Record<string, string>; Body: string } | { raise: string };
 
 export interface RobloxHost {
-  /** The buyer's key, as `getgenv().script_key`. */
-  key: string;
+  /** The buyer's key, as `getgenv().script_key`; absent: the script sets the global `script_key` itself. */
+  key?: string;
   /** What `gethwid()` answers: the machine id the loader hashes into its fingerprint. */
   machineId: string;
   executor: string;
@@ -71,6 +71,13 @@ services.HttpService = {
 services.RbxAnalyticsService = { GetClientId = method("RbxAnalyticsService", function() return host.machineId end) }
 services.Players = { LocalPlayer = { UserId = 1 } }
 game = { PlaceId = 1 }
+-- game:HttpGet(url): the body of a GET, as the buyer's one line fetches the hosted stub with it.
+game.HttpGet = function(self, url)
+  if self ~= game then error("Expected ':' not '.' calling member function HttpGet") end
+  local reply = request({ Url = url, Method = "GET", Headers = {} })
+  if reply.StatusCode ~= 200 then error("HttpGet failed: HTTP " .. tostring(reply.StatusCode), 0) end
+  return reply.Body
+end
 game.GetService = function(self, name)
   if self ~= game then error("Expected ':' not '.' calling member function GetService") end
   return services[name] or error("'" .. tostring(name) .. "' is not a valid Service name")
@@ -82,7 +89,7 @@ export function runInRoblox(source: string, chunkName: string, host: RobloxHost)
   const vm = createLuaVm();
   const files = host.files;
   const hostTable: Record<string, HostFunction | string | boolean> = {
-    key: host.key,
+    ...(host.key === undefined ? {} : { key: host.key }),
     machineId: host.machineId,
     executor: host.executor,
     hasFiles: files !== undefined,

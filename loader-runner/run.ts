@@ -2,16 +2,20 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { configuredStub } from '#domain/stub-loader';
+import { stubUrlOf } from '#http/routes';
 import { isMainModule } from '#local/main-module';
 import { requestSync } from './http-sync';
 import { type HttpReply, type HttpRequest, runInRoblox } from './roblox';
 
 /**
- * `npm run loader -- --key KEY [--project ID] [--base-url URL] [--fingerprint ID] [--state-file PATH]`: runs
- * examples/roblox-loader.luau, the stub buyers run, in the fengari Lua VM and prints what the buyer would see: the
- * served script's output, or the sentence that stopped it. --project and --base-url are the stub's own STUB_SETTINGS
- * (a publisher's project other than the demo's, another API); what they leave out comes from the running local
- * stack's .local/stack.json in the current folder, as sdapi finds it (npm run runs in the repository's folder).
+ * `npm run loader -- --key KEY [--project ID] [--base-url URL] [--fingerprint ID] [--state-file PATH]`: runs the
+ * buyer's two lines (`script_key = "KEY"`, then `loadstring(game:HttpGet("<hosted stub URL>"))()`) in the fengari Lua
+ * VM: the hosted stub (examples/roblox-loader.luau with the project and base URL filled in) comes from the service,
+ * and the run prints what the buyer would see: the served script's output, or the sentence that stopped it.
+ * --project and --base-url name the project and the loader routes (a publisher's project other than the demo's,
+ * another API); what they leave out comes from the running local stack's .local/stack.json in the current folder,
+ * as sdapi finds it (npm run runs in the repository's folder).
  */
 
 export const STUB_LOADER = fileURLToPath(new URL('../examples/roblox-loader.luau', import.meta.url));
@@ -21,28 +25,27 @@ export interface StubRun {
   output: string[];
   /** The message that stopped the stub (a refusal sentence, an unreachable server), if one did. */
   error?: string;
-  /** The status of each request the stub sent. */
+  /** The status of each request the stub sent (not the GET of the hosted stub itself). */
   statuses: number[];
   /** The seconds of each `task.wait` before the stub asked again. */
   waits: number[];
 }
 
-/** The stub with its STUB_SETTINGS lines set, as a publisher edits them before handing it out. */
-export function configuredStub(source: string, settings: Record<string, string | boolean>): string {
-  let configured = source;
-  for (const [name, value] of Object.entries(settings)) {
-    const line = new RegExp(`^(\\t${name} = ).*,$`, 'm');
-    if (!line.test(configured)) throw new Error(`The stub loader has no STUB_SETTINGS line for ${name}`);
-    configured = configured.replace(line, `$1${JSON.stringify(value)},`);
-  }
-  return configured;
-}
+/**
+ * The two lines a buyer runs (DESIGN.md, "Buyers help themselves in Discord"): the key as the global `script_key`,
+ * then the hosted stub of `GET /v1/loader/stub/{project_id}`, fetched with game:HttpGet and run.
+ */
+export const buyerLines = (stubUrl: string, key: string): string =>
+  `script_key = ${JSON.stringify(key)}\nloadstring(game:HttpGet(${JSON.stringify(stubUrl)}))()\n`;
 
 /**
  * One run of the stub as a buyer's executor would run it, against `baseUrl`. `files` are the executor's files
- * (the stub keeps its copy of the script there), so a second run with the same map sends If-None-Match.
+ * (the stub keeps its copy of the script there), so a second run with the same map sends If-None-Match. With
+ * `hosted`, the buyer's two lines run instead: the stub comes from the service (its hosted stub route), the key
+ * from the global `script_key`; otherwise the stub file as a publisher configures it, the key from getgenv().
  */
 export async function runStubLoader(options: {
+  hosted?: boolean;
   baseUrl: string;
   projectId: string;
   key: string;
@@ -54,15 +57,13 @@ export async function runStubLoader(options: {
   /** What a wait does; by default the run really waits (the stub's Retry-After, a few seconds at most). */
   wait?: (seconds: number) => void;
 }): Promise<StubRun> {
-  const source = configuredStub(await readFile(STUB_LOADER, 'utf8'), {
-    api_base_url: options.baseUrl,
-    project_id: options.projectId,
-    keep_copy: options.keepCopy ?? false,
-  });
+  const source = options.hosted
+    ? buyerLines(stubUrlOf(options.baseUrl, options.projectId), options.key)
+    : configuredStub(await readFile(STUB_LOADER, 'utf8'), { api_base_url: options.baseUrl, project_id: options.projectId, keep_copy: options.keepCopy ?? false });
   const run: StubRun = { output: [], statuses: [], waits: [] };
   const send = options.request ?? requestSync;
-  const result = runInRoblox(source, 'roblox-loader.luau', {
-    key: options.key,
+  const result = runInRoblox(source, options.hosted ? 'buyer.lua' : 'roblox-loader.luau', {
+    ...(options.hosted ? {} : { key: options.key }),
     machineId: options.machineId,
     executor: 'npm run loader',
     files: options.files,
@@ -73,7 +74,8 @@ export async function runStubLoader(options: {
     },
     request: (request) => {
       const reply = send(request);
-      if (!('raise' in reply)) run.statuses.push(reply.StatusCode);
+      // The stub's own requests: game:HttpGet fetching the hosted stub is the buyer's line, not the stub's.
+      if (!('raise' in reply) && request.Method !== 'GET') run.statuses.push(reply.StatusCode);
       return reply;
     },
   });
@@ -162,7 +164,7 @@ async function main(): Promise<number> {
       ),
     ),
   );
-  const run = await runStubLoader({ ...target, key: args.key, machineId: args.machineId, files, keepCopy: true });
+  const run = await runStubLoader({ ...target, hosted: true, key: args.key, machineId: args.machineId, files });
   await mkdir(dirname(filesPath), { recursive: true });
   await writeFile(filesPath, JSON.stringify(Object.fromEntries(files)), { mode: 0o600 });
   for (const line of run.output) console.log(line);

@@ -246,6 +246,7 @@ export function toHttpApiEvent({ request, match, requestId, now }: Omit<ProxyEve
     accountId: LOCAL_ACCOUNT,
     apiId: LOCAL_API_ID,
     domainName: headerValue(request.rawHeaders, 'host') ?? '127.0.0.1',
+    pathParameters: match.pathParameters,
   });
 }
 

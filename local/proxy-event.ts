@@ -97,6 +97,8 @@ export interface HttpApiEventParts {
   accountId: string;
   apiId: string;
   domainName: string;
+  /** The route's `{name}` segments, decoded (`/v1/loader/stub/{project_id}`); none for a route without any. */
+  pathParameters?: Record<string, string>;
 }
 
 /**
@@ -128,6 +130,7 @@ export function buildHttpApiEvent(parts: HttpApiEventParts): APIGatewayProxyEven
     ...(cookies.length > 0 ? { cookies } : {}),
     headers: Object.fromEntries(headers),
     ...(queryStringParameters.size > 0 ? { queryStringParameters: Object.fromEntries(queryStringParameters) } : {}),
+    ...(parts.pathParameters && Object.keys(parts.pathParameters).length > 0 ? { pathParameters: parts.pathParameters } : {}),
     requestContext: {
       accountId: parts.accountId,
       apiId: parts.apiId,

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { AddressTally } from '#domain/address-tally';
 import { FullCopyTally } from '#domain/full-copies';
 import { unixSeconds } from '#domain/model';
 import type {
   AuditLog,
+  DiscordKeyStore,
   KeyCheckStore,
   KeySecret,
   KeyStore,
@@ -20,7 +23,9 @@ import type {
 import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
 import { createAuthorizer } from '#functions/authorizer';
+import { createInteractionsHandler } from '#http/discord-interactions';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
+import { createStubHandler, type LoaderBaseUrlOf } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
 import { isLoopbackHostHeader } from '#http/loopback';
 import { createRouteHandlers } from '#http/owner-endpoints';
@@ -75,7 +80,14 @@ export type LocalServerStores = {
   keys: KeyStore;
   scriptVersions: ScriptVersionStore;
   audit: AuditLog;
+  discord: DiscordKeyStore;
 };
+
+/** The stub loader the hosted stub route serves; the Lambda bundles the same file as text. */
+export const STUB_LOADER_FILE = fileURLToPath(new URL('../examples/roblox-loader.luau', import.meta.url));
+
+/** Locally the front door is this server, over plain HTTP, by the loopback name the client used. */
+const localLoaderBaseUrl: LoaderBaseUrlOf = (event) => `http://${event.requestContext.domainName ?? '127.0.0.1'}`;
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
 export function localGatewayDeps(
@@ -105,6 +117,19 @@ export function localGatewayDeps(
         scripts,
         cache: new ScriptCache(SCRIPT_CACHE_BYTES),
         fullCopies: new FullCopyTally(),
+      }),
+      'loader-stub': createStubHandler({
+        projects: stores.projects,
+        stubSource: readFileSync(STUB_LOADER_FILE, 'utf8'),
+        loaderBaseUrl: localLoaderBaseUrl,
+        logger: loader.logger,
+      }),
+      'discord-interactions': createInteractionsHandler({
+        store: stores.discord,
+        audit: stores.audit,
+        loaderBaseUrl: localLoaderBaseUrl,
+        now,
+        logger: new Logger({ serviceName: 'discord' }),
       }),
     },
   };

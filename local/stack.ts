@@ -4,11 +4,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient, localDynamoConfig } from '#adapters/client';
 import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
 import { createStores } from '#adapters/stores';
+import { linkDiscord } from '#domain/discord/link';
 import { unixSeconds } from '#domain/model';
 import { startAlertDigestTimer } from './alert-digest-timer';
 import { CONSOLE_PATH, createLocalConsole } from './console';
 import { startDailyDetectorTimer } from './daily-detector-timer';
 import { startDeliveryPipeline } from './delivery-pipeline';
+import { fileDiscordKeyPair } from './discord-key';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
 import { createDocsExtension } from './docs';
 import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dynamodb-local';
@@ -43,6 +45,8 @@ export interface LocalStackOptions {
   onRequest?: (entry: RequestLogEntry) => void;
   /** Told about the first start's download of DynamoDB Local. */
   onFetch?: FetchReporter;
+  /** The local Discord application's key pair; `.local/discord-key.pem` of the repository by default. */
+  discordKeyFile?: string;
 }
 
 export interface LocalStack extends StackInfo {
@@ -140,6 +144,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Made (or read and checked) now, so that a bad secret file stops the start rather than a shop's first order.
     const keySecret = fileKeySecret();
     await keySecret.get();
+    // The demo project is linked to the local Discord key pair, so `discord simulate` works at once (again after a
+    // restart on a persisted table, should the key file have been made anew).
+    const discordKeys = await fileDiscordKeyPair(options.discordKeyFile);
+    if ((await stores.discord.discordLink(demo.projectId))?.publicKey !== discordKeys.publicKeyHex)
+      await linkDiscord(stores.discord, demo.projectId, { publicKey: discordKeys.publicKeyHex }, unixSeconds());
     const discord = createDiscordStandIn();
     // Known once the server listens (port 0 picks one); the console asks only when serving a request.
     let origin = '';
@@ -179,6 +188,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       demoKeyId: demo.demoKeyId,
       s3Endpoint: s3.endpoint,
       bucketName: s3.bucketName,
+      discordPublicKey: discordKeys.publicKeyHex,
     };
     await writeStateFile(stateFile, info);
     stops.push(() => removeStateFileIfOurs(stateFile, info));

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOADER_ROUTE, SCRIPT_ROUTE } from '#http/routes';
+import { LOADER_ROUTE, SCRIPT_ROUTE, stubUrlOf } from '#http/routes';
 import type { FetchReporter } from './dynamodb-local';
 import { isMainModule } from './main-module';
 import { oldNodeProblem } from './node-version';
@@ -87,6 +87,10 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${SCRIPT_ROUTE.path}'`,
     'Revoke the key, then both answer KEY_REVOKED (the script fetch with a 403):',
     `  curl -s -X POST ${auth} -H 'Content-Type: application/json' -d '{"key_id":"${stack.demoKeyId}"}' '${project}/keys/revoke'`,
+    '',
+    'Buyers run the hosted stub loader (script_key = "KEY" first); the demo project\'s Discord commands, signed like Discord signs them:',
+    `  curl -s '${stubUrlOf(stack.baseUrl, stack.projectId)}' | head -3`,
+    `  npm run -s dashboard -- discord simulate --project ${stack.projectId} --user 123456789012345678 --command redeem --key '${stack.demoKey}'`,
     '',
     'Dashboard: npm run -s dashboard -- help',
     'Press Ctrl+C to stop.',

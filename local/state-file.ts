@@ -23,11 +23,15 @@ export interface StackInfo {
   bucketName: string;
   /** The publisher console: sign in there with `token`. */
   consoleUrl: string;
+  /** The public key of the local stack's Discord key pair, which the demo project is linked to (`discord link --public-key`). */
+  discordPublicKey: string;
 }
 
 export function stackInfoJson(info: StackInfo): string {
-  const { baseUrl, consoleUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName } = info;
-  return `${JSON.stringify({ baseUrl, consoleUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName }, null, 2)}\n`;
+  const { baseUrl, consoleUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName, discordPublicKey } =
+    info;
+  const fields = { baseUrl, consoleUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName, discordPublicKey };
+  return `${JSON.stringify(fields, null, 2)}\n`;
 }
 
 /**

@@ -23,10 +23,11 @@ import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { NO_VERSION_YET } from '#http/loader-script';
+import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { rateLimitHeaders } from '#http/rate-limit-headers';
 import { INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
-import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, scopeNeededBy } from '#http/routes';
+import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, STUB_ROUTE, scopeNeededBy } from '#http/routes';
 import { PATH_ID_PATTERN, WATERMARK_PATTERN } from '#schemas/formats';
 import {
   LoaderCheckBanned,
@@ -1019,6 +1020,44 @@ function scriptOperation(): Operation {
   };
 }
 
+/** `GET /v1/loader/stub/{project_id}`: the hosted stub loader, public text with an ETag. */
+function stubOperation(): Operation {
+  return {
+    operationId: 'getStubLoader',
+    tags: ['Loader'],
+    summary: "The project's hosted stub loader",
+    description:
+      'What buyers run, with no bearer token: `script_key = "KEY"` and then `loadstring(game:HttpGet("<this URL>"))()`. The stub loader (`examples/roblox-loader.luau`) with its settings naming this project and the loader routes\' base URL (the one this request came through); it reads the global `script_key` and fetches the script with `POST /v1/loader/script`. The same for every buyer of the project: `Cache-Control: public`, a strong `ETag`, and 304 for `If-None-Match` equal to it.',
+    security: [],
+    parameters: [
+      { name: 'project_id', in: 'path', required: true, description: 'The project (the script id).', schema: { type: 'string' }, example: EXAMPLE.projectId },
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: 'The `ETag` of the copy the client holds.',
+        schema: { type: 'string' },
+        example: '"0b6f3c1e9a7d2f4058e1c3b7a9d6f201"',
+      },
+    ],
+    responses: {
+      200: {
+        description: `The stub loader, as text. \`Cache-Control: public, max-age=${STUB_MAX_AGE_SECONDS}\`.`,
+        headers: { ETag: headerRef('ETag') },
+        content: {
+          'text/plain; charset=utf-8': {
+            schema: { type: 'string' },
+            examples: { stub: { summary: 'The stub (its start)', value: '--[[\n  Stub loader ...' } },
+          },
+        },
+      },
+      304: { description: 'The copy named by `If-None-Match` is current: no body.', headers: { ETag: headerRef('ETag') } },
+      404: { description: 'No such project.', content: errorContent({ none: { summary: 'Unknown project', value: { error: PROJECT_NOT_FOUND } } }) },
+      500: responseRef('InternalError'),
+    },
+  };
+}
+
 const invalidBody = (summary: string, input: unknown): ErrorExample => ({ summary, error: new InvalidInput(firstIssue(LoaderCheckRequest, input)) });
 
 const DESCRIPTION = `Manage a script-distribution project over HTTP: issue keys (for a shop or a bot, idempotent by order id), read, list and revoke them (one by id, or every key carrying a leaked watermark), ban and unban them with a reason the buyer reads, extend and edit them, reset a key's bound machines, list script versions and roll back, read webhook configurations.
@@ -1042,6 +1081,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
   }
   paths[LOADER_ROUTE.path] = { [LOADER_ROUTE.method.toLowerCase()]: loaderOperation() };
   paths[SCRIPT_ROUTE.path] = { [SCRIPT_ROUTE.method.toLowerCase()]: scriptOperation() };
+  paths[STUB_ROUTE.path] = { [STUB_ROUTE.method.toLowerCase()]: stubOperation() };
   return {
     openapi: '3.1.0',
     info: {

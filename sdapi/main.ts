@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { SLASH_COMMANDS } from '#domain/discord/commands';
 import { watermarkProblem } from '#schemas/formats';
 import { BanKeyBody, IssueKeysBody, KEYS_PAGE, parseDuration, StatsQuery, UpdateKeyBody } from '#schemas/requests';
 import { ApiClient } from './client';
@@ -209,12 +210,27 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
+/**
+ * Commands that call no API and need no settings. `discord commands` prints the bulk-overwrite body of Discord's
+ * application commands endpoint, for registering the four slash commands (docs/discord.md says how).
+ */
+const OFFLINE_COMMANDS: Record<string, { usage: string; summary: string; run(stdout: Output): number }> = {
+  'discord commands': {
+    usage: 'discord commands',
+    summary: "Print the JSON of the four Discord slash commands, to register with Discord's API",
+    run: (stdout) => {
+      stdout.write(`${JSON.stringify(SLASH_COMMANDS, null, 2)}\n`);
+      return EXIT.ok;
+    },
+  },
+};
+
 export const HELP = `sdapi: the Script Distribution Developer API from the command line
 
 Usage: sdapi <command> [options]
 
 Commands:
-${Object.values(COMMANDS)
+${[...Object.values(COMMANDS), ...Object.values(OFFLINE_COMMANDS)]
   // A usage longer than its column gets its summary on the next line, so the two never run together.
   .map((command) =>
     command.usage.length < 44 ? `  ${command.usage.padEnd(44)}${command.summary}` : `  ${command.usage}\n  ${''.padEnd(44)}${command.summary}`,
@@ -250,6 +266,12 @@ export async function runSdapi(argv: string[], io: CliIo): Promise<number> {
     if (help || positionals.length === 0) {
       (help ? stdout : stderr).write(HELP);
       return help ? EXIT.ok : EXIT.usage;
+    }
+    const offline = OFFLINE_COMMANDS[positionals.join(' ')];
+    if (offline) {
+      const given = Object.keys(options).filter((option) => option !== 'json');
+      if (given.length > 0) throw new UsageError(`--${given[0]} does not apply to "${positionals.join(' ')}"`);
+      return offline.run(stdout);
     }
     const { name, command, args } = findCommand(positionals);
     for (const option of Object.keys(options) as OptionName[]) {

@@ -267,7 +267,9 @@ export const UPDATED_ATTRIBUTES = {
 /**
  * A key item as issuance writes it. Selling's attributes are written only when set: a key without
  * `max_fingerprints` has no `fingerprints` map and stays unbound for good, and items stay as small as before.
- * A bound key gets its empty map now, so that a check binds a machine with one `SET fingerprints.#fp`.
+ * A bound key gets its empty map now, so that a check binds a machine with one `SET fingerprints.#fp`. A key linked
+ * to a Discord user carries `discordKey` beside `discord_id` (the byDiscordId index), and `hwidResetAt` once the user
+ * reset its machines in Discord (the cooldown runs from it; discord-store.ts).
  */
 export function keyItem(batch: KeyBatch, key: NewKey, issueSeq: number, userHash: string) {
   return {
@@ -314,6 +316,15 @@ export const discordIndexAttributes = (projectId: string, discordId: string) => 
 export function noteWordItems(projectId: string, keyId: string, words: readonly string[]) {
   return words.map((word) => ({ ...keyOf.noteWord(projectId, word, keyId), entity: ENTITY.noteWord }));
 }
+
+/**
+ * A key's link to a Discord user: `discord_id` as the key detail shows it, and `discordKey`, which places the key
+ * in the sparse byDiscordId index (written whenever `discord_id` is, removed with it).
+ */
+export const discordLinkAttributes = (projectId: string, discordId: string) => ({
+  discord_id: discordId,
+  [TABLE.indexes.byDiscordId.partitionKey]: discordKeyOf(projectId, discordId),
+});
 
 /** Attributes of a key item that place it in the indexes (see TABLE.indexes). */
 export const keyIndexAttributes = (projectId: string, watermark: string) => ({

@@ -3,6 +3,7 @@ import { DynamoAuditStore } from './audit-store';
 import { DynamoConsoleStore } from './console-store';
 import { DashboardStore } from './dashboard-store';
 import { DynamoDeliveryStore } from './delivery-store';
+import { DynamoDiscordStore } from './discord-store';
 import { DynamoKeyCheckStore } from './key-check-store';
 import { DynamoKeyStore } from './key-store';
 import { DynamoProjectStore } from './project-store';
@@ -24,13 +25,15 @@ export interface Stores {
   telemetry: DynamoTelemetryStore;
   audit: DynamoAuditStore;
   console: DynamoConsoleStore;
+  discord: DynamoDiscordStore;
 }
 
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
+  const keys = new DynamoKeyStore(db, tableName);
   return {
     projects: new DynamoProjectStore(db, tableName),
     keyChecks: new DynamoKeyCheckStore(db, tableName),
-    keys: new DynamoKeyStore(db, tableName),
+    keys,
     tokens: new DynamoTokenStore(db, tableName),
     rateLimits: new DynamoRateLimitStore(db, tableName),
     scriptVersions: new DynamoScriptVersionStore(db, tableName),
@@ -39,5 +42,6 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     telemetry: new DynamoTelemetryStore(db, tableName),
     audit: new DynamoAuditStore(db, tableName),
     console: new DynamoConsoleStore(db, tableName),
+    discord: new DynamoDiscordStore(db, tableName, (projectId, discordId) => keys.keyIdsByDiscordId(projectId, discordId)),
   };
 }

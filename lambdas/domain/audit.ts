@@ -29,6 +29,8 @@ export const AUDIT_ACTIONS = {
   deleteWebhook: 'webhook.delete',
   testWebhook: 'webhook.test',
   migrateToken: 'token.migrate',
+  linkDiscord: 'discord.link',
+  unlinkDiscord: 'discord.unlink',
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
 
@@ -45,7 +47,7 @@ export type AuditDetails = Record<string, AuditValue>;
 /** What an entry is about: a project (changes through the API) or an owner (its tokens). */
 export type AuditSubject = { projectId: string; ownerId?: never } | { ownerId: string; projectId?: never };
 
-export const AUDIT_SOURCES = ['api', 'dashboard', 'console'] as const;
+export const AUDIT_SOURCES = ['api', 'dashboard', 'console', 'discord'] as const;
 export type AuditSource = (typeof AUDIT_SOURCES)[number];
 
 export type AuditEntry = AuditSubject & {
@@ -55,16 +57,20 @@ export type AuditEntry = AuditSubject & {
   at: number;
   action: AuditAction;
   status: AuditStatus;
-  /** `console`: a change made in the publisher console, through the same endpoints, by the session's token. */
+  /**
+   * `console`: a change made in the publisher console, through the same endpoints, by the session's token;
+   * `discord`: a buyer's command in the publisher's Discord server (the user's id is in `target` and `caller`).
+   */
   source: AuditSource;
-  /** The token that made the request; null for the dashboard. */
+  /** The token that made the request; null for the dashboard and Discord. */
   tokenId: string | null;
   /** API Gateway's request id (the `x-amzn-RequestId` the caller got, and the access log's); null for the dashboard. */
   requestId: string | null;
   target: AuditDetails;
   outcome: AuditDetails;
   /**
-   * Who ran a dashboard command: the AWS identity's ARN (STS GetCallerIdentity), or locally `local:<OS user>`.
+   * Who ran a dashboard command: the AWS identity's ARN (STS GetCallerIdentity), or locally `local:<OS user>`;
+   * `discord:<user id>` for a Discord user's command.
    * Absent on the API's entries (the token id names their caller) and on token entries of the token store.
    */
   caller?: string;
@@ -140,6 +146,32 @@ export function dashboardEntry(
     target,
     outcome,
     ...(caller === undefined ? {} : { caller }),
+  };
+}
+
+/** An entry of a Discord user's command: who asked is the user (`caller` and `target.discord_user_id`), through which request. */
+export function discordEntry(change: {
+  projectId: string;
+  at: number;
+  action: AuditAction;
+  requestId: string;
+  discordUserId: string;
+  target: AuditDetails;
+  outcome: AuditDetails;
+}): AuditEntry {
+  const { projectId, at, action, requestId, discordUserId, target, outcome } = change;
+  return {
+    entryId: newAuditEntryId(),
+    at,
+    projectId,
+    action,
+    status: 'completed',
+    source: 'discord',
+    tokenId: null,
+    requestId,
+    target: { ...target, discord_user_id: discordUserId },
+    outcome,
+    caller: `discord:${discordUserId}`,
   };
 }
 

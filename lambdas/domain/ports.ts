@@ -18,6 +18,7 @@ import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type { StatsDimension, StatsGranularity, StatsUnit, StoredStatsBucket } from './analytics/stats';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
 import type { ConsoleSession } from './console-session';
+import type { DiscordLink } from './discord/link';
 import type { CheckReport, CheckWrite, KeyBan, KeyState } from './key-check';
 import type { Key, KeyDetail, Project, Version, Webhook } from './model';
 import type { TokenGrant } from './tokens';
@@ -176,6 +177,57 @@ export interface KeyEdit {
   discordId?: string | null;
   maxUses?: number | null;
   maxFingerprints?: number | null;
+}
+
+// ---- Discord ----
+
+/** Where a project's Discord link lives (the project item). */
+export interface DiscordLinkStore {
+  /** The project's link, read consistently; undefined for no link or no project. */
+  discordLink(projectId: string): Promise<DiscordLink | undefined>;
+  /** Replace the project's link; false when there is no such project. */
+  setDiscordLink(projectId: string, link: DiscordLink): Promise<boolean>;
+  /** Remove the link (none is fine); false when there is no such project. */
+  removeDiscordLink(projectId: string): Promise<boolean>;
+}
+
+/** A key as a Discord reply speaks of it: its state, never its value. */
+export interface DiscordKeyView {
+  id: string;
+  projectId: string;
+  keyHash: string;
+  discordId: string | null;
+  revoked: boolean;
+  expiresAt: number;
+  maxUses: number | null;
+  currentUses: number;
+  /** null: not bound to machines. */
+  maxFingerprints: number | null;
+  boundMachines: number;
+  /** When a buyer last reset its machines in Discord (the cooldown runs from it); null when never. */
+  hwidResetAt: number | null;
+}
+
+/**
+ * A conditional write's result, with the key as the table holds it after the write (undefined: no such item); after
+ * a machine reset, `boundMachines` is how many it unbound.
+ */
+export type ConditionalWrite = { written: true; key: DiscordKeyView } | { written: false; key: DiscordKeyView | undefined };
+
+/** The writes and reads the Discord commands make on key items; the rules that judge them are #domain/discord/interactions. */
+export interface DiscordKeyStore extends DiscordLinkStore {
+  /**
+   * Link the key to `discordId` in one conditional write: only a key of this project with this hash, not revoked,
+   * not expired at `now`, with no Discord id or this one already.
+   */
+  linkKeyToUser(key: { projectId: string; keyId: string; keyHash: string }, discordId: string, now: number): Promise<ConditionalWrite>;
+  /** The user's keys of this project (looked up by the byDiscordId index, each read consistently and checked to still be theirs). */
+  keysOfUser(projectId: string, discordId: string): Promise<DiscordKeyView[]>;
+  /**
+   * Unbind every machine of the user's key and start its cooldown, in one conditional write: only a key of this
+   * project still linked to `discordId`, with a machine bound, last reset in Discord at or before `cooldownCutoff`.
+   */
+  resetMachinesOfUser(key: { projectId: string; keyId: string }, discordId: string, now: number, cooldownCutoff: number): Promise<ConditionalWrite>;
 }
 
 /** The stack's secret that order keys are derived under (AWS Secrets Manager; a file under .local/ locally). */

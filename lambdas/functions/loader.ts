@@ -7,14 +7,18 @@ import { FullCopyTally } from '#domain/full-copies';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
+import { createStubHandler } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
-import { publicRouteOf, SCRIPT_ROUTE } from '#http/routes';
-import { awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
+import { publicRouteOf, SCRIPT_ROUTE, STUB_ROUTE } from '#http/routes';
+import { awsLoaderBaseUrl, awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
+// Bundled as text (SERVICE_BUNDLING's loader): the stub is part of the function, not a file it reads.
+import stubSource from '../../examples/roblox-loader.luau';
 
 /**
- * The loader's function: both public routes (`/v1/loader/validate` and `/v1/loader/script`) make the same key
+ * The loader's function: both key-check routes (`/v1/loader/validate` and `/v1/loader/script`) make the same key
  * check, so they share one function and its reserved concurrency, behind their own HTTP API (payload format 2.0),
- * which names the route in the event's `routeKey`.
+ * which names the route in the event's `routeKey`. The hosted stub (`GET /v1/loader/stub/{project_id}`), which
+ * every buyer's run fetches first, is loader traffic too and is served here.
  */
 export const handler = lazyHandler(() => {
   const logger = awsLogger('loader-check');
@@ -37,6 +41,10 @@ export const handler = lazyHandler(() => {
     cache: new ScriptCache(SCRIPT_CACHE_BYTES),
     fullCopies: new FullCopyTally(),
   });
-  return (event: APIGatewayProxyEventV2, context: Context) =>
-    publicRouteOf(event.routeKey) === SCRIPT_ROUTE ? script(event, context) : validate(event, context);
+  const stub = createStubHandler({ projects: stores.projects, stubSource, loaderBaseUrl: awsLoaderBaseUrl, logger });
+  return (event: APIGatewayProxyEventV2, context: Context) => {
+    const route = publicRouteOf(event.routeKey);
+    if (route === STUB_ROUTE) return stub(event, context);
+    return route === SCRIPT_ROUTE ? script(event, context) : validate(event, context);
+  };
 });

@@ -46,26 +46,52 @@ export function scopeNeededBy(entry: Route['entry']): ScopeNeed {
 }
 
 /** The loader's key check (DESIGN.md, "Loader key check"): public, no bearer token, its own function. */
-export const LOADER_ROUTE = { method: 'POST', path: '/v1/loader/validate', entry: 'loader-validate' } as const;
+export const LOADER_ROUTE = { method: 'POST', path: '/v1/loader/validate', entry: 'loader-validate', mappingKey: 'v1/loader' } as const;
 /** Script delivery (DESIGN.md, "Script delivery"): public like the check it makes, served by the loader check's function. */
-export const SCRIPT_ROUTE = { method: 'POST', path: '/v1/loader/script', entry: 'loader-script' } as const;
-/** The routes a buyer's loader calls: no bearer token, the key in the body is the credential. */
-export const PUBLIC_ROUTES = [LOADER_ROUTE, SCRIPT_ROUTE] as const;
+export const SCRIPT_ROUTE = { method: 'POST', path: '/v1/loader/script', entry: 'loader-script', mappingKey: 'v1/loader' } as const;
+/**
+ * The hosted stub loader (DESIGN.md, "Buyers help themselves in Discord"): every buyer's run fetches it before the
+ * script, so it is loader traffic and is served by the loader's function.
+ */
+export const STUB_ROUTE = { method: 'GET', path: '/v1/loader/stub/{project_id}', entry: 'loader-stub', mappingKey: 'v1/loader' } as const;
+/**
+ * Discord's HTTP interactions for a linked project (DESIGN.md, "Buyers help themselves in Discord"): public, the
+ * Ed25519 signature of the project's linked Discord application is the credential. A function of its own, so a
+ * flood of loader checks can never hold back a reply Discord waits at most 3 seconds for.
+ */
+export const DISCORD_ROUTE = {
+  method: 'POST',
+  path: '/v1/discord/interactions/{project_id}',
+  entry: 'discord-interactions',
+  mappingKey: 'v1/discord',
+} as const;
+/** The public routes: no bearer token (a key in the body, a public project id, or Discord's signature). */
+export const PUBLIC_ROUTES = [LOADER_ROUTE, SCRIPT_ROUTE, STUB_ROUTE, DISCORD_ROUTE] as const;
 export type LoaderRoute = (typeof PUBLIC_ROUTES)[number];
 
 /**
- * The public routes are served by their own HTTP API. Under a custom domain it is mapped at this key, which API
- * Gateway strips before routing: there the routes are `POST /validate` and `POST /script`.
+ * The public routes are served by their own HTTP API. Under a custom domain it is mapped at each route's
+ * `mappingKey`, which API Gateway strips before routing: there the routes are `POST /validate`, `GET /stub/{project_id}`,
+ * `POST /interactions/{project_id}`.
  */
 export const LOADER_MAPPING_KEY = 'v1/loader';
+export const PUBLIC_MAPPING_KEYS = [...new Set(PUBLIC_ROUTES.map((route) => route.mappingKey))];
 
 /** A public route's path as its HTTP API sees it through the custom domain's mapping. */
-export const mappedPathOf = (route: LoaderRoute): string => route.path.slice(LOADER_MAPPING_KEY.length + 1);
+export const mappedPathOf = (route: LoaderRoute): string => route.path.slice(route.mappingKey.length + 1);
 
 /** The public route an HTTP API route key (`POST /v1/loader/script`, or `POST /script` through the mapping) names. */
 export function publicRouteOf(routeKey: string): LoaderRoute | undefined {
   return PUBLIC_ROUTES.find((route) => routeKey === `${route.method} ${route.path}` || routeKey === `${route.method} ${mappedPathOf(route)}`);
 }
+
+/** The URL buyers' loaders fetch the hosted stub of `projectId` from, on the loader routes' base URL. */
+export const stubUrlOf = (loaderBaseUrl: string, projectId: string): string =>
+  `${loaderBaseUrl.replace(/\/+$/, '')}${STUB_ROUTE.path.replace('{project_id}', encodeURIComponent(projectId))}`;
+
+/** The URL a publisher pastes as the Discord application's "Interactions Endpoint URL". */
+export const interactionsUrlOf = (loaderBaseUrl: string, projectId: string): string =>
+  `${loaderBaseUrl.replace(/\/+$/, '')}${DISCORD_ROUTE.path.replace('{project_id}', encodeURIComponent(projectId))}`;
 
 /** Every route the API serves, as API Gateway (and the local gateway) routes requests. */
 export const ALL_ROUTES = [...ROUTES, ...PUBLIC_ROUTES] as const;

@@ -48,6 +48,13 @@ export const settings = {
   consoleOrigin: (): string | undefined => process.env.CONSOLE_ORIGIN || undefined,
 };
 
+/**
+ * The loader routes' base URL a request came through: `https://` and the domain its front door was called by (the
+ * stack's HTTP API or the custom domain), or LOADER_BASE_URL when a front door in between (a CDN) names another.
+ */
+export const awsLoaderBaseUrl = (event: { requestContext: { domainName?: string } }): string =>
+  process.env.LOADER_BASE_URL || `https://${event.requestContext.domainName ?? ''}`;
+
 let stores: Stores | undefined;
 let sqs: SQSClient | undefined;
 

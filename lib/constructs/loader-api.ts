@@ -7,8 +7,8 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { LOADER_MAPPING_KEY, type LoaderRoute, mappedPathOf, PUBLIC_ROUTES } from '#http/routes';
-import { LOADER_429_ALARM, LOADER_ROUTE_THROTTLE } from '#lib/capacity';
+import { DISCORD_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, STUB_ROUTE } from '#http/routes';
+import { DISCORD_ROUTE_THROTTLE, LOADER_429_ALARM, LOADER_ROUTE_THROTTLE, STUB_ROUTE_THROTTLE } from '#lib/capacity';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';
 
@@ -20,8 +20,10 @@ export interface CustomDomain {
 }
 
 export interface LoaderApiProps {
-  /** The loader's function (both public routes). */
+  /** The loader's function (the key check, the script and the hosted stub). */
   function: lambda.IFunction;
+  /** The Discord interactions' own function. */
+  discordFunction: lambda.IFunction;
   /** The owner API, mapped at the custom domain's root when there is one. */
   restApi: apigateway.RestApi;
   domain?: CustomDomain;
@@ -63,13 +65,16 @@ export class LoaderApi extends Construct {
     });
 
     const integration = new HttpLambdaIntegration('LoaderIntegration', props.function, { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 });
-    const addRoute = (path: string) =>
+    const discordIntegration = new HttpLambdaIntegration('DiscordIntegration', props.discordFunction, {
+      payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+    });
+    const addRoute = (route: LoaderRoute, path: string) =>
       new apigwv2.HttpRoute(this, `Route${path.replace(/[^A-Za-z0-9]/g, '')}`, {
         httpApi: this.httpApi,
-        routeKey: apigwv2.HttpRouteKey.with(path, apigwv2.HttpMethod.POST),
-        integration,
+        routeKey: apigwv2.HttpRouteKey.with(path, route.method === 'GET' ? apigwv2.HttpMethod.GET : apigwv2.HttpMethod.POST),
+        integration: route === DISCORD_ROUTE ? discordIntegration : integration,
       });
-    const routes = PUBLIC_ROUTES.map((route: LoaderRoute) => addRoute(route.path));
+    const routes = PUBLIC_ROUTES.map((route: LoaderRoute) => addRoute(route, route.path));
 
     if (props.domain) {
       this.domain = new apigwv2.DomainName(this, 'Domain', {
@@ -78,9 +83,17 @@ export class LoaderApi extends Construct {
         endpointType: apigwv2.EndpointType.REGIONAL,
         securityPolicy: apigwv2.SecurityPolicy.TLS_1_2,
       });
-      // API Gateway strips the mapping key before routing: through the domain the routes are /validate and /script.
-      routes.push(...PUBLIC_ROUTES.map((route) => addRoute(mappedPathOf(route))));
-      new apigwv2.ApiMapping(this, 'LoaderMapping', { api: this.httpApi, domainName: this.domain, stage: this.stage, apiMappingKey: LOADER_MAPPING_KEY });
+      // API Gateway strips the mapping key before routing: through the domain the routes are /validate, /script,
+      // /stub/{project_id} (under v1/loader) and /interactions/{project_id} (under v1/discord).
+      routes.push(...PUBLIC_ROUTES.map((route) => addRoute(route, mappedPathOf(route))));
+      for (const mappingKey of PUBLIC_MAPPING_KEYS) {
+        new apigwv2.ApiMapping(this, mappingKey === 'v1/loader' ? 'LoaderMapping' : `Mapping${mappingKey.replace(/[^A-Za-z0-9]/g, '')}`, {
+          api: this.httpApi,
+          domainName: this.domain,
+          stage: this.stage,
+          apiMappingKey: mappingKey,
+        });
+      }
       // The rest of the domain is the owner API; the longest matching key wins, so v1/loader/* never reaches it.
       new apigwv2.CfnApiMapping(this, 'OwnerApiMapping', {
         apiId: props.restApi.restApiId,
@@ -96,16 +109,32 @@ export class LoaderApi extends Construct {
         value: this.domain.regionalDomainName,
       });
     }
+    // The stub and Discord's routes have throttles of their own (the stage's default is the key checks').
+    const ownThrottles = [
+      [STUB_ROUTE, STUB_ROUTE_THROTTLE],
+      [DISCORD_ROUTE, DISCORD_ROUTE_THROTTLE],
+    ] as const;
+    // A JSON property, passed to CloudFormation as written: its names are CloudFormation's own.
+    const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
+    for (const [route, throttle] of ownThrottles) {
+      const paths = props.domain ? [route.path, mappedPathOf(route)] : [route.path];
+      for (const path of paths)
+        routeSettings[`${route.method} ${path}`] = { ThrottlingRateLimit: throttle.rateLimit, ThrottlingBurstLimit: throttle.burstLimit };
+    }
+    (this.stage.node.defaultChild as apigwv2.CfnStage).routeSettings = routeSettings;
+    // A stage's route settings name routes that must exist when it is deployed.
+    for (const route of routes) this.stage.node.addDependency(route);
     for (const route of routes) {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:
-          "Public by design (DESIGN.md): a buyer's loader has no API token; the key in the body is the credential, checked by the function, which is limited per key and per address.",
+          "Public by design (DESIGN.md): a buyer's loader has no API token; the key in the body is the credential, checked by the function, which is limited per key and per address. The hosted stub is public text; Discord's interactions carry the linked application's Ed25519 signature, checked by their function.",
       });
     }
 
     new CfnOutput(Stack.of(this), 'LoaderUrl', {
-      description: "Base URL of the loader routes: <LoaderUrl>/v1/loader/validate and <LoaderUrl>/v1/loader/script (the buyers' loaders call it)",
+      description:
+        "Base URL of the loader routes: <LoaderUrl>/v1/loader/validate, /script and /stub/{project_id} (the buyers' loaders call it), <LoaderUrl>/v1/discord/interactions/{project_id} (Discord calls it)",
       value: `https://${this.httpApi.apiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}`,
     });
 

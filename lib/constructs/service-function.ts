@@ -19,6 +19,8 @@ export const SERVICE_BUNDLING = {
   sourceMap: true,
   target: 'node22',
   externalModules: ['@aws-sdk/*'],
+  // The hosted stub loader (examples/roblox-loader.luau) is bundled into the loader's function as text.
+  loader: { '.luau': 'text' as const },
   // ESM bundles that pull in CommonJS dependencies need `require` defined.
   banner: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);",
 } satisfies BundlingOptions;

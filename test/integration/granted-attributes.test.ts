@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#adapters/delivery-store';
+import { DISCORD_KEY_ATTRIBUTES, DISCORD_RETURN_VALUES, DynamoDiscordStore } from '#adapters/discord-store';
 import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#adapters/key-check-store';
 import { DynamoKeyStore, FINGERPRINT_RESET_RETURN_VALUES, KEY_EXTEND_FAILURE_READ, KEY_EXTEND_RETURN_VALUES } from '#adapters/key-store';
 import { keyOf, UPDATED_ATTRIBUTES } from '#adapters/layout';
@@ -181,7 +182,8 @@ describe('attributes the key lifecycle routes may name (ban-key, unban-key, exte
       { note: null, discordId: null, maxUses: null, maxFingerprints: null },
     ];
     // An edit asks nothing back and reads the key detail after it, as get-key does.
-    for (const edit of edits) for (const name of await namedBy(() => store.editKey(projectId, keyId, edit), 'whole item')) expect(UPDATED_ATTRIBUTES.keyEdit).toContain(name);
+    for (const edit of edits)
+      for (const name of await namedBy(() => store.editKey(projectId, keyId, edit), 'whole item')) expect(UPDATED_ATTRIBUTES.keyEdit).toContain(name);
   });
 });
 
@@ -212,6 +214,34 @@ describe('attributes the loader and delivery roles may name (issue 21: IAM scope
     for (const { input } of updates) {
       for (const name of attributesNamed(input)) expect([...keys, ...KEY_CHECK_ATTRIBUTES]).toContain(name);
       expect(KEY_CHECK_RETURN_VALUES).toContain(input.ReturnValues);
+    }
+  });
+
+  it('the Discord commands name only DISCORD_KEY_ATTRIBUTES and the keys on a key, linking, resetting and being refused, with the granted ReturnValues', async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, maxFingerprints: 1, now: FIXED_NOW });
+    const keyId = key?.id ?? '';
+    const { db, inputs } = recording(table.db);
+    const store = new DynamoDiscordStore(db, table.tableName, (project, user) => table.stores.keys.keyIdsByDiscordId(project, user));
+    const ref = { projectId, keyId, keyHash: hashKeyValue(key?.key ?? '') };
+    expect((await store.linkKeyToUser(ref, '123456789012345678', FIXED_NOW)).written).toBe(true);
+    expect((await store.linkKeyToUser(ref, '223456789012345678', FIXED_NOW)).written).toBe(false);
+    await table.db.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: keyOf.key(keyId),
+        UpdateExpression: 'SET fingerprints.m1 = :at',
+        ExpressionAttributeValues: { ':at': FIXED_NOW },
+      }),
+    );
+    expect((await store.resetMachinesOfUser({ projectId, keyId }, '123456789012345678', FIXED_NOW, FIXED_NOW - 3600)).written).toBe(true);
+    expect((await store.resetMachinesOfUser({ projectId, keyId }, '123456789012345678', FIXED_NOW, FIXED_NOW - 3600)).written).toBe(false);
+    const updates = inputs.filter(({ name }) => name === UpdateCommand.name);
+    expect(updates).toHaveLength(4);
+    for (const { input } of updates) {
+      for (const name of attributesNamed(input)) expect([...keys, ...DISCORD_KEY_ATTRIBUTES]).toContain(name);
+      if (input.ReturnValues !== undefined) expect(DISCORD_RETURN_VALUES).toContain(input.ReturnValues);
     }
   });
 

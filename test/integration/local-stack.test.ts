@@ -361,6 +361,7 @@ describe.runIf(process.platform !== 'win32')('npm start', () => {
         'demoKeyId',
         's3Endpoint',
         'bucketName',
+        'discordPublicKey',
       ]);
       expect(state.baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(state.inboxUrl).toBe(`http://127.0.0.1:${port}/_local/inbox`);

@@ -2,7 +2,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { discordIndexAttributes, INDEX_PARTITION, keyIndexAttributes } from '#adapters/layout';
+import { discordLinkAttributes, INDEX_PARTITION, keyIndexAttributes } from '#adapters/layout';
 import { createTableInput, KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
 import { AUDIT_UNSETTLED } from '#domain/audit';
@@ -11,13 +11,15 @@ import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import { SECURITY_HEADERS } from '#http/responses';
-import { LOADER_MAPPING_KEY, mappedPathOf, PUBLIC_ROUTES, ROUTES } from '#http/routes';
+import { DISCORD_ROUTE, LOADER_MAPPING_KEY, LOADER_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_ROUTES, ROUTES, SCRIPT_ROUTE, STUB_ROUTE } from '#http/routes';
 import {
+  DISCORD_ROUTE_THROTTLE,
   FUNCTIONS_PER_GROUP,
   LOADER_429_ALARM,
   LOADER_RESERVED_CONCURRENCY,
   LOADER_ROUTE_THROTTLE,
   planReservations,
+  STUB_ROUTE_THROTTLE,
   USAGE_PLAN_THROTTLE,
 } from '#lib/capacity';
 import { BEARER_VALIDATION_REGEX, FUNCTIONS_BESIDE_ROUTES, STAGE_NAME } from '#lib/developer-api-stack';
@@ -283,7 +285,7 @@ describe('the loader key check', () => {
       .map((route) => route.Properties.RouteKey)
       .toSorted();
 
-  it('serves both loader routes from an HTTP API with payload format 2.0, public, and no other route', () => {
+  it("serves the public routes from an HTTP API with payload format 2.0, no other route; Discord's from its own function", () => {
     const [, api] = only('AWS::ApiGatewayV2::Api');
     expect(api.Properties.ProtocolType).toBe('HTTP');
     expect(routeKeys(resources())).toEqual(PUBLIC_ROUTES.map((route) => `${route.method} ${route.path}`).toSorted());
@@ -291,9 +293,25 @@ describe('the loader key check', () => {
       expect(route.Properties.ApiId).toEqual({ Ref: httpApiId() });
       expect(route.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
     }
-    const [, integration] = only('AWS::ApiGatewayV2::Integration');
-    expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
-    expect(JSON.stringify(integration.Properties.IntegrationUri)).toContain(loaderFunctionId());
+    const integrations = ofType('AWS::ApiGatewayV2::Integration');
+    expect(integrations).toHaveLength(2);
+    for (const [, integration] of integrations) expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+    const discordFunctionId = built.stack.getLogicalId(built.stack.discord.function.node.defaultChild as never);
+    const targetOf = (route: LoaderRoute) => {
+      const [, found] = ofType('AWS::ApiGatewayV2::Route').find(([, candidate]) => candidate.Properties.RouteKey === `${route.method} ${route.path}`) ?? [];
+      const [integrationId] = String(JSON.stringify(found?.Properties.Target)).match(/LoaderApi\w+Integration\w+/) ?? [];
+      return JSON.stringify(integrations.find(([id]) => id === integrationId)?.[1].Properties.IntegrationUri);
+    };
+    for (const route of [LOADER_ROUTE, SCRIPT_ROUTE, STUB_ROUTE]) expect(targetOf(route)).toContain(loaderFunctionId());
+    expect(targetOf(DISCORD_ROUTE)).toContain(discordFunctionId);
+  });
+
+  it("throttles the hosted stub and Discord's interactions with throttles of their own", () => {
+    const [, stage] = only('AWS::ApiGatewayV2::Stage');
+    expect(stage.Properties.RouteSettings).toEqual({
+      [`GET ${STUB_ROUTE.path}`]: { ThrottlingRateLimit: STUB_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: STUB_ROUTE_THROTTLE.burstLimit },
+      [`POST ${DISCORD_ROUTE.path}`]: { ThrottlingRateLimit: DISCORD_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: DISCORD_ROUTE_THROTTLE.burstLimit },
+    });
   });
 
   it('throttles each loader route on the $default stage, auto-deployed, with JSON access logs holding the status', () => {
@@ -336,7 +354,7 @@ describe('the loader key check', () => {
     });
     const ofTypeIn = (type: string) => Object.entries(withDomain.resources).filter(([, resource]) => resource.Type === type);
 
-    it('maps v1/loader to the HTTP API and the rest of the domain to the REST API, one regional TLS 1.2 domain', () => {
+    it('maps v1/loader and v1/discord to the HTTP API and the rest of the domain to the REST API, one regional TLS 1.2 domain', () => {
       const [[domainId, domain]] = ofTypeIn('AWS::ApiGatewayV2::DomainName') as [[string, (typeof withDomain.resources)[string]]];
       expect(domain.Properties).toMatchObject({
         DomainName: 'api.example.com',
@@ -345,8 +363,11 @@ describe('the loader key check', () => {
       const mappings = ofTypeIn('AWS::ApiGatewayV2::ApiMapping').map(([, mapping]) => mapping.Properties);
       const [httpId] = ofTypeIn('AWS::ApiGatewayV2::Api')[0] ?? [];
       const [restId] = ofTypeIn('AWS::ApiGateway::RestApi')[0] ?? [];
-      expect(mappings).toHaveLength(2);
+      expect(mappings).toHaveLength(3);
       expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: LOADER_MAPPING_KEY, DomainName: { Ref: domainId } }));
+      expect(mappings).toContainEqual(
+        expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: DISCORD_ROUTE.mappingKey, DomainName: { Ref: domainId } }),
+      );
       const owner = mappings.find((mapping) => JSON.stringify(mapping.ApiId) === JSON.stringify({ Ref: restId }));
       expect(owner).toMatchObject({ DomainName: { Ref: domainId } });
       expect(owner?.ApiMappingKey).toBeUndefined();
@@ -555,9 +576,13 @@ describe('least privilege on the table', () => {
   });
 
   it('queries an index in the partitions its queries name: a project id, as the index partition keys of a stored key begin', () => {
-    const attributes = { ...keyIndexAttributes(newId('prj'), '0123456789abcdef'), ...discordIndexAttributes(newId('prj'), '123456789012345678') };
+    const projectId = newId('prj');
+    const attributes: Record<string, unknown> = {
+      ...keyIndexAttributes(projectId, '0123456789abcdef'),
+      ...discordLinkAttributes(projectId, '123456789012345678'),
+    };
     for (const [name, index] of Object.entries(TABLE.indexes))
-      expect(attributes[index.partitionKey]?.startsWith(INDEX_PARTITION[name as keyof typeof TABLE.indexes])).toBe(true);
+      expect(String(attributes[index.partitionKey]).startsWith(INDEX_PARTITION[name as keyof typeof TABLE.indexes])).toBe(true);
   });
 
   it('names every key attribute of the table and its indexes in each attribute condition, as DynamoDB requires', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { configuredStub, parseLoaderArgs, stubTarget } from '#loader-runner/run';
+import { configuredStub } from '#domain/stub-loader';
+import { parseLoaderArgs, stubTarget } from '#loader-runner/run';
 
 describe('npm run loader: its arguments', () => {
   it('takes the key, and the machine id the stub hashes into its fingerprint', () => {

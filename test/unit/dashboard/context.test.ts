@@ -39,6 +39,7 @@ describe('locateTable', () => {
       kind: 'local',
       endpoint: 'http://127.0.0.1:8000',
       tableName: 'from-file',
+      loaderBaseUrl: 'http://127.0.0.1:3000',
     });
   });
 

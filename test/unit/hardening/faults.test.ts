@@ -225,7 +225,12 @@ describe('a table that accepts connections but never answers', () => {
     const outcome = await handleGatewayRequest(request, {
       authorizer: () => new Promise<never>(() => undefined),
       handlers,
-      loaderHandlers: { 'loader-validate': neverAnswersLoader, 'loader-script': neverAnswersLoader },
+      loaderHandlers: {
+        'loader-validate': neverAnswersLoader,
+        'loader-script': neverAnswersLoader,
+        'loader-stub': neverAnswersLoader,
+        'discord-interactions': neverAnswersLoader,
+      },
       handlerTimeoutMs: 50,
       newRequestId: () => 'req-hang',
     });

@@ -50,6 +50,7 @@ describe('banner', () => {
       s3Endpoint: 'http://127.0.0.1:4569',
       bucketName: 'scripts-bucket',
       consoleUrl: 'http://127.0.0.1:3000/console/',
+      discordPublicKey: 'ab'.repeat(32),
       sharedWatermark: '0123456789abcdef',
       demoKey: 'sdk_demo',
       demoKeyId: 'key_demo',

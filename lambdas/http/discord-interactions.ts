@@ -1,0 +1,62 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import middy from '@middy/core';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import { answerInteraction, type InteractionDeps } from '#domain/discord/interactions';
+import { isSignedBy, signatureHeadersProblem } from '#domain/discord/signature';
+import { stubUrlOf } from '#http/routes';
+import { Interaction } from '#schemas/discord';
+import { PATH_ID_PATTERN } from '#schemas/formats';
+import { type HttpApiHandler, onHttpApi } from './http-api';
+import type { LoaderBaseUrlOf } from './loader-stub';
+import { type Internal, type JsonEvent, jsonErrors, lowercaseHeaders, MAX_BODY_BYTES, parse, requestIdsInLogs } from './middlewares';
+import { jsonResponse, MALFORMED_JSON } from './responses';
+
+export interface InteractionsHandlerDeps extends InteractionDeps {
+  loaderBaseUrl: LoaderBaseUrlOf;
+  now: () => number;
+  logger: Logger;
+}
+
+/**
+ * One sentence for an unknown project, a project with no link and a wrong signature alike: the answer tells a
+ * caller without the application's private key nothing about which projects exist or are linked.
+ */
+export const SIGNATURE_REFUSED = 'Invalid request signature';
+
+/**
+ * `POST /v1/discord/interactions/{project_id}`, Discord's HTTP interactions for a linked project. In this order:
+ * the signature headers' form and age, the project's link (one consistent read of the project item), the Ed25519
+ * signature over the timestamp and the raw body, and only then the body is parsed (400 when it is not JSON) and
+ * answered. Every refusal before the parse is a 401 and changes nothing.
+ */
+export function createInteractionsHandler(deps: InteractionsHandlerDeps): HttpApiHandler {
+  const handler = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
+    .use(requestIdsInLogs(deps.logger))
+    .use(jsonErrors(deps.logger))
+    .use(lowercaseHeaders())
+    .handler(async (event) => {
+      const now = deps.now();
+      const signature = event.headers['x-signature-ed25519'];
+      const timestamp = event.headers['x-signature-timestamp'];
+      const problem = signatureHeadersProblem({ signature, timestamp }, now);
+      if (problem) return jsonResponse(401, { error: problem });
+      const raw = typeof event.body === 'string' ? event.body : '';
+      const body = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+      if (body.length > MAX_BODY_BYTES) return jsonResponse(401, { error: SIGNATURE_REFUSED });
+      const projectId = event.pathParameters?.project_id ?? '';
+      const link = PATH_ID_PATTERN.test(projectId) ? await deps.store.discordLink(projectId) : undefined;
+      if (!link || !isSignedBy(link.publicKey, { signature, timestamp, body })) return jsonResponse(401, { error: SIGNATURE_REFUSED });
+
+      let json: unknown;
+      try {
+        json = JSON.parse(body.toString('utf8'));
+      } catch {
+        return jsonResponse(400, { error: MALFORMED_JSON });
+      }
+      const interaction = parse(Interaction, json);
+      const stubUrl = stubUrlOf(deps.loaderBaseUrl(event), projectId);
+      const reply = await answerInteraction(deps, { projectId, link, stubUrl, now, requestId: event.requestContext.requestId }, interaction);
+      return jsonResponse(200, reply);
+    });
+  return onHttpApi(handler);
+}
