@@ -130,7 +130,7 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
  * cannot take another's. With the 9 busy owner routes and 5 quiet ones: 9 × 60 + 5 × 6 + 100 + 100 + 10 + 5 + 50 +
- * 20 + 10 + 2 + 2 + 10 = 879 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
+ * 20 + 10 + 2 + 2 + 10 + 10 = 889 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
  * them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {
@@ -163,6 +163,8 @@ export const RESERVED_CONCURRENCY = {
    * milliseconds; held apart from the loader's instances so a flood there never delays a reply Discord waits 3 s for.
    */
   discord: 10,
+  /** The console's API: a few publishers' pages at a time (its own limit is 600 requests a minute per session). */
+  console: 10,
 } as const;
 
 export type ConcurrencyGroup = keyof typeof RESERVED_CONCURRENCY;
@@ -181,6 +183,7 @@ export const FUNCTIONS_PER_GROUP: Readonly<Record<ConcurrencyGroup, number>> = {
   dailyDetector: 1,
   alertDigest: 1,
   discord: 1,
+  console: 1,
 };
 
 /**
@@ -199,6 +202,7 @@ export const RESERVATION_PRIORITY = [
   'dailyDetector',
   'alertDigest',
   'discord',
+  'console',
   'ingest',
   'quietRoute',
   'route',

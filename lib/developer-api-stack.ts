@@ -23,6 +23,7 @@ import {
   WAF_MIN_REQUESTS_PER_MINUTE,
 } from '#lib/capacity';
 import { Analytics } from '#lib/constructs/analytics';
+import { ConsoleApi } from '#lib/constructs/console-api';
 import { DiscordInteractions } from '#lib/constructs/discord-interactions';
 import { FrontDoor } from '#lib/constructs/front-door';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
@@ -107,6 +108,8 @@ export class DeveloperApiStack extends Stack {
   readonly firewall?: PerAddressFirewall;
   /** The web ACL's own stack in us-east-1, when `-c waf=true` and this stack is in another Region. */
   readonly edgeFirewallStack?: EdgeFirewallStack;
+  /** The publisher console's API function (`/console/api/*` on the front door); absent with `-c console=false`. */
+  readonly consoleApi?: ConsoleApi;
   /** The one CloudFront distribution in front of everything: its URL is the output ServiceUrl. */
   readonly frontDoor: FrontDoor;
   /** The value of the front door's secret origin header, by which the loader function knows a request came through it. */
@@ -248,6 +251,17 @@ export class DeveloperApiStack extends Stack {
       restApi: this.api,
       domain: customDomainContext(this.node),
     });
+    // The console's own API (issue 27) behind the front door's /console/api/*. Its Loader page names the loader routes'
+    // own URL: a function the distribution points at cannot be told the distribution's name (a dependency cycle).
+    this.consoleApi = booleanContext(this.node, 'console', true)
+      ? new ConsoleApi(this, 'ConsoleApi', {
+          table: this.table,
+          scripts: this.scripts,
+          restApi: this.api,
+          usagePlan,
+          loaderBaseUrl: this.loaderApi.httpApi.apiEndpoint,
+        })
+      : undefined;
     this.reservations = this.reserveConcurrency();
 
     this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
@@ -292,7 +306,9 @@ export class DeveloperApiStack extends Stack {
       loaderApi: this.loaderApi.httpApi,
       originSecret: this.originSecret,
       accessLogs: this.scripts.accessLogs,
-      ...(booleanContext(this.node, 'console', true) ? { console: { files: requiredConsoleFiles(consoleFiles), apiOrigin: consoleApiOrigin } } : {}),
+      ...(booleanContext(this.node, 'console', true)
+        ? { console: { files: requiredConsoleFiles(consoleFiles), apiOrigin: consoleApiOrigin ?? this.consoleApi?.origin } }
+        : {}),
       ...(this.firewall ? { webAclArn: this.firewall.webAcl.attrArn } : {}),
     });
     // The hosted stub and the Discord replies name the URL buyers reach, not the HTTP API the front door calls.
@@ -353,6 +369,7 @@ export class DeveloperApiStack extends Stack {
     return [
       ...ROUTES.map((route): [ServiceFunction, 'route' | 'quietRoute'] => [this.routeFunctions[route.entry], isQuiet(route) ? 'quietRoute' : 'route']),
       [this.authorizerFunction, 'authorizer'],
+      ...(this.consoleApi ? [[this.consoleApi.function, 'console'] as [ServiceFunction, 'console']] : []),
       [this.loaderCheck.function, 'loaderCheck'],
       [this.webhooks.fanoutFunction, 'fanout'],
       [this.webhooks.deliveryFunction, 'delivery'],

@@ -158,7 +158,15 @@ export class FrontDoor extends Construct {
         enableAcceptEncodingGzip: true,
         enableAcceptEncodingBrotli: true,
       });
-      if (props.console.apiOrigin) additionalBehaviors[BEHAVIOURS.consoleApi] = { ...api, origin: props.console.apiOrigin };
+      if (props.console.apiOrigin) {
+        additionalBehaviors[BEHAVIOURS.consoleApi] = {
+          ...api,
+          origin: props.console.apiOrigin,
+          // The console API checks a change's Origin against the host the browser asked for, which its function URL
+          // origin does not see (the Host header goes to the origin as the function URL's own).
+          functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.forwardedHost() }],
+        };
+      }
       additionalBehaviors[BEHAVIOURS.console] = {
         origin: origins.S3BucketOrigin.withOriginAccessControl(this.consoleBucket),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
@@ -233,6 +241,23 @@ export class FrontDoor extends Construct {
           "  if (request.uri === '/console') return { statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '/console/' } } };",
           "  var name = request.uri.slice(request.uri.lastIndexOf('/') + 1);",
           "  if (name.indexOf('.') === -1) request.uri = '/console/index.html';",
+          '  return request;',
+          '}',
+        ].join('\n'),
+      ),
+    });
+  }
+
+  /** The viewer's Host as `x-forwarded-host`, set here so no client's header of that name reaches the console API. */
+  private forwardedHost(): cloudfront.Function {
+    return new cloudfront.Function(this, 'ForwardedHost', {
+      comment: "The console's host for the console API's Origin check",
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(
+        [
+          'function handler(event) {',
+          '  var request = event.request;',
+          "  request.headers['x-forwarded-host'] = { value: request.headers.host.value };",
           '  return request;',
           '}',
         ].join('\n'),

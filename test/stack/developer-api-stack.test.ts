@@ -80,11 +80,12 @@ describe('the table', () => {
 });
 
 describe('the functions', () => {
-  it('has one function per route, each a different function, plus the authorizer, webhook and analytics functions', () => {
+  it('has one function per route, each a different function, plus the authorizer, webhook, analytics and console API functions', () => {
     const routeFunctions = new Set(ROUTES.map(functionIdOf));
     expect(routeFunctions.size).toBe(ROUTES.length);
     expect(routeFunctions.has(authorizerFunctionId())).toBe(false);
-    expect(serviceFunctions()).toHaveLength(ROUTES.length + FUNCTIONS_BESIDE_ROUTES);
+    // FUNCTIONS_BESIDE_ROUTES counts a stack without the console (-c console=false); the console adds its API's.
+    expect(serviceFunctions()).toHaveLength(ROUTES.length + FUNCTIONS_BESIDE_ROUTES + 1);
   });
 
   it('gives the bulk revoke 28 s, inside the 29 s API Gateway waits, and every other route function 10 s', () => {
@@ -684,10 +685,12 @@ describe('the scripts bucket', () => {
     expect(JSON.stringify(policies[0]?.[1].Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
   });
 
-  it('is read by the loader function alone', () => {
-    const readers = ofType('AWS::IAM::Policy').filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes(`"${scriptsBucketId()}"`));
-    expect(readers.map(([id]) => id)).toHaveLength(1);
-    expect(readers[0]?.[0]).toMatch(/^LoaderCheckFunction/);
+  it("is named by the loader function's policy (it reads scripts) and the console API's (staged uploads and their commit) alone", () => {
+    const named = ofType('AWS::IAM::Policy').filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes(`"${scriptsBucketId()}"`));
+    expect(named.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).toSorted()).toEqual([
+      'ConsoleApiFunctionServiceRoleDefaultPolicy',
+      'LoaderCheckFunctionServiceRoleDefaultPolicy',
+    ]);
   });
 
   type BucketStatement = { Sid?: string; Effect: string; Action: string | string[]; Condition?: Record<string, Record<string, unknown>> };
@@ -719,7 +722,12 @@ describe('the scripts bucket', () => {
     const pinned = synthesizeApiStack({ dashboardPrincipalArn: dashboard });
     const pinnedBucket = pinned.stack.getLogicalId(pinned.stack.scripts.bucket.node.defaultChild as never);
     const onlyDashboard = scriptBucketStatements(pinned.template, pinnedBucket).find((statement) => statement.Sid === 'OnlyTheDashboardWritesScripts');
-    expect(onlyDashboard).toMatchObject({ Effect: 'Deny', Condition: { ArnNotEquals: { 'aws:PrincipalArn': [dashboard] } } });
+    // The console API's role commits uploads, so it is a writer beside the dashboard's principal.
+    const consoleRole = pinned.stack.getLogicalId(pinned.stack.consoleApi?.function.role?.node.defaultChild as never);
+    expect(onlyDashboard).toMatchObject({
+      Effect: 'Deny',
+      Condition: { ArnNotEquals: { 'aws:PrincipalArn': [dashboard, { 'Fn::GetAtt': [consoleRole, 'Arn'] }] } },
+    });
     expect([onlyDashboard?.Action].flat().toSorted()).toEqual(['s3:DeleteObject', 's3:DeleteObjectVersion', 's3:PutObject', 's3:PutObjectAcl']);
     expect(() => synthesizeApiStack({ dashboardPrincipalArn: 'Dashboard' })).toThrow('give an IAM role or user ARN');
   });

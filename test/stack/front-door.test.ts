@@ -70,6 +70,7 @@ function originKindOf(config: DistributionConfig, behaviour: Behaviour): string 
   if (domain.includes(idOf(built.stack.api))) return 'owner API';
   if (domain.includes(built.stack.getLogicalId(built.stack.loaderApi.httpApi.node.defaultChild as never))) return 'loader HTTP API';
   if (origin?.S3OriginConfig) return 'console bucket';
+  if (built.stack.consoleApi && domain.includes(built.stack.getLogicalId(built.stack.consoleApi.url.node.defaultChild as never))) return 'console API';
   return domain;
 }
 const behaviour = (config: DistributionConfig, pattern: string) => {
@@ -79,9 +80,10 @@ const behaviour = (config: DistributionConfig, pattern: string) => {
 };
 
 describe('one distribution in front of every route', () => {
-  it('routes the console, the owner API, the loader, the stub and Discord to their origins, the more specific first', () => {
+  it('routes the console API, the console, the owner API, the loader, the stub and Discord to their origins, the more specific first', () => {
     const config = configOf(built.resources);
     expect(config.CacheBehaviors.map((candidate) => [candidate.PathPattern, originKindOf(config, candidate)])).toEqual([
+      [BEHAVIOURS.consoleApi, 'console API'],
       [BEHAVIOURS.console, 'console bucket'],
       [BEHAVIOURS.ownerApi, 'owner API'],
       [BEHAVIOURS.stub, 'loader HTTP API'],
