@@ -58,7 +58,7 @@ describe('local docs extension', () => {
     const document = (await (await fetch(`${baseUrl}/_local/openapi.json`)).json()) as {
       components: { schemas: Record<string, { anyOf?: { title?: string }[] }> };
     };
-    expect(document.components.schemas.LoaderCheckResponse?.anyOf?.map((branch) => branch.title)).toEqual(['LoaderCheckValid', 'LoaderCheckRefused']);
+    expect(document.components.schemas.LoaderCheckResponse?.anyOf?.map((branch) => branch.title)).toEqual(['LoaderCheckValid', 'LoaderCheckRefused', 'LoaderCheckBanned']);
   });
 
   it('points / at the docs: a browser is redirected there, anything else gets the links as JSON', async () => {
