@@ -6,8 +6,8 @@ import { RateLimited } from './errors';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { KeyCheckStore, RateLimitStore, TelemetrySink } from './ports';
 import { rateWindowAt } from './rate-limit';
-import type { HeldRefusals, RefusalMemory } from './refusal-memory';
 import type { KeyBan, Refusal } from './refusal';
+import type { HeldRefusals, RefusalMemory } from './refusal-memory';
 
 export type { KeyBan, Refusal } from './refusal';
 
@@ -52,7 +52,6 @@ export interface KeyState {
   /** The publisher's ban, as the key item holds it (one whose `until` has passed stays there until unbanned). */
   ban: KeyBan | null;
 }
-
 
 /** Whether a ban refuses checks at `now`: from its write until the second of `until` (now ≥ until ends it, as expiry). */
 export const isBanned = (ban: KeyBan | null, now: number): ban is KeyBan => ban !== null && (ban.until === null || now < ban.until);
@@ -115,7 +114,6 @@ export type CountedKey = Pick<KeyState, 'expiresAt' | 'maxUses' | 'currentUses'>
 export type CheckWrite =
   | { outcome: 'counted'; keyId: string; key: CountedKey }
   | { outcome: 'not_counted'; keyId: string; key: KeyState | undefined; checksThisWindow: number };
-
 
 export interface KeyCheckDeps {
   keys: KeyCheckStore;
@@ -235,7 +233,7 @@ export async function checkKey<Served extends { versionId: string }>(
   const executed = servedVersion ? { ...request, version_id: servedVersion } : request;
   // Both are issued after this fetch began, so a rollback or revoke that answered before it is seen by both: the
   // pointer read is strongly consistent and the write is conditional on the key's latest state.
-  const [counted, readBeside] = await Promise.all([
+  const count = () =>
     deps.keys.checkAndCount({
       projectId: request.project_id,
       keyId,
@@ -245,10 +243,16 @@ export async function checkKey<Served extends { versionId: string }>(
       perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
       report: reportOf(executed),
       mayRun: (key) => refusalFor(key, request.project_id, keyHash, now, request.fingerprint) === undefined,
-    }),
-    guard && !readFirst ? guard.read() : undefined,
-  ]);
+    });
+  const [first, readBeside] = await Promise.all([count(), guard && !readFirst ? guard.read() : undefined]);
   const served = readBefore ?? readBeside;
+  // The store reads why a write failed after the failure: a state that admits the key under a window that is not full
+  // means it was lifted in between (an extend or an unban), so the check is counted again on it, once.
+  const lifted = (write: CheckWrite) =>
+    write.outcome === 'not_counted' &&
+    refusalFor(write.key, request.project_id, keyHash, now, request.fingerprint) === undefined &&
+    write.checksThisWindow < LOADER_LIMITS.perKeyPerMinute;
+  const counted = lifted(first) ? await count() : first;
   if (counted.outcome === 'not_counted') {
     // The write's condition held the key to the rule: the state it saw says why (and a refusal wins over the limit).
     const refusal = refusalFor(counted.key, request.project_id, keyHash, now, request.fingerprint);

@@ -11,10 +11,8 @@ type Report = Pick<LoaderCheckRequest, 'project_id' | 'executor' | 'fingerprint'
  * refusals are reported together: one validation record standing for `reportEvery` of them (its `count`), and what
  * is left when the minute ends with the first check of the next. Plain state, no I/O; one per container, injected.
  *
- * A remembered answer (a ban's reason with it) can outlive the change that would lift it (an unban, an extend, a
- * reset, a raised `max_uses`)
- * until the minute ends: at most LOADER_LIMITS.windowSeconds, and only for a key refused `floor` times in that
- * minute in that container. A revoke is never lifted.
+ * Only revoked keys are remembered: a revoke is never lifted, so the answer from memory is the table's. Every other
+ * refusal (banned, expired, HWID locked, over limit) can be lifted at any moment and is judged by the table.
  */
 export const REFUSAL_MEMORY = {
   /** Refusals of one key in a container's minute that are each written and reported, as every check is. */
@@ -66,9 +64,11 @@ export class RefusalMemory {
 
   /** Counts a refusal the table decided (written and reported as usual). KEY_INVALID is the address's to count. */
   refused(keyId: string, fingerprint: string, refusal: Refusal, windowStart: number, report: Report): void {
-    if (refusal.code === 'KEY_INVALID') return;
+    // Only a revoke is for good: a ban, an expiry, a cap or a machine lock can be lifted (unban, extend, edit, reset)
+    // and the next check must see it at once. KEY_INVALID is the address's to count.
+    if (refusal.code !== 'KEY_REVOKED') return;
     this.roll(windowStart);
-    const key = refusal.code === 'KEY_HWID_LOCKED' ? machineKey(keyId, fingerprint) : keyId;
+    const key = keyId;
     const known = this.entries.get(key);
     if (known) {
       // The latest verdict stands: a key revoked since its last refusal is remembered as revoked.
