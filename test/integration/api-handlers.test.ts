@@ -41,7 +41,6 @@ const VALID_BODIES: Partial<Record<RouteEntry, unknown>> = {
 let table: TestTable;
 let owner: SeededOwner;
 let caller: Caller;
-let project: SeededProject;
 let foreign: SeededProject;
 let proPlan: SeededProject;
 /** The authorizer and the route handlers the stack deploys, on this file's table. */
@@ -61,6 +60,24 @@ async function call(entry: RouteEntry, projectId: string, input: ApiEventInput =
   return { status: result.statusCode, headers: result.headers ?? {}, body: JSON.parse(result.body) as Record<string, unknown> };
 }
 
+/**
+ * A project of the owner for one `describe` alone, so that no describe depends on what another changed: 120 keys,
+ * then 30 more carrying WATERMARK (max 10 uses), three versions (the last current) and two webhooks.
+ */
+async function ownProject(): Promise<SeededProject> {
+  const project = await seedProject(table.stores, {
+    ownerId: owner.ownerId,
+    keys: 120,
+    versions: ['initial release', '', 'hotfix'],
+    webhooks: [
+      { url: 'https://discord.com/api/webhooks/111/aaa', events: ['version_deployed', 'key_abuse'] },
+      { url: 'https://discord.com/api/webhooks/222/bbb', events: ['execution_drop'], enabled: false },
+    ],
+  });
+  await table.stores.dashboard.issueKeys({ projectId: project.projectId, count: 30, watermark: WATERMARK, tier: 'standard', maxUses: 10, now: FIXED_NOW });
+  return project;
+}
+
 beforeAll(async () => {
   table = await createTestTable('api-handlers');
   authorize = createAuthorizer({ tokens: table.stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) });
@@ -71,16 +88,6 @@ beforeAll(async () => {
     logger: new Logger({ serviceName: 'developer-api' }),
   });
   owner = await seedOwner(table.stores);
-  project = await seedProject(table.stores, {
-    ownerId: owner.ownerId,
-    keys: 120,
-    versions: ['initial release', '', 'hotfix'],
-    webhooks: [
-      { url: 'https://discord.com/api/webhooks/111/aaa', events: ['version_deployed', 'key_abuse'] },
-      { url: 'https://discord.com/api/webhooks/222/bbb', events: ['execution_drop'], enabled: false },
-    ],
-  });
-  await table.stores.dashboard.issueKeys({ projectId: project.projectId, count: 30, watermark: WATERMARK, tier: 'standard', maxUses: 10, now: FIXED_NOW });
   const stranger = await seedOwner(table.stores);
   foreign = await seedProject(table.stores, { ownerId: stranger.ownerId, keys: 2, watermark: WATERMARK, versions: ['theirs'] });
   proPlan = await seedProject(table.stores, { ownerId: owner.ownerId, plan: 'pro' });
@@ -102,6 +109,11 @@ describe('authorizer against the table', () => {
 });
 
 describe('GET /v1/projects/:id/keys end to end', () => {
+  let project: SeededProject;
+  beforeAll(async () => {
+    project = await ownProject();
+  });
+
   it('answers the first 50 keys, exactly in the spec shape, with the total issued', async () => {
     const reply = await call('list-keys', project.projectId);
     expect(reply.status).toBe(200);
@@ -132,6 +144,11 @@ describe('GET /v1/projects/:id/keys end to end', () => {
 });
 
 describe('POST /v1/projects/:id/keys/revoke end to end', () => {
+  let project: SeededProject;
+  beforeAll(async () => {
+    project = await ownProject();
+  });
+
   it('revokes the key, shows it revoked in the list, and answers a second revoke with 200 too', async () => {
     const keyId = project.keys[3]!.id;
     expect(await call('revoke-key', project.projectId, { body: { key_id: keyId } })).toMatchObject({ status: 200, body: { ok: true } });
@@ -153,6 +170,11 @@ describe('POST /v1/projects/:id/keys/revoke end to end', () => {
 });
 
 describe('POST /v1/projects/:id/keys/revoke-bulk end to end', () => {
+  let project: SeededProject;
+  beforeAll(async () => {
+    project = await ownProject();
+  });
+
   it('revokes every key of the project with the watermark, then 0 on a second call, and no key of another project', async () => {
     expect(await call('revoke-bulk', project.projectId, { body: { watermark: WATERMARK } })).toMatchObject({
       status: 200,
@@ -175,6 +197,11 @@ describe('POST /v1/projects/:id/keys/revoke-bulk end to end', () => {
 });
 
 describe('versions end to end', () => {
+  let project: SeededProject;
+  beforeAll(async () => {
+    project = await ownProject();
+  });
+
   it('lists versions highest first with the last upload current', async () => {
     const reply = await call('list-versions', project.projectId);
     expect(reply.status).toBe(200);
@@ -206,6 +233,11 @@ describe('versions end to end', () => {
 });
 
 describe('GET /v1/projects/:id/webhooks end to end', () => {
+  let project: SeededProject;
+  beforeAll(async () => {
+    project = await ownProject();
+  });
+
   it('lists every configuration with the spec field names and types: events a JSON string, enabled 0/1', async () => {
     const reply = await call('list-webhooks', project.projectId);
     expect(reply.status).toBe(200);
@@ -236,6 +268,11 @@ describe('access end to end (spec §5)', () => {
 });
 
 describe('exact rate limit end to end (spec §8)', () => {
+  let project: SeededProject;
+  beforeAll(async () => {
+    project = await ownProject();
+  });
+
   it('lets a token make 100 requests in a minute, refuses the 101st with 429 and Retry-After, and counts each token apart', async () => {
     const token = newApiToken();
     await table.stores.tokens.saveTokenHash(owner.ownerId, hashToken(token), FIXED_NOW);
