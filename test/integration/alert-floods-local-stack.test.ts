@@ -8,7 +8,7 @@ import { EMBED_COLORS, escapeMarkdown } from '#domain/webhooks/embeds';
 import type { ReceivedMessage } from '#local/discord-stand-in';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
-import { expectEmbeds } from './local-stack-inbox';
+import { expectEmbeds } from '#test-support/local-stack-inbox';
 
 /**
  * Issue 21, items 1 and 2, end to end in the running local stack (`npm start` on the integration run's DynamoDB

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestTelemetry } from '#domain/analytics/ingest';
 import { EMBED_COLORS } from '#domain/webhooks/embeds';
+import { type PipelineToStandIn, pipelineToStandIn } from '#test-support/delivery-helpers';
+import { discordUrl } from '#test-support/event-fixtures';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
-import { discordUrl } from '../unit/events/fixtures';
-import { type PipelineToStandIn, pipelineToStandIn } from './delivery-helpers';
 
 /**
  * An alert storm end to end: 500 executors never seen before, reported in one ingest batch, reach the publisher's

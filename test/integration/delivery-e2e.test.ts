@@ -5,9 +5,9 @@ import { sha256Hex } from '#domain/scripts';
 import { EMBED_COLORS } from '#domain/webhooks/embeds';
 import type { DeliveryPipeline } from '#local/delivery-pipeline';
 import { EVENT_NAMES } from '#schemas/resources';
+import { type PipelineToStandIn, pipelineToStandIn, type ServedStandIn } from '#test-support/delivery-helpers';
+import { discordUrl, FIXED_NOW, keyAbuseItem } from '#test-support/event-fixtures';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
-import { discordUrl, FIXED_NOW, keyAbuseItem } from '../unit/events/fixtures';
-import { type PipelineToStandIn, pipelineToStandIn, type ServedStandIn } from './delivery-helpers';
 
 /** The local stack's promise: an upload shows in the inbox within 2 s. */
 

@@ -6,9 +6,9 @@ import { DELIVERY_QUEUE, FANOUT_STREAM } from '#domain/webhooks/delivery-setting
 import { createDeliveryHandler } from '#functions/webhook-delivery';
 import { createFanoutHandler } from '#functions/webhook-fanout';
 import { InProcessQueue } from '#local/in-process-queue';
+import { type ServedStandIn, serveStandIn } from '#test-support/delivery-helpers';
+import { discordUrl, FIXED_NOW, streamEvent, streamRecord } from '#test-support/event-fixtures';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
-import { discordUrl, FIXED_NOW, streamEvent, streamRecord } from '../unit/events/fixtures';
-import { type ServedStandIn, serveStandIn } from './delivery-helpers';
 
 /**
  * One tenant's flood must not delay another tenant's embed: project A fires 1,000 events, then project B one. The

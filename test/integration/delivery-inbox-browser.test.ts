@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEmbed } from '#domain/webhooks/embeds';
 import type { ProjectEvent } from '#schemas/events';
 import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
-import { FIXED_NOW } from '../unit/events/fixtures';
-import { type ServedStandIn, serveStandIn } from './delivery-helpers';
+import { type ServedStandIn, serveStandIn } from '#test-support/delivery-helpers';
+import { FIXED_NOW } from '#test-support/event-fixtures';
 
 const SCREENSHOT = 'test-results/inbox.png';
 if (NO_BROWSER_REASON) console.warn(`Inbox browser test skipped: ${NO_BROWSER_REASON}`);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildEmbed } from '#domain/webhooks/embeds';
 import { INBOX_CSP } from '#local/inbox-page';
-import { FIXED_NOW } from '../unit/events/fixtures';
-import { type ServedStandIn, serveStandIn } from './delivery-helpers';
+import { type ServedStandIn, serveStandIn } from '#test-support/delivery-helpers';
+import { FIXED_NOW } from '#test-support/event-fixtures';
 
 let served: ServedStandIn;
 const HOOK = '/_local/discord/webhooks/123456789012345678/tok_en';

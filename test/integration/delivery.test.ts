@@ -11,8 +11,8 @@ import { createDeliveryHandler } from '#functions/webhook-delivery';
 import { createFanoutHandler } from '#functions/webhook-fanout';
 import { InProcessQueue } from '#local/in-process-queue';
 import type { ProjectEvent } from '#schemas/events';
+import { captureLogs, discordUrl, FIXED_NOW, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from '#test-support/event-fixtures';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
-import { captureLogs, discordUrl, FIXED_NOW, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from '../unit/events/fixtures';
 
 /** What the scripted Discord answers next; 'hang' never answers. */
 type Reply = { status: number; json?: unknown; headers?: Record<string, string> } | 'hang';

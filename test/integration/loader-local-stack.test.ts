@@ -8,7 +8,7 @@ import { type LocalStack, startLocalStack } from '#local/stack';
 import type { StackInfo } from '#local/state-file';
 import type { LoaderCheckRequest } from '#schemas/loader';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
-import { expectEmbeds } from './local-stack-inbox';
+import { expectEmbeds } from '#test-support/local-stack-inbox';
 
 /**
  * The loader key check end to end over HTTP in the running local stack (`npm start` on the integration run's

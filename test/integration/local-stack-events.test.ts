@@ -3,7 +3,7 @@ import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, freePort, scriptFileOf } from '#test-support/fixtures';
-import { expectEmbeds as expectEmbedsAt } from './local-stack-inbox';
+import { expectEmbeds as expectEmbedsAt } from '#test-support/local-stack-inbox';
 
 // Each of the five events, made to fire in the running local stack by dashboard commands alone, arrives as
 // exactly one embed at the stack's Discord stand-in (the page at inboxUrl shows the same messages).

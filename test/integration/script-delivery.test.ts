@@ -16,9 +16,9 @@ import type { RequestLogEntry } from '#local/server';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import type { StackInfo } from '#local/state-file';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
+import { expectEmbeds } from '#test-support/local-stack-inbox';
+import { runCli } from '#test-support/sdapi-run-cli';
 import { EXIT } from '../../sdapi/errors';
-import { runCli } from '../unit/sdapi/run-cli';
-import { expectEmbeds } from './local-stack-inbox';
 
 /**
  * Script delivery end to end on a started local stack (`npm start` on the integration run's DynamoDB Local, with

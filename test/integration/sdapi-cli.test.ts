@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ID, TOKEN } from '#test-support/sdapi-run-cli';
+import { makeKey, makeVersion, makeWebhook, StandInApi } from '#test-support/sdapi-stand-in-api';
 import { EXIT } from '../../sdapi/errors';
-import { PROJECT_ID, TOKEN } from '../unit/sdapi/run-cli';
-import { makeKey, makeVersion, makeWebhook, StandInApi } from '../unit/sdapi/stand-in-api';
 
 /** The installed command as a user runs it: `node sdapi/bin.mjs`, a separate process, stdin and stdout pipes. */
 const BIN = fileURLToPath(new URL('../../sdapi/bin.mjs', import.meta.url));

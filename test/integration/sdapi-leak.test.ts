@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PROJECT_ID, runCli, TOKEN } from '#test-support/sdapi-run-cli';
+import { makeKey, StandInApi } from '#test-support/sdapi-stand-in-api';
 import { EXIT } from '../../sdapi/errors';
 import type { LeakReport } from '../../sdapi/leak';
 import { scanFile } from '../../sdapi/scan';
-import { PROJECT_ID, runCli, TOKEN } from '../unit/sdapi/run-cli';
-import { makeKey, StandInApi } from '../unit/sdapi/stand-in-api';
 
 const LEAKED = '3f9a1c7e5b2d8046';
 const ALSO_LEAKED = 'b41e07d93ac2f865';

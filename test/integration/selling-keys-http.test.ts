@@ -6,8 +6,8 @@ import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
 import { MemoryScriptStore } from '#test-support/memory-stores';
+import { runCli } from '#test-support/sdapi-run-cli';
 import { EXIT } from '../../sdapi/errors';
-import { runCli } from '../unit/sdapi/run-cli';
 
 /**
  * Selling keys over HTTP through the local stack's server (the real authorizer, handlers and gateway on DynamoDB

@@ -10,7 +10,7 @@ import { REFUSAL_SENTENCES, refusalSentence } from '#domain/scripts';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
 import { EXIT } from '../../sdapi/errors';
-import { runCli } from '../unit/sdapi/run-cli';
+import { runCli } from '#test-support/sdapi-run-cli';
 
 /**
  * `npm run loader` (examples/roblox-loader.luau, the stub buyers run, in the fengari VM) against a started local

@@ -7,7 +7,7 @@ import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
 import { ROUTES, type Route } from '#http/routes';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, seedOwner, seedProject } from '#test-support/fixtures';
-import { freePort, type RawReply, type RawRequestInput, rawRequest, reportFigure, snapshotTable } from './support';
+import { freePort, type RawReply, type RawRequestInput, rawRequest, reportFigure, snapshotTable } from '#test-support/hardening';
 
 /**
  * Bad input of every kind, over real HTTP, against a local stack (the real authorizer and handlers behind the

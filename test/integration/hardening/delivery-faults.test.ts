@@ -8,9 +8,9 @@ import type { DeliveryMessage } from '#domain/webhooks/delivery-message';
 import { DELIVERY_QUEUE } from '#domain/webhooks/delivery-settings';
 import { createDeliveryHandler } from '#functions/webhook-delivery';
 import { InProcessQueue } from '#local/in-process-queue';
+import { captureLogs, discordUrl, FIXED_NOW, WEBHOOK_TOKEN } from '#test-support/event-fixtures';
 import { createTestTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
-import { captureLogs, discordUrl, FIXED_NOW, WEBHOOK_TOKEN } from '../../unit/events/fixtures';
-import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
+import { HARDENING_RUNS, reportFigure, timeoutFor } from '#test-support/hardening';
 
 /**
  * Discord misbehaving under the delivery handler: 5xx, requests that hang, connections reset mid-request and

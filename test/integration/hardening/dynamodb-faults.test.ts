@@ -6,10 +6,10 @@ import { revokeBulkEndpoint } from '#functions/revoke-bulk';
 import { revokeKeyEndpoint } from '#functions/revoke-key';
 import { createApiHandler, type Endpoint } from '#http/api-handler';
 import { memoryKeySecret } from '#local/key-secret';
+import { type DynamoFaultName, type FaultyClient, faultyDocumentClient } from '#test-support/dynamodb-faults';
+import { captureLogs } from '#test-support/event-fixtures';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, type SeededOwner, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
-import { captureLogs } from '../../unit/events/fixtures';
-import { type DynamoFaultName, type FaultyClient, faultyDocumentClient } from '../../unit/hardening/dynamodb-faults';
-import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
+import { HARDENING_RUNS, reportFigure, timeoutFor } from '#test-support/hardening';
 
 /**
  * DynamoDB failing under the revoke endpoints, on DynamoDB Local: the faults are injected in the client's

@@ -5,7 +5,7 @@ import { API_FUNCTION_TIMEOUT_SECONDS } from '#http/routes';
 import type { RequestLogEntry } from '#local/server';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint } from '#test-support/fixtures';
-import { freePort, type PausableProxy, rawRequest, reportFigure, startPausableProxy } from './support';
+import { freePort, type PausableProxy, rawRequest, reportFigure, startPausableProxy } from '#test-support/hardening';
 
 /**
  * The local stack with its database hanging: connections accepted, nothing answered (a paused JVM, a network

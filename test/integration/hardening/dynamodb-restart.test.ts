@@ -10,9 +10,9 @@ import { seedDemo } from '#local/seed';
 import type { RequestLogEntry } from '#local/server';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { ensureTable } from '#local/table';
+import { captureLogs } from '#test-support/event-fixtures';
+import { freePort, type RawReply, rawRequest, reportFigure } from '#test-support/hardening';
 import { MemoryScriptStore } from '#test-support/memory-stores';
-import { captureLogs } from '../../unit/events/fixtures';
-import { freePort, type RawReply, rawRequest, reportFigure } from './support';
 
 /**
  * The local stack with its DynamoDB Local killed under it and started again on the same port. This test runs

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listKeys } from '#domain/project-api';
 import { KEYS_PAGE } from '#schemas/requests';
 import { createTestTable, FIXED_NOW, seedOwner, type TestTable } from '#test-support/fixtures';
-import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
+import { HARDENING_RUNS, reportFigure, timeoutFor } from '#test-support/hardening';
 
 /**
  * Key pagination on DynamoDB Local, against random shapes: a project with a random number of keys (issued in

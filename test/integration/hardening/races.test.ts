@@ -10,7 +10,7 @@ import { listVersionsEndpoint } from '#functions/list-versions';
 import { createApiHandler } from '#http/api-handler';
 import { memoryKeySecret } from '#local/key-secret';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, NO_DEADLINE, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
-import { HARDENING_RUNS, reportFigure, timeoutFor } from './support';
+import { HARDENING_RUNS, reportFigure, timeoutFor } from '#test-support/hardening';
 
 /**
  * The API's writes raced against each other on DynamoDB Local, each race repeated HARDENING_RUNS times on a

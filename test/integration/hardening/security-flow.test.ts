@@ -10,8 +10,8 @@ import type { OutgoingMessage } from '#domain/webhooks/ports';
 import { InProcessQueue } from '#local/in-process-queue';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, scriptFileOf } from '#test-support/fixtures';
-import { captureAllOutput, leakedSecrets } from '../../unit/hardening/capture';
-import { freePort, type RawRequestInput, rawRequest, reportFigure } from './support';
+import { freePort, type RawRequestInput, rawRequest, reportFigure } from '#test-support/hardening';
+import { captureAllOutput, leakedSecrets } from '#test-support/output-capture';
 
 /**
  * One full flow through the local stack with everything it prints captured: tokens made with the dashboard,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { QueueTelemetrySink, TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
 import type { MessageSender, OutgoingMessage } from '#domain/webhooks/ports';
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
-import { captureLogs } from '../events/fixtures';
+import { captureLogs } from '#test-support/event-fixtures';
 
 const records: (ValidationRecord | ExecutionRecord)[] = [
   { kind: 'validation', projectId: 'prj_a', keyId: 'key_1', result: 'ok', executor: 'Wave', fingerprint: '0'.repeat(64), at: 1_700_000_000 },

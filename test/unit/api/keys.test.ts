@@ -3,8 +3,8 @@ import { AUDIT_UNSETTLED } from '#domain/audit';
 import type { Key } from '#domain/model';
 import { BULK_REVOKE_ANSWER_RESERVE_MS } from '#domain/project-api';
 import { CALLER, expectError, invoke, type MemoryApi, memoryApi, NOW, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
+import { captureLogs } from '#test-support/event-fixtures';
 import { apiEvent, lambdaContext } from '#test-support/fixtures';
-import { captureLogs } from '../events/fixtures';
 
 let api: MemoryApi;
 beforeEach(() => {

@@ -8,7 +8,7 @@ import { DynamoDeliveryStore } from '#adapters/delivery-store';
 import { SqsMessageSender } from '#adapters/sqs-queue';
 import type { DeliveryMessage } from '#domain/webhooks/delivery-message';
 import { createFanoutHandler } from '#functions/webhook-fanout';
-import { captureLogs, discordUrl, keyAbuseItem, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from './fixtures';
+import { captureLogs, discordUrl, keyAbuseItem, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from '#test-support/event-fixtures';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keyOf } from '#adapters/layout';
 import { matchesFilter, readStreamRecord, STREAM_FILTER_PATTERN } from '#adapters/stream-events';
-import { streamRecord } from './fixtures';
+import { streamRecord } from '#test-support/event-fixtures';
 
 const versionItem = {
   ...keyOf.version('prj_1', 'ver_1'),

@@ -19,11 +19,11 @@ import type { HttpApiHandler } from '#http/http-api';
 import { ROUTES } from '#http/routes';
 import { type EntryName, handleGatewayRequest, type ProxyHandler } from '#local/gateway';
 import { CALLER, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
+import { DYNAMO_FAULTS, type DynamoFaultName } from '#test-support/dynamodb-faults';
+import { captureLogs, discordUrl, streamEvent, streamRecord, versionItem } from '#test-support/event-fixtures';
 import { apiEvent, lambdaContext, type RouteEntry } from '#test-support/fixtures';
-import { captureLogs, discordUrl, streamEvent, streamRecord, versionItem } from '../events/fixtures';
-import { DYNAMO_FAULTS, type DynamoFaultName } from './dynamodb-faults';
-import { reportFigure } from './runs';
-import { projectItem } from './table-items';
+import { reportFigure } from '#test-support/runs';
+import { projectItem } from '#test-support/table-items';
 
 /**
  * Failures of what the service depends on, injected with aws-sdk-client-mock: DynamoDB throttling and server

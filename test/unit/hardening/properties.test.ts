@@ -8,7 +8,7 @@ import { KEYS_PAGE, ListKeysQuery, RevokeBulkBody } from '#schemas/requests';
 import { invoke, memoryApi, PROJECT_ID } from '#test-support/api-harness';
 import { apiEvent } from '#test-support/fixtures';
 import { MemoryStores } from '#test-support/memory-stores';
-import { HARDENING_RUNS, PROPERTY_RUNS, reportFigure, timeoutFor } from './runs';
+import { HARDENING_RUNS, PROPERTY_RUNS, reportFigure, timeoutFor } from '#test-support/runs';
 
 /**
  * The rules that take free-form input, checked against arbitrary input rather than chosen examples: each

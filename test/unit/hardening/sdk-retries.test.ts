@@ -9,11 +9,11 @@ import { listKeysEndpoint } from '#functions/list-keys';
 import { createApiHandler } from '#http/api-handler';
 import { memoryKeySecret } from '#local/key-secret';
 import { NOW, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
+import { DYNAMO_FAULTS, type DynamoFaultName, faultyDocumentClient } from '#test-support/dynamodb-faults';
+import { captureLogs } from '#test-support/event-fixtures';
 import { apiEvent, lambdaContext } from '#test-support/fixtures';
-import { captureLogs } from '../events/fixtures';
-import { DYNAMO_FAULTS, type DynamoFaultName, faultyDocumentClient } from './dynamodb-faults';
-import { reportFigure } from './runs';
-import { projectItem } from './table-items';
+import { reportFigure } from '#test-support/runs';
+import { projectItem } from '#test-support/table-items';
 
 /**
  * DynamoDB throttling and server errors injected below the SDK (in the client's transport, no network), so the

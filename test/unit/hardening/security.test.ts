@@ -23,8 +23,8 @@ import {
 } from '#local/gateway';
 import { countEarlierRequests, type MemoryApi, memoryApi, memoryAuthorizer, PROJECT_ID, UNKNOWN_PROJECT_ID } from '#test-support/api-harness';
 import { type ApiEventInput, apiEvent, authorizerEvent, DEFAULT_CALLER, lambdaContext, type RouteEntry } from '#test-support/fixtures';
-import { captureAllOutput, leakedSecrets } from './capture';
-import { PROPERTY_RUNS, reportFigure, timeoutFor } from './runs';
+import { captureAllOutput, leakedSecrets } from '#test-support/output-capture';
+import { PROPERTY_RUNS, reportFigure, timeoutFor } from '#test-support/runs';
 
 /**
  * Security rules checked across the code paths that could break them: only Discord's webhook API is ever

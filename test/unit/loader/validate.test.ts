@@ -13,8 +13,8 @@ import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
 import { LOADER_ROUTE } from '#http/routes';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { invoke, NOW, SECONDS_TO_NEXT_WINDOW, SECURITY_HEADERS } from '#test-support/api-harness';
+import { captureLogs } from '#test-support/event-fixtures';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
-import { captureLogs } from '../events/fixtures';
 
 const PROJECT = 'prj_loader';
 const FINGERPRINT = 'c'.repeat(64);

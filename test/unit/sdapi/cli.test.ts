@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
+import { BASE_URL, PROJECT_ID, runCli, TOKEN } from '#test-support/sdapi-run-cli';
+import { makeKey, makeVersion, makeWebhook, StandInApi } from '#test-support/sdapi-stand-in-api';
 import { EXIT } from '../../../sdapi/errors';
-import { BASE_URL, PROJECT_ID, runCli, TOKEN } from './run-cli';
-import { makeKey, makeVersion, makeWebhook, StandInApi } from './stand-in-api';
 
 let api: StandInApi;
 

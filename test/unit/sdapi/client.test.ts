@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { PROJECT_ID, runCli, TOKEN } from '#test-support/sdapi-run-cli';
 import { ApiClient, retryAfterSeconds } from '../../../sdapi/client';
 import { ApiFailure, EXIT } from '../../../sdapi/errors';
-import { PROJECT_ID, runCli, TOKEN } from './run-cli';
 
 const config = { baseUrl: 'http://api.test', token: TOKEN, projectId: PROJECT_ID, sources: [] };
 const client = (fetch: typeof globalThis.fetch) => new ApiClient(config, { fetch, sleep: async () => {} });

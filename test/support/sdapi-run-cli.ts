@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runSdapi } from '../../../sdapi/main';
+import { runSdapi } from '../../sdapi/main';
 
 export const TOKEN = 'sdt_Q2hhbmdlLW1lLXRoaXMtaXMtYS10ZXN0LXRva2VuLTAx';
 export const PROJECT_ID = 'prj_5e0c8a3f71b24d9c6a1f';

@@ -9,7 +9,7 @@ import { scanTable } from '#test-support/fixtures';
  */
 
 export { freePort } from '#test-support/fixtures';
-export { HARDENING_RUNS, reportFigure, timeoutFor } from '../../unit/hardening/runs';
+export { HARDENING_RUNS, reportFigure, timeoutFor } from '#test-support/runs';
 
 export interface RawReply {
   status: number;
