@@ -36,10 +36,10 @@ export function parseCommand<Input>(command: Command<Input, object>, argv: reado
 // ---- limits of the dashboard's input ----
 
 /** Keys one `keys issue` call may create: enough for any real batch, small enough to print. */
-export const MAX_KEYS_PER_ISSUE = 10_000;
+export const MAX_KEYS_PER_DASHBOARD_ISSUE = 10_000;
 export const MAX_PROJECT_NAME_LENGTH = 100;
 /** A Discord embed field value holds 1024 characters; the notes are shown in one. */
-export const MAX_NOTES_LENGTH = 1024;
+export const MAX_VERSION_NOTES_LENGTH = 1024;
 /** Spec §2.1 shows no tier but `standard`. */
 export const KEY_TIERS = ['standard'] as const;
 /** Past this a timestamp is in milliseconds, not the Unix seconds the API uses. */
@@ -305,7 +305,7 @@ export const keysIssue: Command<KeysIssueInput, { keys: DashboardIssuedKey[] }> 
     const discordId = flags.optional('discord-id');
     return {
       projectId: projectId(flags),
-      count: count === undefined ? 1 : wholeNumber('count', count, { min: 1, max: MAX_KEYS_PER_ISSUE }),
+      count: count === undefined ? 1 : wholeNumber('count', count, { min: 1, max: MAX_KEYS_PER_DASHBOARD_ISSUE }),
       ...(mark === undefined ? {} : { watermark: watermark(mark) }),
       tier: oneOf('tier', flags.optional('tier') ?? 'standard', KEY_TIERS),
       maxUses: maxUses === undefined ? null : wholeNumber('max-uses', maxUses, { min: 1, max: Number.MAX_SAFE_INTEGER }),
@@ -341,7 +341,7 @@ export const versionsUpload: Command<
   validate: (flags) => ({
     projectId: projectId(flags),
     file: flags.required('file'),
-    notes: printableText('notes', flags.optional('notes') ?? '', MAX_NOTES_LENGTH, { allowEmpty: true }),
+    notes: printableText('notes', flags.optional('notes') ?? '', MAX_VERSION_NOTES_LENGTH, { allowEmpty: true }),
   }),
   async run(context, input) {
     const bytes = await scriptFile(input.file);

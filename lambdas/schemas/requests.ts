@@ -109,7 +109,7 @@ export type RollbackBody = z.infer<typeof RollbackBody>;
 // ---- Selling keys (DESIGN.md, "Selling keys: issue over the API, bind to machines") ----
 
 /** Keys one issue call makes at most, as shops and key systems batch them. */
-export const MAX_KEYS_PER_ISSUE = 100;
+export const MAX_KEYS_PER_API_ISSUE = 100;
 /** Duration presets in seconds; `lifetime` is LIFETIME_EXPIRES_AT instead of a duration. */
 export const DURATION_PRESETS = { '1d': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400, '90d': 90 * 86_400, '365d': 365 * 86_400 } as const;
 /** Whole-second durations accepted besides the presets: a minute to ten years. */
@@ -159,8 +159,8 @@ const optionalNullableInt = (field: string, min: number, max: number) =>
 export const IssueKeysBody = requestPart('body', {
   count: z._default(
     z
-      .int({ error: `count must be a whole number from 1 to ${MAX_KEYS_PER_ISSUE}` })
-      .check(z.gte(1, 'count must be at least 1'), z.lte(MAX_KEYS_PER_ISSUE, `count must be at most ${MAX_KEYS_PER_ISSUE}`)),
+      .int({ error: `count must be a whole number from 1 to ${MAX_KEYS_PER_API_ISSUE}` })
+      .check(z.gte(1, 'count must be at least 1'), z.lte(MAX_KEYS_PER_API_ISSUE, `count must be at most ${MAX_KEYS_PER_API_ISSUE}`)),
     1,
   ),
   duration: z._default(

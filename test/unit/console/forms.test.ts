@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { DURATION_PRESETS, IssueKeysBody, MAX_FINGERPRINTS, MAX_KEYS_PER_ISSUE, MAX_NOTE_LENGTH as SERVER_MAX_NOTE } from '#schemas/requests';
+import { DURATION_PRESETS, IssueKeysBody, MAX_FINGERPRINTS, MAX_KEYS_PER_API_ISSUE, MAX_NOTE_LENGTH as SERVER_MAX_NOTE } from '#schemas/requests';
 import {
   banReasonProblem,
   DURATIONS,
@@ -19,7 +19,7 @@ const BLANK: IssueFormFields = { count: '1', duration: '30d', maxUses: '', maxMa
 
 describe('console Issue keys form', () => {
   it('keeps the server limits: count, note length, machines and the duration presets', () => {
-    expect(MAX_ISSUE_COUNT).toBe(MAX_KEYS_PER_ISSUE);
+    expect(MAX_ISSUE_COUNT).toBe(MAX_KEYS_PER_API_ISSUE);
     expect(MAX_NOTE_LENGTH).toBe(SERVER_MAX_NOTE);
     expect(MAX_MACHINES).toBe(MAX_FINGERPRINTS);
     expect(DURATIONS).toEqual([...Object.keys(DURATION_PRESETS), 'lifetime']);
