@@ -1,12 +1,33 @@
 import { fileURLToPath } from 'node:url';
+import { GRANULARITY, TOP_NAMES } from '#domain/analytics/stats';
+import { CONSOLE_RATE_LIMIT, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS } from '#domain/console-session';
+import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
+import { SIGNATURE_MAX_SKEW_SECONDS } from '#domain/discord/signature';
+import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE } from '#domain/full-copies';
+import { REFUSAL_MEMORY } from '#domain/refusal-memory';
+import { MAX_SCRIPT_BYTES } from '#domain/scripts';
+import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
+import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
 import { MAX_KEYS_PER_DASHBOARD_ISSUE, MAX_VERSION_NOTES_LENGTH } from '#dashboard/commands';
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { API_FUNCTION_TIMEOUT_SECONDS, ROUTES, timeoutSecondsOf } from '#http/routes';
-import { KEYS_PAGE, MAX_FINGERPRINTS, MAX_KEYS_PER_API_ISSUE, MAX_NOTE_LENGTH } from '#schemas/requests';
-import { LOADER_RESERVED_CONCURRENCY, LOADER_ROUTE_THROTTLE, STAGE_METHOD_THROTTLE, USAGE_PLAN_THROTTLE, WAF_DEFAULT_REQUESTS_PER_MINUTE } from './capacity';
+import { BAN_REASON_LENGTH, KEYS_PAGE, MAX_FINGERPRINTS, MAX_KEYS_PER_API_ISSUE, MAX_NOTE_LENGTH } from '#schemas/requests';
+import {
+  ACCOUNT_API_RATE,
+  DISCORD_ROUTE_THROTTLE,
+  FUNCTIONS_PER_GROUP,
+  LOADER_RESERVED_CONCURRENCY,
+  LOADER_ROUTE_THROTTLE,
+  QUIET_ROUTE_THROTTLE,
+  RESERVED_CONCURRENCY,
+  STAGE_METHOD_THROTTLE,
+  STUB_ROUTE_THROTTLE,
+  USAGE_PLAN_THROTTLE,
+  WAF_DEFAULT_REQUESTS_PER_MINUTE,
+} from './capacity';
 
 /** Where `npm run limits` writes the page. */
 export const LIMITS_PATH = fileURLToPath(new URL('../docs/limits.md', import.meta.url));
@@ -18,6 +39,13 @@ const routeOf = (entry: string) => {
 };
 
 const number = (value: number): string => value.toLocaleString('en-US');
+const hours = (seconds: number): string => `${number(seconds / 3600)} h`;
+const days = (seconds: number): string => `${number(seconds / 86_400)} days`;
+const bucket = (throttle: { rateLimit: number; burstLimit: number }): string => `${number(throttle.rateLimit)}/s, burst ${number(throttle.burstLimit)}`;
+const reservedInAll = Object.entries(RESERVED_CONCURRENCY).reduce(
+  (sum, [group, each]) => sum + each * FUNCTIONS_PER_GROUP[group as keyof typeof FUNCTIONS_PER_GROUP],
+  0,
+);
 
 /** One limit: what it bounds, its value, and the constant that holds it (the only place the number is written). */
 type Limit = [what: string, value: string, constant: string];
@@ -35,6 +63,20 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
       ["A route function's timeout", `${API_FUNCTION_TIMEOUT_SECONDS} s`, '`API_FUNCTION_TIMEOUT_SECONDS` (lambdas/http/routes.ts)'],
       ["The bulk revoke's timeout", `${timeoutSecondsOf(routeOf('revoke-bulk'))} s`, '`timeoutSeconds` of `revoke-bulk` (lambdas/http/routes.ts)'],
       ["The authorizer's cached answer", `${AUTHORIZER_CACHE_SECONDS} s`, '`AUTHORIZER_CACHE_SECONDS` (lambdas/domain/tokens.ts)'],
+      ["A ban's reason", `${BAN_REASON_LENGTH.min}–${number(BAN_REASON_LENGTH.max)} characters`, '`BAN_REASON_LENGTH` (lambdas/schemas/requests.ts)'],
+      [
+        "An order's repeat window (the same order id answers the same keys)",
+        hours(ORDER_REPEAT_WINDOW_SECONDS),
+        '`ORDER_REPEAT_WINDOW_SECONDS` (lambdas/domain/selling-keys.ts)',
+      ],
+      ['A script version', `${number(MAX_SCRIPT_BYTES / 1024 / 1024)} MiB`, '`MAX_SCRIPT_BYTES` (lambdas/domain/scripts.ts)'],
+      [
+        'Stats window, by hour',
+        `${GRANULARITY.hour.limit}, kept ${days(GRANULARITY.hour.keptSeconds)}`,
+        '`GRANULARITY.hour` (lambdas/domain/analytics/stats.ts)',
+      ],
+      ['Stats window, by day', `${GRANULARITY.day.limit}, kept ${days(GRANULARITY.day.keptSeconds)}`, '`GRANULARITY.day`'],
+      ['Executors or versions named per stats bucket', `${TOP_NAMES}, the rest summed`, '`TOP_NAMES` (lambdas/domain/analytics/stats.ts)'],
     ],
   ],
   [
@@ -49,7 +91,43 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
         `${number(LOADER_ROUTE_THROTTLE.rateLimit)}/s, burst ${number(LOADER_ROUTE_THROTTLE.burstLimit)}`,
         '`LOADER_ROUTE_THROTTLE` (lib/capacity.ts)',
       ],
+      [
+        'Full copies of one version per key',
+        `${FULL_COPIES_PER_KEY_VERSION_PER_MINUTE} a minute`,
+        '`FULL_COPIES_PER_KEY_VERSION_PER_MINUTE` (lambdas/domain/full-copies.ts)',
+      ],
+      [
+        "A revoked key's refusals written before a container answers them from memory",
+        `${REFUSAL_MEMORY.floor} a minute`,
+        '`REFUSAL_MEMORY.floor` (lambdas/domain/refusal-memory.ts)',
+      ],
+      ['The hosted stub in caches', `${STUB_MAX_AGE_SECONDS} s`, '`STUB_MAX_AGE_SECONDS` (lambdas/http/loader-stub.ts)'],
+      ['HTTP API throttle, the stub route', bucket(STUB_ROUTE_THROTTLE), '`STUB_ROUTE_THROTTLE` (lib/capacity.ts)'],
       ["The loader function's reserved concurrency", number(LOADER_RESERVED_CONCURRENCY), '`LOADER_RESERVED_CONCURRENCY` (lib/capacity.ts)'],
+    ],
+  ],
+  [
+    'Console',
+    [
+      [
+        'Requests per session',
+        `${number(CONSOLE_RATE_LIMIT.requests)} per ${CONSOLE_RATE_LIMIT.windowSeconds} s`,
+        '`CONSOLE_RATE_LIMIT` (lambdas/domain/console-session.ts)',
+      ],
+      ['A session unused', `ends after ${hours(SESSION_IDLE_SECONDS)}`, '`SESSION_IDLE_SECONDS`'],
+      ['A session at most', days(SESSION_MAX_SECONDS), '`SESSION_MAX_SECONDS`'],
+    ],
+  ],
+  [
+    'Discord',
+    [
+      ['HTTP API throttle, the interactions route', bucket(DISCORD_ROUTE_THROTTLE), '`DISCORD_ROUTE_THROTTLE` (lib/capacity.ts)'],
+      [
+        "A buyer's machine reset cooldown",
+        `${hours(RESET_COOLDOWN_SECONDS.default)} by default, ${hours(RESET_COOLDOWN_SECONDS.min)} to ${days(RESET_COOLDOWN_SECONDS.max)}`,
+        '`RESET_COOLDOWN_SECONDS` (lambdas/domain/discord/link.ts)',
+      ],
+      ["A signed interaction's age", `${SIGNATURE_MAX_SKEW_SECONDS} s`, '`SIGNATURE_MAX_SKEW_SECONDS` (lambdas/domain/discord/signature.ts)'],
     ],
   ],
   [
@@ -65,6 +143,13 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
         `${number(STAGE_METHOD_THROTTLE.rateLimit)}/s, burst ${number(STAGE_METHOD_THROTTLE.burstLimit)}`,
         '`STAGE_METHOD_THROTTLE` (lib/capacity.ts)',
       ],
+      ['Each quiet method (ban, unban, extend, edit, stats)', bucket(QUIET_ROUTE_THROTTLE), '`QUIET_ROUTE_THROTTLE` (lib/capacity.ts)'],
+      [
+        "The account's API Gateway requests a second (default, and what docs/operations.md asks for)",
+        `${number(ACCOUNT_API_RATE.default)}, ask for ${number(ACCOUNT_API_RATE.requested)}`,
+        '`ACCOUNT_API_RATE` (lib/capacity.ts)',
+      ],
+      ['Reserved concurrency, every group reserved', `${number(reservedInAll)} instances`, '`RESERVED_CONCURRENCY`, `FUNCTIONS_PER_GROUP` (lib/capacity.ts)'],
       [
         'WAF per-address rule (opt-in, `-c wafRateLimit`)',
         `${number(WAF_DEFAULT_REQUESTS_PER_MINUTE)} a minute by default`,
