@@ -31,6 +31,10 @@ export const LoaderTiming = z.object({
 });
 export type LoaderTiming = z.infer<typeof LoaderTiming>;
 
+/** What the OpenAPI document says of `timing` (scripts/openapi-document.ts). */
+export const LOADER_TIMING_DESCRIPTION =
+  "Optional, telemetry only: what the stub measured of its earlier script requests in this executor session (the run's number in it, the previous run's request and the session's first answered alike, in milliseconds), from which the service reads whether the previous request reused a connection. It never changes the answer; one that is not of this shape is ignored, never refused.";
+
 /**
  * The request. Fields the contract does not name are ignored rather than refused: loaders are pasted into
  * scripts that live for years, and a newer loader must keep working against this service.
