@@ -56,29 +56,43 @@ export async function runStubLoader(options: {
   request?: (request: HttpRequest) => HttpReply;
   /** What a wait does; by default the run really waits (the stub's Retry-After, a few seconds at most). */
   wait?: (seconds: number) => void;
+  /** What `os.clock()` answers, in seconds; by default the VM's. */
+  clock?: () => number;
+  /** Runs in one executor session (getgenv() lasts between them); 1 by default. */
+  runs?: number;
 }): Promise<StubRun> {
   const source = options.hosted
     ? buyerLines(stubUrlOf(options.baseUrl, options.projectId), options.key)
-    : configuredStub(await readFile(STUB_LOADER, 'utf8'), { api_base_url: options.baseUrl, project_id: options.projectId, keep_copy: options.keepCopy ?? false });
+    : configuredStub(await readFile(STUB_LOADER, 'utf8'), {
+        api_base_url: options.baseUrl,
+        project_id: options.projectId,
+        keep_copy: options.keepCopy ?? false,
+      });
   const run: StubRun = { output: [], statuses: [], waits: [] };
   const send = options.request ?? requestSync;
-  const result = runInRoblox(source, options.hosted ? 'buyer.lua' : 'roblox-loader.luau', {
-    ...(options.hosted ? {} : { key: options.key }),
-    machineId: options.machineId,
-    executor: 'npm run loader',
-    files: options.files,
-    print: (line) => run.output.push(line),
-    wait: (seconds) => {
-      run.waits.push(seconds);
-      (options.wait ?? sleepSync)(seconds);
+  const result = runInRoblox(
+    source,
+    options.hosted ? 'buyer.lua' : 'roblox-loader.luau',
+    {
+      ...(options.hosted ? {} : { key: options.key }),
+      machineId: options.machineId,
+      executor: 'npm run loader',
+      files: options.files,
+      ...(options.clock ? { clock: options.clock } : {}),
+      print: (line) => run.output.push(line),
+      wait: (seconds) => {
+        run.waits.push(seconds);
+        (options.wait ?? sleepSync)(seconds);
+      },
+      request: (request) => {
+        const reply = send(request);
+        // The stub's own requests: game:HttpGet fetching the hosted stub is the buyer's line, not the stub's.
+        if (!('raise' in reply) && request.Method !== 'GET') run.statuses.push(reply.StatusCode);
+        return reply;
+      },
     },
-    request: (request) => {
-      const reply = send(request);
-      // The stub's own requests: game:HttpGet fetching the hosted stub is the buyer's line, not the stub's.
-      if (!('raise' in reply) && request.Method !== 'GET') run.statuses.push(reply.StatusCode);
-      return reply;
-    },
-  });
+    options.runs,
+  );
   if (!result.ok) run.error = result.error;
   return run;
 }

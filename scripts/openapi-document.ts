@@ -30,6 +30,7 @@ import { INTERNAL_ERROR, JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/respon
 import { LOADER_ROUTE, ROUTES, type Route, SCRIPT_ROUTE, STUB_ROUTE, scopeNeededBy } from '#http/routes';
 import { PATH_ID_PATTERN, WATERMARK_PATTERN } from '#schemas/formats';
 import {
+  LOADER_TIMING_DESCRIPTION,
   LoaderCheckBanned,
   LoaderCheckRefused,
   LoaderCheckRequest,
@@ -221,6 +222,7 @@ interface SchemaDoc {
 const timestamp = 'Unix timestamp (seconds).';
 
 function describeFields(docs: z.core.$ZodRegistry<SchemaDoc>) {
+  docs.add(LoaderCheckRequest.shape.timing, { description: LOADER_TIMING_DESCRIPTION });
   const key = KeySchema.shape;
   docs.add(key.id, { description: 'Key identifier; send it as `key_id` to revoke the key.' });
   docs.add(key.user_hash, { description: 'Hashed identifier of the user the key was issued to.' });

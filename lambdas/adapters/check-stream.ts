@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { checkTelemetry } from '#domain/key-check';
-import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
+import { CheckTimingSchema, type ExecutionRecord, type ValidationRecord } from '#schemas/telemetry';
 import { ENTITY } from './layout';
 import { matchesFilter } from './stream-events';
 
@@ -32,7 +32,7 @@ export function readCheckRecord(record: DynamoDBRecord): CheckReading {
   if (!(Number(item.current_uses ?? 0) > Number(old.current_uses ?? 0))) return { kind: 'ignored' };
   const check: unknown = item.lastCheck;
   if (typeof check !== 'object' || check === null) return { kind: 'invalid', problem: 'a counted check left no lastCheck' };
-  const { executor, fingerprint, at, scriptHash, versionId } = check as Record<string, unknown>;
+  const { executor, fingerprint, at, scriptHash, versionId, timing } = check as Record<string, unknown>;
   if (
     typeof executor !== 'string' ||
     typeof fingerprint !== 'string' ||
@@ -42,12 +42,15 @@ export function readCheckRecord(record: DynamoDBRecord): CheckReading {
   ) {
     return { kind: 'invalid', problem: 'lastCheck lacks executor, fingerprint or at, or the key item its projectId or id' };
   }
+  // The stub's figures, when they read as such: telemetry about telemetry never costs the check's records.
+  const figures = timing === undefined ? undefined : CheckTimingSchema.safeParse(timing).data;
   const report = {
     project_id: item.projectId,
     executor,
     fingerprint,
     ...(typeof scriptHash === 'string' ? { script_hash: scriptHash } : {}),
     ...(typeof versionId === 'string' ? { version_id: versionId } : {}),
+    ...(figures ? { timing: figures } : {}),
   };
   return { kind: 'check', records: checkTelemetry(report, item.id, 'KEY_VALID', at) };
 }

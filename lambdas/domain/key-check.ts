@@ -1,9 +1,10 @@
 import { isIPv6 } from 'node:net';
 import type { LoaderCheckRequest, LoaderCheckResponse, RefusalCode } from '#schemas/loader';
-import type { ExecutionRecord, ValidationRecord, ValidationResult } from '#schemas/telemetry';
+import type { CheckTiming, ExecutionRecord, ValidationRecord, ValidationResult } from '#schemas/telemetry';
 import type { AddressTally } from './address-tally';
 import { RateLimited } from './errors';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
+import { checkTimingOf, executionTimingOf } from './loader-timing';
 import type { KeyCheckStore, RateLimitStore, TelemetrySink } from './ports';
 import { rateWindowAt } from './rate-limit';
 import type { KeyBan, Refusal } from './refusal';
@@ -191,6 +192,7 @@ export async function checkKey<Served extends { versionId: string }>(
   if (!hasKeyValueForm(request.key)) return { outcome: 'refused', code: 'KEY_INVALID' };
   const keyHash = hashKeyValue(request.key);
   const keyId = keyIdOf(keyHash);
+  const asked = checkReportOf(request);
   // A key this container keeps refusing is answered from memory before any request (the script's version pointer
   // included), its refusals reported together.
   const remembered = deps.refusals.held(keyId, request.fingerprint, window.start);
@@ -219,18 +221,18 @@ export async function checkKey<Served extends { versionId: string }>(
   const refuse = async (refusal: Refusal, report: CheckReport): Promise<KeyCheckOutcome<Served | undefined>> => {
     if (refusal.code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
     else {
-      deps.refusals.refused(keyId, request.fingerprint, refusal, window.start, reportOf(report));
+      deps.refusals.refused(keyId, request.fingerprint, refusal, window.start, report);
       await deps.telemetry.report(checkTelemetry(report, keyId, refusal.code, now));
     }
     return { outcome: 'refused', ...refusal };
   };
   if (readFirst && readBefore === undefined) {
     const refusal = refusalFor(await deps.keys.peek(keyId), request.project_id, keyHash, now, request.fingerprint);
-    return refusal ? refuse(refusal, request) : { outcome: 'nothing_to_serve' };
+    return refusal ? refuse(refusal, asked) : { outcome: 'nothing_to_serve' };
   }
   // A script fetch's execution is of the version served (or, read at once, expected), whatever the request named.
   const servedVersion = readBefore?.versionId ?? guard?.expected;
-  const executed = servedVersion ? { ...request, version_id: servedVersion } : request;
+  const executed = servedVersion ? { ...asked, version_id: servedVersion } : asked;
   // Both are issued after this fetch began, so a rollback or revoke that answered before it is seen by both: the
   // pointer read is strongly consistent and the write is conditional on the key's latest state.
   const count = () =>
@@ -241,7 +243,7 @@ export async function checkKey<Served extends { versionId: string }>(
       fingerprint: request.fingerprint,
       now,
       perKeyPerMinute: LOADER_LIMITS.perKeyPerMinute,
-      report: reportOf(executed),
+      report: executed,
       mayRun: (key) => refusalFor(key, request.project_id, keyHash, now, request.fingerprint) === undefined,
     });
   const [first, readBeside] = await Promise.all([count(), guard && !readFirst ? guard.read() : undefined]);
@@ -268,13 +270,18 @@ export async function checkKey<Served extends { versionId: string }>(
   return { outcome: 'valid', keyId: counted.keyId, key: counted.key, served };
 }
 
-const reportOf = (request: CheckReport): CheckReport => ({
-  project_id: request.project_id,
-  executor: request.executor,
-  fingerprint: request.fingerprint,
-  ...(request.script_hash ? { script_hash: request.script_hash } : {}),
-  ...(request.version_id ? { version_id: request.version_id } : {}),
-});
+/** What a check tells the detectors, of the request as it came: the stub's timing in the form the key item keeps. */
+export const checkReportOf = (request: LoaderCheckRequest): CheckReport => {
+  const timing = checkTimingOf(request.timing);
+  return {
+    project_id: request.project_id,
+    executor: request.executor,
+    fingerprint: request.fingerprint,
+    ...(request.script_hash ? { script_hash: request.script_hash } : {}),
+    ...(request.version_id ? { version_id: request.version_id } : {}),
+    ...(timing ? { timing } : {}),
+  };
+};
 
 /** The validate endpoint's answer to a check (it guards nothing, so there is always a verdict). */
 export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheckResponse {
@@ -286,8 +293,11 @@ export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheck
   throw new Error('A check that guards nothing always has a verdict');
 }
 
-/** What a check tells the detectors: the request's fields the telemetry records are made of. */
-export type CheckReport = Pick<LoaderCheckRequest, 'project_id' | 'executor' | 'fingerprint' | 'script_hash' | 'version_id'>;
+/**
+ * What a check tells the detectors: the request's fields the telemetry records are made of, and the stub's timing
+ * of its earlier requests when it sent one (an execution's `timing`, read by lambdas/domain/loader-timing.ts).
+ */
+export type CheckReport = Pick<LoaderCheckRequest, 'project_id' | 'executor' | 'fingerprint' | 'script_hash' | 'version_id'> & { timing?: CheckTiming };
 
 /** The one record that reports refusals answered from memory: the last one's fields, standing for all of them. */
 const heldTelemetry = (held: HeldRefusals, at: number): (ValidationRecord | ExecutionRecord)[] =>
@@ -323,6 +333,7 @@ export function checkTelemetry(
     ...(request.script_hash ? { scriptHash: request.script_hash } : {}),
     ...(request.version_id ? { versionId: request.version_id } : {}),
     at,
+    ...(request.timing ? { timing: executionTimingOf(request.timing) } : {}),
   };
   return [validation, execution];
 }

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { EXECUTOR_CHARACTERS_MESSAGE, INVISIBLE_NAME_CHARACTERS, PATH_ID_PATTERN, UNSAFE_TEXT_CHARACTERS } from './formats';
-import { MAX_EXECUTOR_LENGTH } from './telemetry';
+import { MAX_EXECUTOR_LENGTH, MAX_REQUEST_MS, MAX_RUNS_IN_SESSION } from './telemetry';
 
 /** The loader key check, `POST /v1/loader/validate` (DESIGN.md, "Loader key check"). */
 
@@ -13,6 +13,27 @@ const required = (field: string, type: string) => (issue: { input: unknown }) =>
 
 const sha256Hex = (field: string, what: string) =>
   z.string({ error: required(field, 'a string') }).check(z.regex(SHA256_HEX, `${field} must be 64 lowercase hex characters: ${what}`));
+
+const requestMs = z.optional(z.nullable(z.int().check(z.gte(0), z.lte(MAX_REQUEST_MS))));
+
+/**
+ * What the stub measured of its own earlier script requests in this executor session (issue 32; docs/loader.md, "Does
+ * the executor reuse a connection?"). A request's time is known only once it is answered, so a run reports the runs
+ * before it. Absent or null: not measured. Telemetry only: it never changes the answer.
+ */
+export const LoaderTiming = z.object({
+  /** Which run of the stub this is in the executor's session (getgenv() lasts as long as the session): 1 is the first. */
+  run_in_session: z.int().check(z.gte(1), z.lte(MAX_RUNS_IN_SESSION)),
+  /** The previous run's script request, in whole milliseconds from sending it to its answer (the first attempt). */
+  previous_request_ms: requestMs,
+  /** The session's first script request answered as the previous one was (a script body, or none), when it was an earlier one. */
+  first_request_ms: requestMs,
+});
+export type LoaderTiming = z.infer<typeof LoaderTiming>;
+
+/** What the OpenAPI document says of `timing` (scripts/openapi-document.ts). */
+export const LOADER_TIMING_DESCRIPTION =
+  "Optional, telemetry only: what the stub measured of its earlier script requests in this executor session (the run's number in it, the previous run's request and the session's first answered alike, in milliseconds), from which the service reads whether the previous request reused a connection. It never changes the answer; one that is not of this shape is ignored, never refused.";
 
 /**
  * The request. Fields the contract does not name are ignored rather than refused: loaders are pasted into
@@ -43,6 +64,9 @@ export const LoaderCheckRequest = z.object(
         .string({ error: required('version_id', 'a string') })
         .check(z.regex(PATH_ID_PATTERN, 'version_id must be a version id, 1-64 characters of A-Z, a-z, 0-9, _ or -')),
     ),
+    // Ignored, never refused, when it is not LoaderTiming (a string, a negative or absurd figure): a buyer's run must
+    // not fail for the sake of telemetry, and a stub already in buyers' hands can never be corrected.
+    timing: z.optional(z.catch(z.optional(LoaderTiming), undefined)),
   },
   { error: 'Request body must be a JSON object' },
 );

@@ -50,6 +50,46 @@ const executor = z.string({ error: requiredMessage('executor', 'a string') }).ch
   z.maxLength(MAX_EXECUTOR_LENGTH, `executor must be at most ${MAX_EXECUTOR_LENGTH} characters`),
 );
 
+/**
+ * The longest script request a loader's timing may report, in milliseconds: five minutes, past any request that was
+ * answered (the front door and the HTTP API give up after 30 s; a slow line downloading 5 MiB takes under a minute).
+ */
+export const MAX_REQUEST_MS = 300_000;
+/** The most runs of a stub one executor session may report: a run a second for eleven days. */
+export const MAX_RUNS_IN_SESSION = 1_000_000;
+/** How a stub's previous script request reached the server, as the service judges it (lambdas/domain/loader-timing.ts). */
+export const CONNECTION_READINGS = ['reused', 'new', 'unknown'] as const;
+export type ConnectionReading = (typeof CONNECTION_READINGS)[number];
+
+const requestMs = (field: string) =>
+  z
+    .int(`${field} must be a whole number of milliseconds`)
+    .check(z.gte(0, `${field} must not be negative`), z.lte(MAX_REQUEST_MS, `${field} must be at most ${MAX_REQUEST_MS}`));
+
+/**
+ * What a stub measured of its own earlier script requests in this executor session (examples/roblox-loader.luau,
+ * docs/loader.md "Does the executor reuse a connection?"): as the key item's `lastCheck` keeps it, and the figures
+ * of an execution record's `timing`.
+ */
+export const CheckTimingSchema = z.object({
+  /** Which run of the stub this is in the executor's session (1: the first the stub saw). */
+  runInSession: z
+    .int(`runInSession must be a whole number from 1 to ${MAX_RUNS_IN_SESSION}`)
+    .check(z.gte(1, 'runInSession must be at least 1'), z.lte(MAX_RUNS_IN_SESSION, `runInSession must be at most ${MAX_RUNS_IN_SESSION}`)),
+  /** The previous run's script request, sent to answered. */
+  previousRequestMs: z.optional(requestMs('previousRequestMs')),
+  /** The session's first script request answered as the previous one was (a script body, or none), when it was an earlier one. */
+  firstRequestMs: z.optional(requestMs('firstRequestMs')),
+});
+export type CheckTiming = z.infer<typeof CheckTimingSchema>;
+
+/** An execution's timing: the stub's figures, and what the service reads from them of the previous request's connection. */
+export const ExecutionTimingSchema = z.object({
+  ...CheckTimingSchema.shape,
+  previousConnection: z.enum(CONNECTION_READINGS, { error: `previousConnection must be one of ${CONNECTION_READINGS.join(', ')}` }),
+});
+export type ExecutionTiming = z.infer<typeof ExecutionTimingSchema>;
+
 const at = z.int({ error: requiredMessage('at', 'a whole number of Unix seconds') }).check(z.nonnegative('at must not be negative'));
 
 export const ExecutionRecordSchema = z.object({
@@ -62,6 +102,11 @@ export const ExecutionRecordSchema = z.object({
   executor,
   scriptHash: z.optional(hex('scriptHash', SCRIPT_HASH_PATTERN, '8-128 hex characters')),
   at,
+  /**
+   * What the stub measured of its earlier requests in this executor session (optional: older stubs and other loaders
+   * send none). Telemetry about telemetry: a malformed one is dropped, never the record that carries it.
+   */
+  timing: z.optional(z.catch(z.optional(ExecutionTimingSchema), undefined)),
 });
 export type ExecutionRecord = z.infer<typeof ExecutionRecordSchema>;
 

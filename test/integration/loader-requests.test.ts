@@ -67,18 +67,18 @@ function container() {
     cache: new ScriptCache(1024 * 1024),
     fullCopies: new FullCopyTally(),
   });
-  const body = (key: string) => JSON.stringify({ project_id: projectId, key, fingerprint: 'e'.repeat(64), executor: 'Wave' });
-  const event = (route: typeof LOADER_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string) =>
-    buildLoaderEvent({ route, body: body(key), sourceIp, requestId: randomUUID(), timeEpoch: FIXED_NOW * 1000 });
+  const body = (key: string, extra: object) => JSON.stringify({ project_id: projectId, key, fingerprint: 'e'.repeat(64), executor: 'Wave', ...extra });
+  const event = (route: typeof LOADER_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string, extra: object = {}) =>
+    buildLoaderEvent({ route, body: body(key, extra), sourceIp, requestId: randomUUID(), timeEpoch: FIXED_NOW * 1000 });
   return {
     validate: async (key: string, sourceIp = '198.51.100.1') => {
       recorder.take();
       const result = await validate(event(LOADER_ROUTE, key, sourceIp), lambdaContext());
       return { result, tally: recorder.take() };
     },
-    fetch: async (key: string, sourceIp = '198.51.100.1') => {
+    fetch: async (key: string, sourceIp = '198.51.100.1', extra: object = {}) => {
       recorder.take();
-      const result = await script(event(SCRIPT_ROUTE, key, sourceIp), lambdaContext());
+      const result = await script(event(SCRIPT_ROUTE, key, sourceIp, extra), lambdaContext());
       return { result, tally: recorder.take() };
     },
   };
@@ -108,6 +108,19 @@ describe('DynamoDB requests on the answer path of one check', () => {
     expect(tally.requests).toBe(2);
     expect(tally.inARow).toBe(1);
     expect(tally.write.table).toBe(1);
+  });
+
+  it("a script fetch carrying the stub's timing (issue 32) makes the same requests of the same WCU: the figures ride on the key's write", async () => {
+    const loader = container();
+    await loader.fetch(keys[5] ?? '');
+    const timing = { timing: { run_in_session: 3, previous_request_ms: 140, first_request_ms: 420 } };
+    const without = await loader.fetch(keys[5] ?? '');
+    const withTiming = await loader.fetch(keys[5] ?? '', '198.51.100.1', timing);
+    expect(withTiming.result.statusCode).toBe(200);
+    expect(withTiming.result.body).toBe(without.result.body);
+    expect(withTiming.tally).toMatchObject({ requests: without.tally.requests, inARow: 1, write: without.tally.write });
+    const garbled = await loader.fetch(keys[5] ?? '', '198.51.100.1', { timing: 'fast' });
+    expect(garbled.result.statusCode).toBe(200);
   });
 
   it("a container's first fetch of a project reads the pointer before the write (a project without a version counts no use), then never again", async () => {

@@ -37,6 +37,24 @@ describe("counted checks' telemetry off the table's stream", () => {
     });
   });
 
+  it("carries the stub's timing to the execution with the reading of the previous request's connection; a garbled one is left out, not the records", () => {
+    const lastCheck = lastCheckOf({
+      now: NOW,
+      report: { project_id: 'prj_1', executor: 'Wave', fingerprint: FP, timing: { runInSession: 4, previousRequestMs: 300, firstRequestMs: 310 } },
+    });
+    expect(readCheckRecord(modify({ current_uses: 3 }, { current_uses: 4, lastCheck }))).toMatchObject({
+      kind: 'check',
+      records: [
+        { kind: 'validation' },
+        { kind: 'execution', timing: { runInSession: 4, previousRequestMs: 300, firstRequestMs: 310, previousConnection: 'new' } },
+      ],
+    });
+    const garbled = { ...lastCheck, timing: { runInSession: 'four' } };
+    const reading = readCheckRecord(modify({ current_uses: 3 }, { current_uses: 4, lastCheck: garbled }));
+    expect(reading).toMatchObject({ kind: 'check', records: [{ kind: 'validation' }, { kind: 'execution' }] });
+    expect(reading.kind === 'check' && reading.records[1]).not.toHaveProperty('timing');
+  });
+
   it('ignores a change of the key item that counted no use (a revoke, an HWID reset), though it carries the last check', () => {
     const last = lastCheckOf({ now: NOW, report: { project_id: 'prj_1', executor: 'Wave', fingerprint: FP } });
     expect(readCheckRecord(modify({ current_uses: 4, lastCheck: last }, { current_uses: 4, lastCheck: last, revoked: 1 }))).toEqual({ kind: 'ignored' });

@@ -5,6 +5,7 @@ import { RateLimited } from '#domain/errors';
 import {
   ADDRESS_COUNTING,
   checkKey,
+  checkReportOf,
   checkTelemetry,
   clientAddressBucket,
   type KeyCheckDeps,
@@ -388,6 +389,40 @@ describe('checkKey: telemetry for the analytics detectors', () => {
     expect(keys.storedKey(id)?.lastCheck).toEqual({ executor: 'Wave', fingerprint: FINGERPRINT, at: NOW });
   });
 
+  it("keeps the stub's timing on the key item with the use, in the item's own names, and makes of it the execution's timing with the connection's reading", async () => {
+    const { keys, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT);
+    await check(key, { timing: { run_in_session: 3, previous_request_ms: 140, first_request_ms: 420 } });
+    const lastCheck = keys.storedKey(id)?.lastCheck;
+    expect(lastCheck).toEqual({
+      executor: 'Wave',
+      fingerprint: FINGERPRINT,
+      at: NOW,
+      timing: { runInSession: 3, previousRequestMs: 140, firstRequestMs: 420 },
+    });
+    const report = { project_id: PROJECT, executor: 'Wave', fingerprint: FINGERPRINT, ...(lastCheck?.timing ? { timing: lastCheck.timing } : {}) };
+    expect(checkTelemetry(report, id, 'KEY_VALID', NOW)[1]).toEqual({
+      kind: 'execution',
+      projectId: PROJECT,
+      keyId: id,
+      executor: 'Wave',
+      at: NOW,
+      timing: { runInSession: 3, previousRequestMs: 140, firstRequestMs: 420, previousConnection: 'reused' },
+    });
+  });
+
+  it('leaves null figures out (a first run sends only run_in_session), and puts no timing on a refusal: its record is a validation', async () => {
+    const { keys, telemetry, check } = loaderCheck();
+    const { id, key } = keys.issue(PROJECT);
+    await check(key, { timing: { run_in_session: 1, previous_request_ms: null, first_request_ms: null } });
+    expect(keys.storedKey(id)?.lastCheck?.timing).toEqual({ runInSession: 1 });
+    const revoked = keys.issue(PROJECT, { revoked: true });
+    await check(revoked.key, { timing: { run_in_session: 2, previous_request_ms: 140 } });
+    expect(telemetry.reports).toEqual([
+      [{ kind: 'validation', projectId: PROJECT, keyId: revoked.id, result: 'revoked', executor: 'Wave', fingerprint: FINGERPRINT, at: NOW }],
+    ]);
+  });
+
   it.each([
     ['revoked', { revoked: true }],
     ['banned', { ban: { reason: 'r', until: null } }],
@@ -420,6 +455,14 @@ describe('checkKey: telemetry for the analytics detectors', () => {
         executor,
         script_hash: fc.constant('0'.repeat(64)),
         version_id: fc.constantFrom('ver_1', 'v'),
+        // The stub's timing, well formed or not: a malformed one is dropped, never the check's records.
+        timing: fc.oneof(
+          fc.record(
+            { run_in_session: fc.integer({ min: -1, max: 2_000_000 }), previous_request_ms: fc.option(fc.double()), first_request_ms: fc.option(fc.integer()) },
+            { requiredKeys: [] },
+          ),
+          fc.anything(),
+        ),
       },
       { requiredKeys: ['project_id', 'key', 'fingerprint', 'executor'] },
     );
@@ -427,7 +470,7 @@ describe('checkKey: telemetry for the analytics detectors', () => {
       fc.property(body, fc.constantFrom('KEY_VALID', ...REFUSAL_CODES), (raw, code) => {
         const parsed = LoaderCheckRequest.safeParse(raw);
         if (!parsed.success) return;
-        for (const record of checkTelemetry(parsed.data, 'key_0123456789abcdef0123', code, NOW)) {
+        for (const record of checkTelemetry(checkReportOf(parsed.data), 'key_0123456789abcdef0123', code, NOW)) {
           expect(RECORD_SCHEMAS[record.kind].safeParse(record)).toEqual({ success: true, data: record });
         }
       }),

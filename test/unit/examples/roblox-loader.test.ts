@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import luaparse, { type Identifier, type Node as LuaNode } from 'luaparse';
 import { describe, expect, it } from 'vitest';
 import { refusalSentence } from '#domain/scripts';
+import { configuredStub } from '#domain/stub-loader';
 import type { HttpReply, HttpRequest } from '#loader-runner/roblox';
+import { runInRoblox } from '#loader-runner/roblox';
 import { runStubLoader, STUB_LOADER } from '#loader-runner/run';
 
 /**
@@ -65,6 +67,7 @@ describe('examples/roblox-loader.luau: what it is made of', () => {
         'tonumber',
         'tostring',
         'type',
+        'os',
         'loadstring',
         'bit32',
         'game',
@@ -92,7 +95,13 @@ describe('examples/roblox-loader.luau: the fetch', () => {
     expect(error).toBeUndefined();
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ Url: `${BASE_URL}/v1/loader/script`, Method: 'POST', Headers: { 'Content-Type': 'application/json' } });
-    expect(JSON.parse(sent[0]!.Body)).toEqual({ project_id: PROJECT_ID, key: KEY, fingerprint: sha256(MACHINE), executor: 'npm run loader' });
+    expect(JSON.parse(sent[0]!.Body)).toEqual({
+      project_id: PROJECT_ID,
+      key: KEY,
+      fingerprint: sha256(MACHINE),
+      executor: 'npm run loader',
+      timing: { run_in_session: 1 },
+    });
     expect(JSON.stringify(sent[0])).not.toContain(MACHINE);
   });
 
@@ -236,5 +245,111 @@ describe('examples/roblox-loader.luau: a busy server is asked again, a bounded n
     const run = await stub([answer, served]);
     expect(run.sent).toHaveLength(1);
     expect(run.waits).toEqual([]);
+  });
+});
+
+describe("examples/roblox-loader.luau: the session's timing (issue 32), telemetry only", () => {
+  /**
+   * `runs` runs in one executor session, each answered by `answers` in turn; each request takes the next of
+   * `seconds` on os.clock(); with `files`, keep_copy is on. The bodies' `timing`, in order.
+   */
+  async function session(runs: number, answers: HttpReply[], seconds: number[], files?: Map<string, string>) {
+    let clock = 1000;
+    const queue = [...answers];
+    const durations = [...seconds];
+    const sent: HttpRequest[] = [];
+    const run = await runStubLoader({
+      baseUrl: BASE_URL,
+      projectId: PROJECT_ID,
+      key: KEY,
+      machineId: MACHINE,
+      files,
+      keepCopy: files !== undefined,
+      runs,
+      clock: () => clock,
+      request: (request) => {
+        sent.push(request);
+        clock += durations.shift() ?? 0;
+        return queue.shift() ?? { raise: 'no answer scripted' };
+      },
+      wait: () => undefined,
+    });
+    return { ...run, sent, timings: sent.map((request) => (JSON.parse(request.Body) as { timing?: unknown }).timing) };
+  }
+
+  it("sends each run's number in the session, the previous run's request and the session's first, in whole milliseconds; never its own (not known yet)", async () => {
+    const run = await session(3, [served, served, served], [0.4204, 0.1396, 0.15]);
+    expect(run.error).toBeUndefined();
+    expect(run.output).toHaveLength(3);
+    expect(run.timings).toEqual([
+      { run_in_session: 1 },
+      // The previous run was the first: it is not compared with itself.
+      { run_in_session: 2, previous_request_ms: 420 },
+      { run_in_session: 3, previous_request_ms: 140, first_request_ms: 420 },
+    ]);
+  });
+
+  it('compares a request only with the first answered alike: a 304 (no body) is never set against a 200 (the script)', async () => {
+    const run = await session(4, [served, notModified, notModified, notModified], [0.9, 0.1, 0.06, 0.05], new Map());
+    expect(run.statuses).toEqual([200, 304, 304, 304]);
+    expect(run.output).toHaveLength(4);
+    expect(run.timings).toEqual([
+      { run_in_session: 1 },
+      { run_in_session: 2, previous_request_ms: 900 },
+      // The previous run's 304 was the session's first 304: nothing to compare it with.
+      { run_in_session: 3, previous_request_ms: 100 },
+      { run_in_session: 4, previous_request_ms: 60, first_request_ms: 100 },
+    ]);
+  });
+
+  it("times only a run's first attempt, the one right after the loader line: a retry after a 429's wait is not timed", async () => {
+    const busy = reply(429, JSON.stringify({ error: 'Too many' }), { 'Retry-After': '1' });
+    const run = await session(2, [busy, served, served], [0.08, 5, 0.2]);
+    expect(run.timings).toEqual([{ run_in_session: 1 }, { run_in_session: 1 }, { run_in_session: 2, previous_request_ms: 80 }]);
+  });
+
+  it('counts a run whose key was refused, and times its request', async () => {
+    const refused = reply(403, JSON.stringify({ error: 'revoked', valid: false, code: 'KEY_REVOKED' }));
+    const run = await session(2, [refused, served], [0.3, 0.1]);
+    expect(run.timings).toEqual([{ run_in_session: 1 }, { run_in_session: 2, previous_request_ms: 300 }]);
+  });
+
+  const source = () => configuredStub(readFileSync(STUB_LOADER, 'utf8'), { api_base_url: BASE_URL, project_id: PROJECT_ID });
+  const runWith = async (prelude: string) => {
+    const sent: HttpRequest[] = [];
+    const output: string[] = [];
+    const result = runInRoblox(`${prelude}\nscript_key = ${JSON.stringify(KEY)}\n${source()}`, 'roblox-loader.luau', {
+      machineId: MACHINE,
+      executor: 'Wave',
+      clock: () => 0,
+      request: (request) => {
+        sent.push(request);
+        return served;
+      },
+      wait: () => undefined,
+      print: (line) => output.push(line),
+    });
+    return { result, output, body: JSON.parse(sent[0]?.Body ?? '{}') as Record<string, unknown> };
+  };
+
+  it('sends no timing where the executor has no getgenv (Roblox itself), and runs the script the same', async () => {
+    const { result, output, body } = await runWith('getgenv = nil');
+    expect(result).toEqual({ ok: true });
+    expect(output).toEqual(["the publisher's script, WM_0123456789abcdef"]);
+    expect(body).not.toHaveProperty('timing');
+  });
+
+  it.each([
+    ['a slot another script overwrote', 'getgenv().script_loader_timing = "mine"', { run_in_session: 1 }],
+    [
+      'a session whose figures are garbage',
+      `getgenv().script_loader_timing = { [${JSON.stringify(BASE_URL)}] = { runs = 4, first = {}, previous = 7 } }`,
+      undefined,
+    ],
+  ])('runs the script the same over %s: only the timing suffers', async (_name, prelude, timing) => {
+    const { result, output, body } = await runWith(prelude);
+    expect(result).toEqual({ ok: true });
+    expect(output).toEqual(["the publisher's script, WM_0123456789abcdef"]);
+    expect(body.timing).toEqual(timing);
   });
 });

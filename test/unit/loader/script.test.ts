@@ -99,4 +99,39 @@ describe('POST /v1/loader/script', () => {
     expect(reply.statusCode).toBe(400);
     expect(JSON.parse(reply.body).error).toMatch(/^fingerprint must be 64 lowercase hex/);
   });
+
+  describe("the stub's timing (issue 32): telemetry only", () => {
+    const TIMING = { run_in_session: 3, previous_request_ms: 140, first_request_ms: 420 };
+
+    it('answers the same with and without it, and keeps it on the key item with the use', async () => {
+      const { send, body, keys, issued } = await scriptApi();
+      const without = await send(body);
+      expect(keys.storedKey(issued.id)?.lastCheck?.timing).toBeUndefined();
+      const withTiming = await send({ ...body, timing: TIMING });
+      expect(withTiming).toEqual(without);
+      expect(keys.storedKey(issued.id)?.lastCheck?.timing).toEqual({ runInSession: 3, previousRequestMs: 140, firstRequestMs: 420 });
+    });
+
+    it.each([
+      ['a string', 'fast'],
+      ['a negative figure', { run_in_session: 2, previous_request_ms: -5 }],
+      ['an absurd figure', { run_in_session: 2, previous_request_ms: 10 ** 12 }],
+      ['a fraction', { run_in_session: 1.5 }],
+      ['no run_in_session', { previous_request_ms: 140 }],
+      ['null', null],
+    ])('ignores a malformed timing (%s): the script is served, and nothing of it is kept', async (_name, timing) => {
+      const { send, body, keys, issued } = await scriptApi();
+      const reply = await send({ ...body, timing });
+      expect(reply.statusCode).toBe(200);
+      expect(reply.body).toBe(`print("v1 WM_${WATERMARK}")`);
+      expect(keys.storedKey(issued.id)?.lastCheck).toEqual({ executor: 'Wave', fingerprint: 'd'.repeat(64), at: NOW, versionId: 'ver_1' });
+    });
+
+    it('still answers 400 naming the field for the rest of a malformed body that carries a timing', async () => {
+      const { send, body } = await scriptApi();
+      const reply = await send({ ...body, fingerprint: 'not-hex', timing: TIMING });
+      expect(reply.statusCode).toBe(400);
+      expect(JSON.parse(reply.body).error).toMatch(/^fingerprint must be 64 lowercase hex/);
+    });
+  });
 });
