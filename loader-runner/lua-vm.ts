@@ -12,13 +12,13 @@ import { lauxlib, lua, lualib, to_jsstring, to_luastring } from 'fengari';
 /** What a Lua value becomes in JavaScript: tables with keys 1..n become arrays, other tables objects. */
 export type LuaValue = undefined | boolean | number | string | LuaValue[] | { [key: string]: LuaValue } | LuaFunctionRef;
 /** A Lua function seen from JavaScript (not callable from here; only its presence matters). */
-export interface LuaFunctionRef {
+interface LuaFunctionRef {
   luaFunction: true;
 }
 
 export type HostFunction = (...args: LuaValue[]) => LuaValue;
 /** What JavaScript may pass into Lua: values, byte strings, and functions Lua may call, also inside tables. */
-export type LuaInput = LuaValue | Uint8Array | HostFunction | null | LuaInput[] | { [key: string]: LuaInput };
+type LuaInput = LuaValue | Uint8Array | HostFunction | null | LuaInput[] | { [key: string]: LuaInput };
 
 /** Thrown by a host function to raise a Lua error with this message, as a failing Roblox API would. */
 export class LuaRaise extends Error {}

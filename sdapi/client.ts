@@ -26,12 +26,12 @@ export interface ClientDeps {
 }
 
 /** Attempts per request when the API answers 429; each waits what `Retry-After` says. */
-export const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 5;
 /** A `Retry-After` longer than this is not waited out: the command fails and says when to retry. */
-export const MAX_WAIT_SECONDS = 120;
+const MAX_WAIT_SECONDS = 120;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Bulk revoke calls one command makes at most: each revokes ~20 s worth of keys, far more than any project has. */
-export const MAX_BULK_REVOKE_CALLS = 50;
+const MAX_BULK_REVOKE_CALLS = 50;
 
 /** A stack deployed before bulk revokes could stop early answers without `complete`: it revoked every key or failed. */
 const RevokeBulkAnswer = z.extend(RevokeBulkResponse, { complete: z.optional(z.boolean()) });

@@ -10,7 +10,7 @@ export function table(headers: string[], rows: string[][]): string {
       .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
       .join('  ')
       .trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n') + '\n';
+  return `${[line(headers), ...rows.map(line)].join('\n')}\n`;
 }
 
 export function plural(count: number, noun: string): string {

@@ -48,7 +48,7 @@ export function processIo(): CliIo {
 const TERMINAL_CONTROLS = /(?![\t\n])\p{Cc}/gu;
 
 /** The text with every control character as a visible `\uXXXX`: inert in a terminal, and still valid inside a JSON string. */
-export const inertForTerminal = (text: string): string =>
+const inertForTerminal = (text: string): string =>
   text.replace(TERMINAL_CONTROLS, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /**

@@ -1,6 +1,6 @@
+import type { CommandContext } from './command';
 import { EXIT, UsageError } from './errors';
 import { plural, table } from './format';
-import type { CommandContext } from './main';
 import { progressBar } from './progress';
 import { type MalformedMarker, scanFile } from './scan';
 
@@ -27,9 +27,9 @@ function size(bytes: number): string {
  * watermark that has active keys. Malformed markers, watermarks no key carries and watermarks whose keys are all
  * revoked already (a repeat run) are reported and left alone.
  */
-export async function leakCommand(context: CommandContext): Promise<number> {
+export async function leakCommand(context: CommandContext<readonly ['FILE']>): Promise<number> {
   const { client, config, options, args, stdout, stderr, io } = context;
-  const file = args[0]!;
+  const [file] = args;
   const human = (text: string) => {
     if (!options.json) stdout.write(text);
   };

@@ -3,66 +3,16 @@ import { SLASH_COMMANDS } from '#domain/discord/commands';
 import { watermarkProblem } from '#schemas/formats';
 import { BanKeyBody, IssueKeysBody, KEYS_PAGE, parseDuration, StatsQuery, UpdateKeyBody } from '#schemas/requests';
 import { ApiClient } from './client';
-import { type ApiConfig, LOCAL_STACK_FILE, resolveConfig } from './config';
+import { type Command, type CommandContext, defineCommand, OPTIONS, type OptionName } from './command';
+import { LOCAL_STACK_FILE, resolveConfig } from './config';
 import { ApiFailure, EXIT, UsageError } from './errors';
 import { dateTime, issuedKeysTable, keyDetailText, keysTable, plural, statsTable, versionsTable, webhooksTable } from './format';
 import { type CliIo, type Output, Redactor } from './io';
 import { leakCommand } from './leak';
 import { progressBar } from './progress';
 
-const OPTIONS = {
-  'base-url': { type: 'string' },
-  token: { type: 'string' },
-  project: { type: 'string' },
-  json: { type: 'boolean' },
-  verbose: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  limit: { type: 'string' },
-  offset: { type: 'string' },
-  all: { type: 'boolean' },
-  yes: { type: 'boolean', short: 'y' },
-  count: { type: 'string' },
-  duration: { type: 'string' },
-  'max-uses': { type: 'string' },
-  'max-fingerprints': { type: 'string' },
-  watermark: { type: 'string' },
-  note: { type: 'string' },
-  'discord-id': { type: 'string' },
-  'order-id': { type: 'string' },
-  reason: { type: 'string' },
-  until: { type: 'string' },
-  for: { type: 'string' },
-  granularity: { type: 'string' },
-  by: { type: 'string' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-} as const;
-
-type OptionName = keyof typeof OPTIONS;
-export type ParsedOptions = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
-
 /** Options every command takes; the rest belong to the commands that list them. */
 const GLOBAL_OPTIONS: readonly OptionName[] = ['base-url', 'token', 'project', 'json', 'verbose', 'help'];
-
-export interface CommandContext {
-  client: ApiClient;
-  config: ApiConfig;
-  options: ParsedOptions;
-  args: string[];
-  stdout: Output;
-  stderr: Output;
-  io: CliIo;
-  /** Print `value` as JSON for --json, else the text `human` renders; one of them, never both. */
-  print<T>(value: T, human: (value: T) => string): void;
-}
-
-interface Command {
-  usage: string;
-  summary: string;
-  args: string[];
-  options: OptionName[];
-  run(context: CommandContext): Promise<number>;
-}
 
 const COMMANDS: Record<string, Command> = {
   'keys list': {
@@ -79,49 +29,49 @@ const COMMANDS: Record<string, Command> = {
     options: ['count', 'duration', 'max-uses', 'max-fingerprints', 'watermark', 'note', 'discord-id', 'order-id'],
     run: issueKeys,
   },
-  'keys show': {
+  'keys show': defineCommand({
     usage: 'keys show KEY_ID',
     summary: 'One key in detail: uses, note, Discord id and the machines it is bound to',
     args: ['KEY_ID'],
     options: [],
     run: async ({ client, args: [keyId], print }) => {
-      print(await client.getKey(keyId!), ({ key }) => keyDetailText(key));
+      print(await client.getKey(keyId), ({ key }) => keyDetailText(key));
       return EXIT.ok;
     },
-  },
-  'keys reset-hwid': {
+  }),
+  'keys reset-hwid': defineCommand({
     usage: 'keys reset-hwid KEY_ID',
     summary: "Unbind every machine of a key: its buyer's next machine binds anew",
     args: ['KEY_ID'],
     options: [],
     run: async ({ client, args: [keyId], print }) => {
-      print(await client.resetHwid(keyId!), ({ cleared }) => `Unbound ${plural(cleared, 'machine')} from key ${keyId}.\n`);
+      print(await client.resetHwid(keyId), ({ cleared }) => `Unbound ${plural(cleared, 'machine')} from key ${keyId}.\n`);
       return EXIT.ok;
     },
-  },
-  'keys ban': {
+  }),
+  'keys ban': defineCommand({
     usage: 'keys ban KEY_ID --reason TEXT [--until UNIX | --for DURATION]',
     summary: "Refuse a key's checks with a reason its buyer reads, until a time, for a duration, or until unbanned",
     args: ['KEY_ID'],
     options: ['reason', 'until', 'for'],
     run: banKey,
-  },
-  'keys unban': {
+  }),
+  'keys unban': defineCommand({
     usage: 'keys unban KEY_ID',
     summary: 'Lift the ban of a key: its next check runs',
     args: ['KEY_ID'],
     options: [],
-    run: async ({ client, args: [keyId = ''], print }) => {
+    run: async ({ client, args: [keyId], print }) => {
       print(await client.unbanKey(keyId), () => `Unbanned key ${keyId}.\n`);
       return EXIT.ok;
     },
-  },
-  'keys extend': {
+  }),
+  'keys extend': defineCommand({
     usage: 'keys extend KEY_ID --duration D',
     summary: 'Add time to a key from its expiry, or from now if it has expired (D: 1d, 7d, 30d, 90d, 365d, seconds or lifetime)',
     args: ['KEY_ID'],
     options: ['duration'],
-    run: async ({ client, args: [keyId = ''], options, print }) => {
+    run: async ({ client, args: [keyId], options, print }) => {
       if (options.duration === undefined) throw new UsageError('keys extend needs --duration (1d, 7d, 30d, 90d, 365d, whole seconds or lifetime)');
       print(
         await client.extendKey(keyId, durationFlag('--duration', options.duration)),
@@ -129,33 +79,33 @@ const COMMANDS: Record<string, Command> = {
       );
       return EXIT.ok;
     },
-  },
-  'keys edit': {
+  }),
+  'keys edit': defineCommand({
     usage: 'keys edit KEY_ID [--note TEXT] [--discord-id ID] [--max-uses N] [--max-fingerprints N]',
     summary: 'Change what was set at issue; "none" clears a field',
     args: ['KEY_ID'],
     options: ['note', 'discord-id', 'max-uses', 'max-fingerprints'],
     run: editKey,
-  },
-  'keys revoke': {
+  }),
+  'keys revoke': defineCommand({
     usage: 'keys revoke KEY_ID',
     summary: 'Revoke one key',
     args: ['KEY_ID'],
     options: [],
     run: async ({ client, args: [keyId], print }) => {
-      print(await client.revokeKey(keyId!), () => `Revoked key ${keyId}.\n`);
+      print(await client.revokeKey(keyId), () => `Revoked key ${keyId}.\n`);
       return EXIT.ok;
     },
-  },
-  'keys revoke-bulk': {
+  }),
+  'keys revoke-bulk': defineCommand({
     usage: 'keys revoke-bulk WATERMARK',
     summary: 'Revoke every key carrying a watermark (the 16 hex characters after WM_)',
     args: ['WATERMARK'],
     options: [],
     run: async ({ client, args: [watermark], print, stderr }) => {
-      const problem = watermarkProblem(watermark!);
+      const problem = watermarkProblem(watermark);
       if (problem) throw new UsageError(problem);
-      const { revoked_count, calls } = await client.revokeBulkAll(watermark!, (answer, call) => {
+      const { revoked_count, calls } = await client.revokeBulkAll(watermark, (answer, call) => {
         if (!answer.complete)
           stderr.write(`sdapi: call ${call} revoked ${plural(answer.revoked_count, 'key')} and stopped before its time limit; repeating for the rest\n`);
       });
@@ -163,7 +113,7 @@ const COMMANDS: Record<string, Command> = {
       print({ ok: true, revoked_count, complete: true }, () => `Revoked ${plural(revoked_count, 'key')} carrying watermark ${watermark}${inCalls}.\n`);
       return EXIT.ok;
     },
-  },
+  }),
   'versions list': {
     usage: 'versions list',
     summary: 'List script versions (* marks the current one)',
@@ -174,16 +124,16 @@ const COMMANDS: Record<string, Command> = {
       return EXIT.ok;
     },
   },
-  'versions rollback': {
+  'versions rollback': defineCommand({
     usage: 'versions rollback VERSION_ID',
     summary: 'Make an earlier version the current one',
     args: ['VERSION_ID'],
     options: [],
     run: async ({ client, args: [versionId], print }) => {
-      print(await client.rollback(versionId!), (result) => `Current version is now ${result.current_version_id}.\n`);
+      print(await client.rollback(versionId), (result) => `Current version is now ${result.current_version_id}.\n`);
       return EXIT.ok;
     },
-  },
+  }),
   'webhooks list': {
     usage: 'webhooks list',
     summary: 'List webhook configurations (read-only)',
@@ -201,13 +151,13 @@ const COMMANDS: Record<string, Command> = {
     options: ['granularity', 'by', 'from', 'to'],
     run: stats,
   },
-  leak: {
+  leak: defineCommand({
     usage: 'leak FILE [--yes]',
     summary: 'Find WM_ watermarks in a leaked dump and revoke the keys carrying them',
     args: ['FILE'],
     options: ['yes'],
     run: leakCommand,
-  },
+  }),
 };
 
 /**
@@ -225,7 +175,7 @@ const OFFLINE_COMMANDS: Record<string, { usage: string; summary: string; run(std
   },
 };
 
-export const HELP = `sdapi: the Script Distribution Developer API from the command line
+const HELP = `sdapi: the Script Distribution Developer API from the command line
 
 Usage: sdapi <command> [options]
 
@@ -301,7 +251,7 @@ function parseCommandLine(argv: string[]) {
     return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
     // Node's messages name the option, never its value.
-    throw new UsageError(error instanceof Error ? error.message.split('\n')[0]! : String(error));
+    throw new UsageError(error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error));
   }
 }
 
@@ -376,7 +326,7 @@ function durationFlag(flag: string, value: string): string | number {
 }
 
 /** `keys ban`: `--for` is counted from now here, so the API gets the `until` it takes. */
-async function banKey({ client, args: [keyId = ''], options, print, io }: CommandContext): Promise<number> {
+async function banKey({ client, args: [keyId], options, print, io }: CommandContext<readonly ['KEY_ID']>): Promise<number> {
   if (options.until !== undefined && options.for !== undefined) throw new UsageError('give --until or --for, not both');
   let until: number | undefined;
   if (options.until !== undefined) until = wholeNumber('--until', options.until, 0, 0, Number.MAX_SAFE_INTEGER);
@@ -393,7 +343,7 @@ async function banKey({ client, args: [keyId = ''], options, print, io }: Comman
 }
 
 /** `keys edit`: each flag given becomes a field of the PATCH; `none` sends null, which clears it. */
-async function editKey({ client, args: [keyId = ''], options, print }: CommandContext): Promise<number> {
+async function editKey({ client, args: [keyId], options, print }: CommandContext<readonly ['KEY_ID']>): Promise<number> {
   const value = (flag: string | undefined, numeric: boolean) => {
     if (flag === undefined) return undefined;
     if (flag === 'none') return null;

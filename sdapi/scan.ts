@@ -4,7 +4,7 @@ import { type MarkerScan, WatermarkScanner } from '#domain/watermark-scan';
 
 export { MAX_DISTINCT_MALFORMED, MAX_REPORTED_CHARS, type MalformedMarker, type MarkerScan, markerProblem, WatermarkScanner } from '#domain/watermark-scan';
 
-export async function scanStream(chunks: AsyncIterable<Uint8Array>, onChunk?: (bytesSoFar: number) => void): Promise<MarkerScan> {
+async function scanStream(chunks: AsyncIterable<Uint8Array>, onChunk?: (bytesSoFar: number) => void): Promise<MarkerScan> {
   const scanner = new WatermarkScanner();
   let bytes = 0;
   for await (const chunk of chunks) {

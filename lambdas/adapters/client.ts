@@ -2,7 +2,7 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /** Attempts per request: the SDK retries throttles and 5xx with backoff before a store sees an error. */
-export const DYNAMODB_MAX_ATTEMPTS = 5;
+const DYNAMODB_MAX_ATTEMPTS = 5;
 
 /**
  * How to reach DynamoDB Local (the local stack, the tests, the bench, the dashboard): it accepts any credentials

@@ -1,20 +1,9 @@
+import type { PostOutcome } from '#domain/webhooks/delivery-decision';
 import type { EmbedMessage } from '#domain/webhooks/embeds';
-
-/** How Discord answered a post, sorted by what the delivery does next. */
-export type PostOutcome =
-  | { kind: 'delivered'; status: number }
-  /** 429: try again after `retryAfterSeconds` (undefined when Discord did not say). */
-  | { kind: 'rate_limited'; retryAfterSeconds: number | undefined }
-  /** The webhook no longer exists or its token is wrong: the config is dead. */
-  | { kind: 'gone'; status: number; code: number | undefined }
-  /** Any other 4xx, or a 3xx (redirects are not followed): the same post would be refused again. */
-  | { kind: 'refused'; status: number; body: string }
-  /** 5xx, timeout or network failure: worth another try later. */
-  | { kind: 'failed'; reason: string };
 
 export const REQUEST_TIMEOUT_MS = 10_000;
 /** Response bodies are logged at most this long. */
-export const LOGGED_BODY_MAX = 500;
+const LOGGED_BODY_MAX = 500;
 
 /** Discord's codes for a webhook that is gone: Unknown Webhook (404) and Invalid Webhook Token (401). */
 const DEAD_WEBHOOK_CODES = new Set([10015, 50027]);

@@ -12,7 +12,7 @@ import { TABLE } from './table-definition';
  * The project item's attributes of its Discord link (a project without them is not linked). The CDK stack lets the
  * Discord function read the project item and write nothing of it; the dashboard and the console write these.
  */
-export const DISCORD_LINK_ATTRIBUTES = ['discordPublicKey', 'discordApplicationId', 'discordResetCooldown', 'discordLinkedAt'] as const;
+const DISCORD_LINK_ATTRIBUTES = ['discordPublicKey', 'discordApplicationId', 'discordResetCooldown', 'discordLinkedAt'] as const;
 
 /**
  * Every attribute of a key item the Discord commands' writes name, written or tested: the Discord function's IAM

@@ -63,7 +63,7 @@ const CHECK_WRITES = 8;
  * it, with no read before the write. test/integration/key-rule.test.ts drives both through one table of cases.
  * A ban without an end has no `ban_until`, and a comparison with a missing attribute is false: banned.
  */
-export const MAY_RUN =
+const MAY_RUN =
   'keyHash = :hash AND projectId = :project AND revoked = :zero AND (attribute_not_exists(ban_reason) OR ban_until <= :now) AND expires_at > :now AND (attribute_type(max_uses, :nullType) OR current_uses < max_uses)';
 
 /**

@@ -8,7 +8,18 @@ import type { KeyDetail } from '#domain/model';
 import type { IssueOrder, IssueOutcome, KeyBatch, KeyEdit, KeyStore, NewOrder } from '#domain/ports';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
-import { banOf, boundFingerprints, discordIndexAttributes, discordKeyOf, ENTITY, type ItemKey, keyIdOfPartition, keyItem, keyOf, noteWordItems } from './layout';
+import {
+  banOf,
+  boundFingerprints,
+  discordIndexAttributes,
+  discordKeyOf,
+  ENTITY,
+  type ItemKey,
+  keyIdOfPartition,
+  keyItem,
+  keyOf,
+  noteWordItems,
+} from './layout';
 import { type Item, queryAll } from './paging';
 import { toKey } from './project-store';
 import { inTurn } from './sequence';
@@ -336,7 +347,7 @@ const EXTEND_WRITES = 6;
 
 /** A conditional update's returned attributes, or, when its condition failed, the item as it was (undefined: none). */
 /** A key item in detail (DESIGN.md, "Selling keys" and "Key lifecycle"): the spec's fields and what the API adds, null where unset. */
-export function toKeyDetail(item: Item): KeyDetail {
+function toKeyDetail(item: Item): KeyDetail {
   return {
     ...toKey(item),
     note: typeof item.note === 'string' ? item.note : null,

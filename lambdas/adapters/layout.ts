@@ -307,7 +307,9 @@ export function banOf(item: Item): KeyBan | null {
 }
 
 /** What places a key with a Discord id in the byDiscordId index; removed with the id (contract of issue 27/29/30). */
-export const discordIndexAttributes = (projectId: string, discordId: string) => ({ [TABLE.indexes.byDiscordId.partitionKey]: discordKeyOf(projectId, discordId) });
+export const discordIndexAttributes = (projectId: string, discordId: string) => ({
+  [TABLE.indexes.byDiscordId.partitionKey]: discordKeyOf(projectId, discordId),
+});
 
 /**
  * The console's note search items of a key (1 WCU each, written with the key): one per distinct word of its note
@@ -402,7 +404,7 @@ export function tokenLimitsOf(item: Record<string, unknown>): TokenLimits {
 }
 
 /** An audit entry as the table keeps it: the entry's own fields, plus its key and its expiry. */
-export function auditItem(entry: AuditEntry) {
+function auditItem(entry: AuditEntry) {
   return { ...keyOf.auditEntry(entry), entity: ENTITY.audit, ...entry, [TABLE.ttlAttribute]: entry.at + RETENTION_SECONDS.audit };
 }
 

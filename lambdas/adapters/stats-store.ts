@@ -9,7 +9,7 @@ import { type Item, queryAll } from './paging';
 import { TABLE } from './table-definition';
 
 /** Items one TransactWriteItems may hold. */
-export const TRANSACTION_ITEMS = 100;
+const TRANSACTION_ITEMS = 100;
 
 /**
  * The project's counters of one granularity and dimension with bucket starts in [first, last]: one Query of one

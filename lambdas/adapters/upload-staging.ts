@@ -4,7 +4,7 @@ import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { uploadObjectKey } from './layout';
 
 /** How long a presigned upload URL works: long enough for 5 MiB on a slow line, short enough to be useless later. */
-export const UPLOAD_URL_SECONDS = 15 * 60;
+const UPLOAD_URL_SECONDS = 15 * 60;
 
 /**
  * Console uploads staged in the scripts bucket under `uploads/` (layout.ts uploadObjectKey): the browser PUTs the

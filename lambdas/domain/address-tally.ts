@@ -14,7 +14,7 @@ export interface AddressCount {
  * Addresses one container tracks in a minute: about 100 bytes each, so at most ~10 MB. A minute with more distinct
  * addresses (a /64 flood rotates through prefixes) tracks no new one and sends them to the shared window instead.
  */
-export const ADDRESS_TALLY_CAPACITY = 100_000;
+const ADDRESS_TALLY_CAPACITY = 100_000;
 
 export class AddressTally {
   private windowStart = Number.NEGATIVE_INFINITY;

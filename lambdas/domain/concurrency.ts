@@ -23,7 +23,9 @@ export async function mapPagesBounded<T, R>(
       }
       const task: Promise<void> = work(item)
         .then((result) => void results.push(result))
-        .catch((error: unknown) => void (failure ??= { error }))
+        .catch((error: unknown) => {
+          failure ??= { error };
+        })
         .finally(() => inFlight.delete(task));
       inFlight.add(task);
       if (inFlight.size >= concurrency) await Promise.race(inFlight);

@@ -11,14 +11,14 @@ import type { TokenScope } from './tokens';
 export const SESSION_IDLE_SECONDS = 12 * HOUR_SECONDS;
 export const SESSION_MAX_SECONDS = 7 * 24 * HOUR_SECONDS;
 /** A session's last use is written at most this often: a page's burst of requests costs one write, not one each. */
-export const SESSION_TOUCH_AFTER_SECONDS = 60;
+const SESSION_TOUCH_AFTER_SECONDS = 60;
 
 /** The console's own limit per session, far above what any page asks for (a page load makes a handful of requests). */
 export const CONSOLE_RATE_LIMIT = { requests: 600, windowSeconds: 60 } as const;
 export const CONSOLE_RATE_LIMIT_MESSAGE = `Rate limit exceeded: the console allows ${CONSOLE_RATE_LIMIT.requests} requests a minute per session`;
 
-export const SESSION_COOKIE = 'sd_session';
-export const SESSION_COOKIE_PATH = '/console';
+const SESSION_COOKIE = 'sd_session';
+const SESSION_COOKIE_PATH = '/console';
 
 /** A stored session: whose, opened by which token, and when. Never the cookie's secret. */
 export interface ConsoleSession {

@@ -195,7 +195,7 @@ export async function checkKey<Served extends { versionId: string }>(
   const asked = checkReportOf(request);
   // A key this container keeps refusing is answered from memory before any request (the script's version pointer
   // included), its refusals reported together.
-  const remembered = deps.refusals.held(keyId, request.fingerprint, window.start);
+  const remembered = deps.refusals.held(keyId, window.start);
   const summaries = [...deps.refusals.takeLeftOver(), ...(remembered?.toReport ? [remembered.toReport] : [])];
   if (summaries.length > 0) await deps.telemetry.report(summaries.flatMap((held) => heldTelemetry(held, now)));
   if (remembered) return { outcome: 'refused', ...remembered.refusal };
@@ -221,7 +221,7 @@ export async function checkKey<Served extends { versionId: string }>(
   const refuse = async (refusal: Refusal, report: CheckReport): Promise<KeyCheckOutcome<Served | undefined>> => {
     if (refusal.code === 'KEY_INVALID') deps.addresses.countInvalidKey(address, window.start);
     else {
-      deps.refusals.refused(keyId, request.fingerprint, refusal, window.start, report);
+      deps.refusals.refused(keyId, refusal, window.start, report);
       await deps.telemetry.report(checkTelemetry(report, keyId, refusal.code, now));
     }
     return { outcome: 'refused', ...refusal };

@@ -56,7 +56,7 @@ export function noteMatches(note: string | null, searched: readonly string[]): b
 /** The word whose prefix query reads fewest candidates: the longest is the most selective. */
 export const mostSelectiveWord = (words: readonly string[]): string => words.reduce((best, word) => (word.length > best.length ? word : best), words[0] ?? '');
 
-export const KEY_STATUSES = ['all', 'active', 'revoked', 'expired'] as const;
+const KEY_STATUSES = ['all', 'active', 'revoked', 'expired'] as const;
 export type KeyStatusFilter = (typeof KEY_STATUSES)[number];
 export type KeyStatus = Exclude<KeyStatusFilter, 'all'>;
 

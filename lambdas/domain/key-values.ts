@@ -37,7 +37,7 @@ function orderHmac(secret: Uint8Array, label: 'key' | 'watermark', order: OrderK
 }
 
 /** The form of every key value this service makes: `sdk_` and 24 random bytes in base64url (32 characters). */
-export const KEY_VALUE_FORM = /^sdk_[A-Za-z0-9_-]{32}$/;
+const KEY_VALUE_FORM = /^sdk_[A-Za-z0-9_-]{32}$/;
 
 /** Whether `value` could be a key of this service; one that cannot is KEY_INVALID without looking it up. */
 export const hasKeyValueForm = (value: string): boolean => KEY_VALUE_FORM.test(value);

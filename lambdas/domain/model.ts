@@ -1,7 +1,7 @@
-import type { EventName, Key, KeyDetail, Version, Webhook } from '#schemas/resources';
+import type { Key, KeyDetail, Version, Webhook } from '#schemas/resources';
 import type { TokenScope } from './tokens';
 
-export type { EventName, Key, KeyDetail, Version, Webhook };
+export type { Key, KeyDetail, Version, Webhook };
 
 export const PLANS = ['business', 'pro', 'free'] as const;
 export type Plan = (typeof PLANS)[number];

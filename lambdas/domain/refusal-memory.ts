@@ -46,13 +46,12 @@ export class RefusalMemory {
   constructor(private readonly limits: { floor: number; reportEvery: number; capacity: number } = REFUSAL_MEMORY) {}
 
   /**
-   * The check of `keyId` from `fingerprint` answered from memory: its code and, every `reportEvery` checks, the
-   * refusals to report now; undefined when the table must judge it.
+   * The check of `keyId` answered from memory: its code and, every `reportEvery` checks, the refusals to report now;
+   * undefined when the table must judge it.
    */
-  held(keyId: string, fingerprint: string, windowStart: number): { refusal: Refusal; toReport?: HeldRefusals } | undefined {
+  held(keyId: string, windowStart: number): { refusal: Refusal; toReport?: HeldRefusals } | undefined {
     this.roll(windowStart);
-    // HWID locked is a verdict on one machine: another machine of the same key may run.
-    const entry = this.entries.get(keyId) ?? this.entries.get(machineKey(keyId, fingerprint));
+    const entry = this.entries.get(keyId);
     if (!entry || entry.refusals < this.limits.floor) return undefined;
     entry.refusals += 1;
     entry.unreported += 1;
@@ -63,19 +62,18 @@ export class RefusalMemory {
   }
 
   /** Counts a refusal the table decided (written and reported as usual). KEY_INVALID is the address's to count. */
-  refused(keyId: string, fingerprint: string, refusal: Refusal, windowStart: number, report: Report): void {
+  refused(keyId: string, refusal: Refusal, windowStart: number, report: Report): void {
     // Only a revoke is for good: a ban, an expiry, a cap or a machine lock can be lifted (unban, extend, edit, reset)
     // and the next check must see it at once. KEY_INVALID is the address's to count.
     if (refusal.code !== 'KEY_REVOKED') return;
     this.roll(windowStart);
-    const key = keyId;
-    const known = this.entries.get(key);
+    const known = this.entries.get(keyId);
     if (known) {
       // The latest verdict stands: a key revoked since its last refusal is remembered as revoked.
       Object.assign(known, { refusal, report, refusals: known.refusals + 1 });
       return;
     }
-    if (this.entries.size < this.limits.capacity) this.entries.set(key, { refusal, refusals: 1, unreported: 0, report });
+    if (this.entries.size < this.limits.capacity) this.entries.set(keyId, { refusal, refusals: 1, unreported: 0, report });
   }
 
   /** Refusals answered from memory in a minute that has ended and not reported yet; taking them empties the list. */
@@ -85,12 +83,10 @@ export class RefusalMemory {
 
   private roll(windowStart: number): void {
     if (windowStart === this.windowStart) return;
-    for (const [key, entry] of this.entries) {
-      if (entry.unreported > 0) this.left.push({ keyId: key.split('#')[0] ?? key, refusal: entry.refusal, count: entry.unreported, report: entry.report });
+    for (const [keyId, entry] of this.entries) {
+      if (entry.unreported > 0) this.left.push({ keyId, refusal: entry.refusal, count: entry.unreported, report: entry.report });
     }
     this.windowStart = windowStart;
     this.entries = new Map();
   }
 }
-
-const machineKey = (keyId: string, fingerprint: string) => `${keyId}#${fingerprint}`;

@@ -21,7 +21,7 @@ export interface KeyIssuing {
 }
 
 /** The tier keys issued over the API get (the spec's key has one; the API does not choose it). */
-export const ISSUED_TIER = 'standard';
+const ISSUED_TIER = 'standard';
 
 /**
  * How long an order's repeat is answered with its keys: days of a shop's delivery retries, not forever, so an order id
@@ -30,8 +30,7 @@ export const ISSUED_TIER = 'standard';
 export const ORDER_REPEAT_WINDOW_SECONDS = 72 * 3600;
 
 /** `expires_at` of keys issued at `issuedAt` for `duration`. */
-export const expiresAtOf = (duration: IssueKeysBody['duration'], issuedAt: number): number =>
-  duration === 'lifetime' ? LIFETIME_EXPIRES_AT : issuedAt + duration;
+const expiresAtOf = (duration: IssueKeysBody['duration'], issuedAt: number): number => (duration === 'lifetime' ? LIFETIME_EXPIRES_AT : issuedAt + duration);
 
 /**
  * What a request asks for, as one hash: its parsed body (defaults applied, a duration preset as its seconds) without
@@ -51,9 +50,9 @@ interface RawKey {
 }
 
 /** Raw keys from their values and watermarks: the id is derived from the value's hash (see #domain/key-values). */
-function rawKeys(count: number, valueOf: (index: number) => string, watermarkOf: (index: number) => string): RawKey[] {
+function rawKeys(count: number, keyValueOf: (index: number) => string, watermarkOf: (index: number) => string): RawKey[] {
   return Array.from({ length: count }, (_, index) => {
-    const key = valueOf(index);
+    const key = keyValueOf(index);
     return { id: keyIdOf(hashKeyValue(key)), key, watermark: watermarkOf(index) };
   });
 }

@@ -22,7 +22,7 @@ export const RevokeSelectedBody = z.object({
 });
 
 /** A Discord embed field value holds 1024 characters; a version's notes are shown in one (as `versions upload`). */
-export const MAX_VERSION_NOTES_LENGTH = 1024;
+const MAX_VERSION_NOTES_LENGTH = 1024;
 export const UploadBody = z.object({
   size_bytes: z
     .int({ error: 'size_bytes must be a whole number of bytes' })
@@ -45,7 +45,7 @@ export const AddWebhookBody = z.object({ url: text('url'), events, enabled: z._d
 export const EditWebhookBody = z.object({ events: z.optional(events), enabled: z.optional(z.boolean({ error: 'enabled must be true or false' })) });
 
 /** A pasted dump is read here whole; a bigger one is scanned with `sdapi leak`. */
-export const MAX_PASTED_DUMP_BYTES = 1024 * 1024;
+const MAX_PASTED_DUMP_BYTES = 1024 * 1024;
 export const LeakFindBody = z.object({
   text: text('text').check(z.maxLength(MAX_PASTED_DUMP_BYTES, 'text must be at most 1 MiB: scan bigger dumps with sdapi leak')),
 });

@@ -6,14 +6,14 @@ import type { EventName } from './resources';
  * `version_deployed` is made from a version item; the four analytics events from an EVENT item that a
  * detector writes (see EventItem). Both travel the same stream → fan-out → SQS → delivery path.
  */
-export const VersionDeployedData = z.object({
+const VersionDeployedData = z.object({
   versionId: z.string(),
   versionNumber: z.int(),
   sizeBytes: z.int(),
   notes: z.string(),
 });
 
-export const ExecutionDropData = z.object({
+const ExecutionDropData = z.object({
   /** The UTC day that fell (YYYY-MM-DD), compared with the day before it. */
   date: z.string(),
   executions: z.int(),
@@ -22,7 +22,7 @@ export const ExecutionDropData = z.object({
   dropPercent: z.number(),
 });
 
-export const NewExecutorData = z.object({
+const NewExecutorData = z.object({
   executor: z.string(),
   firstSeenAt: z.int(),
   /** When it was last seen before this appearance, if ever (null: never seen). */
@@ -37,7 +37,7 @@ export const KEY_ABUSE_PATTERNS = [
   'over_max_uses',
   'hwid_locked_burst',
 ] as const;
-export const KeyAbuseData = z.object({
+const KeyAbuseData = z.object({
   keyId: z.string(),
   pattern: z.enum(KEY_ABUSE_PATTERNS),
   /** What was counted (distinct fingerprints, validations, uses) and the threshold it passed. */
@@ -48,7 +48,7 @@ export const KeyAbuseData = z.object({
 
 /** Hashes a clone_detected event lists at most: its size stays the same however many hashes a script has. */
 export const CLONE_SAMPLE_LIMIT = 5;
-export const CloneDetectedData = z.object({
+const CloneDetectedData = z.object({
   scriptId: z.string(),
   versionId: z.nullable(z.string()),
   newHash: z.string(),

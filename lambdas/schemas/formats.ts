@@ -42,7 +42,7 @@ export const INVISIBLE_NAME_CHARACTERS = /[\p{Cf}\u115F\u1160\u3164\uFFA0]/u;
 export const EXECUTOR_CHARACTERS_MESSAGE = 'executor must not contain control, invisible or bidirectional-override characters';
 
 /** The bidirectional marks, embeddings, overrides and isolates alone: refused even in text that may hold line breaks. */
-export const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 export const UNSAFE_TEXT_CHARACTERS_GLOBAL = new RegExp(UNSAFE_TEXT_CHARACTERS.source, 'gu');
 
 /**
@@ -50,7 +50,7 @@ export const UNSAFE_TEXT_CHARACTERS_GLOBAL = new RegExp(UNSAFE_TEXT_CHARACTERS.s
  * C0 or C1 control but tab and line feed, and no bidirectional control. An ESC reaches the owner's terminal through
  * `sdapi keys show` (`\u001b]52;c;…` writes the clipboard); a bidi override reorders the embed it is shown in.
  */
-const FREE_TEXT_FORBIDDEN = /(?![\t\n])\p{Cc}|[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+const FREE_TEXT_FORBIDDEN = new RegExp(`(?![\\t\\n])\\p{Cc}|${BIDI_CONTROLS.source}`, 'u');
 
 /** What is wrong with the characters of `text` (FREE_TEXT_FORBIDDEN), in words after the field's name; undefined when nothing. */
 function freeTextCharacterProblem(text: string): string | undefined {

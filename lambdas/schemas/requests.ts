@@ -70,7 +70,7 @@ export type ListKeysQuery = z.infer<typeof ListKeysQuery>;
 export const STATS_GRANULARITIES = ['hour', 'day'] as const;
 export const STATS_DIMENSIONS = ['result', 'executor', 'version'] as const;
 /** Largest `from`/`to`: Unix seconds have 10 digits until 2286; more is a timestamp in milliseconds. */
-export const MAX_UNIX_SECONDS = 9_999_999_999;
+const MAX_UNIX_SECONDS = 9_999_999_999;
 
 function unixSecondsParam(name: string) {
   const message = `${name} must be Unix seconds: a whole number from 0 to ${MAX_UNIX_SECONDS} (not milliseconds)`;
@@ -113,7 +113,7 @@ export const MAX_KEYS_PER_API_ISSUE = 100;
 /** Duration presets in seconds; `lifetime` is LIFETIME_EXPIRES_AT instead of a duration. */
 export const DURATION_PRESETS = { '1d': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400, '90d': 90 * 86_400, '365d': 365 * 86_400 } as const;
 /** Whole-second durations accepted besides the presets: a minute to ten years. */
-export const DURATION_SECONDS = { min: 60, max: 315_360_000 } as const;
+const DURATION_SECONDS = { min: 60, max: 315_360_000 } as const;
 /**
  * `expires_at` of a `lifetime` key: 2100-01-01T00:00:00Z, a fixed value so that a repeated order answers the same
  * bytes, and far past any script's life.
@@ -139,7 +139,7 @@ export function parseDuration(value: unknown): KeyDuration | undefined {
 }
 
 /** A free-text field: a string of at most `maxLength` characters under the one printable-text rule (freeTextProblem). */
-export const freeText = (field: string, maxLength: number) =>
+const freeText = (field: string, maxLength: number) =>
   z.string({ error: `${field} must be a string` }).check(
     z.maxLength(maxLength, `${field} must be at most ${maxLength} characters`),
     z.refine((text) => freeTextProblem(field, text) === undefined, { error: (issue) => freeTextProblem(field, String(issue.input)) ?? `invalid ${field}` }),

@@ -32,7 +32,7 @@ export type Version = z.infer<typeof VersionSchema>;
 
 /** Spec §6.1: the five events a webhook can subscribe to. */
 export const EVENT_NAMES = ['execution_drop', 'new_executor', 'key_abuse', 'version_deployed', 'clone_detected'] as const;
-export const EventNameSchema = z.enum(EVENT_NAMES);
+const EventNameSchema = z.enum(EVENT_NAMES);
 export type EventName = z.infer<typeof EventNameSchema>;
 
 /** Spec §2.3: `events` stays a JSON-encoded string and `enabled` a 0/1 flag, exactly as the spec shows. */
@@ -47,10 +47,10 @@ export const WebhookSchema = z.strictObject({
 export type Webhook = z.infer<typeof WebhookSchema>;
 
 /** A machine a bound key holds: SHA-256 hex of the machine's id, as the loader sent it, and when it was bound. */
-export const BoundFingerprintSchema = z.strictObject({ fingerprint: z.string(), bound_at: unixSeconds() });
+const BoundFingerprintSchema = z.strictObject({ fingerprint: z.string(), bound_at: unixSeconds() });
 
 /** A ban: the reason the buyer reads, and when it ends by itself (null: when the key is unbanned). */
-export const KeyBanSchema = z.strictObject({ reason: z.string(), until: z.nullable(unixSeconds()) });
+const KeyBanSchema = z.strictObject({ reason: z.string(), until: z.nullable(unixSeconds()) });
 
 /**
  * One key in detail (DESIGN.md, "Selling keys"): the spec's fields and what selling adds, null where unset. The key

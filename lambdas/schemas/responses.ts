@@ -51,7 +51,7 @@ export type ResetHwidResponse = z.infer<typeof ResetHwidResponse>;
 export const ExtendKeyResponse = z.strictObject({ ok: z.literal(true), expires_at: z.int().check(z.nonnegative()) });
 export type ExtendKeyResponse = z.infer<typeof ExtendKeyResponse>;
 /** One bucket of the stats answer: its start (a UTC hour or midnight), its total and its counts by name. */
-export const StatsBucketSchema = z.strictObject({
+const StatsBucketSchema = z.strictObject({
   t: z.int().check(z.nonnegative()),
   total: z.int().check(z.nonnegative()),
   counts: z.record(z.string(), z.int().check(z.nonnegative())),

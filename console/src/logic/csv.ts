@@ -15,7 +15,7 @@ export function csvField(value: string | number | null): string {
   return /[",\r\n]/.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert;
 }
 
-export function csvRows(header: readonly string[], rows: readonly (readonly (string | number | null)[])[]): string {
+function csvRows(header: readonly string[], rows: readonly (readonly (string | number | null)[])[]): string {
   return [header, ...rows]
     .map((row) => row.map(csvField).join(','))
     .join('\r\n')

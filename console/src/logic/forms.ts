@@ -130,7 +130,7 @@ export function hex(bytes: ArrayBuffer): string {
 }
 
 /** A ban's reason, 1 to 200 characters (DESIGN.md "Key lifecycle"). */
-export const MAX_BAN_REASON = 200;
+const MAX_BAN_REASON = 200;
 
 export function banReasonProblem(reason: string): string | null {
   if (reason.trim() === '') return 'Reason is required: the buyer sees it when their key is refused';

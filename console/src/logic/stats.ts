@@ -1,7 +1,7 @@
 import { formatCount } from './format';
 
 /** The stats route's answer (DESIGN.md "Stats"). */
-export interface StatsBucket {
+interface StatsBucket {
   t: number;
   total: number;
   counts: Record<string, number>;

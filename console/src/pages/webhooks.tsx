@@ -3,7 +3,7 @@ import { api, consolePath, get, post } from '../api';
 import { ConfirmDialog, Field, LoadError, Notice, useAction, useLoad } from '../components';
 
 /** Spec §6.1: the events a webhook can subscribe to, each its own checkbox named by the event. */
-export const EVENTS = ['execution_drop', 'new_executor', 'key_abuse', 'version_deployed', 'clone_detected'] as const;
+const EVENTS = ['execution_drop', 'new_executor', 'key_abuse', 'version_deployed', 'clone_detected'] as const;
 
 interface WebhookView {
   id: string;

@@ -24,7 +24,7 @@ const analyticsEvent = <N extends AnalyticsEventName>(
 
 // ---- execution_drop ----
 
-export const EXECUTION_DROP_THRESHOLD_PERCENT = 30;
+const EXECUTION_DROP_THRESHOLD_PERCENT = 30;
 
 export interface DailyExecutions {
   projectId: string;

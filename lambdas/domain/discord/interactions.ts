@@ -29,7 +29,7 @@ export interface InteractionContext {
 }
 
 /** Replies to a user's request, in the buyer's words. */
-export const REPLIES = {
+const REPLIES = {
   unknownCommand: (name: string) => `Unknown command "${name}". The commands are /redeem, /status, /resethwid and /loader.`,
   missingKey: 'Give your key: /redeem key:YOUR-KEY',
   noUser: 'This interaction names no Discord user.',
@@ -46,7 +46,7 @@ const relative = (unix: number) => `<t:${unix}:R>`;
 /** Discord's text formatting is inert in code spans; ids are [A-Za-z0-9_-], so none can break out of one. */
 const code = (text: string) => `\`${text.replace(/`/g, '')}\``;
 
-export function message(content: string): MessageReply {
+function message(content: string): MessageReply {
   return { type: REPLY_TYPE.channelMessage, data: { content, flags: EPHEMERAL, allowed_mentions: { parse: [] } } };
 }
 
@@ -62,7 +62,7 @@ function redeemModal(): ModalReply {
 }
 
 /** The user who asked: `member.user` in a server, `user` in a direct message. */
-export const userIdOf = (interaction: Interaction): string | undefined => interaction.member?.user?.id ?? interaction.user?.id;
+const userIdOf = (interaction: Interaction): string | undefined => interaction.member?.user?.id ?? interaction.user?.id;
 
 const DISCORD_USER_ID_FORM = /^[0-9]{17,20}$/;
 
@@ -201,7 +201,7 @@ async function resetOne(deps: InteractionDeps, context: InteractionContext, user
 }
 
 /** The two lines buyers run: their key, then the hosted stub. The user's key is not known here (only its hash is kept). */
-export function loaderLines(stubUrl: string): string {
+function loaderLines(stubUrl: string): string {
   return [
     'Run this in your executor, with your key in place of YOUR-KEY:',
     '```lua',

@@ -11,7 +11,7 @@ import { DISCORD_PUBLIC_KEY_FORM } from './signature';
 export const RESET_COOLDOWN_SECONDS = { min: 3_600, max: 2_592_000, default: 86_400 } as const;
 
 /** A Discord application id (a snowflake), as the developer portal shows it. */
-export const DISCORD_APPLICATION_ID_FORM = /^[0-9]{17,20}$/;
+const DISCORD_APPLICATION_ID_FORM = /^[0-9]{17,20}$/;
 
 /** What the project item keeps of its Discord application. */
 export interface DiscordLink {
@@ -40,7 +40,7 @@ export function discordLinkProblem(request: DiscordLinkRequest): string | undefi
   return undefined;
 }
 
-export class DiscordLinkInvalid extends Error {
+class DiscordLinkInvalid extends Error {
   override readonly name = 'DiscordLinkInvalid';
 }
 

@@ -1,4 +1,14 @@
-import type { PostOutcome } from '#adapters/discord-client';
+/** How Discord answered a post, sorted by what the delivery does next. */
+export type PostOutcome =
+  | { kind: 'delivered'; status: number }
+  /** 429: try again after `retryAfterSeconds` (undefined when Discord did not say). */
+  | { kind: 'rate_limited'; retryAfterSeconds: number | undefined }
+  /** The webhook no longer exists or its token is wrong: the config is dead. */
+  | { kind: 'gone'; status: number; code: number | undefined }
+  /** Any other 4xx, or a 3xx (redirects are not followed): the same post would be refused again. */
+  | { kind: 'refused'; status: number; body: string }
+  /** 5xx, timeout or network failure: worth another try later. */
+  | { kind: 'failed'; reason: string };
 
 /** Retry backoff: the message comes back after base × 2^(receives − 1) seconds, capped at 15 min, + up to 25 % jitter. */
 export const RETRY_BASE_SECONDS = 10;
@@ -14,7 +24,7 @@ export const MAX_DELAY_SECONDS = 900;
 export const RATE_LIMITED_GIVE_UP_SECONDS = 24 * 3600;
 
 /** The 429s a delivery has met: how many, and when the first came (carried in the message, see DeliveryMessage). */
-export interface RateLimitHistory {
+interface RateLimitHistory {
   times: number;
   since: number;
 }
@@ -33,7 +43,7 @@ export interface DeliveryAttempt {
 }
 
 /** A line for the handler to log, with the delivery's context added. */
-export interface DecisionLog {
+interface DecisionLog {
   level: 'info' | 'warn' | 'error';
   message: string;
   fields: Record<string, unknown>;

@@ -7,7 +7,7 @@ import { type ProjectEvent, ProjectEventSchema } from '#schemas/events';
  * or a dead-letter queue for days, so the delivery reads the URL from the config when it posts (and so honours a
  * config disabled or changed since the event was queued).
  */
-export const DeliveryMessageSchema = z.object({
+const DeliveryMessageSchema = z.object({
   /** `<stream event id>:<webhook id>`: the same for every copy of this delivery, whatever redelivered it. */
   deliveryId: z.string().check(z.minLength(1)),
   webhook: z.object({ id: z.string() }),

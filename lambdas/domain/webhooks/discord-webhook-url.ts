@@ -59,7 +59,7 @@ export function redactWebhookUrl(raw: string): string {
   }
 }
 
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
+const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** The form Discord gives under Server Settings > Integrations > Webhooks > Copy Webhook URL. */
 export const DISCORD_WEBHOOK_URL_FORM = 'https://discord.com/api/webhooks/ID/TOKEN';

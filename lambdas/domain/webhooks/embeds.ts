@@ -18,7 +18,7 @@ import type { EventName } from '#schemas/resources';
  * timestamp with milliseconds and a fixed footer. The script name is the project's name, the script id its id.
  */
 
-export interface EmbedField {
+interface EmbedField {
   name: string;
   value: string;
   inline: boolean;
@@ -144,7 +144,7 @@ const ID_MAX = 128;
  * `**<name>** (<id>)` within `max` code points (callers leave it thousands). The name gives way, so the bold
  * markers and the id always survive; an empty name shows as "Unnamed script" rather than as a bare `****`.
  */
-export function scriptLine(name: string, id: string, max: number): string {
+function scriptLine(name: string, id: string, max: number): string {
   const idText = SIMPLE_ID.test(id) ? truncate(id, ID_MAX) : escapeMarkdown(id, ID_MAX);
   const nameBudget = max - codePointLength(`**** (${idText})`);
   return `**${escapeMarkdown(name.trim() === '' ? 'Unnamed script' : name, nameBudget)}** (${idText})`;
@@ -243,7 +243,7 @@ const KEY_ABUSE_TEXT = {
   },
 } as const;
 
-export const EMBED_BUILDERS: Builders = {
+const EMBED_BUILDERS: Builders = {
   version_deployed: (data) => ({
     title: 'New version deployed',
     fields: [

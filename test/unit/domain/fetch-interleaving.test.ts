@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
 import { FullCopyTally } from '#domain/full-copies';
-import { RefusalMemory } from '#domain/refusal-memory';
 import type { KeyCheckStore, ScriptStore, ScriptVersionStore } from '#domain/ports';
+import { RefusalMemory } from '#domain/refusal-memory';
 import { deliverScript, ScriptCache } from '#domain/scripts';
 import { MemoryKeyCheckStore, MemoryScriptStore, MemoryStores } from '#test-support/memory-stores';
 

@@ -241,7 +241,15 @@ describe('publishScript', () => {
     const scripts = new MemoryScriptStore();
     const written: NewScriptVersion[] = [];
     const result = await publishScript(
-      { scripts, versions: { uploadVersion: async (version) => (written.push(version), { id: version.id, version_number: 1 }) } },
+      {
+        scripts,
+        versions: {
+          uploadVersion: async (version) => {
+            written.push(version);
+            return { id: version.id, version_number: 1 };
+          },
+        },
+      },
       input,
     );
     expect(result).toEqual({ id: 'ver_new', version_number: 1, size_bytes: 8, sha256: sha256Hex('print(1)') });
@@ -259,7 +267,12 @@ describe('publishScript', () => {
   it('writes nothing for a file that is not a script', async () => {
     const scripts = new MemoryScriptStore();
     const written: unknown[] = [];
-    const versions = { uploadVersion: async () => (written.push(1), { id: 'x', version_number: 1 }) };
+    const versions = {
+      uploadVersion: async () => {
+        written.push(1);
+        return { id: 'x', version_number: 1 };
+      },
+    };
     await expect(publishScript({ scripts, versions }, { ...input, bytes: new Uint8Array(0) })).rejects.toThrow(/is empty/);
     expect(written).toEqual([]);
     expect(scripts.has({ projectId: PROJECT, versionId: 'ver_new' })).toBe(false);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { PostOutcome } from '#adapters/discord-client';
 import {
   type DeliveryAttempt,
   decideDelivery,
   MAX_DELAY_SECONDS,
+  type PostOutcome,
   RATE_LIMITED_GIVE_UP_SECONDS,
   RETRY_BASE_SECONDS,
   RETRY_MAX_SECONDS,
