@@ -37,7 +37,7 @@ export class MemoryDiscordStore implements DiscordKeyStore {
       (found.discordId === null || found.discordId === discordId);
     if (!found || !before || !may) return { written: false, key: before };
     found.discordId = discordId;
-    return { written: true, key: before };
+    return { written: true, key: { ...found } };
   }
 
   async keysOfUser(projectId: string, discordId: string): Promise<DiscordKeyView[]> {
@@ -56,6 +56,7 @@ export class MemoryDiscordStore implements DiscordKeyStore {
     if (!found || !before || !may) return { written: false, key: before };
     found.boundMachines = 0;
     found.hwidResetAt = now;
-    return { written: true, key: before };
+    // The key after the write, save that `boundMachines` says how many it unbound.
+    return { written: true, key: { ...found, boundMachines: before.boundMachines } };
   }
 }
