@@ -8,7 +8,18 @@ import type { KeyDetail } from '#domain/model';
 import type { IssueOrder, IssueOutcome, KeyBatch, KeyEdit, KeyStore, NewOrder } from '#domain/ports';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { backoff, ifCondition, isConditionFailure, isTransactionConflict, TRANSACTION_ATTEMPTS } from './conditions';
-import { banOf, boundFingerprints, discordIndexAttributes, discordKeyOf, ENTITY, type ItemKey, keyIdOfPartition, keyItem, keyOf, noteWordItems } from './layout';
+import {
+  banOf,
+  boundFingerprints,
+  discordIndexAttributes,
+  discordKeyOf,
+  ENTITY,
+  type ItemKey,
+  keyIdOfPartition,
+  keyItem,
+  keyOf,
+  noteWordItems,
+} from './layout';
 import { type Item, queryAll } from './paging';
 import { toKey } from './project-store';
 import { inTurn } from './sequence';
@@ -63,7 +74,8 @@ export class DynamoKeyStore implements KeyStore {
         ifCondition(this.db.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }))),
       ),
     );
-    return written.filter(Boolean).length;
+    // Keys, not items: a key's note-word items are written with it but are not keys of the order.
+    return written.filter((wrote, i) => wrote && missing[i]?.entity === ENTITY.key).length;
   }
 
   async getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined> {

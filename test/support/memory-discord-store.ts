@@ -3,7 +3,8 @@ import type { ConditionalWrite, DiscordKeyStore, DiscordKeyView } from '#domain/
 
 /**
  * DiscordKeyStore in memory, with the same conditions the DynamoDB store writes under (lambdas/adapters/
- * discord-store.ts), for the unit tests of the replies; test/integration/discord.test.ts runs the real one.
+ * discord-store.ts), for the unit tests of the replies; test/integration/store-contract/discord-store.test.ts holds
+ * both to one contract, and test/integration/discord.test.ts runs the real one.
  */
 export class MemoryDiscordStore implements DiscordKeyStore {
   readonly links = new Map<string, DiscordLink>();

@@ -31,9 +31,10 @@ import { rateWindowAt } from '#domain/rate-limit';
 import { hashToken, type TokenGrant, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
 
 /**
- * The API's storage ports in memory, with the semantics of the DynamoDB stores in `lambdas/adapters/` (which
- * test/integration/repository.test.ts pins on DynamoDB Local): handler and domain tests run on this, so what
- * they pin is the service's behaviour, not the commands it sends. Seeding helpers stand in for the dashboard.
+ * The API's and the webhook pipeline's storage ports in memory, with the semantics of the DynamoDB stores in
+ * `lambdas/adapters/`: test/integration/store-contract/ runs the same tests on both, so a fake that drifts from its
+ * store fails there. Handler and domain tests run on this, so what they pin is the service's behaviour, not the
+ * commands it sends. Seeding helpers stand in for the dashboard.
  */
 
 /** A key as the table holds it: the spec's fields and what places it in the indexes. */
@@ -299,6 +300,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   }
 
   async editKey(projectId: string, keyId: string, edit: KeyEdit): Promise<KeyDetail | undefined> {
+    if (Object.values(edit).every((value) => value === undefined)) throw new Error('An edit of a key must change something');
     const key = this.projectKey(projectId, keyId);
     if (!key) return undefined;
     const selling = { ...(key.selling ?? NO_SELLING) };
@@ -479,8 +481,8 @@ export interface CheckedKey extends KeyState {
 }
 
 /**
- * The loader check's store in memory, with the semantics of DynamoKeyCheckStore (which
- * test/integration/loader-check.test.ts pins on DynamoDB Local): one use counted only when the key may run and its
+ * The loader check's store in memory, with the semantics of DynamoKeyCheckStore (test/integration/store-contract/
+ * holds both to one contract; test/integration/loader-check.test.ts drives the real one): one use counted only when the key may run and its
  * window of the key's own has room for one more of `perKeyPerMinute`; otherwise nothing written, and the key's
  * state as it was. Where the table evaluates its condition (which test/integration/key-rule.test.ts proves is the
  * rule), this fake applies the rule the check hands it (`mayRun`): it holds no copy of the rule.

@@ -35,7 +35,7 @@ import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
 export const OWNER_ID = 'own_contract';
 
 /** What a test may ask of a key batch; the rest gets the dashboard's defaults. */
-export type KeyFields = Partial<Omit<KeyBatch, 'projectId' | 'keys'>>;
+type KeyFields = Partial<Omit<KeyBatch, 'projectId' | 'keys'>>;
 
 /** The stores the API and the webhook pipeline use (one table, or one MemoryStores), and how to seed them. */
 export interface StoreWorld {
