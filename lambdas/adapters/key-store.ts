@@ -74,7 +74,8 @@ export class DynamoKeyStore implements KeyStore {
         ifCondition(this.db.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }))),
       ),
     );
-    return written.filter(Boolean).length;
+    // Keys, not items: a key's note-word items are written with it but are not keys of the order.
+    return written.filter((wrote, i) => wrote && missing[i]?.entity === ENTITY.key).length;
   }
 
   async getKey(projectId: string, keyId: string): Promise<KeyDetail | undefined> {

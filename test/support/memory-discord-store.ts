@@ -3,7 +3,8 @@ import type { ConditionalWrite, DiscordKeyStore, DiscordKeyView } from '#domain/
 
 /**
  * DiscordKeyStore in memory, with the same conditions the DynamoDB store writes under (lambdas/adapters/
- * discord-store.ts), for the unit tests of the replies; test/integration/discord.test.ts runs the real one.
+ * discord-store.ts), for the unit tests of the replies; test/integration/store-contract/discord-store.test.ts holds
+ * both to one contract, and test/integration/discord.test.ts runs the real one.
  */
 export class MemoryDiscordStore implements DiscordKeyStore {
   readonly links = new Map<string, DiscordLink>();
@@ -37,7 +38,7 @@ export class MemoryDiscordStore implements DiscordKeyStore {
       (found.discordId === null || found.discordId === discordId);
     if (!found || !before || !may) return { written: false, key: before };
     found.discordId = discordId;
-    return { written: true, key: before };
+    return { written: true, key: { ...found } };
   }
 
   async keysOfUser(projectId: string, discordId: string): Promise<DiscordKeyView[]> {
@@ -56,6 +57,7 @@ export class MemoryDiscordStore implements DiscordKeyStore {
     if (!found || !before || !may) return { written: false, key: before };
     found.boundMachines = 0;
     found.hwidResetAt = now;
-    return { written: true, key: before };
+    // The key after the write, save that `boundMachines` says how many it unbound.
+    return { written: true, key: { ...found, boundMachines: before.boundMachines } };
   }
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { type LastCheck, lastCheckOf } from '#adapters/key-check-store';
 import type { StatsDimension, StatsGranularity, StoredStatsBucket } from '#domain/analytics/stats';
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
@@ -7,6 +7,9 @@ import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Key, KeyDetail, Project, Version, Webhook } from '#domain/model';
 import type {
   AuditLog,
+  ClaimResult,
+  DeliveryStore,
+  FanoutStore,
   IssueOrder,
   IssueOutcome,
   KeyBatch,
@@ -22,14 +25,16 @@ import type {
   ScriptStore,
   StatsBucketsQuery,
   TokenStore,
+  WebhookTarget,
 } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
-import { hashToken, type TokenGrant, type TokenScope, tokenIdOf } from '#domain/tokens';
+import { hashToken, type TokenGrant, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
 
 /**
- * The API's storage ports in memory, with the semantics of the DynamoDB stores in `lambdas/adapters/` (which
- * test/integration/repository.test.ts pins on DynamoDB Local): handler and domain tests run on this, so what
- * they pin is the service's behaviour, not the commands it sends. Seeding helpers stand in for the dashboard.
+ * The API's and the webhook pipeline's storage ports in memory, with the semantics of the DynamoDB stores in
+ * `lambdas/adapters/`: test/integration/store-contract/ runs the same tests on both, so a fake that drifts from its
+ * store fails there. Handler and domain tests run on this, so what they pin is the service's behaviour, not the
+ * commands it sends. Seeding helpers stand in for the dashboard.
  */
 
 /** A key as the table holds it: the spec's fields and what places it in the indexes. */
@@ -56,7 +61,7 @@ const WATERMARK_PAGE_SIZE = 25;
 
 const SEEDED_AT = 1_700_000_000;
 
-export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, AuditLog, KeyStore {
+export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, AuditLog, KeyStore, FanoutStore, DeliveryStore {
   private readonly projects = new Map<string, Project>();
   /** By key id: keys have a partition each, so ids are unique across projects. */
   private readonly keys = new Map<string, StoredKey>();
@@ -70,6 +75,8 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   private readonly orders = new Map<string, IssueOrder>();
   /** Stats counters by project, `<granularity>#<dimension>` and bucket start, as ingest would have left them. */
   private readonly statsCounters = new Map<string, Map<string, Map<number, StoredStatsBucket>>>();
+  /** Webhook delivery claims by delivery id. */
+  private readonly claims = new Map<string, DeliveryClaim>();
 
   // ---- Seeding, as the dashboard would ----
 
@@ -124,9 +131,14 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   }
 
   /** Only the token's SHA-256 is kept, as the dashboard stores it. */
-  addToken(ownerId: string, token: string, scope: TokenScope = 'write'): void {
+  addToken(ownerId: string, token: string, scope: TokenScope = 'write', limits: TokenLimits = {}): void {
     const tokenHash = hashToken(token);
-    this.tokens.set(tokenHash, { ownerId, tokenId: tokenIdOf(tokenHash), scope });
+    this.tokens.set(tokenHash, { ownerId, tokenId: tokenIdOf(tokenHash), scope, ...structuredClone(limits) });
+  }
+
+  /** As the dashboard's revoke leaves the table: the token's hash is gone. */
+  revokeToken(token: string): void {
+    this.tokens.delete(hashToken(token));
   }
 
   // ---- Inspection ----
@@ -168,6 +180,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     const key = this.keys.get(keyId);
     if (!key || key.projectId !== projectId) return 'not_found';
     if (key.revoked === 1) return 'already_revoked';
+    if (entry) this.refuseClash(entry);
     key.revoked = 1;
     key.revokedAt = now;
     key.revokedBy = by;
@@ -201,6 +214,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   async setCurrentVersion(projectId: string, versionId: string, entry?: AuditEntry): Promise<boolean> {
     const project = this.projects.get(projectId);
     if (!project || !this.versions.get(projectId)?.has(versionId)) return false;
+    if (entry) this.refuseClash(entry);
     project.currentVersionId = versionId;
     if (entry) this.entries.push(structuredClone(entry));
     return true;
@@ -286,6 +300,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   }
 
   async editKey(projectId: string, keyId: string, edit: KeyEdit): Promise<KeyDetail | undefined> {
+    if (Object.values(edit).every((value) => value === undefined)) throw new Error('An edit of a key must change something');
     const key = this.projectKey(projectId, keyId);
     if (!key) return undefined;
     const selling = { ...(key.selling ?? NO_SELLING) };
@@ -334,13 +349,20 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
 
   // ---- AuditLog ----
 
+  /** Like the conditional put: an entry id already written (for the same project or owner) is refused. */
   async record(entry: AuditEntry): Promise<void> {
+    this.refuseClash(entry);
     this.entries.push(structuredClone(entry));
+  }
+
+  /** An entry's put is conditional on no entry there, alone or in a change's transaction (which then fails whole). */
+  private refuseClash(entry: AuditEntry): void {
+    if (this.entries.some((written) => sameAuditEntry(written, entry))) throw new Error(`audit entry ${entry.entryId} exists already`);
   }
 
   /** Like the conditional update: only an entry that was written. */
   async finish(entry: AuditEntry, status: Exclude<AuditStatus, 'started'>, outcome: AuditDetails): Promise<void> {
-    const written = this.entries.find((candidate) => candidate.entryId === entry.entryId);
+    const written = this.entries.find((candidate) => sameAuditEntry(candidate, entry));
     if (!written) throw new Error(`finish: no audit entry ${entry.entryId}`);
     Object.assign(written, { status, outcome: { ...outcome } });
   }
@@ -356,13 +378,81 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     return counted.requests + 1;
   }
 
+  // ---- FanoutStore and DeliveryStore ----
+
+  async webhooksOf(projectId: string): Promise<WebhookTarget[]> {
+    return sortedById(this.webhooks.get(projectId)).map(({ id, url, events, enabled }) => ({ id, url, events, enabled }));
+  }
+
+  async projectName(projectId: string): Promise<string | undefined> {
+    return this.projects.get(projectId)?.name;
+  }
+
+  async webhookState(projectId: string, webhookId: string): Promise<{ enabled: number; url: string } | undefined> {
+    const webhook = this.webhooks.get(projectId)?.get(webhookId);
+    return webhook && { enabled: webhook.enabled, url: webhook.url };
+  }
+
+  /** Like the conditional put: no claim yet, a released one, or one still sending since `staleAfterSeconds` or more. */
+  async claimDelivery(deliveryId: string, now: number, staleAfterSeconds: number): Promise<ClaimResult> {
+    const old = this.claims.get(deliveryId);
+    if (!old || old.state === 'released' || (old.state === 'sending' && old.claimedAt <= now - staleAfterSeconds)) {
+      const token = randomUUID();
+      this.claims.set(deliveryId, { state: 'sending', token, claimedAt: now });
+      return { outcome: 'claimed', token };
+    }
+    if (old.state === 'sent') return { outcome: 'sent' };
+    return { outcome: 'held', retryInSeconds: Math.max(1, old.claimedAt + staleAfterSeconds - now + 1) };
+  }
+
+  async markSent(deliveryId: string, token: string, _now: number): Promise<boolean> {
+    return this.updateOwnClaim(deliveryId, token, 'sent');
+  }
+
+  async releaseClaim(deliveryId: string, token: string): Promise<void> {
+    this.updateOwnClaim(deliveryId, token, 'released');
+  }
+
+  async disableWebhook(projectId: string, webhookId: string, url: string, now: number): Promise<boolean> {
+    const webhook = this.webhooks.get(projectId)?.get(webhookId);
+    if (!webhook || webhook.enabled !== 1 || webhook.url !== url) return false;
+    webhook.enabled = 0;
+    webhook.updated_at = now;
+    return true;
+  }
+
+  /** Only while the claim is still this attempt's (same token, still sending). */
+  private updateOwnClaim(deliveryId: string, token: string, state: DeliveryClaim['state']): boolean {
+    const claim = this.claims.get(deliveryId);
+    if (!claim || claim.token !== token || claim.state !== 'sending') return false;
+    claim.state = state;
+    return true;
+  }
+
   private keysOf(projectId: string): StoredKey[] {
     return [...this.keys.values()].filter((key) => key.projectId === projectId).sort((a, b) => a.issueSeq - b.issueSeq);
   }
 }
 
+/** A webhook delivery's claim: 'sending' from claim to post, then 'sent'; 'released' when the post failed. */
+interface DeliveryClaim {
+  state: 'sending' | 'sent' | 'released';
+  token: string;
+  claimedAt: number;
+}
+
+/** The table keys an entry by its project or owner and its id. */
+const sameAuditEntry = (a: AuditEntry, b: AuditEntry): boolean => a.entryId === b.entryId && a.projectId === b.projectId && a.ownerId === b.ownerId;
+
 /** A key issued without what selling and the lifecycle add. */
-const NO_SELLING: Omit<KeyDetail, keyof Key | 'revoked_by'> = { note: null, discord_id: null, max_fingerprints: null, fingerprints: [], last_check_at: null, ban: null };
+const NO_SELLING: Omit<KeyDetail, keyof Key | 'revoked_by'> = {
+  note: null,
+  discord_id: null,
+  max_fingerprints: null,
+  fingerprints: [],
+  last_check_at: null,
+  ban: null,
+};
 
 /** Exactly the spec's fields: what the table keeps besides them never leaves the store. */
 function toKey(key: StoredKey): Key {
@@ -391,8 +481,8 @@ export interface CheckedKey extends KeyState {
 }
 
 /**
- * The loader check's store in memory, with the semantics of DynamoKeyCheckStore (which
- * test/integration/loader-check.test.ts pins on DynamoDB Local): one use counted only when the key may run and its
+ * The loader check's store in memory, with the semantics of DynamoKeyCheckStore (test/integration/store-contract/
+ * holds both to one contract; test/integration/loader-check.test.ts drives the real one): one use counted only when the key may run and its
  * window of the key's own has room for one more of `perKeyPerMinute`; otherwise nothing written, and the key's
  * state as it was. Where the table evaluates its condition (which test/integration/key-rule.test.ts proves is the
  * rule), this fake applies the rule the check hands it (`mayRun`): it holds no copy of the rule.
@@ -462,7 +552,8 @@ export class MemoryKeyCheckStore implements KeyCheckStore {
     key.currentUses += 1;
     if (needsBinding(key, check.fingerprint)) key.fingerprints = [...key.fingerprints, check.fingerprint];
     key.lastCheck = lastCheckOf(check);
-    return { outcome: 'counted', keyId: check.keyId, key: stateOf(key) };
+    // What the counting write reads back (UPDATED_NEW): the expiry and the uses, nothing else of the key.
+    return { outcome: 'counted', keyId: check.keyId, key: { expiresAt: key.expiresAt, maxUses: key.maxUses, currentUses: key.currentUses } };
   }
 }
 

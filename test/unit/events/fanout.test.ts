@@ -1,37 +1,46 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DynamoDeliveryStore } from '#adapters/delivery-store';
+import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { SqsMessageSender } from '#adapters/sqs-queue';
 import type { DeliveryMessage } from '#domain/webhooks/delivery-message';
 import { createFanoutHandler } from '#functions/webhook-fanout';
 import { captureLogs, discordUrl, keyAbuseItem, streamEvent, streamRecord, versionItem, WEBHOOK_TOKEN } from '#test-support/event-fixtures';
+import { MemoryStores } from '#test-support/memory-stores';
 
-const ddb = mockClient(DynamoDBDocumentClient);
+/**
+ * The fan-out on the in-memory stores (held to DynamoDeliveryStore by test/integration/store-contract/), and on the
+ * SQS client the deployed function sends with, mocked: what is pinned here is what the handler reads and queues.
+ */
+
 const sqs = mockClient(SQSClient);
-const TABLE = 'table';
 const QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/deliveries';
 
 interface Hook {
   id: string;
   url?: string;
   events: string;
-  enabled?: number;
+  enabled?: 0 | 1;
 }
 
+let store: MemoryStores;
+/** The store's reads, as the handler makes them. */
+let webhooksOf: MockInstance<MemoryStores['webhooksOf']>;
+let projectName: MockInstance<MemoryStores['projectName']>;
+
 function givenProject(projectId: string, name: string, hooks: Hook[]) {
-  ddb.on(QueryCommand, { ExpressionAttributeValues: { ':pk': `PROJECT#${projectId}`, ':prefix': 'WEBHOOK#' } }).resolves({
-    Items: hooks.map((hook) => ({
+  store.addProject({ id: projectId, ownerId: 'own_fanout', name });
+  store.addWebhooks(
+    projectId,
+    ...hooks.map((hook) => ({
       id: hook.id,
       url: hook.url ?? discordUrl(hook.id.replace(/\D/g, '') || '1'),
       events: hook.events,
       enabled: hook.enabled ?? 1,
+      created_at: 1_700_000_000,
+      updated_at: 1_700_000_000,
     })),
-  });
-  ddb.on(GetCommand, { Key: { pk: `PROJECT#${projectId}`, sk: 'PROJECT' } }).resolves({ Item: { name } });
+  );
 }
 
 const sentEntries = (): SendMessageBatchRequestEntry[] => sqs.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries ?? []);
@@ -41,13 +50,15 @@ let logs: ReturnType<typeof captureLogs>;
 let fanout: ReturnType<typeof createFanoutHandler>;
 
 beforeEach(() => {
-  ddb.reset();
   sqs.reset();
   sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
   logs = captureLogs();
+  store = new MemoryStores();
+  webhooksOf = vi.spyOn(store, 'webhooksOf');
+  projectName = vi.spyOn(store, 'projectName');
   const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
   fanout = createFanoutHandler({
-    store: new DynamoDeliveryStore(DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', credentials })), TABLE),
+    store,
     queue: new SqsMessageSender(new SQSClient({ region: 'us-east-1', credentials }), QUEUE),
     logger: new Logger({ serviceName: 'fanout-test' }),
     resendDelayMs: 0,
@@ -115,7 +126,7 @@ describe('fan-out of a version upload', () => {
       ['prj_b', 'B', 'whk_b1'],
       ['prj_b', 'B', 'whk_b2'],
     ]);
-    expect(ddb.commandCalls(QueryCommand).map((call) => call.args[0].input.ExpressionAttributeValues?.[':pk'])).toEqual(['PROJECT#prj_a', 'PROJECT#prj_b']);
+    expect(webhooksOf.mock.calls).toEqual([['prj_a'], ['prj_b']]);
   });
 
   it('skips a webhook whose events string is not a JSON array, logging it without its token', async () => {
@@ -136,12 +147,13 @@ describe('fan-out of a version upload', () => {
     givenProject('prj_a', 'A', [{ id: 'whk_1', events: '["clone_detected"]' }]);
     await fanout(streamEvent(streamRecord('INSERT', versionItem('prj_a'))));
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
-    expect(ddb.commandCalls(GetCommand)).toHaveLength(0);
+    expect(projectName).not.toHaveBeenCalled();
   });
 
   it('ignores records outside the filter without reading the table', async () => {
     await fanout(streamEvent(streamRecord('MODIFY', versionItem('prj_a')), streamRecord('INSERT', { pk: 'DELIVERY#x', sk: 'DELIVERY', entity: 'DELIVERY' })));
-    expect(ddb.calls()).toHaveLength(0);
+    expect(webhooksOf).not.toHaveBeenCalled();
+    expect(projectName).not.toHaveBeenCalled();
     expect(sqs.calls()).toHaveLength(0);
   });
 
@@ -203,7 +215,7 @@ describe('queueing', () => {
   });
 
   it('reports a record failed when the table cannot be read', async () => {
-    ddb.on(QueryCommand).rejects(new Error('ProvisionedThroughputExceededException'));
+    webhooksOf.mockRejectedValue(new Error('ProvisionedThroughputExceededException'));
     const record = streamRecord('INSERT', versionItem('prj_a'), { sequenceNumber: '77' });
     expect(await fanout(streamEvent(record))).toEqual({ batchItemFailures: [{ itemIdentifier: '77' }] });
   });
