@@ -98,6 +98,6 @@ describe(`clone detection for ${HASHES} hashes of one script`, () => {
       distinctHashes: 22,
       sampleHashes: ['0a0a0a0a', 'ffffffff'],
     });
-    expect((Item?.data as { sampleHashes: string[] }).sampleHashes.length).toBeLessThanOrEqual(CLONE_SAMPLE_LIMIT);
+    expect((Item!.data as { sampleHashes: string[] }).sampleHashes.length).toBeLessThanOrEqual(CLONE_SAMPLE_LIMIT);
   });
 });

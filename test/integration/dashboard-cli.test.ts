@@ -265,14 +265,14 @@ describe('token and audit commands, as the CLI prints them', () => {
     const listed = await cli('token', 'list', '--owner', ownerId);
     expect(Object.keys(listed.json ?? {})).toEqual(['tokens']);
     const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.tokenId).localeCompare(String(b.tokenId));
-    expect((listed.json?.tokens as Record<string, unknown>[]).toSorted(byId)).toEqual(
+    expect((listed.json!.tokens as Record<string, unknown>[]).toSorted(byId)).toEqual(
       [
         { tokenId: owner.json?.tokenId, scope: 'write', createdAt: expect.any(Number) },
         { tokenId: created.json?.tokenId, scope: 'write', createdAt: expect.any(Number) },
         { tokenId: read.json?.tokenId, scope: 'read', createdAt: expect.any(Number) },
       ].toSorted(byId),
     );
-    for (const token of listed.json?.tokens as Record<string, unknown>[]) expect(Object.keys(token)).toEqual(['tokenId', 'scope', 'createdAt']);
+    for (const token of listed.json!.tokens as Record<string, unknown>[]) expect(Object.keys(token)).toEqual(['tokenId', 'scope', 'createdAt']);
     const listedText = JSON.stringify(listed.json);
     for (const token of [owner.json?.token, created.json?.token, read.json?.token]) {
       expect(listedText).not.toContain(String(token));

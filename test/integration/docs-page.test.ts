@@ -58,7 +58,11 @@ describe('local docs extension', () => {
     const document = (await (await fetch(`${baseUrl}/_local/openapi.json`)).json()) as {
       components: { schemas: Record<string, { anyOf?: { title?: string }[] }> };
     };
-    expect(document.components.schemas.LoaderCheckResponse?.anyOf?.map((branch) => branch.title)).toEqual(['LoaderCheckValid', 'LoaderCheckRefused', 'LoaderCheckBanned']);
+    expect(document.components.schemas.LoaderCheckResponse?.anyOf?.map((branch) => branch.title)).toEqual([
+      'LoaderCheckValid',
+      'LoaderCheckRefused',
+      'LoaderCheckBanned',
+    ]);
   });
 
   it('points / at the docs: a browser is redirected there, anything else gets the links as JSON', async () => {
@@ -109,7 +113,7 @@ describe('local docs extension', () => {
       expect(operations).toEqual(expect.arrayContaining(ROUTES.map((route) => ({ method: route.method, path: route.path }))));
       await expect(page.locator('.info .title').textContent()).resolves.toContain('Script Distribution Developer API');
       expect(failedRequests).toEqual([]);
-      const schemas = await page.locator('section.models').innerText();
+      const schemas = await page.locator('section.models').textContent();
       expect(schemas).toContain('LoaderCheckResponse');
       expect(schemas).not.toContain('any | any');
 

@@ -396,9 +396,9 @@ async function telemetryPath() {
     ingest: async (now: number) => {
       ingestNow = now;
       const handler = createIngestQueueHandler({ store: table.stores.telemetry, now: () => now, logger: silent() });
-      const results = [];
+      const results: (IngestResult | undefined)[] = [];
       while (queue.depth > 0) {
-        let result;
+        let result: IngestResult | undefined;
         const received = await queue.pump(async (event) => {
           result = await handler(event);
         });

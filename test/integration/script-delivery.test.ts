@@ -273,7 +273,9 @@ describe('the script never leaves through anything but its 200', () => {
         written.push(String(chunk));
         return original(chunk, ...rest);
       }) as typeof stream.write;
-      return () => void (stream.write = original);
+      return () => {
+        stream.write = original;
+      };
     };
     const restore = [capture(process.stdout), capture(process.stderr)];
     try {

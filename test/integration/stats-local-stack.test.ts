@@ -6,8 +6,8 @@ import { hourStart } from '#domain/time';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import type { StatsResponse } from '#schemas/responses';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
-import { EXIT } from '../../sdapi/errors';
 import { runCli } from '#test-support/sdapi-run-cli';
+import { EXIT } from '../../sdapi/errors';
 
 /**
  * Stats end to end in the running local stack (`npm start` on the run's DynamoDB Local): checks over HTTP and a

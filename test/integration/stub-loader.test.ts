@@ -9,8 +9,8 @@ import { openContext } from '#dashboard/context';
 import { REFUSAL_SENTENCES, refusalSentence } from '#domain/scripts';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
-import { EXIT } from '../../sdapi/errors';
 import { runCli } from '#test-support/sdapi-run-cli';
+import { EXIT } from '../../sdapi/errors';
 
 /**
  * `npm run loader` (examples/roblox-loader.luau, the stub buyers run, in the fengari VM) against a started local

@@ -87,6 +87,8 @@ export function captureLogs() {
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>),
-    restore: () => spies.forEach((spy) => spy.mockRestore()),
+    restore: () => {
+      for (const spy of spies) spy.mockRestore();
+    },
   };
 }

@@ -415,7 +415,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
 
   async disableWebhook(projectId: string, webhookId: string, url: string, now: number): Promise<boolean> {
     const webhook = this.webhooks.get(projectId)?.get(webhookId);
-    if (!webhook || webhook.enabled !== 1 || webhook.url !== url) return false;
+    if (webhook?.enabled !== 1 || webhook.url !== url) return false;
     webhook.enabled = 0;
     webhook.updated_at = now;
     return true;

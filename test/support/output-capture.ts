@@ -27,7 +27,9 @@ export function captureAllOutput() {
         .join('')
         .split('\n')
         .filter((line) => line.trim() !== ''),
-    restore: () => [...streamSpies, ...consoleSpies].forEach((spy) => spy.mockRestore()),
+    restore: () => {
+      for (const spy of [...streamSpies, ...consoleSpies]) spy.mockRestore();
+    },
   };
 }
 

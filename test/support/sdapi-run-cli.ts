@@ -33,8 +33,19 @@ export async function runCli(argv: string[], options: RunOptions): Promise<RunRe
   const sleeps: number[] = [];
   const answers = [...(options.answers ?? [])];
   const code = await runSdapi(argv, {
-    stdout: { write: (text) => void (stdout += text), isTTY: false },
-    stderr: { write: (text) => void (stderr += text), isTTY: options.stderrIsTTY ?? false, columns: 80 },
+    stdout: {
+      write: (text) => {
+        stdout += text;
+      },
+      isTTY: false,
+    },
+    stderr: {
+      write: (text) => {
+        stderr += text;
+      },
+      isTTY: options.stderrIsTTY ?? false,
+      columns: 80,
+    },
     stdinIsTTY: options.stdinIsTTY ?? false,
     ask: async (question) => {
       prompts.push(question);

@@ -76,7 +76,7 @@ export function templateLookups(resources: () => Record<string, CfnResource>) {
 
   /** Every statement of the inline policies on a function's execution role. */
   function statementsOf(functionId: string): Statement[] {
-    const roleId = (resources()[functionId]?.Properties.Role as GetAtt)['Fn::GetAtt'][0];
+    const roleId = (resources()[functionId]!.Properties.Role as GetAtt)['Fn::GetAtt'][0];
     return ofType('AWS::IAM::Policy')
       .filter(([, policy]) => (policy.Properties.Roles as Ref[]).some((role) => role.Ref === roleId))
       .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);

@@ -12,16 +12,13 @@ const PAGES = [
 
 /** The text outside fenced code blocks, where a `[x](y)` or a `#` line is Markdown and not an example. */
 function prose(text: string): string {
-  return text
-    .split('\n')
-    .reduce<{ inFence: boolean; lines: string[] }>(
-      (state, line) => {
-        if (/^\s*```/.test(line)) return { ...state, inFence: !state.inFence };
-        return state.inFence ? state : { ...state, lines: [...state.lines, line] };
-      },
-      { inFence: false, lines: [] },
-    )
-    .lines.join('\n');
+  const lines: string[] = [];
+  let inFence = false;
+  for (const line of text.split('\n')) {
+    if (/^\s*```/.test(line)) inFence = !inFence;
+    else if (!inFence) lines.push(line);
+  }
+  return lines.join('\n');
 }
 
 /** The anchors GitHub gives a page's headings: lowercased, punctuation dropped, spaces as hyphens, repeats numbered. */

@@ -38,6 +38,7 @@ describe('CI unpacking Node 22 from the npm registry', () => {
       const fakeBin = join(dir, 'bin');
       await mkdir(fakeBin);
       // `npm pack <name>@<version>` writes <name>-<version>.tgz into the current folder: here other bytes under that name.
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash parameter expansion in the fake npm, not a template
       await writeFile(join(fakeBin, 'npm'), '#!/usr/bin/env bash\nprintf "not the Node the registry published" > "${2%@*}-22.23.3.tgz"\n');
       await chmod(join(fakeBin, 'npm'), 0o755);
       const target = join(dir, 'node-22');

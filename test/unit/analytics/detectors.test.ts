@@ -69,7 +69,7 @@ describe('execution_drop', () => {
       fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.nat(), (previous, seed) => {
         const executions = seed % previous;
         const event = day(previous, executions);
-        if (!event || event.name !== 'execution_drop') return;
+        if (event?.name !== 'execution_drop') return;
         const exact = ((previous - executions) / previous) * 100;
         expect(Math.abs((event.data as { dropPercent: number }).dropPercent - exact)).toBeLessThanOrEqual(0.005 + 1e-9);
       }),

@@ -13,7 +13,12 @@ const records: (ValidationRecord | ExecutionRecord)[] = [
 describe('QueueTelemetrySink', () => {
   it("queues a check's records as one ingest batch, in the project's message group", async () => {
     const sent: OutgoingMessage[] = [];
-    const queue: MessageSender = { sendBatch: async (messages) => (sent.push(...messages), []) };
+    const queue: MessageSender = {
+      sendBatch: async (messages) => {
+        sent.push(...messages);
+        return [];
+      },
+    };
     await new QueueTelemetrySink(queue, new Logger({ logLevel: 'SILENT' })).report(records);
     expect(sent).toEqual([{ id: 'check', body: JSON.stringify({ records }), groupId: 'prj_a' }]);
   });

@@ -60,7 +60,7 @@ function activeMarkup(text: string, { emphasis = false } = {}): string[] {
   check('a spoiler', /(?<!\\)\|\|/);
   if (emphasis) check('emphasis', /(?<!\\)(\*|_|~~)\S/);
   // Line breaks are the embeds' own (one sampled item a line); any other control character is not.
-  check('a control or bidirectional character', /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/);
+  check('a control or bidirectional character', /(?!\n)[\p{Cc}\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u);
   return found;
 }
 

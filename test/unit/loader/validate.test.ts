@@ -287,7 +287,10 @@ describe("POST /v1/loader/validate when a refusal's telemetry cannot be queued",
     const sent: unknown[] = [];
     const api = loaderApi(
       new QueueTelemetrySink(
-        queueThat(async (messages) => (sent.push(...messages), [])),
+        queueThat(async (messages) => {
+          sent.push(...messages);
+          return [];
+        }),
         silent(),
       ),
     );
