@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { MAX_KEYS_PER_DASHBOARD_ISSUE, MAX_VERSION_NOTES_LENGTH } from '#dashboard/commands';
+import { MAX_KEYS_PER_DASHBOARD_ISSUE, MAX_VERSION_NOTES_LENGTH } from '#dashboard/commands/input';
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
@@ -75,8 +75,8 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
   [
     'Dashboard CLI',
     [
-      ['Keys per `keys issue`', number(MAX_KEYS_PER_DASHBOARD_ISSUE), '`MAX_KEYS_PER_DASHBOARD_ISSUE` (dashboard/commands.ts)'],
-      ["A version's notes", `${number(MAX_VERSION_NOTES_LENGTH)} characters`, '`MAX_VERSION_NOTES_LENGTH` (dashboard/commands.ts)'],
+      ['Keys per `keys issue`', number(MAX_KEYS_PER_DASHBOARD_ISSUE), '`MAX_KEYS_PER_DASHBOARD_ISSUE` (dashboard/commands/input.ts)'],
+      ["A version's notes", `${number(MAX_VERSION_NOTES_LENGTH)} characters`, '`MAX_VERSION_NOTES_LENGTH` (dashboard/commands/input.ts)'],
     ],
   ],
 ];
