@@ -7,7 +7,7 @@ import { QueueTelemetrySink } from '#adapters/telemetry-queue';
 import { AddressTally } from '#domain/address-tally';
 import { ADDRESS_COUNTING } from '#domain/key-check';
 import { RefusalMemory } from '#domain/refusal-memory';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import type { OutgoingMessage } from '#domain/webhooks/ports';
 import { createValidateHandler } from '#http/loader-validate';
 import { LOADER_ROUTE } from '#http/routes';
@@ -209,7 +209,7 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
     tokens = [];
     for (let i = 0; i < Math.ceil((s.serverChecks + s.revokeTrials) / s.requestsPerToken) + 1; i++) {
       const token = newApiToken();
-      await dashboard.stores.tokens.saveTokenHash(info.ownerId, hashToken(token), nowSeconds());
+      await issueToken(dashboard.stores.tokens, { ownerId: info.ownerId, tokenHash: hashToken(token), now: nowSeconds() });
       tokens.push(token);
     }
   } finally {

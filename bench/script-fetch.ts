@@ -10,7 +10,7 @@ import { FullCopyTally } from '#domain/full-copies';
 import { newId } from '#domain/ids';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache, WATERMARK_PLACEHOLDER } from '#domain/scripts';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import type { HttpApiHandler } from '#http/http-api';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
@@ -248,7 +248,7 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
     keys = await dashboard.stores.dashboard.issueKeys({ projectId: info.projectId, count: s.trials + 1, tier: 'standard', maxUses: null, now: nowSeconds() });
     for (let i = 0; i < Math.ceil((2 * s.trials) / s.requestsPerToken) + 1; i++) {
       const token = newApiToken();
-      await dashboard.stores.tokens.saveTokenHash(info.ownerId, hashToken(token), nowSeconds());
+      await issueToken(dashboard.stores.tokens, { ownerId: info.ownerId, tokenHash: hashToken(token), now: nowSeconds() });
       tokens.push(token);
     }
   } finally {

@@ -3,7 +3,7 @@ import { type Flags, oneOf, UsageError } from '#dashboard/args';
 import type { Command } from '#dashboard/command';
 import { CommandError, type DashboardContext } from '#dashboard/context';
 import type { AuditEntry } from '#domain/audit';
-import { hashToken, newApiToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken, revokeToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { ROUTES } from '#http/routes';
 import { auditLimit, idFlag, ownerId, requireOwner } from './input';
 
@@ -45,7 +45,7 @@ export async function newTokenFor(
   await context.tokenKeys.register({ tokenHash, tokenId });
   const now = context.now();
   const tokenOwner = owner ?? (await context.stores.dashboard.createOwner(now));
-  await context.stores.tokens.saveTokenHash(tokenOwner, tokenHash, now, scope, limits);
+  await issueToken(context.stores.tokens, { ownerId: tokenOwner, tokenHash, now, scope, limits });
   return { ownerId: tokenOwner, token, tokenId };
 }
 
@@ -119,7 +119,7 @@ export const tokenRevoke: Command<{ tokenId: string }, { tokenId: string; revoke
     if (!token) throw new CommandError(`Token ${input.tokenId} not found: "token list --owner ID" shows an owner's tokens`);
     const alreadyRevoked = `Token ${input.tokenId} is already revoked`;
     if (token.revokedAt !== undefined && token.cleanedUp) throw new CommandError(`${alreadyRevoked} (at ${new Date(token.revokedAt * 1000).toISOString()})`);
-    if (token.revokedAt === undefined && !(await tokens.revokeToken(token, context.now()))) throw new CommandError(alreadyRevoked);
+    if (token.revokedAt === undefined && !(await revokeToken(tokens, token, context.now()))) throw new CommandError(alreadyRevoked);
     await context.tokenKeys.revoke(input.tokenId);
     await tokens.markRevokeCleanedUp(input.tokenId, context.now());
     return { tokenId: input.tokenId, revoked: true };
