@@ -1,4 +1,4 @@
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import { nowSeconds } from './support/fixtures';
 import { RssSampler, type StackProcess, stackStores } from './support/local-stack';
 import { type BenchResult, row } from './support/report';
@@ -107,7 +107,7 @@ async function createTokens(stack: StackProcess, count: number): Promise<string[
     const tokens: string[] = [];
     for (let i = 0; i < count; i++) {
       const token = newApiToken();
-      await dashboard.stores.tokens.saveTokenHash(stack.info.ownerId, hashToken(token), nowSeconds());
+      await issueToken(dashboard.stores.tokens, { ownerId: stack.info.ownerId, tokenHash: hashToken(token), now: nowSeconds() });
       tokens.push(token);
     }
     return tokens;

@@ -1,29 +1,24 @@
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { APIGatewayTokenAuthorizerEvent, AttributeValue, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { keyOf } from '#adapters/layout';
 import { newId } from '#domain/ids';
 import { sha256Hex } from '#domain/scripts';
 import { callerOfToken } from '#domain/tokens';
 import { DELIVERY_QUEUE } from '#domain/webhooks/delivery-settings';
 import { ROUTES } from '#http/routes';
-import { SERVICE_BUNDLING, SERVICE_ENVIRONMENT } from '#lib/constructs/service-function';
+import { SERVICE_ENVIRONMENT } from '#lib/constructs/service-function';
 import { demoDiscordWebhookUrl } from '#local/seed';
-import { BENCH_REGION, type BenchTable, handlerEnv } from './support/dynamodb';
-import { apiGatewayEvent, createBusinessProject, issueKeys, lambdaContext, nowSeconds } from './support/fixtures';
+import { type BuildVariant, type BundleReport, bundleFunction, SERVICE_BUILD, SERVICE_FUNCTION_ESBUILD } from './support/bundler';
+import { type ColdStartFunction, type ColdStartSample, coldStart } from './support/child-process';
+import { BENCH_REGION, type BenchTable } from './support/dynamodb';
+import { apiGatewayEvent, createBusinessProject, issueKeys, nowSeconds } from './support/fixtures';
 import { type BenchResult, type Row, row } from './support/report';
 import { median, round } from './support/stats';
 import { startStubDiscord, startStubSqs } from './support/stub-services';
 
 const NAME = 'cold-start';
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const OUT_DIR = `${ROOT}.cache/bench/bundles/`;
 
 export const COLD_START_SETTINGS = {
   /** Timed fresh processes per function, after one untimed run that warms the file cache. */
@@ -34,39 +29,13 @@ export const COLD_START_SETTINGS = {
   childTimeoutMs: 15_000,
 } as const;
 
-/** ServiceFunction's bundling (SERVICE_BUNDLING) as the esbuild options CDK's NodejsFunction passes for it. */
-export const SERVICE_FUNCTION_ESBUILD = {
-  bundle: true,
-  platform: 'node',
-  format: SERVICE_BUNDLING.format === OutputFormat.ESM ? 'esm' : 'cjs',
-  minify: SERVICE_BUNDLING.minify,
-  sourcemap: SERVICE_BUNDLING.sourceMap,
-  target: SERVICE_BUNDLING.target,
-  external: SERVICE_BUNDLING.externalModules,
-  loader: SERVICE_BUNDLING.loader,
-  banner: { js: SERVICE_BUNDLING.banner },
-} satisfies BuildOptions;
-
-export interface ColdStartFunction {
-  /** Entry relative to `lambdas/`, as ServiceFunction takes it. */
-  entry: string;
-  /** A realistic first event for run `run` (each run may need its own key, watermark, ...). */
-  event: (run: number) => unknown;
-  /** Throws when the first answer is not the expected success. */
-  check: (answer: unknown) => void;
-  /** The function's own environment in the stack (queue URLs, ...), beside TABLE_NAME. */
-  env?: Record<string, string>;
-}
-
 /** A way of building and starting the functions; only `service` (what the stack deploys) is held to the targets. */
-export interface ColdStartVariant {
-  name: string;
-  esbuild: Partial<BuildOptions>;
+export interface ColdStartVariant extends BuildVariant {
   env: Record<string, string>;
   description: string;
 }
 
-export const SERVICE_VARIANT: ColdStartVariant = { name: 'service', esbuild: {}, env: SERVICE_ENVIRONMENT, description: 'ServiceFunction as deployed' };
+export const SERVICE_VARIANT: ColdStartVariant = { ...SERVICE_BUILD, env: SERVICE_ENVIRONMENT, description: 'ServiceFunction as deployed' };
 /** Experiments run on request (`--experiments`), reported beside the deployed build without targets. */
 export const EXPERIMENT_VARIANTS: ColdStartVariant[] = [
   {
@@ -119,7 +88,11 @@ async function measure(table: BenchTable, log: (line: string) => void, variants:
   for (let run = 0; run <= s.runs; run++) {
     for (const variant of variants) {
       for (const fn of functions) {
-        const sample = await coldStart(fn, bundles.get(cell(variant, fn))?.file ?? '', table, variant, eventIndex++);
+        const sample = await coldStart(fn, bundles.get(cell(variant, fn))?.file ?? '', table, {
+          env: variant.env,
+          eventIndex: eventIndex++,
+          timeoutMs: s.childTimeoutMs,
+        });
         if (run > 0) samples.get(cell(variant, fn))?.push(sample);
       }
     }
@@ -180,80 +153,6 @@ async function measure(table: BenchTable, log: (line: string) => void, variants:
   return { rows, details: { settings: s, esbuild: SERVICE_FUNCTION_ESBUILD, variants, functions: functionDetails } };
 }
 
-export interface BundleReport {
-  file: string;
-  bytes: number;
-  sourceMapBytes: number;
-  /** Bytes of the bundle by origin: a package name, or `lambdas` for the service's own code. */
-  bundledBytesByOrigin: Record<string, number>;
-  /** What the bundle imports at run time instead of carrying it (the Lambda runtime provides @aws-sdk). */
-  external: string[];
-}
-
-export async function bundleFunction(entry: string, variant: ColdStartVariant = SERVICE_VARIANT): Promise<BundleReport> {
-  const file = `${OUT_DIR}${variant.name}/${entry.replace(/\.ts$/, '')}/index.mjs`;
-  const result = await build({
-    ...SERVICE_FUNCTION_ESBUILD,
-    ...variant.esbuild,
-    entryPoints: [`${ROOT}lambdas/${entry}`],
-    outfile: file,
-    metafile: true,
-    logLevel: 'silent',
-  });
-  return {
-    file,
-    bytes: (await stat(file)).size,
-    sourceMapBytes: (await stat(`${file}.map`)).size,
-    ...bundleContents(result.metafile ?? { inputs: {}, outputs: {} }),
-  };
-}
-
-function bundleContents(metafile: Metafile): Pick<BundleReport, 'bundledBytesByOrigin' | 'external'> {
-  const byOrigin: Record<string, number> = {};
-  const external = new Set<string>();
-  for (const output of Object.values(metafile.outputs)) {
-    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
-      const origin = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? (input.startsWith('lambdas/') ? 'lambdas' : input);
-      byOrigin[origin] = (byOrigin[origin] ?? 0) + bytesInOutput;
-    }
-    for (const { path, external: isExternal } of output.imports) if (isExternal) external.add(path);
-  }
-  const sorted = Object.entries(byOrigin).sort(([, a], [, b]) => b - a);
-  return { bundledBytesByOrigin: Object.fromEntries(sorted), external: [...external].sort() };
-}
-
-export interface ColdStartSample {
-  /** From the child's process start (`performance.timeOrigin`) to the handler's answer. */
-  sinceProcessStartMs: number;
-  /** Node's own start, before the first line of the child runs. */
-  bootMs: number;
-  importMs: number;
-  firstRequestMs: number;
-  /** User + system CPU the child used up to the answer: steadier than wall time on a busy machine. */
-  cpuMs: number;
-  /** From the parent's spawn() to the answer on the child's stdout. */
-  spawnToAnswerMs: number;
-}
-
-const RESULT_MARKER = 'BENCH_COLD_START_RESULT ';
-
-/**
- * The child: note the time since process start, import the bundle (external @aws-sdk resolves from the
- * project's node_modules, as the Lambda runtime provides it), serve one event, print the times.
- */
-const CHILD_SOURCE = `
-const startedAt = performance.now();
-const { handler } = await import(process.env.BENCH_BUNDLE_URL);
-const importedAt = performance.now();
-// JSON carries no functions: the context gets back the one a handler calls (a bulk revoke's time budget).
-const context = { ...JSON.parse(process.env.BENCH_CONTEXT), getRemainingTimeInMillis: () => 10000 };
-const answer = await handler(JSON.parse(process.env.BENCH_EVENT), context);
-const answeredAt = performance.now();
-const cpu = process.cpuUsage();
-process.stdout.write('\\n' + process.env.BENCH_MARKER + JSON.stringify({ answer, bootMs: startedAt, importMs: importedAt - startedAt, firstRequestMs: answeredAt - importedAt, sinceProcessStartMs: answeredAt, cpuMs: (cpu.user + cpu.system) / 1000 }));
-process.exit(0);
-`;
-
 /**
  * `runs` cold starts of one function as the stack bundles it, after one untimed run that warms the file cache: for a
  * section of its own (bench/discord.ts), beside this one's round robin over every function.
@@ -262,59 +161,10 @@ export async function coldStartsOf(fn: ColdStartFunction, table: BenchTable, run
   const bundle = await bundleFunction(fn.entry);
   const samples: ColdStartSample[] = [];
   for (let run = 0; run <= runs; run++) {
-    const sample = await coldStart(fn, bundle.file, table, SERVICE_VARIANT, run);
+    const sample = await coldStart(fn, bundle.file, table, { env: SERVICE_VARIANT.env, eventIndex: run, timeoutMs: COLD_START_SETTINGS.childTimeoutMs });
     if (run > 0) samples.push(sample);
   }
   return { bundle, samples };
-}
-
-async function coldStart(
-  fn: ColdStartFunction,
-  bundleFile: string,
-  table: BenchTable,
-  variant: ColdStartVariant,
-  eventIndex: number,
-): Promise<ColdStartSample> {
-  const name = fn.entry.replace(/\.ts$/, '').replace('/', '-');
-  // Only what a Lambda sandbox would have: the function's environment, nothing inherited from this shell.
-  const env = {
-    ...handlerEnv(table),
-    ...fn.env,
-    ...variant.env,
-    AWS_LAMBDA_FUNCTION_NAME: name,
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
-    BENCH_BUNDLE_URL: pathToFileURL(bundleFile).href,
-    BENCH_EVENT: JSON.stringify(fn.event(eventIndex)),
-    BENCH_CONTEXT: JSON.stringify(lambdaContext(name)),
-    BENCH_MARKER: RESULT_MARKER,
-  };
-  const spawnedAt = performance.now();
-  const { stdout, exitCode, stderr } = await runChild(env);
-  const spawnToAnswerMs = performance.now() - spawnedAt;
-  if (exitCode !== 0) throw new Error(`${fn.entry}: cold-start process exited ${exitCode}: ${stderr}`);
-  // The function logs to stdout too (Powertools at INFO); the result is the line after the marker.
-  const resultLine = stdout.split('\n').find((line) => line.startsWith(RESULT_MARKER));
-  if (!resultLine) throw new Error(`${fn.entry}: no result from the cold-start process: ${stdout.slice(-2000)} ${stderr}`);
-  const output = JSON.parse(resultLine.slice(RESULT_MARKER.length)) as Omit<ColdStartSample, 'spawnToAnswerMs'> & { answer: unknown };
-  fn.check(output.answer);
-  const { bootMs, importMs, firstRequestMs, sinceProcessStartMs, cpuMs } = output;
-  return { sinceProcessStartMs, bootMs, importMs, firstRequestMs, cpuMs, spawnToAnswerMs };
-}
-
-function runChild(env: Record<string, string>): Promise<{ stdout: string; stderr: string; exitCode: number | null }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD_SOURCE], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), COLD_START_SETTINGS.childTimeoutMs);
-    child.on('error', reject);
-    child.on('close', (exitCode) => {
-      clearTimeout(timer);
-      resolve({ stdout, stderr, exitCode });
-    });
-  });
 }
 
 // ---- the functions and their first events ----

@@ -1,3 +1,4 @@
+import { EDGE_PRICES } from './support/prices';
 import { type BenchResult, row } from './support/report';
 import { percentile, round } from './support/stats';
 
@@ -32,25 +33,6 @@ export const EDGE_MODEL = {
   /** Each round trip varies by up to this share either way (uniform), so the percentiles spread. */
   jitter: 0.15,
   runs: 20_000,
-} as const;
-
-/** AWS list prices, November 2026, for the front door (docs/cost.md states them). */
-export const EDGE_PRICES = {
-  /** CloudFront HTTPS requests, per million, by where the viewer is. */
-  cloudFrontPerMillion: { Europe: 1.0, 'South America': 2.2, 'Asia Pacific': 1.2, 'North America': 1.0 },
-  /** CloudFront data transfer out, first 10 TB a month, per GB. */
-  cloudFrontPerGb: { Europe: 0.085, 'South America': 0.11, 'Asia Pacific': 0.12, 'North America': 0.085 },
-  /** The Region's own transfer out to the internet (first 10 TB), which CloudFront's replaces: AWS origins to CloudFront are free. */
-  regionOutPerGb: 0.09,
-  /** AWS WAF: per million requests, and per month for the web ACL and its rule. */
-  wafPerMillion: 0.6,
-  wafPerMonth: 6,
-  /**
-   * The Region's part of a check and of a 256 KiB fetch without their bytes out, per million, from the loader-cost
-   * and script-fetch benchmarks (docs/cost.md): HTTP API, Lambda, DynamoDB and the stream's ingest.
-   */
-  checkRegionPerMillion: 2.17,
-  fetchRegionPerMillion: 2.52,
 } as const;
 
 /** Bytes a check's answer and a 256 KiB fetch's put on the wire, headers included. */

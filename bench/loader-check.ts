@@ -7,7 +7,7 @@ import { QueueTelemetrySink } from '#adapters/telemetry-queue';
 import { AddressTally } from '#domain/address-tally';
 import { ADDRESS_COUNTING } from '#domain/key-check';
 import { RefusalMemory } from '#domain/refusal-memory';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import type { OutgoingMessage } from '#domain/webhooks/ports';
 import { createValidateHandler } from '#http/loader-validate';
 import { LOADER_ROUTE } from '#http/routes';
@@ -16,6 +16,7 @@ import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-s
 import type { BenchTable } from './support/dynamodb';
 import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixtures';
 import { type StackProcess, stackStores } from './support/local-stack';
+import { PRICES, SECONDS_PER_MONTH } from './support/prices';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
 import { countingStreamIngest } from './support/stream-ingest';
@@ -35,26 +36,6 @@ export const LOADER_CHECK_SETTINGS = {
   /** The deployed function's memory (ServiceFunction), which Lambda bills by. */
   functionMemoryGb: 0.5,
 } as const;
-
-/**
- * List prices, us-east-1, as of November 2026 (sources in docs/performance.md): what a check costs is computed from these
- * and the bench's own measurements, so the figure of docs/performance.md can be redone with `npm run bench`.
- */
-const PRICES = {
-  /** HTTP API requests (the loader routes' front door), by monthly tier: first 300 M, the rest; one unit per 512 KB. */
-  apiGatewayTiers: [
-    { upTo: 300e6, perMillion: 1.0 },
-    { upTo: Number.POSITIVE_INFINITY, perMillion: 0.9 },
-  ],
-  lambdaPerMillionRequests: 0.2,
-  /** arm64. */
-  lambdaPerGbSecond: 0.0000133334,
-  dynamoPerMillionWrites: 0.625,
-  dynamoPerMillionReads: 0.125,
-  sqsPerMillionRequests: 0.4,
-} as const;
-
-const SECONDS_PER_MONTH = 30 * 24 * 3600;
 
 interface Check {
   ms: number;
@@ -228,7 +209,7 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
     tokens = [];
     for (let i = 0; i < Math.ceil((s.serverChecks + s.revokeTrials) / s.requestsPerToken) + 1; i++) {
       const token = newApiToken();
-      await dashboard.stores.tokens.saveTokenHash(info.ownerId, hashToken(token), nowSeconds());
+      await issueToken(dashboard.stores.tokens, { ownerId: info.ownerId, tokenHash: hashToken(token), now: nowSeconds() });
       tokens.push(token);
     }
   } finally {
@@ -343,7 +324,7 @@ function checkEvent(projectId: string, key: string): APIGatewayProxyEventV2 {
 function apiGatewayCost(requests: number): number {
   let cost = 0;
   let from = 0;
-  for (const tier of PRICES.apiGatewayTiers) {
+  for (const tier of PRICES.httpApiTiers) {
     const inTier = Math.max(0, Math.min(requests, tier.upTo) - from);
     cost += (inTier / 1e6) * tier.perMillion;
     from = tier.upTo;
@@ -352,15 +333,15 @@ function apiGatewayCost(requests: number): number {
 }
 
 /** Dollars per million checks, by service: the check itself and the ingest of its telemetry. */
-function costPerMillionChecks(perCheck: PerCheck, apiGatewayPerMillion: number = PRICES.apiGatewayTiers[0].perMillion) {
+function costPerMillionChecks(perCheck: PerCheck, apiGatewayPerMillion: number = PRICES.httpApiTiers[0].perMillion) {
   const lambdaSeconds = (perCheck.durationMs + perCheck.ingestMsPerCheck) / 1000;
   const parts = {
     'API Gateway': apiGatewayPerMillion,
     // The check's invocation plus its 1/100 share of an ingest invocation.
     'Lambda requests': PRICES.lambdaPerMillionRequests * 1.01,
     'Lambda duration': 1e6 * lambdaSeconds * LOADER_CHECK_SETTINGS.functionMemoryGb * PRICES.lambdaPerGbSecond,
-    'DynamoDB writes': (perCheck.writeUnits + perCheck.ingestWriteUnits) * PRICES.dynamoPerMillionWrites,
-    'DynamoDB reads': (perCheck.readUnits + perCheck.ingestReadUnits) * PRICES.dynamoPerMillionReads,
+    'DynamoDB writes': (perCheck.writeUnits + perCheck.ingestWriteUnits) * PRICES.dynamoPerMillionWriteUnits,
+    'DynamoDB reads': (perCheck.readUnits + perCheck.ingestReadUnits) * PRICES.dynamoPerMillionReadUnits,
     SQS: perCheck.sqsRequests * PRICES.sqsPerMillionRequests,
   };
   return { parts, total: Object.values(parts).reduce((sum, usd) => sum + usd, 0) };

@@ -21,6 +21,7 @@ import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-s
 import { MemoryScriptStore } from '#test-support/memory-stores';
 import type { BenchTable } from './support/dynamodb';
 import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixtures';
+import { PRICES, SECONDS_PER_MONTH } from './support/prices';
 import { type BenchResult, type Row, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
 import { countingStreamIngest } from './support/stream-ingest';
@@ -41,24 +42,7 @@ export const LOADER_COST_SETTINGS = {
   functionMemoryGb: 0.5,
 } as const;
 
-/** List prices, us-east-1, November 2026 (docs/cost.md names the pages). */
-export const PRICES = {
-  restApiPerMillion: 3.5,
-  /** HTTP API: per million requests, each metered in 512 KB increments. */
-  httpApiPerMillion: 1.0,
-  httpApiMeteredBytes: 512 * 1024,
-  lambdaPerMillionRequests: 0.2,
-  /** arm64. */
-  lambdaPerGbSecond: 0.0000133334,
-  dynamoPerMillionWriteUnits: 0.625,
-  dynamoPerMillionReadUnits: 0.125,
-  sqsPerMillionRequests: 0.4,
-  s3PerMillionGets: 0.4,
-  dataTransferOutPerGb: 0.09,
-} as const;
-
 export type FrontDoor = 'rest' | 'http';
-const SECONDS_PER_MONTH = 30 * 24 * 3600;
 /** Lambda's SQS poller receives and deletes at most 10 messages a request. */
 const SQS_MESSAGES_PER_REQUEST = 10;
 

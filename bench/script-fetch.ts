@@ -10,7 +10,7 @@ import { FullCopyTally } from '#domain/full-copies';
 import { newId } from '#domain/ids';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache, WATERMARK_PLACEHOLDER } from '#domain/scripts';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import type { HttpApiHandler } from '#http/http-api';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
@@ -21,6 +21,7 @@ import { capacityRecordingClient } from '#test-support/consumed-capacity';
 import type { BenchTable } from './support/dynamodb';
 import { createBusinessProject, lambdaContext, nowSeconds } from './support/fixtures';
 import { type StackProcess, stackStores } from './support/local-stack';
+import { PRICES, SECONDS_PER_MONTH } from './support/prices';
 import { type BenchResult, row } from './support/report';
 import { mapBounded, percentile, round, timed } from './support/stats';
 
@@ -42,29 +43,6 @@ export const SCRIPT_FETCH_SETTINGS = {
   functionMemoryGb: 0.5,
 } as const;
 
-/**
- * AWS list prices, us-east-1, November 2026, beside those of bench/loader-cost.ts: a fetch is a check plus the
- * current-version read and the body out of the Region.
- */
-const PRICES = {
-  /** HTTP API requests (the loader routes' front door), by monthly tier: first 300 M, the rest; one unit per 512 KB. */
-  apiGatewayTiers: [
-    { upTo: 300e6, perMillion: 1.0 },
-    { upTo: Number.POSITIVE_INFINITY, perMillion: 0.9 },
-  ],
-  lambdaPerMillionRequests: 0.2,
-  lambdaPerGbSecond: 0.0000133334,
-  dynamoPerMillionWrites: 0.625,
-  dynamoPerMillionReads: 0.125,
-  /** Data transfer out to the internet, by monthly tier (AWS's GB is 2^30 bytes): first 10 TB, next 40, next 100, the rest. */
-  transferOutTiers: [
-    { upToGb: 10 * 1024, perGb: 0.09 },
-    { upToGb: 50 * 1024, perGb: 0.085 },
-    { upToGb: 150 * 1024, perGb: 0.07 },
-    { upToGb: Number.POSITIVE_INFINITY, perGb: 0.05 },
-  ],
-} as const;
-const SECONDS_PER_MONTH = 30 * 24 * 3600;
 /** Status line and headers of a 200 or 304 as API Gateway sends them, roughly: what a 304 still puts on the wire. */
 const HEADER_BYTES = 600;
 
@@ -270,7 +248,7 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
     keys = await dashboard.stores.dashboard.issueKeys({ projectId: info.projectId, count: s.trials + 1, tier: 'standard', maxUses: null, now: nowSeconds() });
     for (let i = 0; i < Math.ceil((2 * s.trials) / s.requestsPerToken) + 1; i++) {
       const token = newApiToken();
-      await dashboard.stores.tokens.saveTokenHash(info.ownerId, hashToken(token), nowSeconds());
+      await issueToken(dashboard.stores.tokens, { ownerId: info.ownerId, tokenHash: hashToken(token), now: nowSeconds() });
       tokens.push(token);
     }
   } finally {
@@ -361,9 +339,9 @@ function perFetchParts(fetchMs: number, dynamoRequests: number, bytesOut: number
   const writes = 1;
   const reads = Math.max(1, Math.round(dynamoRequests) - writes);
   return {
-    apiGateway: (PRICES.apiGatewayTiers[0]?.perMillion ?? 0) / 1e6,
+    apiGateway: (PRICES.httpApiTiers[0]?.perMillion ?? 0) / 1e6,
     lambda: PRICES.lambdaPerMillionRequests / 1e6 + (fetchMs / 1000) * SCRIPT_FETCH_SETTINGS.functionMemoryGb * PRICES.lambdaPerGbSecond,
-    dynamodb: (writes * PRICES.dynamoPerMillionWrites + reads * PRICES.dynamoPerMillionReads) / 1e6,
+    dynamodb: (writes * PRICES.dynamoPerMillionWriteUnits + reads * PRICES.dynamoPerMillionReadUnits) / 1e6,
     bytesOut,
   };
 }
@@ -383,7 +361,7 @@ function monthlyCost(perSecond: number, fetchMs: number, dynamoRequests: number,
   const { bytesOut, ...perFetch } = perFetchParts(fetchMs, dynamoRequests, cached ? HEADER_BYTES : 256 * KIB + HEADER_BYTES);
   let apiGateway = 0;
   let from = 0;
-  for (const tier of PRICES.apiGatewayTiers) {
+  for (const tier of PRICES.httpApiTiers) {
     apiGateway += (Math.max(0, Math.min(fetches, tier.upTo) - from) / 1e6) * tier.perMillion;
     from = tier.upTo;
   }

@@ -1,5 +1,5 @@
 import { AUDIT_ACTIONS, type AuditAction, type AuditDetails, type AuditSubject, dashboardEntry } from '#domain/audit';
-import type { Command } from './commands';
+import type { Command } from './command';
 import { oneLine } from './context';
 
 /** What a dashboard write enters in the trail: one entry per subject it changed, ids and counts only. */

@@ -8,7 +8,7 @@ import { REFUSAL_MEMORY } from '#domain/refusal-memory';
 import { MAX_SCRIPT_BYTES } from '#domain/scripts';
 import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
 import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
-import { MAX_KEYS_PER_DASHBOARD_ISSUE, MAX_VERSION_NOTES_LENGTH } from '#dashboard/commands';
+import { MAX_KEYS_PER_DASHBOARD_ISSUE, MAX_VERSION_NOTES_LENGTH } from '#dashboard/commands/input';
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
@@ -160,8 +160,8 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
   [
     'Dashboard CLI',
     [
-      ['Keys per `keys issue`', number(MAX_KEYS_PER_DASHBOARD_ISSUE), '`MAX_KEYS_PER_DASHBOARD_ISSUE` (dashboard/commands.ts)'],
-      ["A version's notes", `${number(MAX_VERSION_NOTES_LENGTH)} characters`, '`MAX_VERSION_NOTES_LENGTH` (dashboard/commands.ts)'],
+      ['Keys per `keys issue`', number(MAX_KEYS_PER_DASHBOARD_ISSUE), '`MAX_KEYS_PER_DASHBOARD_ISSUE` (dashboard/commands/input.ts)'],
+      ["A version's notes", `${number(MAX_VERSION_NOTES_LENGTH)} characters`, '`MAX_VERSION_NOTES_LENGTH` (dashboard/commands/input.ts)'],
     ],
   ],
 ];

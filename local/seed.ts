@@ -3,7 +3,7 @@ import type { Stores } from '#adapters/stores';
 import { newId } from '#domain/ids';
 import type { ScriptStore } from '#domain/ports';
 import { publishScript } from '#domain/scripts';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import { EVENT_NAMES } from '#schemas/resources';
 
 export const DEMO_PROJECT_NAME = 'Demo Script';
@@ -60,7 +60,7 @@ export function demoDiscordWebhookUrl(): string {
 export async function seedDemo({ dashboard, tokens }: Pick<Stores, 'dashboard' | 'tokens'>, scripts: ScriptStore, now: number): Promise<DemoSeed> {
   const ownerId = await dashboard.createOwner(now);
   const token = newApiToken();
-  await tokens.saveTokenHash(ownerId, hashToken(token), now);
+  await issueToken(tokens, { ownerId, tokenHash: hashToken(token), now });
   const projectId = await dashboard.createProject({ ownerId, name: DEMO_PROJECT_NAME, plan: 'business', now });
 
   const webhookUrl = demoDiscordWebhookUrl();

@@ -5,7 +5,7 @@ import { keyOf } from '#adapters/layout';
 import type { Stores } from '#adapters/stores';
 import { newId } from '#domain/ids';
 import type { Caller } from '#domain/model';
-import { callerOfToken, hashToken, newApiToken } from '#domain/tokens';
+import { callerOfToken, hashToken, issueToken, newApiToken } from '#domain/tokens';
 import { authorizerContextFor, buildProxyEvent } from '#local/proxy-event';
 import type { BenchTable } from './dynamodb';
 import { mapBounded } from './stats';
@@ -23,7 +23,7 @@ export async function createBusinessProject(stores: Stores, name: string): Promi
   const ownerId = await stores.dashboard.createOwner(now);
   const token = newApiToken();
   const tokenHash = hashToken(token);
-  await stores.tokens.saveTokenHash(ownerId, tokenHash, now);
+  await issueToken(stores.tokens, { ownerId, tokenHash, now });
   const projectId = await stores.dashboard.createProject({ ownerId, name, plan: 'business', now });
   return { ownerId, projectId, token, tokenHash };
 }

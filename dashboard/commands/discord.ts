@@ -1,34 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { type Flags, oneOf, UsageError, wholeNumber } from '#dashboard/args';
+import { oneOf, UsageError, wholeNumber } from '#dashboard/args';
+import type { Command } from '#dashboard/command';
 import { CommandError, type DashboardContext } from '#dashboard/context';
 import { DISCORD_ACTIONS, type DiscordAction, KEY_OPTION } from '#domain/discord/commands';
 import { discordLinkProblem, linkDiscord, RESET_COOLDOWN_SECONDS, unlinkDiscord } from '#domain/discord/link';
 import { interactionsUrlOf } from '#http/routes';
 import { fileDiscordKeyPair } from '#local/discord-key';
-import { PATH_ID_PATTERN } from '#schemas/formats';
 import { DISCORD_USER_ID } from '#schemas/requests';
-import type { Command } from '../commands';
+import { projectId, requireProject } from './input';
 
 /**
  * `discord link`, `discord unlink` and `discord simulate` (DESIGN.md, "Buyers help themselves in Discord"): link a
  * project to the publisher's Discord application, and try its commands locally, signed as Discord signs them.
  */
 
-function projectIdOf(flags: Flags): string {
-  const text = flags.required('project');
-  if (!PATH_ID_PATTERN.test(text)) throw new UsageError(`--project must be a project id like prj_0123456789abcdef0123; got "${text}"`);
-  return text;
-}
-
 /** The loader routes' base URL, or a sentence saying how to name it. */
 function loaderBaseUrlOf(context: DashboardContext): string {
   if (!context.loaderBaseUrl)
     throw new CommandError("The loader routes' base URL is unknown: run npm start, deploy the stack (output ServiceUrl), or set LOADER_BASE_URL");
   return context.loaderBaseUrl;
-}
-
-async function requireProject(context: DashboardContext, projectId: string): Promise<void> {
-  if (!(await context.stores.projects.getProject(projectId))) throw new CommandError(`Project ${projectId} not found: create one with "project create"`);
 }
 
 export interface DiscordLinkInput {
@@ -50,7 +40,7 @@ export const discordLink: Command<DiscordLinkInput, { interactions_url: string; 
     const applicationId = flags.optional('application-id');
     const cooldown = flags.optional('reset-cooldown');
     const input: DiscordLinkInput = {
-      projectId: projectIdOf(flags),
+      projectId: projectId(flags),
       publicKey: flags.required('public-key'),
       ...(applicationId === undefined ? {} : { applicationId }),
       ...(cooldown === undefined ? {} : { resetCooldown: wholeNumber('reset-cooldown', cooldown, RESET_COOLDOWN_SECONDS) }),
@@ -71,7 +61,7 @@ export const discordLink: Command<DiscordLinkInput, { interactions_url: string; 
 export const discordUnlink: Command<{ projectId: string }, { ok: true }> = {
   name: 'discord unlink',
   flags: { project: { required: true, placeholder: 'ID' } },
-  validate: (flags) => ({ projectId: projectIdOf(flags) }),
+  validate: (flags) => ({ projectId: projectId(flags) }),
   async run(context, input) {
     if (!(await unlinkDiscord(context.stores.discord, input.projectId)))
       throw new CommandError(`Project ${input.projectId} not found: create one with "project create"`);
@@ -119,7 +109,7 @@ export const discordSimulate: Command<SimulateInput, object> = {
     if (!DISCORD_USER_ID.test(userId)) throw new UsageError(`--user must be a Discord user id: 17 to 20 digits; got "${userId}"`);
     const key = flags.optional('key');
     return {
-      projectId: projectIdOf(flags),
+      projectId: projectId(flags),
       userId,
       command: oneOf('command', flags.required('command'), DISCORD_ACTIONS),
       ...(key === undefined ? {} : { key }),

@@ -1,8 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { checkTelemetry } from '#domain/key-check';
-import { CheckTimingSchema, type ExecutionRecord, type ValidationRecord } from '#schemas/telemetry';
+import type { CheckReport } from '#domain/key-check-model';
+import { CheckTimingSchema } from '#schemas/telemetry';
 import { ENTITY } from './layout';
 import { matchesFilter } from './stream-events';
 
@@ -17,12 +17,13 @@ export const CHECK_STREAM_FILTER_PATTERN = {
   dynamodb: { NewImage: { entity: { S: [ENTITY.key] } } },
 } as const;
 
-export type CheckReading = { kind: 'check'; records: (ValidationRecord | ExecutionRecord)[] } | { kind: 'ignored' } | { kind: 'invalid'; problem: string };
+/** What a stream record says happened: a counted check (of key `keyId`, at `at`, reported as `report`), or nothing to count. */
+export type CheckReading = { kind: 'counted'; keyId: string; at: number; report: CheckReport } | { kind: 'ignored' } | { kind: 'invalid'; problem: string };
 
 /**
- * The records one counted check makes, as the loader check would have reported them. A key item changed by
- * anything else (a revoke, an HWID reset, a bulk revoke) counts no use, so it is ignored: a check is exactly a
- * write that raised `current_uses`.
+ * The counted check a stream record holds, as the check wrote it; the domain makes its telemetry (checkTelemetry in
+ * #domain/key-check). A key item changed by anything else (a revoke, an HWID reset, a bulk revoke) counts no use, so
+ * it is ignored: a check is exactly a write that raised `current_uses`.
  */
 export function readCheckRecord(record: DynamoDBRecord): CheckReading {
   const images = record.dynamodb;
@@ -44,7 +45,7 @@ export function readCheckRecord(record: DynamoDBRecord): CheckReading {
   }
   // The stub's figures, when they read as such: telemetry about telemetry never costs the check's records.
   const figures = timing === undefined ? undefined : CheckTimingSchema.safeParse(timing).data;
-  const report = {
+  const report: CheckReport = {
     project_id: item.projectId,
     executor,
     fingerprint,
@@ -52,5 +53,5 @@ export function readCheckRecord(record: DynamoDBRecord): CheckReading {
     ...(typeof versionId === 'string' ? { version_id: versionId } : {}),
     ...(figures ? { timing: figures } : {}),
   };
-  return { kind: 'check', records: checkTelemetry(report, item.id, 'KEY_VALID', at) };
+  return { kind: 'counted', keyId: item.id, at, report };
 }

@@ -1,7 +1,8 @@
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand, type TransactWriteCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type ApiActor, AUDIT_ACTIONS, dashboardEntry, ownerEntryBy } from '#domain/audit';
-import type { TokenStore } from '#domain/ports';
-import { LEGACY_TOKEN_SCOPE, scopeOf, type TokenGrant, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
+import type { AuditEntry } from '#domain/audit-entry';
+import type { TokenStore, TokenWrites } from '#domain/ports';
+import type { NewToken, TokenGrant, TokenLimits, TokenScope } from '#domain/token-model';
+import { LEGACY_TOKEN_SCOPE, scopeOf, tokenIdOf } from '#domain/tokens';
 import { ifCondition, transact } from './conditions';
 import { auditPut, CHILD_PREFIX, keyOf, PARTITION, type StoredToken, tokenItems, tokenLimitsOf } from './layout';
 import { type Item, queryAll } from './paging';
@@ -20,7 +21,6 @@ export interface TokenSummary extends TokenLimits {
  * `cleanedUp` says whether the gateway's part of the revoke (API key deleted, authorizer cache flushed) is done.
  */
 export type TokenRecord = TokenSummary & { ownerId: string } & ({ revokedAt: number; cleanedUp: boolean } | { revokedAt?: undefined; tokenHash: string });
-export type ActiveToken = Extract<TokenRecord, { tokenHash: string }>;
 
 /** A token the migration gave its id and scope. */
 export interface MigratedToken {
@@ -30,10 +30,10 @@ export interface MigratedToken {
 }
 
 /**
- * API tokens, stored only as their SHA-256 (spec §5 leaves issuance open; the dashboard issues and revokes them).
- * Creating and revoking a token each write its items and the owner's audit entry in one transaction.
+ * API tokens, stored only as their SHA-256 (spec §5 leaves issuance open; the dashboard and the console issue and
+ * revoke them). Creating and revoking a token each write its items and the owner's audit entry in one transaction.
  */
-export class DynamoTokenStore implements TokenStore {
+export class DynamoTokenStore implements TokenStore, TokenWrites {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     readonly tableName: string,
@@ -52,21 +52,9 @@ export class DynamoTokenStore implements TokenStore {
     };
   }
 
-  /**
-   * Store a new token of `ownerId` by its hash, with its limits (TokenLimits); returns its id. The owner's entry
-   * names the dashboard, or `by`: the console request that made it.
-   */
-  async saveTokenHash(ownerId: string, tokenHash: string, now: number, scope: TokenScope = 'write', limits: TokenLimits = {}, by?: ApiActor): Promise<string> {
-    const tokenId = tokenIdOf(tokenHash);
-    const items = tokenItems({ ownerId, tokenId, tokenHash, scope, createdAt: now, ...limits });
-    const change = {
-      ownerId,
-      at: now,
-      action: AUDIT_ACTIONS.createToken,
-      target: { scope, project_id: limits.projectId ?? null, routes: limits.routes?.join(',') ?? null },
-      outcome: { token_id: tokenId },
-    };
-    const entry = by ? ownerEntryBy(by, change) : dashboardEntry(change);
+  /** Put a new token's three items and `entry`, in one transaction (#domain/tokens issueToken makes both). */
+  async saveToken(token: NewToken, entry: AuditEntry): Promise<void> {
+    const items = tokenItems(token);
     await transact(this.db, {
       TransactItems: [
         ...[items.byHash, items.byId, items.ofOwner].map(
@@ -75,7 +63,6 @@ export class DynamoTokenStore implements TokenStore {
         { Put: auditPut(this.tableName, entry) },
       ],
     });
-    return tokenId;
   }
 
   /** The owner's working tokens, oldest first. */
@@ -100,12 +87,10 @@ export class DynamoTokenStore implements TokenStore {
 
   /**
    * Revoke a working token: its hash item and its place in the owner's list are deleted, the id item keeps
-   * `revokedAt` (so a second revoke can say so), and the owner's audit entry is written, all in one transaction.
-   * False when the token was revoked meanwhile; then nothing is written.
+   * `revokedAt` (so a second revoke can say so), and `entry` is written (#domain/tokens revokeToken makes it), all in
+   * one transaction. False when the token was revoked meanwhile; then nothing is written.
    */
-  async revokeToken(token: ActiveToken, now: number, by?: ApiActor): Promise<boolean> {
-    const change = { ownerId: token.ownerId, at: now, action: AUDIT_ACTIONS.revokeToken, target: { token_id: token.tokenId }, outcome: { scope: token.scope } };
-    const entry = by ? ownerEntryBy(by, change) : dashboardEntry(change);
+  async revokeToken(token: TokenGrant & { tokenHash: string }, now: number, entry: AuditEntry): Promise<boolean> {
     return ifCondition(
       transact(this.db, {
         TransactItems: [

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { HOUR_SECONDS } from './time';
-import type { TokenScope } from './tokens';
+import type { TokenScope } from './token-model';
 
 /**
  * The publisher console's sessions (DESIGN.md "Publisher console", Session): opened with an API token, kept only as

@@ -1,5 +1,5 @@
 import { RATE_LIMIT_MESSAGE } from './rate-limit';
-import type { ScopeNeed, TokenScope } from './tokens';
+import type { ScopeNeed, TokenScope } from './token-model';
 
 /**
  * Failures a caller can act on, as the domain names them; `message` says what to fix. The domain knows nothing

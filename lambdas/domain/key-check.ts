@@ -1,8 +1,9 @@
 import { isIPv6 } from 'node:net';
 import type { LoaderCheckRequest, LoaderCheckResponse, RefusalCode } from '#schemas/loader';
-import type { CheckTiming, ExecutionRecord, ValidationRecord, ValidationResult } from '#schemas/telemetry';
+import type { ExecutionRecord, ValidationRecord, ValidationResult } from '#schemas/telemetry';
 import type { AddressTally } from './address-tally';
 import { RateLimited } from './errors';
+import type { CheckReport, CheckWrite, CountedKey, KeyState } from './key-check-model';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import { checkTimingOf, executionTimingOf } from './loader-timing';
 import type { KeyCheckStore, RateLimitStore, TelemetrySink } from './ports';
@@ -10,6 +11,7 @@ import { rateWindowAt } from './rate-limit';
 import type { KeyBan, Refusal } from './refusal';
 import type { HeldRefusals, RefusalMemory } from './refusal-memory';
 
+export type { CheckReport, CheckWrite, CountedKey, KeyState } from './key-check-model';
 export type { KeyBan, Refusal } from './refusal';
 
 /**
@@ -35,24 +37,6 @@ export const LOADER_LIMITS = { perKeyPerMinute: 120, perAddressPerMinute: 2_400,
  * floor, so an address of honest buyers is never refused by them.
  */
 export const ADDRESS_COUNTING = { sharedAfter: 100, invalidKeysPerMinute: 1_000 } as const;
-
-/** The state of a key a check is judged on, as its item holds it. */
-export interface KeyState {
-  projectId: string;
-  keyHash: string;
-  revoked: boolean;
-  expiresAt: number;
-  maxUses: number | null;
-  currentUses: number;
-  /** Machines the key may be bound to; null for a key that is not bound (every key issued before binding). */
-  maxFingerprints: number | null;
-  /** The fingerprints bound so far (none for an unbound key). */
-  fingerprints: readonly string[];
-  /** What a served script is stamped with (`WM_<watermark>`), so a leaked dump names its key. */
-  watermark: string;
-  /** The publisher's ban, as the key item holds it (one whose `until` has passed stays there until unbanned). */
-  ban: KeyBan | null;
-}
 
 /** Whether a ban refuses checks at `now`: from its write until the second of `until` (now ≥ until ends it, as expiry). */
 export const isBanned = (ban: KeyBan | null, now: number): ban is KeyBan => ban !== null && (ban.until === null || now < ban.until);
@@ -103,18 +87,6 @@ export function clientAddressBucket(sourceIp: string): string {
     .map((group) => group.padStart(4, '0'))
     .join(':')}::/64`;
 }
-
-/**
- * What the key's counting write did, and the key as the table held it: its state after a counted use, or as it was
- * when the write's condition refused to count one (undefined: no such item). `checksThisWindow` is how many checks
- * the key's current one-minute window had counted then. The store states facts; checkKey decides what they mean.
- */
-/** What a counted check answers with: the key's expiry and uses after the count. */
-export type CountedKey = Pick<KeyState, 'expiresAt' | 'maxUses' | 'currentUses'>;
-
-export type CheckWrite =
-  | { outcome: 'counted'; keyId: string; key: CountedKey }
-  | { outcome: 'not_counted'; keyId: string; key: KeyState | undefined; checksThisWindow: number };
 
 export interface KeyCheckDeps {
   keys: KeyCheckStore;
@@ -292,12 +264,6 @@ export function validateAnswer(outcome: KeyCheckOutcome<undefined>): LoaderCheck
   }
   throw new Error('A check that guards nothing always has a verdict');
 }
-
-/**
- * What a check tells the detectors: the request's fields the telemetry records are made of, and the stub's timing
- * of its earlier requests when it sent one (an execution's `timing`, read by lambdas/domain/loader-timing.ts).
- */
-export type CheckReport = Pick<LoaderCheckRequest, 'project_id' | 'executor' | 'fingerprint' | 'script_hash' | 'version_id'> & { timing?: CheckTiming };
 
 /** The one record that reports refusals answered from memory: the last one's fields, standing for all of them. */
 const heldTelemetry = (held: HeldRefusals, at: number): (ValidationRecord | ExecutionRecord)[] =>

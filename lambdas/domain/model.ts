@@ -1,5 +1,5 @@
 import type { Key, KeyDetail, Version, Webhook } from '#schemas/resources';
-import type { TokenScope } from './tokens';
+import type { TokenScope } from './token-model';
 
 export type { Key, KeyDetail, Version, Webhook };
 

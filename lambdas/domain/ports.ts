@@ -16,12 +16,13 @@ import type {
 } from '#domain/analytics/model';
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type { StatsDimension, StatsGranularity, StatsUnit, StoredStatsBucket } from './analytics/stats';
-import type { AuditDetails, AuditEntry, AuditStatus } from './audit';
+import type { AuditDetails, AuditEntry, AuditStatus } from './audit-entry';
 import type { ConsoleSession } from './console-session';
 import type { DiscordLink } from './discord/link';
-import type { CheckReport, CheckWrite, KeyBan, KeyState } from './key-check';
+import type { CheckReport, CheckWrite, KeyState } from './key-check-model';
 import type { Key, KeyDetail, Project, Version, Webhook } from './model';
-import type { TokenGrant } from './tokens';
+import type { KeyBan } from './refusal';
+import type { NewToken, TokenGrant } from './token-model';
 
 /**
  * What the service's rules and handlers need from storage, as ports. `lambdas/adapters/` implements them on the one
@@ -72,6 +73,17 @@ export interface StatsBucketsQuery {
 export interface TokenStore {
   /** Whose token a hash is, its id and scope; undefined for a token that does not exist or was revoked. */
   findToken(tokenHash: string): Promise<TokenGrant | undefined>;
+}
+
+/**
+ * Where tokens are created and revoked, each write with the owner's audit entry in one transaction; the entry is
+ * made by the token rules (#domain/tokens issueToken, revokeToken), the store only writes it.
+ */
+export interface TokenWrites {
+  /** Put the new token's items and `entry`. */
+  saveToken(token: NewToken, entry: AuditEntry): Promise<void>;
+  /** Remove a working token's hash and place in its owner's list, mark it revoked at `now`, and put `entry`; false (nothing written) when it was revoked meanwhile. */
+  revokeToken(token: TokenGrant & { tokenHash: string }, now: number, entry: AuditEntry): Promise<boolean>;
 }
 
 /** Where audit entries are written (see #domain/audit). */

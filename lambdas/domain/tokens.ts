@@ -1,6 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { type ApiActor, AUDIT_ACTIONS, dashboardEntry, ownerEntryBy } from './audit';
 import { RouteNotAllowed, ScopeMissing } from './errors';
 import type { Caller } from './model';
+import type { TokenWrites } from './ports';
+import type { ScopeNeed, TokenGrant, TokenLimits, TokenScope } from './token-model';
+
+export { type NewToken, type ScopeNeed, TOKEN_SCOPES, type TokenGrant, type TokenLimits, type TokenScope } from './token-model';
 
 /** Tokens are long random strings; only their SHA-256 is ever stored or logged. */
 export function newApiToken(): string {
@@ -18,13 +23,6 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]{1,512}=*)$/i;
 export function parseBearer(header: string | undefined): string | undefined {
   return header ? BEARER.exec(header.trim())?.[1] : undefined;
 }
-
-/**
- * What a token may do (spec §5 leaves scopes open): `read` calls the three GET endpoints only, `write` (the
- * default) calls all six. A token keeps the scope it was created with.
- */
-export const TOKEN_SCOPES = ['read', 'write'] as const;
-export type TokenScope = (typeof TOKEN_SCOPES)[number];
 
 /**
  * The scope a stored token (or an authorizer's answer) carries. Only `write` writes: no scope, or a value this code
@@ -48,23 +46,6 @@ export const tokenIdOf = (tokenHash: string): string => `tok_${createHash('sha25
 
 export const TOKEN_ID_PATTERN = /^tok_[0-9a-f]{20}$/;
 
-/**
- * What a token may reach besides its scope allows: one project, and named routes (their entries, as in
- * lambdas/http/routes.ts). A shop's delivery hook gets `issue-keys` on its project and nothing else, so a leak of
- * it can neither read nor revoke keys, nor touch another project. Absent: every project and route of the owner.
- */
-export interface TokenLimits {
-  projectId?: string;
-  routes?: readonly string[];
-}
-
-/** What the authorizer learns from a token: whose it is, which one, what it may do and where. */
-export interface TokenGrant extends TokenLimits {
-  ownerId: string;
-  tokenId: string;
-  scope: TokenScope;
-}
-
 /** The caller a token makes: its owner, its hash (the rate-limit bucket), the id derived from that, its scope. */
 export const callerOfToken = (ownerId: string, tokenHash: string, scope: TokenScope, limits: TokenLimits = {}): Caller => ({
   ownerId,
@@ -87,14 +68,6 @@ export const limitsFromContext = (context: { projectId?: unknown; routes?: unkno
   ...(typeof context?.projectId === 'string' && context.projectId !== '' && { projectId: context.projectId }),
   ...(typeof context?.routes === 'string' && context.routes !== '' && { routes: context.routes.split(',') }),
 });
-
-/** What a route needs of the caller's token, and what the route does, in words for the 403 of a token without it. */
-export interface ScopeNeed {
-  scope: TokenScope;
-  doing: string;
-  /** The route's entry, for a token limited to named routes. */
-  route?: string;
-}
 
 /** `write` covers `read`; a read token asking to write is refused with a message naming the missing scope. */
 export function requireScope(held: TokenScope, need: ScopeNeed): void {
@@ -121,3 +94,33 @@ export const AUTHORIZER_TIMEOUT_SECONDS = 10;
  * otherwise let the revoked token through for another AUTHORIZER_CACHE_SECONDS.
  */
 export const SECOND_FLUSH_AFTER_SECONDS = AUTHORIZER_TIMEOUT_SECONDS + 1;
+
+/**
+ * Keep a new token of `ownerId` by its hash, with its scope and limits, and the owner's `token.create` audit entry in
+ * the same write; returns its id. The entry names the dashboard, or `by`: the console request that made it.
+ */
+export async function issueToken(
+  store: Pick<TokenWrites, 'saveToken'>,
+  token: { ownerId: string; tokenHash: string; now: number; scope?: TokenScope; limits?: TokenLimits; by?: ApiActor },
+): Promise<string> {
+  const { ownerId, tokenHash, now, scope = 'write', limits = {}, by } = token;
+  const tokenId = tokenIdOf(tokenHash);
+  const change = {
+    ownerId,
+    at: now,
+    action: AUDIT_ACTIONS.createToken,
+    target: { scope, project_id: limits.projectId ?? null, routes: limits.routes?.join(',') ?? null },
+    outcome: { token_id: tokenId },
+  };
+  await store.saveToken({ ownerId, tokenId, tokenHash, scope, createdAt: now, ...limits }, by ? ownerEntryBy(by, change) : dashboardEntry(change));
+  return tokenId;
+}
+
+/**
+ * Revoke a working token, with the owner's `token.revoke` audit entry in the same write (naming the dashboard, or
+ * `by`: the console request); false when it was revoked meanwhile, and then nothing is written.
+ */
+export function revokeToken(store: Pick<TokenWrites, 'revokeToken'>, token: TokenGrant & { tokenHash: string }, now: number, by?: ApiActor): Promise<boolean> {
+  const change = { ownerId: token.ownerId, at: now, action: AUDIT_ACTIONS.revokeToken, target: { token_id: token.tokenId }, outcome: { scope: token.scope } };
+  return store.revokeToken(token, now, by ? ownerEntryBy(by, change) : dashboardEntry(change));
+}

@@ -3,6 +3,7 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { readCheckRecord } from '#adapters/check-stream';
 import { CHECK_RECORD_UNREADABLE } from '#adapters/telemetry-queue';
 import { type IngestResult, ingestTelemetry } from '#domain/analytics/ingest';
+import { checkTelemetry } from '#domain/key-check';
 import { lazyHandler } from '#runtime/aws';
 import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from './ingest';
 
@@ -22,9 +23,9 @@ export function createIngestStreamHandler({ store, now, logger }: AnalyticsDeps)
     for (const record of event.Records) {
       const reading = readCheckRecord(record);
       if (reading.kind === 'invalid') logger.error(CHECK_RECORD_UNREADABLE, { eventID: record.eventID, problem: reading.problem });
-      if (reading.kind !== 'check') continue;
+      if (reading.kind !== 'counted') continue;
       checks++;
-      records.push(...reading.records);
+      records.push(...checkTelemetry(reading.report, reading.keyId, 'KEY_VALID', reading.at));
     }
     const ingested = await ingestTelemetry(store, records, now(), streamBatchId(event));
     logger.info('Telemetry ingested from the stream', {

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResult, Context } from 'aws
 import { postEmbeds } from '#adapters/discord-client';
 import type { Stores } from '#adapters/stores';
 import type { TokenRecord, TokenSummary } from '#adapters/token-store';
-import { type ApiActor, AUDIT_ACTIONS, type AuditEntry, type AuditSubject, apiEntry } from '#domain/audit';
+import { AUDIT_ACTIONS, type AuditEntry, type AuditSubject, apiEntry } from '#domain/audit';
 import {
   CONSOLE_RATE_LIMIT,
   CONSOLE_RATE_LIMIT_MESSAGE,
@@ -30,11 +30,11 @@ import {
   statusMatches,
 } from '#domain/key-search';
 import type { Caller, KeyDetail, Project } from '#domain/model';
-import type { ConsoleReads, PendingUpload, ScriptStore, SessionStore, UploadStaging, UploadStore } from '#domain/ports';
+import type { ConsoleReads, PendingUpload, ScriptStore, SessionStore, TokenWrites, UploadStaging, UploadStore } from '#domain/ports';
 import { openProject, revokeBulkAudited } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
 import { publishScript, scriptFileProblem, sha256Hex, type VersionWriter } from '#domain/scripts';
-import { hashToken, newApiToken, requireScope, type ScopeNeed, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken, requireScope, revokeToken, type ScopeNeed, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { WatermarkScanner } from '#domain/watermark-scan';
 import { executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl, webhookUrlProblem } from '#domain/webhooks/discord-webhook-url';
 import { testEmbedMessage } from '#domain/webhooks/embeds';
@@ -86,8 +86,8 @@ export interface ConsoleTokens {
   findToken(tokenHash: string): Promise<{ ownerId: string; tokenId: string; scope: TokenScope } | undefined>;
   tokensOf(ownerId: string): Promise<TokenSummary[]>;
   tokenById(tokenId: string): Promise<TokenRecord | undefined>;
-  saveTokenHash(ownerId: string, tokenHash: string, now: number, scope: TokenScope, limits: TokenLimits, by: ApiActor): Promise<string>;
-  revokeToken(token: Extract<TokenRecord, { tokenHash: string }>, now: number, by: ApiActor): Promise<boolean>;
+  saveToken: TokenWrites['saveToken'];
+  revokeToken: TokenWrites['revokeToken'];
   markRevokeCleanedUp(tokenId: string, now: number): Promise<void>;
 }
 
@@ -581,7 +581,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
       const tokenId = tokenIdOf(tokenHash);
       // At the gateway first, so a failure there leaves the table untouched (as the dashboard's `token create`).
       await deps.tokenKeys.register({ tokenHash, tokenId });
-      await deps.stores.tokens.saveTokenHash(request.session.ownerId, tokenHash, request.now, scope, {}, actorOf(request));
+      await issueToken(deps.stores.tokens, { ownerId: request.session.ownerId, tokenHash, now: request.now, scope, by: actorOf(request) });
       return json({ token, token_id: tokenId, scope });
     },
   },
@@ -593,7 +593,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
       const tokenId = request.params.token_id ?? '';
       const token = await deps.stores.tokens.tokenById(tokenId);
       if (!token || token.ownerId !== request.session.ownerId || token.revokedAt !== undefined) throw new TokenNotFound(tokenId);
-      if (!(await deps.stores.tokens.revokeToken(token, request.now, actorOf(request)))) throw new TokenNotFound(tokenId);
+      if (!(await revokeToken(deps.stores.tokens, token, request.now, actorOf(request)))) throw new TokenNotFound(tokenId);
       await deps.tokenKeys.revoke(tokenId);
       await deps.stores.tokens.markRevokeCleanedUp(tokenId, request.now);
       return { status: 204 };

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Caller } from '#domain/model';
 import { unixSeconds } from '#domain/model';
-import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
+import { callerOfToken, hashToken, issueToken, newApiToken, scopeOf } from '#domain/tokens';
 import { createAuthorizer } from '#functions/authorizer';
 import { createRouteHandlers } from '#http/owner-endpoints';
 import { ROUTES } from '#http/routes';
@@ -275,7 +275,7 @@ describe('exact rate limit end to end (spec §8)', () => {
 
   it('lets a token make 100 requests in a minute, refuses the 101st with 429 and Retry-After, and counts each token apart', async () => {
     const token = newApiToken();
-    await table.stores.tokens.saveTokenHash(owner.ownerId, hashToken(token), FIXED_NOW);
+    await issueToken(table.stores.tokens, { ownerId: owner.ownerId, tokenHash: hashToken(token), now: FIXED_NOW });
     const limited = await authorizedCaller(token);
     // All 101 requests must fall into one window: start at the top of a minute if the current one is nearly over.
     const secondsLeft = 60 - (Math.floor(Date.now() / 1000) % 60);

@@ -6,7 +6,7 @@ import { TABLE } from '#adapters/table-definition';
 import { type AuditEntry, apiEntry } from '#domain/audit';
 import type { Caller } from '#domain/model';
 import type { ProjectStore } from '#domain/ports';
-import { callerOfToken, hashToken, newApiToken, scopeOf } from '#domain/tokens';
+import { callerOfToken, hashToken, issueToken, newApiToken, scopeOf } from '#domain/tokens';
 import { createAuthorizer } from '#functions/authorizer';
 import { createRouteHandlers } from '#http/owner-endpoints';
 import { memoryKeySecret } from '#local/key-secret';
@@ -184,7 +184,7 @@ describe('an audit entry for every change through the API', () => {
 
   it('names the token that made each change: a second token of the owner is told apart from the first', async () => {
     const second = newApiToken();
-    await table.stores.tokens.saveTokenHash(owner.ownerId, hashToken(second), NOW);
+    await issueToken(table.stores.tokens, { ownerId: owner.ownerId, tokenHash: hashToken(second), now: NOW });
     const first = caller;
     caller = await authorizedCaller(second);
     try {

@@ -8,7 +8,7 @@ import { SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, sessionHashOf } from '#domai
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { sha256Hex } from '#domain/scripts';
-import { callerOfToken, hashToken, newApiToken } from '#domain/tokens';
+import { callerOfToken, hashToken, issueToken, newApiToken, revokeToken } from '#domain/tokens';
 import { type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
 import { buildHttpApiEvent } from '#local/proxy-event';
 import { createTestTable, FIXED_NOW, lambdaContext, type SeededOwner, scanTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
@@ -114,7 +114,7 @@ beforeAll(async () => {
   owner = await seedOwner(table.stores);
   // A read token of the same owner, so its session sees the owner's project.
   const readToken = newApiToken();
-  await table.stores.tokens.saveTokenHash(owner.ownerId, hashToken(readToken), FIXED_NOW, 'read');
+  await issueToken(table.stores.tokens, { ownerId: owner.ownerId, tokenHash: hashToken(readToken), now: FIXED_NOW, scope: 'read' });
   reader = { ...callerOfToken(owner.ownerId, hashToken(readToken), 'read'), token: readToken };
   stranger = await seedOwner(table.stores);
   ({ projectId } = await seedProject(table.stores, { ownerId: owner.ownerId, name: 'Console Script', keys: 3, versions: ['first'], webhooks: [] }));
@@ -223,7 +223,7 @@ describe('console session', () => {
     expect((await call('/session', { cookie })).status).toBe(200);
     const record = await table.stores.tokens.tokenById(other.tokenId);
     if (!record || record.revokedAt !== undefined) throw new Error('token not found');
-    expect(await table.stores.tokens.revokeToken(record, clock)).toBe(true);
+    expect(await revokeToken(table.stores.tokens, record, clock)).toBe(true);
     expect((await call('/session', { cookie })).status).toBe(401);
     expect((await call('/projects', { cookie })).status).toBe(401);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import { SCRIPT_ROUTE } from '#http/routes';
 import { type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
@@ -133,7 +133,7 @@ describe('error answers of the local stack match openapi.json', () => {
 
   it('429 with Retry-After once a token passes 100 requests in a minute', async () => {
     const token = newApiToken();
-    await table.stores.tokens.saveTokenHash(demo.ownerId, hashToken(token), unixSeconds());
+    await issueToken(table.stores.tokens, { ownerId: demo.ownerId, tokenHash: hashToken(token), now: unixSeconds() });
     let refused: Exchange | undefined;
     // 100 fit in a window; a window boundary mid-loop can reset the count once, hence the margin.
     for (let i = 0; i < 250 && !refused; i++) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken, revokeToken } from '#domain/tokens';
 import { type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
@@ -127,13 +127,13 @@ describe('selling keys through the local stack', () => {
 
   it('a leaked second token that pre-claimed an order, then was revoked, hands the shop none of its keys (issue 33)', async () => {
     const leaked = newApiToken();
-    const leakedId = await table.stores.tokens.saveTokenHash(demo.ownerId, hashToken(leaked), unixSeconds(), 'write');
+    const leakedId = await issueToken(table.stores.tokens, { ownerId: demo.ownerId, tokenHash: hashToken(leaked), now: unixSeconds(), scope: 'write' });
     const order = { count: 1, max_fingerprints: 1, order_id: 'sellauth-5001' };
     const preClaim = await owner('POST', 'keys', order, leaked);
     expect(preClaim.status, preClaim.text).toBe(200);
     const token = await table.stores.tokens.tokenById(leakedId);
     if (!token || token.revokedAt !== undefined) throw new Error('the second token should be active');
-    expect(await table.stores.tokens.revokeToken(token, unixSeconds())).toBe(true);
+    expect(await revokeToken(table.stores.tokens, token, unixSeconds())).toBe(true);
 
     const shop = await owner('POST', 'keys', order);
     expect(shop.status).toBe(400);
@@ -144,7 +144,13 @@ describe('selling keys through the local stack', () => {
 
   it("a shop hook's token limited to its project and issue-keys issues keys there and nothing else (issue 33)", async () => {
     const hook = newApiToken();
-    await table.stores.tokens.saveTokenHash(demo.ownerId, hashToken(hook), unixSeconds(), 'write', { projectId: demo.projectId, routes: ['issue-keys'] });
+    await issueToken(table.stores.tokens, {
+      ownerId: demo.ownerId,
+      tokenHash: hashToken(hook),
+      now: unixSeconds(),
+      scope: 'write',
+      limits: { projectId: demo.projectId, routes: ['issue-keys'] },
+    });
     const issued = await owner('POST', 'keys', { count: 1 }, hook);
     expect(issued.status, issued.text).toBe(200);
     const listed = await owner('GET', 'keys', undefined, hook);

@@ -13,7 +13,7 @@ import { createTableInput } from '#adapters/table-definition';
 import { newId } from '#domain/ids';
 import type { Caller, Plan } from '#domain/model';
 import { sha256Hex } from '#domain/scripts';
-import { callerOfToken, hashToken, newApiToken, type TokenScope } from '#domain/tokens';
+import { callerOfToken, hashToken, issueToken, newApiToken, type TokenScope } from '#domain/tokens';
 import { ROUTES, type Route } from '#http/routes';
 import { authorizerContextFor, buildProxyEvent } from '#local/proxy-event';
 import type { EventName } from '#schemas/resources';
@@ -193,7 +193,7 @@ export async function seedOwner(stores: Pick<Stores, 'dashboard' | 'tokens'>, no
   const ownerId = await stores.dashboard.createOwner(now);
   const token = newApiToken();
   const tokenHash = hashToken(token);
-  await stores.tokens.saveTokenHash(ownerId, tokenHash, now, scope);
+  await issueToken(stores.tokens, { ownerId, tokenHash, now, scope });
   return { ...callerOfToken(ownerId, tokenHash, scope), token };
 }
 

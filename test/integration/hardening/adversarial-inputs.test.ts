@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient, localDynamoConfig } from '#adapters/client';
 import { createStores, type Stores } from '#adapters/stores';
-import { hashToken, newApiToken } from '#domain/tokens';
+import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
 import { ROUTES, type Route } from '#http/routes';
 import { type LocalStack, startLocalStack } from '#local/stack';
@@ -428,7 +428,7 @@ beforeAll(async () => {
   const tokens = {} as Record<Route['entry'], string>;
   for (const route of ROUTES) {
     tokens[route.entry] = newApiToken();
-    await stores.tokens.saveTokenHash(stack.ownerId, hashToken(tokens[route.entry]), 1_700_000_000);
+    await issueToken(stores.tokens, { ownerId: stack.ownerId, tokenHash: hashToken(tokens[route.entry]), now: 1_700_000_000 });
   }
   const foreignOwner = await seedOwner(stores);
   const foreignWatermark = 'feedfacefeedface';

@@ -18,7 +18,7 @@ import type {
   TokenStore,
 } from '#domain/ports';
 import { batchOf, randomKeys } from '#domain/selling-keys';
-import { hashToken, type TokenLimits, type TokenScope } from '#domain/tokens';
+import { hashToken, issueToken, revokeToken, type TokenLimits, type TokenScope } from '#domain/tokens';
 import type { EventName } from '#schemas/resources';
 import { createTestTable, FIXED_NOW, type TestTable } from '#test-support/fixtures';
 import { MemoryDiscordStore } from '#test-support/memory-discord-store';
@@ -231,13 +231,13 @@ function dynamoWorlds(table: TestTable): Worlds {
     },
     addWebhook: (projectId, webhook) => dynamo.dashboard.addWebhook({ projectId, ...webhook }),
     async addToken(ownerId, token, scope, limits) {
-      await dynamo.tokens.saveTokenHash(ownerId, hashToken(token), FIXED_NOW, scope, limits);
+      await issueToken(dynamo.tokens, { ownerId, tokenHash: hashToken(token), now: FIXED_NOW, scope, limits });
     },
     async revokeToken(token) {
       const found = await dynamo.tokens.findToken(hashToken(token));
       const record = found && (await dynamo.tokens.tokenById(found.tokenId));
       if (!record || record.revokedAt !== undefined) throw new Error('no working token to revoke');
-      await dynamo.tokens.revokeToken(record, FIXED_NOW);
+      await revokeToken(dynamo.tokens, record, FIXED_NOW);
     },
     auditEntries: (subject) => dynamo.audit.list(subject, 50),
     async addStatsBucket(projectId, granularity, by, bucket) {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CHECK_STREAM_FILTER_PATTERN, readCheckRecord } from '#adapters/check-stream';
 import { lastCheckOf } from '#adapters/key-check-store';
 import { matchesFilter, STREAM_FILTER_PATTERN } from '#adapters/stream-events';
+import { checkTelemetry } from '#domain/key-check';
 
 const FP = 'f'.repeat(64);
 const NOW = 1_767_225_600;
@@ -28,13 +29,14 @@ const counted = () =>
 
 describe("counted checks' telemetry off the table's stream", () => {
   it('makes of a counted check the validation and the execution the check would have reported', () => {
-    expect(readCheckRecord(counted())).toEqual({
-      kind: 'check',
-      records: [
-        { kind: 'validation', projectId: 'prj_1', keyId: 'key_1', result: 'ok', executor: 'Wave', fingerprint: FP, at: NOW },
-        { kind: 'execution', projectId: 'prj_1', keyId: 'key_1', executor: 'Wave', scriptHash: 'a'.repeat(64), versionId: 'ver_1', at: NOW },
-      ],
-    });
+    const reading = readCheckRecord(counted());
+    const report = { project_id: 'prj_1', executor: 'Wave', fingerprint: FP, script_hash: 'a'.repeat(64), version_id: 'ver_1' };
+    expect(reading).toEqual({ kind: 'counted', keyId: 'key_1', at: NOW, report });
+    // The store reads what the check wrote; the domain's checkTelemetry makes the records of it (as ingest-stream does).
+    expect(checkTelemetry(report, 'key_1', 'KEY_VALID', NOW)).toEqual([
+      { kind: 'validation', projectId: 'prj_1', keyId: 'key_1', result: 'ok', executor: 'Wave', fingerprint: FP, at: NOW },
+      { kind: 'execution', projectId: 'prj_1', keyId: 'key_1', executor: 'Wave', scriptHash: 'a'.repeat(64), versionId: 'ver_1', at: NOW },
+    ]);
   });
 
   it("carries the stub's timing to the execution with the reading of the previous request's connection; a garbled one is left out, not the records", () => {
@@ -42,17 +44,16 @@ describe("counted checks' telemetry off the table's stream", () => {
       now: NOW,
       report: { project_id: 'prj_1', executor: 'Wave', fingerprint: FP, timing: { runInSession: 4, previousRequestMs: 300, firstRequestMs: 310 } },
     });
-    expect(readCheckRecord(modify({ current_uses: 3 }, { current_uses: 4, lastCheck }))).toMatchObject({
-      kind: 'check',
-      records: [
-        { kind: 'validation' },
-        { kind: 'execution', timing: { runInSession: 4, previousRequestMs: 300, firstRequestMs: 310, previousConnection: 'new' } },
-      ],
-    });
+    const reading = readCheckRecord(modify({ current_uses: 3 }, { current_uses: 4, lastCheck }));
+    expect(reading).toMatchObject({ kind: 'counted', report: { timing: { runInSession: 4, previousRequestMs: 300, firstRequestMs: 310 } } });
+    expect(reading.kind === 'counted' && checkTelemetry(reading.report, reading.keyId, 'KEY_VALID', reading.at)).toMatchObject([
+      { kind: 'validation' },
+      { kind: 'execution', timing: { runInSession: 4, previousRequestMs: 300, firstRequestMs: 310, previousConnection: 'new' } },
+    ]);
     const garbled = { ...lastCheck, timing: { runInSession: 'four' } };
-    const reading = readCheckRecord(modify({ current_uses: 3 }, { current_uses: 4, lastCheck: garbled }));
-    expect(reading).toMatchObject({ kind: 'check', records: [{ kind: 'validation' }, { kind: 'execution' }] });
-    expect(reading.kind === 'check' && reading.records[1]).not.toHaveProperty('timing');
+    const garbledReading = readCheckRecord(modify({ current_uses: 3 }, { current_uses: 4, lastCheck: garbled }));
+    expect(garbledReading).toMatchObject({ kind: 'counted' });
+    expect(garbledReading.kind === 'counted' && garbledReading.report).not.toHaveProperty('timing');
   });
 
   it('ignores a change of the key item that counted no use (a revoke, an HWID reset), though it carries the last check', () => {

@@ -1,24 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '#dashboard/args';
 import { runCli } from '#dashboard/cli';
-import {
-  auditList,
-  COMMANDS,
-  type Command,
-  findCommand,
-  keysIssue,
-  MAX_KEYS_PER_DASHBOARD_ISSUE,
-  ownerCreate,
-  parseCommand,
-  projectCreate,
-  tokenAudit,
-  tokenCreate,
-  tokenList,
-  tokenMigrate,
-  tokenRevoke,
-  versionsUpload,
-  webhooksAdd,
-} from '#dashboard/commands';
+import { type Command, parseCommand } from '#dashboard/command';
+import { COMMANDS, findCommand } from '#dashboard/commands';
+import { auditList } from '#dashboard/commands/audit';
+import { MAX_KEYS_PER_DASHBOARD_ISSUE } from '#dashboard/commands/input';
+import { keysIssue } from '#dashboard/commands/keys';
+import { ownerCreate } from '#dashboard/commands/owner';
+import { projectCreate } from '#dashboard/commands/projects';
+import { tokenAudit, tokenCreate, tokenList, tokenMigrate, tokenRevoke } from '#dashboard/commands/tokens';
+import { versionsUpload } from '#dashboard/commands/versions';
+import { webhooksAdd } from '#dashboard/commands/webhooks';
 import { EVENT_NAMES } from '#schemas/resources';
 
 function rejection(command: Command<unknown, object>, argv: string[]): string {

@@ -11,7 +11,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, U
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keyOf, tokenItems } from '#adapters/layout';
-import { tokenCreate, tokenRevoke } from '#dashboard/commands';
+import { tokenCreate, tokenRevoke } from '#dashboard/commands/tokens';
 import { CommandError, type DashboardContext, openContext, type StackOutputsReader, type TableLocation } from '#dashboard/context';
 import { AUTHORIZER_CACHE_SECONDS, hashToken, SECOND_FLUSH_AFTER_SECONDS, tokenIdOf } from '#domain/tokens';
 

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { AuditEntry } from '#domain/audit';
 import { ScopeMissing } from '#domain/errors';
-import { hashToken, newApiToken, parseBearer, requireScope, scopeOf, TOKEN_ID_PATTERN, tokenIdOf } from '#domain/tokens';
+import type { TokenWrites } from '#domain/ports';
+import { hashToken, issueToken, newApiToken, parseBearer, requireScope, revokeToken, scopeOf, TOKEN_ID_PATTERN, tokenIdOf } from '#domain/tokens';
 
 describe('parseBearer (spec §5: Authorization: Bearer <API_TOKEN>)', () => {
   it('returns the token of a well-formed header', () => {
@@ -108,5 +110,67 @@ describe('token scopes', () => {
     expect(() => requireScope('read', { scope: 'write', doing: 'revoking a key' })).toThrow(
       'This token has the read scope; revoking a key needs the write scope. Use a token created with --scope write.',
     );
+  });
+});
+
+describe('issueToken and revokeToken: the token rules make the audit entry, the store writes it with the token', () => {
+  const written: { saved: unknown[]; revoked: unknown[] } = { saved: [], revoked: [] };
+  const store: TokenWrites = {
+    saveToken: async (token, entry) => void written.saved.push({ token, entry }),
+    revokeToken: async (token, now, entry) => {
+      written.revoked.push({ token, now, entry });
+      return true;
+    },
+  };
+  const tokenHash = hashToken('sdt_test');
+  const tokenId = tokenIdOf(tokenHash);
+  const actor = { tokenId: 'tok_0123456789abcdef0123', requestId: 'req-1', source: 'console' as const };
+
+  it("saves the token with its limits and the owner's token.create entry naming the dashboard, and returns its id", async () => {
+    written.saved.length = 0;
+    const limits = { projectId: 'prj_1', routes: ['issue-keys', 'get-key'] };
+    expect(await issueToken(store, { ownerId: 'own_1', tokenHash, now: 1_700_000_000, scope: 'read', limits })).toBe(tokenId);
+    expect(written.saved).toEqual([
+      {
+        token: { ownerId: 'own_1', tokenId, tokenHash, scope: 'read', createdAt: 1_700_000_000, ...limits },
+        entry: {
+          entryId: expect.stringMatching(/^aud_/),
+          at: 1_700_000_000,
+          ownerId: 'own_1',
+          action: 'token.create',
+          status: 'completed',
+          source: 'dashboard',
+          tokenId: null,
+          requestId: null,
+          target: { scope: 'read', project_id: 'prj_1', routes: 'issue-keys,get-key' },
+          outcome: { token_id: tokenId },
+        },
+      },
+    ]);
+  });
+
+  it('writes a token without limits as write, and a console-made one under the request that made it', async () => {
+    written.saved.length = 0;
+    await issueToken(store, { ownerId: 'own_1', tokenHash, now: 5, by: actor });
+    const [saved] = written.saved as { token: unknown; entry: AuditEntry }[];
+    expect(saved?.token).toEqual({ ownerId: 'own_1', tokenId, tokenHash, scope: 'write', createdAt: 5 });
+    expect(saved?.entry).toMatchObject({
+      source: 'console',
+      tokenId: actor.tokenId,
+      requestId: 'req-1',
+      target: { scope: 'write', project_id: null, routes: null },
+    });
+  });
+
+  it("revokes with the owner's token.revoke entry, by the dashboard or by the console request", async () => {
+    written.revoked.length = 0;
+    const grant = { ownerId: 'own_1', tokenId, tokenHash, scope: 'write' as const };
+    expect(await revokeToken(store, grant, 7)).toBe(true);
+    expect(await revokeToken(store, grant, 8, actor)).toBe(true);
+    const entries = (written.revoked as { entry: AuditEntry }[]).map(({ entry }) => entry);
+    expect(entries).toMatchObject([
+      { at: 7, ownerId: 'own_1', action: 'token.revoke', source: 'dashboard', tokenId: null, target: { token_id: tokenId }, outcome: { scope: 'write' } },
+      { at: 8, ownerId: 'own_1', action: 'token.revoke', source: 'console', tokenId: actor.tokenId, requestId: 'req-1' },
+    ]);
   });
 });
