@@ -1,32 +1,35 @@
 import { fileURLToPath } from 'node:url';
+import { MAX_KEYS_PER_DASHBOARD_ISSUE, MAX_VERSION_NOTES_LENGTH } from '#dashboard/commands/input';
 import { GRANULARITY, TOP_NAMES } from '#domain/analytics/stats';
 import { CONSOLE_RATE_LIMIT, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS } from '#domain/console-session';
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { SIGNATURE_MAX_SKEW_SECONDS } from '#domain/discord/signature';
 import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE } from '#domain/full-copies';
+import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
+import { RATE_LIMIT } from '#domain/rate-limit';
 import { REFUSAL_MEMORY } from '#domain/refusal-memory';
 import { MAX_SCRIPT_BYTES } from '#domain/scripts';
 import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
-import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
-import { MAX_KEYS_PER_DASHBOARD_ISSUE, MAX_VERSION_NOTES_LENGTH } from '#dashboard/commands/input';
-import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
-import { RATE_LIMIT } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
+import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { API_FUNCTION_TIMEOUT_SECONDS, ROUTES, timeoutSecondsOf } from '#http/routes';
 import { BAN_REASON_LENGTH, KEYS_PAGE, MAX_FINGERPRINTS, MAX_KEYS_PER_API_ISSUE, MAX_NOTE_LENGTH } from '#schemas/requests';
 import {
   ACCOUNT_API_RATE,
+  ACCOUNT_CONCURRENCY,
   DISCORD_ROUTE_THROTTLE,
   FUNCTIONS_PER_GROUP,
   LOADER_RESERVED_CONCURRENCY,
   LOADER_ROUTE_THROTTLE,
+  LOW_API_GATEWAY_THROTTLE,
   QUIET_ROUTE_THROTTLE,
   RESERVED_CONCURRENCY,
   STAGE_METHOD_THROTTLE,
   STUB_ROUTE_THROTTLE,
   USAGE_PLAN_THROTTLE,
   WAF_DEFAULT_REQUESTS_PER_MINUTE,
+  WAF_MIN_REQUESTS_PER_MINUTE,
 } from './capacity';
 
 /** Where `npm run limits` writes the page. */
@@ -149,11 +152,26 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
         `${number(ACCOUNT_API_RATE.default)}, ask for ${number(ACCOUNT_API_RATE.requested)}`,
         '`ACCOUNT_API_RATE` (lib/capacity.ts)',
       ],
+      [
+        `The account's API Gateway requests a second in the ${LOW_API_GATEWAY_THROTTLE.regions.length} Regions where it starts lower`,
+        bucket(LOW_API_GATEWAY_THROTTLE),
+        '`LOW_API_GATEWAY_THROTTLE` (lib/capacity.ts)',
+      ],
+      [
+        "The account's Lambda concurrency the stack plans for (AWS's default)",
+        `${number(ACCOUNT_CONCURRENCY.total)}, of which Lambda keeps ${number(ACCOUNT_CONCURRENCY.unreservedMinimum)} unreserved`,
+        '`ACCOUNT_CONCURRENCY` (lib/capacity.ts)',
+      ],
       ['Reserved concurrency, every group reserved', `${number(reservedInAll)} instances`, '`RESERVED_CONCURRENCY`, `FUNCTIONS_PER_GROUP` (lib/capacity.ts)'],
       [
         'WAF per-address rule (opt-in, `-c wafRateLimit`)',
         `${number(WAF_DEFAULT_REQUESTS_PER_MINUTE)} a minute by default`,
         '`WAF_DEFAULT_REQUESTS_PER_MINUTE` (lib/capacity.ts)',
+      ],
+      [
+        'WAF per-address rule, the lowest `-c wafRateLimit` (what the loader admits from one address)',
+        `${number(WAF_MIN_REQUESTS_PER_MINUTE)} a minute`,
+        '`WAF_MIN_REQUESTS_PER_MINUTE` (lib/capacity.ts)',
       ],
     ],
   ],
