@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configuredStub } from '#domain/stub-loader';
-import { stubUrlOf } from '#http/routes';
+import { stubUrlOf } from '#http/public-routes';
 import { isMainModule } from '#local/main-module';
 import { requestSync } from './http-sync';
 import { type HttpReply, type HttpRequest, runInRoblox } from './roblox';
@@ -59,7 +59,11 @@ export async function runStubLoader(options: {
 }): Promise<StubRun> {
   const source = options.hosted
     ? buyerLines(stubUrlOf(options.baseUrl, options.projectId), options.key)
-    : configuredStub(await readFile(STUB_LOADER, 'utf8'), { api_base_url: options.baseUrl, project_id: options.projectId, keep_copy: options.keepCopy ?? false });
+    : configuredStub(await readFile(STUB_LOADER, 'utf8'), {
+        api_base_url: options.baseUrl,
+        project_id: options.projectId,
+        keep_copy: options.keepCopy ?? false,
+      });
   const run: StubRun = { output: [], statuses: [], waits: [] };
   const send = options.request ?? requestSync;
   const result = runInRoblox(source, options.hosted ? 'buyer.lua' : 'roblox-loader.luau', {

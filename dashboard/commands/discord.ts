@@ -3,7 +3,7 @@ import { type Flags, oneOf, UsageError, wholeNumber } from '#dashboard/args';
 import { CommandError, type DashboardContext } from '#dashboard/context';
 import { DISCORD_ACTIONS, type DiscordAction, KEY_OPTION } from '#domain/discord/commands';
 import { discordLinkProblem, linkDiscord, RESET_COOLDOWN_SECONDS, unlinkDiscord } from '#domain/discord/link';
-import { interactionsUrlOf } from '#http/routes';
+import { interactionsUrlOf } from '#http/public-routes';
 import { fileDiscordKeyPair } from '#local/discord-key';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { DISCORD_USER_ID } from '#schemas/requests';

@@ -3,10 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_ROUTES, DISCORD_ROUTE } from '#http/routes';
+import { EXAMPLE } from '#http/openapi/examples';
+import { DISCORD_ROUTE } from '#http/public-routes';
+import { ALL_ROUTES } from '#http/routes';
 import { createDocsExtension } from '#local/docs';
 import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
-import { EXAMPLE } from '../../scripts/openapi-document';
 
 /** Every route the document describes: Discord's interactions endpoint is Discord's contract, in docs/discord.md. */
 const ROUTES = ALL_ROUTES.filter((route) => route !== DISCORD_ROUTE);
@@ -58,7 +59,11 @@ describe('local docs extension', () => {
     const document = (await (await fetch(`${baseUrl}/_local/openapi.json`)).json()) as {
       components: { schemas: Record<string, { anyOf?: { title?: string }[] }> };
     };
-    expect(document.components.schemas.LoaderCheckResponse?.anyOf?.map((branch) => branch.title)).toEqual(['LoaderCheckValid', 'LoaderCheckRefused', 'LoaderCheckBanned']);
+    expect(document.components.schemas.LoaderCheckResponse?.anyOf?.map((branch) => branch.title)).toEqual([
+      'LoaderCheckValid',
+      'LoaderCheckRefused',
+      'LoaderCheckBanned',
+    ]);
   });
 
   it('points / at the docs: a browser is redirected there, anything else gets the links as JSON', async () => {
