@@ -505,7 +505,7 @@ describe('least privilege on the table', () => {
   const READ_PROJECT = 'dynamodb:GetItem table PROJECT#*';
   const COUNT_REQUEST = 'dynamodb:UpdateItem table RATE#* only requests,ttl,entity';
   const AUDIT = 'dynamodb:PutItem table AUDIT#PROJECT#*';
-  /** Written out rather than derived from ROUTE_TABLE_ACCESS, so a change to a route's grant shows here. */
+  /** Written out rather than derived from each route's tableAccess, so a change to a route's grant shows here. */
   const EXPECTED: Record<RouteEntry, string[]> = {
     'list-keys': [
       READ_PROJECT,
