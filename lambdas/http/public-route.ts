@@ -21,4 +21,4 @@ export interface PublicRoute {
 }
 
 /** One public route, its literal method, path and entry kept (`definePublicRoute({ method, path, ... })`). */
-export const definePublicRoute = <const Route extends PublicRoute>(route: Route): Route => route;
+export const definePublicRoute = <const Route extends PublicRoute>(route: Route): Omit<Route, 'tableAccess'> & Pick<PublicRoute, 'tableAccess'> => route;

@@ -9,7 +9,7 @@ import { Construct } from 'constructs';
 import { scriptObjectKey } from '#adapters/layout';
 import { TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
 import { LOADER_FUNCTION_ROUTES, PUBLIC_ROUTES } from '#http/public-routes';
-import { mergeGrants, type TableGrant } from '#http/table-grants';
+import { mergeGrants } from '#http/table-grants';
 import { logLineAlarm } from './log-line-alarm';
 import { ServiceFunction } from './service-function';
 import { grantTable } from './table-access';
@@ -48,7 +48,7 @@ export class LoaderCheck extends Construct {
     // What its routes need of the table (each route's `tableAccess`): a check counts a use on its key item, naming
     // only what the count writes and tests, and counts itself in its rate windows; a script fetch reads the
     // current-version pointer and version items, and a key when there is nothing to serve; the stub reads its project.
-    grantTable(this.function, table, mergeGrants(LOADER_FUNCTION_ROUTES.flatMap((route): readonly TableGrant[] => route.tableAccess)));
+    grantTable(this.function, table, mergeGrants(LOADER_FUNCTION_ROUTES.flatMap((route) => route.tableAccess)));
     props.telemetryQueue.grantSendMessages(this.function);
     // GetObject of script objects only: not the bucket's listing, nor any other object it may hold.
     const scriptObjects = props.scripts.arnForObjects(scriptObjectKey({ projectId: '*', versionId: '*' }));
