@@ -3,8 +3,8 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keyIdOfPartition } from '#adapters/layout';
 import { TABLE } from '#adapters/table-definition';
 import { unixSeconds } from '#domain/model';
-import { listKeysEndpoint } from '#functions/list-keys';
 import { createApiHandler } from '#http/api-handler';
+import { listKeysRoute } from '#http/owner-routes/list-keys';
 import { memoryKeySecret } from '#local/key-secret';
 import type { BenchTable } from './support/dynamodb';
 import {
@@ -66,7 +66,7 @@ export async function benchListKeys(table: BenchTable, log: (line: string) => vo
 
   const callers = new CallerPool(project.ownerId);
   // The route's handler as the stack deploys it, on the bench's table.
-  const listKeysHandler = createApiHandler(listKeysEndpoint, {
+  const listKeysHandler = createApiHandler(listKeysRoute, {
     stores: table.stores,
     keySecret: memoryKeySecret(),
     now: () => unixSeconds(),

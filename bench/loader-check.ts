@@ -10,7 +10,7 @@ import { RefusalMemory } from '#domain/refusal-memory';
 import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import type { OutgoingMessage } from '#domain/webhooks/ports';
 import { createValidateHandler } from '#http/loader-validate';
-import { LOADER_ROUTE } from '#http/routes';
+import { VALIDATE_ROUTE } from '#http/public-routes';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
 import type { BenchTable } from './support/dynamodb';
@@ -219,7 +219,7 @@ async function benchServer(stack: StackProcess, log: (line: string) => void) {
   let nextKey = 0;
   const validate = async (key: string = keys[nextKey++ % keys.length] ?? ''): Promise<Check> => {
     const started = performance.now();
-    const response = await fetch(`${info.baseUrl}${LOADER_ROUTE.path}`, {
+    const response = await fetch(`${info.baseUrl}${VALIDATE_ROUTE.path}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(checkBody(info.projectId, key)),
@@ -311,7 +311,7 @@ function checkBody(projectId: string, key: string) {
 /** The event API Gateway hands the check's function; each from its own address, as buyers' loaders are. */
 function checkEvent(projectId: string, key: string): APIGatewayProxyEventV2 {
   return buildLoaderEvent({
-    route: LOADER_ROUTE,
+    route: VALIDATE_ROUTE,
     headers: { 'Content-Type': 'application/json', 'User-Agent': 'Roblox/Linux' },
     body: JSON.stringify(checkBody(projectId, key)),
     requestId: randomBytes(8).toString('hex'),

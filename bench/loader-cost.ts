@@ -15,7 +15,7 @@ import type { MessageSender, OutgoingMessage } from '#domain/webhooks/ports';
 import { createIngestQueueHandler } from '#functions/ingest-queue';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
-import { LOADER_ROUTE, SCRIPT_ROUTE } from '#http/routes';
+import { SCRIPT_ROUTE, VALIDATE_ROUTE } from '#http/public-routes';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
 import { MemoryScriptStore } from '#test-support/memory-stores';
@@ -201,7 +201,7 @@ export async function benchLoaderCost(table: BenchTable, log: (line: string) => 
   const keys = (await table.stores.dashboard.issueKeys({ projectId, count: s.keys, tier: 'standard', maxUses: null, now: nowSeconds() })).map((key) => key.key);
   let next = 0;
   const nextKey = () => keys[next++ % keys.length] ?? '';
-  const validateEvent = () => loaderEvent(LOADER_ROUTE.path, checkBody(projectId, nextKey()));
+  const validateEvent = () => loaderEvent(VALIDATE_ROUTE.path, checkBody(projectId, nextKey()));
   const context = lambdaContext('loader-cost');
   const rows: Row[] = [];
   const measured: Record<string, Measured> = {};
@@ -406,10 +406,10 @@ async function revokeTrials(table: BenchTable, projectId: string, handler: Handl
   const keys = await table.stores.dashboard.issueKeys({ projectId, count: s.revokeTrials, tier: 'standard', maxUses: null, now: nowSeconds() });
   let refused = 0;
   for (const key of keys) {
-    const first = await handler(loaderEvent(LOADER_ROUTE.path, checkBody(projectId, key.key)));
+    const first = await handler(loaderEvent(VALIDATE_ROUTE.path, checkBody(projectId, key.key)));
     if (!first.body.includes('KEY_VALID')) throw new Error(`revoke trial: the key was not valid before its revoke: ${first.body}`);
     await table.stores.projects.revokeKey(projectId, key.id, nowSeconds());
-    const next = await handler(loaderEvent(LOADER_ROUTE.path, checkBody(projectId, key.key)));
+    const next = await handler(loaderEvent(VALIDATE_ROUTE.path, checkBody(projectId, key.key)));
     if (next.body.includes('KEY_REVOKED')) refused++;
   }
   return row(NAME, 'revoke -> next check refused', refused, `of ${s.revokeTrials}`, { target: { op: '>=', limit: s.revokeTrials } });
@@ -430,7 +430,7 @@ async function telemetryNoneLost(
   const day = utcDate(nowSeconds());
   const before = ingestedChecks();
   const answers = await mapBounded(Array.from({ length: s.telemetryChecks }), s.concurrency, async (_, i) => {
-    const result = await handler(loaderEvent(LOADER_ROUTE.path, checkBody(projectId, keys[i % keys.length] ?? '')), context);
+    const result = await handler(loaderEvent(VALIDATE_ROUTE.path, checkBody(projectId, keys[i % keys.length] ?? '')), context);
     return result.body.includes('KEY_VALID');
   });
   const valid = answers.filter(Boolean).length;

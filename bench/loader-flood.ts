@@ -10,7 +10,7 @@ import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache } from '#domain/scripts';
 import { createScriptHandler } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
-import { LOADER_ROUTE, SCRIPT_ROUTE } from '#http/routes';
+import { SCRIPT_ROUTE, VALIDATE_ROUTE } from '#http/public-routes';
 import { LOADER_PLANNED_CHECKS_PER_SECOND, LOADER_ROUTE_THROTTLE } from '#lib/capacity';
 import type { TokenBucket } from '#lib/token-bucket';
 import { buildLoaderEvent } from '#local/proxy-event';
@@ -73,7 +73,7 @@ export async function benchLoaderFlood(table: BenchTable, log: (line: string) =>
     cache: new ScriptCache(1024 * 1024),
     fullCopies: new FullCopyTally(),
   });
-  const event = (route: typeof LOADER_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string) =>
+  const event = (route: typeof VALIDATE_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string) =>
     buildLoaderEvent({
       route,
       body: JSON.stringify({ project_id: projectId, key, fingerprint: randomBytes(32).toString('hex'), executor: 'bench' }),
@@ -95,10 +95,10 @@ export async function benchLoaderFlood(table: BenchTable, log: (line: string) =>
     const validates = [];
     const fetches = [];
     for (let i = 0; i < s.commonChecks; i++) {
-      validates.push(await requestsOf(() => validate(event(LOADER_ROUTE, keys[i] ?? '', buyer()), lambdaContext(NAME))));
+      validates.push(await requestsOf(() => validate(event(VALIDATE_ROUTE, keys[i] ?? '', buyer()), lambdaContext(NAME))));
       fetches.push(await requestsOf(() => fetchScript(event(SCRIPT_ROUTE, keys[i] ?? '', buyer()), lambdaContext(NAME))));
     }
-    const malformed = await requestsOf(() => validate(event(LOADER_ROUTE, 'letmein', buyer()), lambdaContext(NAME)));
+    const malformed = await requestsOf(() => validate(event(VALIDATE_ROUTE, 'letmein', buyer()), lambdaContext(NAME)));
 
     // One address floods the container with random well-formed keys.
     const flooder = '203.0.113.66';
@@ -106,11 +106,11 @@ export async function benchLoaderFlood(table: BenchTable, log: (line: string) =>
     for (let i = 0; i < s.floodChecks; i++) {
       recorder.take();
       const started = performance.now();
-      const result = await validate(event(LOADER_ROUTE, newKeyValue(), flooder), lambdaContext(NAME));
+      const result = await validate(event(VALIDATE_ROUTE, newKeyValue(), flooder), lambdaContext(NAME));
       flood.push({ ms: performance.now() - started, requests: recorder.take().requests, status: result.statusCode });
     }
     const refused = flood.filter((check) => check.status === 429);
-    const duringFlood = await requestsOf(() => validate(event(LOADER_ROUTE, keys[0] ?? '', buyer()), lambdaContext(NAME)));
+    const duringFlood = await requestsOf(() => validate(event(VALIDATE_ROUTE, keys[0] ?? '', buyer()), lambdaContext(NAME)));
     const floodRequests = flood.reduce((sum, check) => sum + check.requests, 0);
     log(`${NAME}: ${s.floodChecks} checks from one address: ${floodRequests} DynamoDB requests, ${refused.length} refused in memory`);
 

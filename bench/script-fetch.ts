@@ -14,7 +14,7 @@ import { hashToken, issueToken, newApiToken } from '#domain/tokens';
 import type { HttpApiHandler } from '#http/http-api';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
-import { SCRIPT_ROUTE } from '#http/routes';
+import { SCRIPT_ROUTE } from '#http/public-routes';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { startLocalS3 } from '#local/s3-local';
 import { capacityRecordingClient } from '#test-support/consumed-capacity';

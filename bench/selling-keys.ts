@@ -5,8 +5,8 @@ import { AddressTally } from '#domain/address-tally';
 import { checkKey, validateAnswer } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
-import { issueKeysEndpoint } from '#functions/issue-keys';
 import { createApiHandler } from '#http/api-handler';
+import { issueKeysRoute } from '#http/owner-routes/issue-keys';
 import { memoryKeySecret } from '#local/key-secret';
 import type { IssueKeysResponse } from '#schemas/responses';
 import { type CapacityTally, capacityRecordingClient, indexUnits } from '#test-support/consumed-capacity';
@@ -45,7 +45,7 @@ export async function benchSellingKeys(table: BenchTable, log: (line: string) =>
   const project = await createBusinessProject(table.stores, 'bench selling-keys');
   const recorder = capacityRecordingClient(localDynamoConfig(table.endpoint));
   const stores = createStores(recorder.db, table.tableName);
-  const handler = createApiHandler(issueKeysEndpoint, {
+  const handler = createApiHandler(issueKeysRoute, {
     stores,
     keySecret: memoryKeySecret(),
     now: nowSeconds,

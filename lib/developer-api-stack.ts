@@ -11,6 +11,7 @@ import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
 import { isQuiet, ROUTES, type Route, timeoutSecondsOf } from '#http/routes';
+import { EVERY_ROUTE } from '#http/table-grants';
 import {
   FUNCTIONS_PER_GROUP,
   planReservations,
@@ -35,7 +36,7 @@ import { Monitoring } from '#lib/constructs/monitoring';
 import { EdgeFirewallStack, PerAddressFirewall } from '#lib/constructs/per-address-firewall';
 import { ScriptBucket } from '#lib/constructs/script-bucket';
 import { ServiceFunction } from '#lib/constructs/service-function';
-import { bindTable, ROUTE_TABLE_ACCESS, TOKEN_LOOKUP } from '#lib/constructs/table-access';
+import { bindTable, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
 import { booleanContext, customDomainContext, emailContext, integerContext, principalArnContext } from '#lib/context';
 
@@ -349,14 +350,14 @@ export class DeveloperApiStack extends Stack {
     acknowledgeReviewedApiFindings(this.api);
   }
 
-  /** A route's own function, granted what its route needs of the table, behind the token authorizer. */
+  /** A route's own function, granted what its route needs of the table (EVERY_ROUTE's and its own), behind the token authorizer. */
   private addRoute(route: Route, authorizer: apigateway.IAuthorizer): ServiceFunction {
     const fn = new ServiceFunction(this, `${pascalCase(route.entry)}Function`, {
       entry: `functions/${route.entry}.ts`,
       description: `Developer API ${route.method} ${route.path}`,
       timeout: Duration.seconds(timeoutSecondsOf(route)),
     });
-    bindTable(fn, this.table, ROUTE_TABLE_ACCESS[route.entry]);
+    bindTable(fn, this.table, [...EVERY_ROUTE, ...route.tableAccess]);
     this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn, { allowTestInvoke: false }), {
       authorizer,
       apiKeyRequired: true,

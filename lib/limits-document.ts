@@ -13,7 +13,8 @@ import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
 import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
 import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
 import { MAX_BODY_BYTES } from '#http/middlewares';
-import { API_FUNCTION_TIMEOUT_SECONDS, ROUTES, timeoutSecondsOf } from '#http/routes';
+import { revokeBulkRoute } from '#http/owner-routes/revoke-bulk';
+import { API_FUNCTION_TIMEOUT_SECONDS, timeoutSecondsOf } from '#http/routes';
 import { BAN_REASON_LENGTH, KEYS_PAGE, MAX_FINGERPRINTS, MAX_KEYS_PER_API_ISSUE, MAX_NOTE_LENGTH } from '#schemas/requests';
 import {
   ACCOUNT_API_RATE,
@@ -34,12 +35,6 @@ import {
 
 /** Where `npm run limits` writes the page. */
 export const LIMITS_PATH = fileURLToPath(new URL('../docs/limits.md', import.meta.url));
-
-const routeOf = (entry: string) => {
-  const route = ROUTES.find((candidate) => candidate.entry === entry);
-  if (!route) throw new Error(`No route ${entry}`);
-  return route;
-};
 
 const number = (value: number): string => value.toLocaleString('en-US');
 const hours = (seconds: number): string => `${number(seconds / 3600)} h`;
@@ -64,7 +59,7 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
       ["A key's note", `${number(MAX_NOTE_LENGTH)} characters`, '`MAX_NOTE_LENGTH` (lambdas/schemas/requests.ts)'],
       ['JSON body', `${MAX_BODY_BYTES / 1024} KB`, '`MAX_BODY_BYTES` (lambdas/http/middlewares.ts)'],
       ["A route function's timeout", `${API_FUNCTION_TIMEOUT_SECONDS} s`, '`API_FUNCTION_TIMEOUT_SECONDS` (lambdas/http/routes.ts)'],
-      ["The bulk revoke's timeout", `${timeoutSecondsOf(routeOf('revoke-bulk'))} s`, '`timeoutSeconds` of `revoke-bulk` (lambdas/http/routes.ts)'],
+      ["The bulk revoke's timeout", `${timeoutSecondsOf(revokeBulkRoute)} s`, '`timeoutSeconds` (lambdas/http/owner-routes/revoke-bulk.ts)'],
       ["The authorizer's cached answer", `${AUTHORIZER_CACHE_SECONDS} s`, '`AUTHORIZER_CACHE_SECONDS` (lambdas/domain/tokens.ts)'],
       ["A ban's reason", `${BAN_REASON_LENGTH.min}–${number(BAN_REASON_LENGTH.max)} characters`, '`BAN_REASON_LENGTH` (lambdas/schemas/requests.ts)'],
       [

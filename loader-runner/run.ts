@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configuredStub } from '#domain/stub-loader';
-import { stubUrlOf } from '#http/routes';
+import { stubUrlOf } from '#http/public-routes';
 import { isMainModule } from '#local/main-module';
 import { requestSync } from './http-sync';
 import { type HttpReply, type HttpRequest, runInRoblox } from './roblox';

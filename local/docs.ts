@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { buildOpenApiDocument, EXAMPLE } from '../scripts/openapi-document';
+import { buildOpenApiDocument } from '#http/openapi/document';
+import { EXAMPLE } from '#http/openapi/examples';
 import type { LocalExtension } from './server';
 
 /**

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { GATEWAY_RESPONSE_HEADERS, GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import type { HttpApiHandler } from '#http/http-api';
+import { type LoaderRoute } from '#http/public-routes';
 import { LAMBDA_RESPONSE_BYTES, SECURITY_HEADERS } from '#http/responses';
-import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, type LoaderRoute, needsToken, type Route, timeoutSecondsOf } from '#http/routes';
+import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, needsToken, type Route, timeoutSecondsOf } from '#http/routes';
 import { buildHttpApiEvent, buildProxyEvent } from './proxy-event';
 
 /**

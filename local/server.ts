@@ -28,7 +28,7 @@ import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createStubHandler, type LoaderBaseUrlOf } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
 import { isLoopbackHostHeader } from '#http/loopback';
-import { createRouteHandlers } from '#http/owner-endpoints';
+import { createRouteHandlers } from '#http/routes';
 import { CONSOLE_PATH, type LocalConsole } from './console';
 import { type GatewayDeps, gatewayResponse, type HttpResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, splitTarget } from './gateway';
 import { memoryKeySecret } from './key-secret';

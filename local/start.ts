@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOADER_ROUTE, SCRIPT_ROUTE, stubUrlOf } from '#http/routes';
+import { SCRIPT_ROUTE, stubUrlOf, VALIDATE_ROUTE } from '#http/public-routes';
 import type { FetchReporter } from './dynamodb-local';
 import { isMainModule } from './main-module';
 import { oldNodeProblem } from './node-version';
@@ -82,7 +82,7 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     `  curl -s -X POST ${auth} -H 'Content-Type: application/json' -d '{"order_id":"demo-order-1","max_fingerprints":1}' '${project}/keys'`,
     '',
     `A buyer's loader checks the demo key ${stack.demoKeyId} (no token; KEY_VALID until the key is revoked):`,
-    `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${LOADER_ROUTE.path}'`,
+    `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${VALIDATE_ROUTE.path}'`,
     "The script the buyer's stub loader runs: the current version, stamped with the demo key's watermark:",
     `  curl -s -X POST -H 'Content-Type: application/json' -d '${JSON.stringify(demoCheck(stack))}' '${stack.baseUrl}${SCRIPT_ROUTE.path}'`,
     'Revoke the key, then both answer KEY_REVOKED (the script fetch with a 403):',

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
-import { buildOpenApiDocument, OPENAPI_PATH, serializeOpenApiDocument } from './openapi-document';
+import { buildOpenApiDocument, OPENAPI_PATH, serializeOpenApiDocument } from '#http/openapi/document';
 
-// `npm run openapi`: regenerate openapi.json from the handlers' schemas; a unit test fails while it is stale.
+// `npm run openapi`: regenerate openapi.json from the route definitions; a unit test fails while it is stale.
 
 const document = buildOpenApiDocument();
 writeFileSync(OPENAPI_PATH, serializeOpenApiDocument(document));

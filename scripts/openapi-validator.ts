@@ -1,5 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
-import type { JsonSchema, OpenApiDocument } from './openapi-document';
+import type { JsonSchema, OpenApiDocument } from '#http/openapi/types';
 
 /** The document's schemas live under `components`, which is no JSON Schema keyword; this base URI names the document. */
 const DOCUMENT_ID = 'urn:sdapi:openapi';

@@ -4,7 +4,7 @@ import type { Command } from '#dashboard/command';
 import { CommandError, type DashboardContext } from '#dashboard/context';
 import { DISCORD_ACTIONS, type DiscordAction, KEY_OPTION } from '#domain/discord/commands';
 import { discordLinkProblem, linkDiscord, RESET_COOLDOWN_SECONDS, unlinkDiscord } from '#domain/discord/link';
-import { interactionsUrlOf } from '#http/routes';
+import { interactionsUrlOf } from '#http/public-routes';
 import { fileDiscordKeyPair } from '#local/discord-key';
 import { DISCORD_USER_ID } from '#schemas/requests';
 import { projectId, requireProject } from './input';

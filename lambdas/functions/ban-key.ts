@@ -1,15 +1,5 @@
-import { banKey } from '#domain/key-lifecycle';
-import { defineEndpoint } from '#http/api-handler';
-import { scopeNeededBy } from '#http/routes';
+import { banKeyRoute } from '#http/owner-routes/ban-key';
 import { awsApiHandler } from '#runtime/aws';
-import { BanKeyBody, NoQuery } from '#schemas/requests';
 
-/** POST /v1/projects/{id}/keys/ban */
-export const banKeyEndpoint = defineEndpoint({
-  scope: scopeNeededBy('ban-key'),
-  query: NoQuery,
-  body: BanKeyBody,
-  run: ({ project, body, now, actor }, _projects, audit, keys) => banKey(keys.store, project, body, now, { log: audit, actor }),
-});
-
-export const handler = awsApiHandler(banKeyEndpoint);
+/** The Lambda entry of the route defined in lambdas/http/owner-routes/ban-key.ts. */
+export const handler = awsApiHandler(banKeyRoute);

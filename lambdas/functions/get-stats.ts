@@ -1,14 +1,5 @@
-import { projectStats } from '#domain/project-api';
-import { defineEndpoint } from '#http/api-handler';
-import { scopeNeededBy } from '#http/routes';
+import { getStatsRoute } from '#http/owner-routes/get-stats';
 import { awsApiHandler } from '#runtime/aws';
-import { StatsQuery } from '#schemas/requests';
 
-/** GET /v1/projects/{id}/stats */
-export const getStatsEndpoint = defineEndpoint({
-  scope: scopeNeededBy('get-stats'),
-  query: StatsQuery,
-  run: ({ project, query, now }, projects) => projectStats(projects, project, query, now),
-});
-
-export const handler = awsApiHandler(getStatsEndpoint);
+/** The Lambda entry of the route defined in lambdas/http/owner-routes/get-stats.ts. */
+export const handler = awsApiHandler(getStatsRoute);

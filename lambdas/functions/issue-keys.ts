@@ -1,15 +1,5 @@
-import { issueKeys } from '#domain/selling-keys';
-import { defineEndpoint } from '#http/api-handler';
-import { scopeNeededBy } from '#http/routes';
+import { issueKeysRoute } from '#http/owner-routes/issue-keys';
 import { awsApiHandler } from '#runtime/aws';
-import { IssueKeysBody, NoQuery } from '#schemas/requests';
 
-/** POST /v1/projects/{id}/keys */
-export const issueKeysEndpoint = defineEndpoint({
-  scope: scopeNeededBy('issue-keys'),
-  query: NoQuery,
-  body: IssueKeysBody,
-  run: ({ project, body, now, actor }, _projects, audit, keys) => issueKeys(keys, project, body, now, { log: audit, actor }),
-});
-
-export const handler = awsApiHandler(issueKeysEndpoint);
+/** The Lambda entry of the route defined in lambdas/http/owner-routes/issue-keys.ts. */
+export const handler = awsApiHandler(issueKeysRoute);

@@ -9,7 +9,7 @@ import { ScriptCache } from '#domain/scripts';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createStubHandler } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
-import { publicRouteOf, SCRIPT_ROUTE, STUB_ROUTE } from '#http/routes';
+import { publicRouteOf, SCRIPT_ROUTE, STUB_ROUTE } from '#http/public-routes';
 import { awsLoaderBaseUrl, awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
 // Bundled as text (SERVICE_BUNDLING's loader): the stub is part of the function, not a file it reads.
 import stubSource from '../../examples/roblox-loader.luau';

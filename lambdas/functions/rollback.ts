@@ -1,15 +1,5 @@
-import { rollback } from '#domain/project-api';
-import { defineEndpoint } from '#http/api-handler';
-import { scopeNeededBy } from '#http/routes';
+import { rollbackRoute } from '#http/owner-routes/rollback';
 import { awsApiHandler } from '#runtime/aws';
-import { NoQuery, RollbackBody } from '#schemas/requests';
 
-/** POST /v1/projects/{id}/versions/rollback */
-export const rollbackEndpoint = defineEndpoint({
-  scope: scopeNeededBy('rollback'),
-  query: NoQuery,
-  body: RollbackBody,
-  run: ({ project, body, now, actor }, projects, audit) => rollback(projects, project, body.version_id, now, { log: audit, actor }),
-});
-
-export const handler = awsApiHandler(rollbackEndpoint);
+/** The Lambda entry of the route defined in lambdas/http/owner-routes/rollback.ts. */
+export const handler = awsApiHandler(rollbackRoute);

@@ -1,15 +1,5 @@
-import { unbanKey } from '#domain/key-lifecycle';
-import { defineEndpoint } from '#http/api-handler';
-import { scopeNeededBy } from '#http/routes';
+import { unbanKeyRoute } from '#http/owner-routes/unban-key';
 import { awsApiHandler } from '#runtime/aws';
-import { NoQuery, UnbanKeyBody } from '#schemas/requests';
 
-/** POST /v1/projects/{id}/keys/unban */
-export const unbanKeyEndpoint = defineEndpoint({
-  scope: scopeNeededBy('unban-key'),
-  query: NoQuery,
-  body: UnbanKeyBody,
-  run: ({ project, body, now, actor }, _projects, audit, keys) => unbanKey(keys.store, project, body, now, { log: audit, actor }),
-});
-
-export const handler = awsApiHandler(unbanKeyEndpoint);
+/** The Lambda entry of the route defined in lambdas/http/owner-routes/unban-key.ts. */
+export const handler = awsApiHandler(unbanKeyRoute);

@@ -1,15 +1,5 @@
-import { updateKey } from '#domain/key-lifecycle';
-import { defineEndpoint } from '#http/api-handler';
-import { scopeNeededBy } from '#http/routes';
+import { updateKeyRoute } from '#http/owner-routes/update-key';
 import { awsApiHandler } from '#runtime/aws';
-import { NoQuery, UpdateKeyBody } from '#schemas/requests';
 
-/** PATCH /v1/projects/{id}/keys/{key_id} */
-export const updateKeyEndpoint = defineEndpoint({
-  scope: scopeNeededBy('update-key'),
-  query: NoQuery,
-  body: UpdateKeyBody,
-  run: ({ project, keyId, body, now, actor }, _projects, audit, keys) => updateKey(keys.store, project, keyId, body, now, { log: audit, actor }),
-});
-
-export const handler = awsApiHandler(updateKeyEndpoint);
+/** The Lambda entry of the route defined in lambdas/http/owner-routes/update-key.ts. */
+export const handler = awsApiHandler(updateKeyRoute);

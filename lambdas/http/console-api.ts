@@ -56,9 +56,8 @@ import { type ApiDeps, CONSOLE } from './api-handler';
 import { errorHeadersOf, statusOf } from './error-statuses';
 import { proxyEventOfHttpApi } from './http-api';
 import { parse } from './middlewares';
-import { createRouteHandlers } from './owner-endpoints';
 import { SECURITY_HEADERS } from './responses';
-import { ROUTES } from './routes';
+import { createRouteHandlers, ROUTES } from './routes';
 
 /**
  * The publisher console's API (DESIGN.md "Publisher console"; reference in docs/console.md): everything under

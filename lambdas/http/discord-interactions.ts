@@ -3,7 +3,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { answerInteraction, type InteractionDeps } from '#domain/discord/interactions';
 import { isSignedBy, signatureHeadersProblem } from '#domain/discord/signature';
-import { stubUrlOf } from '#http/routes';
+import { stubUrlOf } from '#http/public-routes';
 import { Interaction } from '#schemas/discord';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { type HttpApiHandler, onHttpApi } from './http-api';

@@ -2,7 +2,7 @@ import { type DomainError, type DomainErrorName, RateLimited } from '#domain/err
 
 /**
  * Every domain error's HTTP status (spec §7's table), in one place: the handlers answer with it and the OpenAPI
- * document (scripts/openapi-document.ts) describes each operation's failures from it.
+ * document (lambdas/http/openapi/) describes each operation's failures from it.
  */
 export const ERROR_STATUSES = {
   InvalidInput: { status: 400, description: 'The request is invalid; `error` says what to fix.' },

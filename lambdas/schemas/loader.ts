@@ -31,7 +31,7 @@ export const LoaderTiming = z.object({
 });
 export type LoaderTiming = z.infer<typeof LoaderTiming>;
 
-/** What the OpenAPI document says of `timing` (scripts/openapi-document.ts). */
+/** What the OpenAPI document says of `timing` (lambdas/http/openapi/schemas.ts). */
 export const LOADER_TIMING_DESCRIPTION =
   "Optional, telemetry only: what the stub measured of its earlier script requests in this executor session (the run's number in it, the previous run's request and the session's first answered alike, in milliseconds), from which the service reads whether the previous request reused a connection. It never changes the answer; one that is not of this shape is ignored, never refused.";
 

@@ -1,7 +1,6 @@
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { DISCORD_KEY_ATTRIBUTES, DISCORD_RETURN_VALUES } from '#adapters/discord-store';
-import { DISCORD_ROUTE } from '#http/routes';
+import { DISCORD_ROUTE } from '#http/public-routes';
 import { ServiceFunction } from './service-function';
 import { bindTable } from './table-access';
 
@@ -25,13 +24,7 @@ export class DiscordInteractions extends Construct {
       entry: 'functions/discord-interactions.ts',
       description: `Discord interactions ${DISCORD_ROUTE.method} ${DISCORD_ROUTE.path} (public, Ed25519-signed by the linked application)`,
     });
-    bindTable(this.function, props.table, [
-      // The link on the project item; each key read back after its conditional write.
-      { actions: ['dynamodb:GetItem'], partitions: ['project', 'key'] },
-      { queryIndex: 'byDiscordId' },
-      { actions: ['dynamodb:BatchGetItem'], partitions: ['key'] },
-      { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: DISCORD_KEY_ATTRIBUTES, returnValues: DISCORD_RETURN_VALUES },
-      { actions: ['dynamodb:PutItem'], partitions: ['projectAudit'] },
-    ]);
+    // What its route needs of the table (DISCORD_ROUTE's `tableAccess`).
+    bindTable(this.function, props.table, DISCORD_ROUTE.tableAccess);
   }
 }

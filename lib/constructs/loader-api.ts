@@ -7,7 +7,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { DISCORD_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, STUB_ROUTE } from '#http/routes';
+import { DISCORD_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, STUB_ROUTE } from '#http/public-routes';
 import { DISCORD_ROUTE_THROTTLE, LOADER_429_ALARM, LOADER_ROUTE_THROTTLE, STUB_ROUTE_THROTTLE } from '#lib/capacity';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';

@@ -6,14 +6,13 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#adapters/key-check-store';
-import { scriptObjectKey, UPDATED_ATTRIBUTES } from '#adapters/layout';
-import { RATE_WINDOW_RETURN_VALUES } from '#adapters/rate-limit-store';
+import { scriptObjectKey } from '#adapters/layout';
 import { TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
-import { PUBLIC_ROUTES } from '#http/routes';
+import { LOADER_FUNCTION_ROUTES, PUBLIC_ROUTES } from '#http/public-routes';
+import { mergeGrants } from '#http/table-grants';
 import { logLineAlarm } from './log-line-alarm';
 import { ServiceFunction } from './service-function';
-import { grantItems } from './table-access';
+import { grantTable } from './table-access';
 
 export interface LoaderCheckProps {
   table: TableV2;
@@ -46,15 +45,10 @@ export class LoaderCheck extends Construct {
       // million checks, a tenth of the check's own price (docs/cost.md). The check's logs and alarms say what failed.
       tracing: lambda.Tracing.DISABLED,
     });
-    // A check counts a use on its key item, naming only what the count writes and tests: not a key's note, owner
-    // fields or index keys' neighbours; and counts itself in its rate windows.
-    grantItems(this.function, table, ['dynamodb:UpdateItem'], ['key'], { attributes: KEY_CHECK_ATTRIBUTES, returnValues: KEY_CHECK_RETURN_VALUES });
-    grantItems(this.function, table, ['dynamodb:UpdateItem'], ['rateWindow'], {
-      attributes: UPDATED_ATTRIBUTES.rateWindow,
-      returnValues: RATE_WINDOW_RETURN_VALUES,
-    });
-    // A script fetch reads the current-version pointer and version items, and a key when there is nothing to serve.
-    grantItems(this.function, table, ['dynamodb:GetItem'], ['key', 'project']);
+    // What its routes need of the table (each route's `tableAccess`): a check counts a use on its key item, naming
+    // only what the count writes and tests, and counts itself in its rate windows; a script fetch reads the
+    // current-version pointer and version items, and a key when there is nothing to serve; the stub reads its project.
+    grantTable(this.function, table, mergeGrants(LOADER_FUNCTION_ROUTES.flatMap((route) => route.tableAccess)));
     props.telemetryQueue.grantSendMessages(this.function);
     // GetObject of script objects only: not the bucket's listing, nor any other object it may hold.
     const scriptObjects = props.scripts.arnForObjects(scriptObjectKey({ projectId: '*', versionId: '*' }));

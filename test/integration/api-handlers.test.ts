@@ -5,8 +5,7 @@ import type { Caller } from '#domain/model';
 import { unixSeconds } from '#domain/model';
 import { callerOfToken, hashToken, issueToken, newApiToken, scopeOf } from '#domain/tokens';
 import { createAuthorizer } from '#functions/authorizer';
-import { createRouteHandlers } from '#http/owner-endpoints';
-import { ROUTES } from '#http/routes';
+import { createRouteHandlers, ROUTES } from '#http/routes';
 import { memoryKeySecret } from '#local/key-secret';
 import { ListKeysResponse, ListVersionsResponse, ListWebhooksResponse } from '#schemas/responses';
 import {

@@ -8,7 +8,7 @@ import type { Caller } from '#domain/model';
 import type { ProjectStore } from '#domain/ports';
 import { callerOfToken, hashToken, issueToken, newApiToken, scopeOf } from '#domain/tokens';
 import { createAuthorizer } from '#functions/authorizer';
-import { createRouteHandlers } from '#http/owner-endpoints';
+import { createRouteHandlers } from '#http/routes';
 import { memoryKeySecret } from '#local/key-secret';
 import {
   apiEvent,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT, runCli } from '#dashboard/cli';
-import { stubUrlOf } from '#http/routes';
+import { stubUrlOf } from '#http/public-routes';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
 

@@ -3,10 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_ROUTES, DISCORD_ROUTE } from '#http/routes';
+import { EXAMPLE } from '#http/openapi/examples';
+import { DISCORD_ROUTE } from '#http/public-routes';
+import { ALL_ROUTES } from '#http/routes';
 import { createDocsExtension } from '#local/docs';
 import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
-import { EXAMPLE } from '../../scripts/openapi-document';
 
 /** Every route the document describes: Discord's interactions endpoint is Discord's contract, in docs/discord.md. */
 const ROUTES = ALL_ROUTES.filter((route) => route !== DISCORD_ROUTE);

@@ -10,7 +10,7 @@ import { banKey, extendKey, unbanKey } from '#domain/key-lifecycle';
 import type { Project } from '#domain/model';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { createValidateHandler } from '#http/loader-validate';
-import { LOADER_ROUTE } from '#http/routes';
+import { VALIDATE_ROUTE } from '#http/public-routes';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { LIFETIME_EXPIRES_AT } from '#schemas/requests';
 import { invoke, type Reply } from '#test-support/api-harness';
@@ -73,7 +73,7 @@ function loaderContainer(now: number = FIXED_NOW) {
     invoke(
       handler,
       buildLoaderEvent({
-        route: LOADER_ROUTE,
+        route: VALIDATE_ROUTE,
         body: JSON.stringify({ project_id: projectId, key, fingerprint, executor: 'Wave' }),
         requestId: randomUUID(),
         timeEpoch: now * 1000,

@@ -19,7 +19,7 @@ import { REFUSAL_MEMORY, RefusalMemory } from '#domain/refusal-memory';
 import { utcDate } from '#domain/time';
 import { createIngestQueueHandler } from '#functions/ingest-queue';
 import { createValidateHandler } from '#http/loader-validate';
-import { LOADER_ROUTE } from '#http/routes';
+import { VALIDATE_ROUTE } from '#http/public-routes';
 import { InProcessQueue } from '#local/in-process-queue';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { type CheckStreamIngest, startCheckStreamIngest } from '#local/telemetry-pipeline';
@@ -113,7 +113,7 @@ function loaderContainer(options: { telemetry?: TelemetrySink; now?: number; sou
       invoke(
         handler,
         buildLoaderEvent({
-          route: LOADER_ROUTE,
+          route: VALIDATE_ROUTE,
           body: JSON.stringify({ fingerprint: FP(1), executor: 'Wave', ...body }),
           requestId: randomUUID(),
           timeEpoch: now * 1000,

@@ -12,7 +12,7 @@ import { RefusalMemory } from '#domain/refusal-memory';
 import { publishScript, ScriptCache } from '#domain/scripts';
 import { createScriptHandler } from '#http/loader-script';
 import { createValidateHandler } from '#http/loader-validate';
-import { LOADER_ROUTE, SCRIPT_ROUTE } from '#http/routes';
+import { SCRIPT_ROUTE, VALIDATE_ROUTE } from '#http/public-routes';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { capacityRecordingClient } from '#test-support/consumed-capacity';
 import { createTestTable, FIXED_NOW, lambdaContext, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
@@ -68,12 +68,12 @@ function container() {
     fullCopies: new FullCopyTally(),
   });
   const body = (key: string, extra: object) => JSON.stringify({ project_id: projectId, key, fingerprint: 'e'.repeat(64), executor: 'Wave', ...extra });
-  const event = (route: typeof LOADER_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string, extra: object = {}) =>
+  const event = (route: typeof VALIDATE_ROUTE | typeof SCRIPT_ROUTE, key: string, sourceIp: string, extra: object = {}) =>
     buildLoaderEvent({ route, body: body(key, extra), sourceIp, requestId: randomUUID(), timeEpoch: FIXED_NOW * 1000 });
   return {
     validate: async (key: string, sourceIp = '198.51.100.1') => {
       recorder.take();
-      const result = await validate(event(LOADER_ROUTE, key, sourceIp), lambdaContext());
+      const result = await validate(event(VALIDATE_ROUTE, key, sourceIp), lambdaContext());
       return { result, tally: recorder.take() };
     },
     fetch: async (key: string, sourceIp = '198.51.100.1', extra: object = {}) => {

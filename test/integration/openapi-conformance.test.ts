@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unixSeconds } from '#domain/model';
 import { hashToken, issueToken, newApiToken } from '#domain/tokens';
-import { SCRIPT_ROUTE } from '#http/routes';
+import { buildOpenApiDocument } from '#http/openapi/document';
+import { SCRIPT_ROUTE } from '#http/public-routes';
 import { type DemoSeed, seedDemo } from '#local/seed';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
 import { createTestTable, type TestTable } from '#test-support/fixtures';
 import { MemoryScriptStore } from '#test-support/memory-stores';
-import { buildOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
 
 /**

@@ -11,7 +11,7 @@ import { COMMANDS } from '#dashboard/commands';
 import { type DashboardContext, openContext } from '#dashboard/context';
 import { REFUSAL_SENTENCES, sha256Hex } from '#domain/scripts';
 import { EMBED_COLORS } from '#domain/webhooks/embeds';
-import { SCRIPT_ROUTE } from '#http/routes';
+import { SCRIPT_ROUTE } from '#http/public-routes';
 import type { RequestLogEntry } from '#local/server';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import type { StackInfo } from '#local/state-file';

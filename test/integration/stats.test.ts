@@ -11,11 +11,11 @@ import { ingestTelemetry } from '#domain/analytics/ingest';
 import { bucketStart, bucketStarts, OTHER_NAME, STATS_RESULTS, type StatsGranularity, TOP_NAMES } from '#domain/analytics/stats';
 import type { TelemetrySink, TelemetryStore } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
-import { getStatsEndpoint } from '#functions/get-stats';
 import { createIngestQueueHandler } from '#functions/ingest-queue';
 import { createApiHandler } from '#http/api-handler';
 import { createValidateHandler } from '#http/loader-validate';
-import { LOADER_ROUTE } from '#http/routes';
+import { getStatsRoute } from '#http/owner-routes/get-stats';
+import { VALIDATE_ROUTE } from '#http/public-routes';
 import { InProcessQueue } from '#local/in-process-queue';
 import { memoryKeySecret } from '#local/key-secret';
 import { buildLoaderEvent } from '#local/proxy-event';
@@ -77,7 +77,7 @@ function loaderContainer(telemetry: TelemetrySink) {
     invoke(
       handler,
       buildLoaderEvent({
-        route: LOADER_ROUTE,
+        route: VALIDATE_ROUTE,
         body: JSON.stringify({ fingerprint: FP(1), executor: 'Wave', ...body }),
         requestId: randomUUID(),
         timeEpoch: FIXED_NOW * 1000,
@@ -141,7 +141,7 @@ function failingOnceAfterStatsWrite(store: TelemetryStore): { store: TelemetrySt
 
 /** GET /v1/projects/{id}/stats with a read token, through the deployed handler's middy chain. */
 async function stats(projectId: string, query: Record<string, string>) {
-  const handler = createApiHandler(getStatsEndpoint, {
+  const handler = createApiHandler(getStatsRoute, {
     stores: table.stores,
     keySecret: memoryKeySecret(),
     now: () => FIXED_NOW + 60,

@@ -10,8 +10,18 @@ import { newId } from '#domain/ids';
 import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
+import {
+  DISCORD_ROUTE,
+  LOADER_MAPPING_KEY,
+  type LoaderRoute,
+  mappedPathOf,
+  PUBLIC_ROUTES,
+  SCRIPT_ROUTE,
+  STUB_ROUTE,
+  VALIDATE_ROUTE,
+} from '#http/public-routes';
 import { SECURITY_HEADERS } from '#http/responses';
-import { DISCORD_ROUTE, LOADER_MAPPING_KEY, LOADER_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_ROUTES, ROUTES, SCRIPT_ROUTE, STUB_ROUTE } from '#http/routes';
+import { ROUTES } from '#http/routes';
 import {
   DISCORD_ROUTE_THROTTLE,
   FUNCTIONS_PER_GROUP,
@@ -303,7 +313,7 @@ describe('the loader key check', () => {
       const [integrationId] = String(JSON.stringify(found?.Properties.Target)).match(/LoaderApi\w+Integration\w+/) ?? [];
       return JSON.stringify(integrations.find(([id]) => id === integrationId)?.[1].Properties.IntegrationUri);
     };
-    for (const route of [LOADER_ROUTE, SCRIPT_ROUTE, STUB_ROUTE]) expect(targetOf(route)).toContain(loaderFunctionId());
+    for (const route of [VALIDATE_ROUTE, SCRIPT_ROUTE, STUB_ROUTE]) expect(targetOf(route)).toContain(loaderFunctionId());
     expect(targetOf(DISCORD_ROUTE)).toContain(discordFunctionId);
   });
 
@@ -495,7 +505,7 @@ describe('least privilege on the table', () => {
   const READ_PROJECT = 'dynamodb:GetItem table PROJECT#*';
   const COUNT_REQUEST = 'dynamodb:UpdateItem table RATE#* only requests,ttl,entity';
   const AUDIT = 'dynamodb:PutItem table AUDIT#PROJECT#*';
-  /** Written out rather than derived from ROUTE_TABLE_ACCESS, so a change to a route's grant shows here. */
+  /** Written out rather than derived from each route's tableAccess, so a change to a route's grant shows here. */
   const EXPECTED: Record<RouteEntry, string[]> = {
     'list-keys': [
       READ_PROJECT,

@@ -2,8 +2,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LOADER_LIMITS } from '#domain/key-check';
+import { DISCORD_ROUTE, PUBLIC_ROUTES, STUB_ROUTE } from '#http/public-routes';
 import { SECURITY_HEADERS } from '#http/responses';
-import { DISCORD_ROUTE, isQuiet, PUBLIC_ROUTES, ROUTES, STUB_ROUTE } from '#http/routes';
+import { isQuiet, ROUTES } from '#http/routes';
 import {
   ACCOUNT_API_RATE,
   ACCOUNT_CONCURRENCY,

@@ -5,7 +5,7 @@ import type { Caller, Project } from '#domain/model';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { createAuthorizer } from '#functions/authorizer';
 import type { ApiHandler } from '#http/api-handler';
-import { createRouteHandlers } from '#http/owner-endpoints';
+import { createRouteHandlers } from '#http/routes';
 import { memoryKeySecret } from '#local/key-secret';
 import { DEFAULT_CALLER, lambdaContext, type RouteEntry } from './fixtures';
 import { MemoryStores } from './memory-stores';

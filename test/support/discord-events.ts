@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { DISCORD_ROUTE } from '#http/routes';
+import { DISCORD_ROUTE } from '#http/public-routes';
 import type { DiscordKeyPair } from '#local/discord-key';
 import { buildHttpApiEvent } from '#local/proxy-event';
 

@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { MAX_BODY_BYTES } from '#http/middlewares';
-import { ALL_ROUTES, DISCORD_ROUTE, LOADER_ROUTE, ROUTES, SCRIPT_ROUTE } from '#http/routes';
+import { buildOpenApiDocument, OPENAPI_PATH, serializeOpenApiDocument } from '#http/openapi/document';
+import type { JsonSchema } from '#http/openapi/types';
+import { DISCORD_ROUTE, SCRIPT_ROUTE, VALIDATE_ROUTE } from '#http/public-routes';
+import { ALL_ROUTES, ROUTES } from '#http/routes';
 import { LoaderScriptRefused, REFUSAL_CODES } from '#schemas/loader';
 import { RevokeBulkBody } from '#schemas/requests';
-import { buildOpenApiDocument, type JsonSchema, OPENAPI_PATH, serializeOpenApiDocument } from '../../scripts/openapi-document';
 import { OpenApiValidator } from '../../scripts/openapi-validator';
 
 const document = buildOpenApiDocument();
@@ -89,7 +91,7 @@ describe('openapi.json', () => {
   });
 
   it('documents the loader check under its own tag, with no security, every refusal code and the 429 with Retry-After', () => {
-    const loader = document.paths[LOADER_ROUTE.path]?.[LOADER_ROUTE.method.toLowerCase()];
+    const loader = document.paths[VALIDATE_ROUTE.path]?.[VALIDATE_ROUTE.method.toLowerCase()];
     expect(loader).toMatchObject({ tags: ['Loader'], security: [], parameters: [] });
     const examples =
       (loader?.responses[200] as { content: Record<string, { examples: Record<string, { value: { code: string } }> }> }).content['application/json']

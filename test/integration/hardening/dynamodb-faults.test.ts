@@ -2,9 +2,9 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createStores } from '#adapters/stores';
-import { revokeBulkEndpoint } from '#functions/revoke-bulk';
-import { revokeKeyEndpoint } from '#functions/revoke-key';
 import { createApiHandler, type Endpoint } from '#http/api-handler';
+import { revokeBulkRoute } from '#http/owner-routes/revoke-bulk';
+import { revokeKeyRoute } from '#http/owner-routes/revoke-key';
 import { memoryKeySecret } from '#local/key-secret';
 import { type DynamoFaultName, type FaultyClient, faultyDocumentClient } from '#test-support/dynamodb-faults';
 import { captureLogs } from '#test-support/event-fixtures';
@@ -57,8 +57,8 @@ function onFaultyClient<Query, Body, Result>(endpoint: Endpoint<Query, Body, Res
     })(event, context);
 }
 
-const revokeBulkHandler = onFaultyClient(revokeBulkEndpoint);
-const revokeKeyHandler = onFaultyClient(revokeKeyEndpoint);
+const revokeBulkHandler = onFaultyClient(revokeBulkRoute);
+const revokeKeyHandler = onFaultyClient(revokeKeyRoute);
 
 const bodyOf = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
 

@@ -6,8 +6,8 @@ import type { Project } from '#domain/model';
 import { unixSeconds } from '#domain/model';
 import { revokeBulk, rollback } from '#domain/project-api';
 import { consumeRateLimit, RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
-import { listVersionsEndpoint } from '#functions/list-versions';
 import { createApiHandler } from '#http/api-handler';
+import { listVersionsRoute } from '#http/owner-routes/list-versions';
 import { memoryKeySecret } from '#local/key-secret';
 import { apiEvent, createTestTable, FIXED_NOW, lambdaContext, NO_DEADLINE, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
 import { HARDENING_RUNS, reportFigure, timeoutFor } from '#test-support/hardening';
@@ -193,7 +193,7 @@ describe('rate limit under concurrency', () => {
   );
 
   it('answers 150 concurrent calls of the deployed list-versions handler with exactly 100 x 200 and 50 x 429 with Retry-After', async () => {
-    const listVersionsHandler = createApiHandler(listVersionsEndpoint, {
+    const listVersionsHandler = createApiHandler(listVersionsRoute, {
       stores,
       keySecret: memoryKeySecret(),
       now: () => unixSeconds(),

@@ -5,8 +5,8 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoProjectStore } from '#adapters/project-store';
 import { createStores } from '#adapters/stores';
-import { listKeysEndpoint } from '#functions/list-keys';
 import { createApiHandler } from '#http/api-handler';
+import { listKeysRoute } from '#http/owner-routes/list-keys';
 import { memoryKeySecret } from '#local/key-secret';
 import { NOW, PROJECT_ID, SECURITY_HEADERS } from '#test-support/api-harness';
 import { DYNAMO_FAULTS, type DynamoFaultName, faultyDocumentClient } from '#test-support/dynamodb-faults';
@@ -38,7 +38,7 @@ function tableAnswer(operation: string): unknown {
 
 /** The list-keys endpoint on stores whose client has the injected transport. */
 function listKeysOn(db: DynamoDBDocumentClient) {
-  return createApiHandler(listKeysEndpoint, {
+  return createApiHandler(listKeysRoute, {
     stores: createStores(db, 'faults-table'),
     keySecret: memoryKeySecret(),
     now: () => NOW,

@@ -4,7 +4,7 @@ import { AddressTally } from '#domain/address-tally';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { clientAddressOf, ORIGIN_VERIFY_HEADER, proxyEventOfHttpApi, VIEWER_ADDRESS_HEADER } from '#http/http-api';
 import { createValidateHandler } from '#http/loader-validate';
-import { LOADER_ROUTE, mappedPathOf, publicRouteOf, SCRIPT_ROUTE } from '#http/routes';
+import { mappedPathOf, publicRouteOf, SCRIPT_ROUTE, VALIDATE_ROUTE } from '#http/public-routes';
 import { buildHttpApiEvent } from '#local/proxy-event';
 import { invoke, NOW } from '#test-support/api-harness';
 import { MemoryKeyCheckStore, MemoryStores } from '#test-support/memory-stores';
@@ -14,8 +14,8 @@ const PROJECT = 'prj_front';
 const httpApiEvent = (overrides: Partial<Parameters<typeof buildHttpApiEvent>[0]> = {}) =>
   buildHttpApiEvent({
     method: 'POST',
-    routePath: LOADER_ROUTE.path,
-    rawPath: LOADER_ROUTE.path,
+    routePath: VALIDATE_ROUTE.path,
+    rawPath: VALIDATE_ROUTE.path,
     rawQueryString: '',
     headerPairs: [['Content-Type', 'application/json']],
     body: '{}',
@@ -94,8 +94,8 @@ describe("clientAddressOf: behind the front door, the viewer's address CloudFron
 
 describe('publicRouteOf: the loader route a route key names, through either URL', () => {
   it.each([
-    ['POST /v1/loader/validate', LOADER_ROUTE],
-    ['POST /validate', LOADER_ROUTE],
+    ['POST /v1/loader/validate', VALIDATE_ROUTE],
+    ['POST /validate', VALIDATE_ROUTE],
     ['POST /v1/loader/script', SCRIPT_ROUTE],
     ['POST /script', SCRIPT_ROUTE],
     ['GET /v1/loader/script', undefined],

@@ -5,7 +5,7 @@ import { FullCopyTally } from '#domain/full-copies';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { REFUSAL_SENTENCES, ScriptCache, sha256Hex } from '#domain/scripts';
 import { createScriptHandler, NO_VERSION_YET } from '#http/loader-script';
-import { SCRIPT_ROUTE } from '#http/routes';
+import { SCRIPT_ROUTE } from '#http/public-routes';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { NOW } from '#test-support/api-harness';
 import { lambdaContext } from '#test-support/fixtures';

@@ -3,7 +3,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import type { Project } from '#domain/model';
 import { createStubHandler } from '#http/loader-stub';
-import { STUB_ROUTE } from '#http/routes';
+import { STUB_ROUTE } from '#http/public-routes';
 import type { HttpReply, HttpRequest } from '#loader-runner/roblox';
 import { runInRoblox } from '#loader-runner/roblox';
 import { buildHttpApiEvent } from '#local/proxy-event';

@@ -9,8 +9,8 @@ import type { TelemetrySink } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
 import type { MessageSender } from '#domain/webhooks/ports';
 import { createValidateHandler } from '#http/loader-validate';
+import { VALIDATE_ROUTE } from '#http/public-routes';
 import { JSON_BODY_REQUIRED, MALFORMED_JSON } from '#http/responses';
-import { LOADER_ROUTE } from '#http/routes';
 import { buildLoaderEvent } from '#local/proxy-event';
 import { invoke, NOW, SECONDS_TO_NEXT_WINDOW, SECURITY_HEADERS } from '#test-support/api-harness';
 import { captureLogs } from '#test-support/event-fixtures';
@@ -25,7 +25,7 @@ function loaderEvent(
   headers: Record<string, string> = { 'Content-Type': 'application/json' },
   sourceIp = '198.51.100.20',
 ): APIGatewayProxyEventV2 {
-  return buildLoaderEvent({ route: LOADER_ROUTE, body, headers, sourceIp, requestId: 'req-loader', timeEpoch: NOW * 1000 });
+  return buildLoaderEvent({ route: VALIDATE_ROUTE, body, headers, sourceIp, requestId: 'req-loader', timeEpoch: NOW * 1000 });
 }
 
 const silent = () => new Logger({ serviceName: 'loader-check', logLevel: 'SILENT' });
