@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Embed, embedProblems } from '#domain/webhooks/embeds';
+import type { LocalExtension } from './extension';
 import { INBOX_CSP, INBOX_HTML, INBOX_SCRIPT } from './inbox-page';
-import type { LocalExtension } from './server';
 
 /**
  * A local Discord for webhook deliveries, served by the local server under `/_local/`:

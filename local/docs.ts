@@ -4,15 +4,15 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { buildOpenApiDocument } from '#http/openapi/document';
 import { EXAMPLE } from '#http/openapi/examples';
-import type { LocalExtension } from './server';
+import type { LocalExtension } from './extension';
 
 /**
  * The API reference on the local stack: `/_local/openapi.json` is the OpenAPI document (built from the same
  * schemas as openapi.json, with the local server as its server, so "Try it out" calls this stack) and
  * `/_local/docs` renders it with Swagger UI's own files from node_modules. `/` points there.
  */
-export const DOCS_PATH = '/_local/docs';
-export const OPENAPI_JSON_PATH = '/_local/openapi.json';
+const DOCS_PATH = '/_local/docs';
+const OPENAPI_JSON_PATH = '/_local/openapi.json';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 

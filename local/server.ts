@@ -30,13 +30,11 @@ import { createValidateHandler } from '#http/loader-validate';
 import { isLoopbackHostHeader } from '#http/loopback';
 import { createRouteHandlers } from '#http/routes';
 import { CONSOLE_PATH, type LocalConsole } from './console';
+import type { LocalExtension } from './extension';
 import { type GatewayDeps, gatewayResponse, type HttpResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, splitTarget } from './gateway';
 import { memoryKeySecret } from './key-secret';
 
-/** Serves a path under `/_local/` and resolves true, or resolves false to let the next one try. */
-export type LocalExtension = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
-
-export const LOCAL_PREFIX = '/_local/';
+const LOCAL_PREFIX = '/_local/';
 
 export const NOT_LOOPBACK_HOST = 'The local stack answers only requests for localhost, 127.0.0.1 or [::1]: open it by one of those names';
 
@@ -72,7 +70,7 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export type LocalServerStores = {
+type LocalServerStores = {
   projects: ProjectStore;
   rateLimits: RateLimitStore;
   tokens: TokenStore;
@@ -90,12 +88,7 @@ export const STUB_LOADER_FILE = fileURLToPath(new URL('../examples/roblox-loader
 const localLoaderBaseUrl: LoaderBaseUrlOf = (event) => `http://${event.requestContext.domainName ?? '127.0.0.1'}`;
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
-export function localGatewayDeps(
-  stores: LocalServerStores,
-  telemetry: TelemetrySink,
-  scripts: ScriptStore,
-  keySecret: KeySecret = memoryKeySecret(),
-): GatewayDeps {
+function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, scripts: ScriptStore, keySecret: KeySecret = memoryKeySecret()): GatewayDeps {
   const now = () => unixSeconds();
   const loader = {
     keys: stores.keyChecks,

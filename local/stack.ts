@@ -14,18 +14,19 @@ import { fileDiscordKeyPair } from './discord-key';
 import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './discord-stand-in';
 import { createDocsExtension } from './docs';
 import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dynamodb-local';
+import type { LocalExtension } from './extension';
 import { fileKeySecret } from './key-secret';
 import { ensurePrivateDir } from './private-dir';
 import { startLocalS3 } from './s3-local';
 import { type DemoSeed, seedDemo } from './seed';
-import { assertPortFree, type LocalExtension, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
+import { assertPortFree, type LocalServer, type RequestLogEntry, startLocalServer } from './server';
 import { DEFAULT_STATE_FILE, removeStateFileIfOurs, type StackInfo, writeStateFile } from './state-file';
 import { ensureTable } from './table';
 import { startCheckStreamIngest, startTelemetryPipeline } from './telemetry-pipeline';
 
 export const DEFAULT_PORT = 3000;
-export const DEFAULT_TABLE_NAME = 'script-distribution-local';
-export const INBOX_PATH = '/_local/inbox';
+const DEFAULT_TABLE_NAME = 'script-distribution-local';
+const INBOX_PATH = '/_local/inbox';
 /** Beside DynamoDB Local's data: the demo's token exists nowhere else (the table holds only its hash). */
 const DEMO_FILE = 'demo.json';
 

@@ -1,4 +1,3 @@
-import { RATE_LIMIT_MESSAGE } from './rate-limit';
 import type { ScopeNeed, TokenScope } from './token-model';
 
 /**
@@ -85,15 +84,12 @@ export class VersionNotFound extends DomainError {
   }
 }
 
-/**
- * Over a limit (spec §8's 100 requests per minute unless `message` names another); `retryAfterSeconds` is when
- * the next window opens.
- */
+/** Over a limit, which `message` names (spec §8's is RATE_LIMIT_MESSAGE); `retryAfterSeconds` is when the next window opens. */
 export class RateLimited extends DomainError {
   override readonly name = 'RateLimited';
   constructor(
     readonly retryAfterSeconds: number,
-    message: string = RATE_LIMIT_MESSAGE,
+    message: string,
   ) {
     super(message);
   }

@@ -18,7 +18,6 @@ import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type { StatsDimension, StatsGranularity, StatsUnit, StoredStatsBucket } from './analytics/stats';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit-entry';
 import type { ConsoleSession } from './console-session';
-import type { DiscordLink } from './discord/link';
 import type { CheckReport, CheckWrite, KeyState } from './key-check-model';
 import type { Key, KeyDetail, Project, Version, Webhook } from './model';
 import type { KeyBan } from './refusal';
@@ -194,6 +193,15 @@ export interface KeyEdit {
 // ---- Discord ----
 
 /** Where a project's Discord link lives (the project item). */
+/** A project's linked Discord application (lambdas/domain/discord/link.ts makes it). */
+export interface DiscordLink {
+  /** 64 lowercase hex: the application's Ed25519 public key. */
+  publicKey: string;
+  applicationId: string | null;
+  resetCooldown: number;
+  linkedAt: number;
+}
+
 export interface DiscordLinkStore {
   /** The project's link, read consistently; undefined for no link or no project. */
   discordLink(projectId: string): Promise<DiscordLink | undefined>;

@@ -7,7 +7,7 @@ import { InvalidInput, ProjectNotFound, RateLimited, Unauthenticated } from '#do
 import type { Caller, Project } from '#domain/model';
 import type { AuditLog, KeySecret, KeyStore, ProjectStore, RateLimitStore } from '#domain/ports';
 import { openProject } from '#domain/project-api';
-import { consumeRateLimit } from '#domain/rate-limit';
+import { consumeRateLimit, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import type { KeyIssuing } from '#domain/selling-keys';
 import { callerOfToken, limitsFromContext, requireRoute, requireScope, type ScopeNeed, scopeOf, type TokenScope } from '#domain/tokens';
 import { PATH_ID_PATTERN } from '#schemas/formats';
@@ -66,9 +66,6 @@ export interface Endpoint<Query, Body, Result> {
   ): Promise<Result>;
 }
 
-/** An endpoint with its types inferred from its schemas (`defineEndpoint({ query, body, run })`). */
-export const defineEndpoint = <Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>) => endpoint;
-
 export type ApiHandler = ProxyHandler;
 
 /**
@@ -124,7 +121,7 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
  * The caller the authorizer established; without one the request never passed API Gateway's auth. An answer
  * cached from before scopes existed carries no scope, like the tokens of then: write.
  */
-export function callerOf(event: Pick<APIGatewayProxyEvent, 'requestContext'>): Caller {
+function callerOf(event: Pick<APIGatewayProxyEvent, 'requestContext'>): Caller {
   const authorizer = event.requestContext.authorizer;
   const ownerId = authorizer?.ownerId;
   const tokenHash = authorizer?.tokenHash;
@@ -164,7 +161,7 @@ function rateLimit({ stores, now }: ApiDeps): HttpMiddleware {
     before: async (request) => {
       const decision = await consumeRateLimit(stores.rateLimits, callerOf(request.event).tokenHash, now());
       request.internal.rateHeaders = rateLimitHeaders(decision);
-      if (!decision.allowed) throw new RateLimited(decision.resetSeconds);
+      if (!decision.allowed) throw new RateLimited(decision.resetSeconds, RATE_LIMIT_MESSAGE);
     },
     after: (request) => {
       if (request.response) request.response.headers = { ...request.response.headers, ...request.internal.rateHeaders };

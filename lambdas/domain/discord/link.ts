@@ -1,4 +1,7 @@
-import type { DiscordLinkStore } from '../ports';
+import type { DiscordLink, DiscordLinkStore } from '../ports';
+
+export type { DiscordLink };
+
 import { DISCORD_PUBLIC_KEY_FORM } from './signature';
 
 /**
@@ -14,13 +17,6 @@ export const RESET_COOLDOWN_SECONDS = { min: 3_600, max: 2_592_000, default: 86_
 const DISCORD_APPLICATION_ID_FORM = /^[0-9]{17,20}$/;
 
 /** What the project item keeps of its Discord application. */
-export interface DiscordLink {
-  /** 64 lowercase hex: the application's Ed25519 public key. */
-  publicKey: string;
-  applicationId: string | null;
-  resetCooldown: number;
-  linkedAt: number;
-}
 
 export interface DiscordLinkRequest {
   publicKey: string;

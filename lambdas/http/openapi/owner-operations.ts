@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { RateLimited, ScopeMissing } from '#domain/errors';
+import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import type { Route } from '#http/routes';
@@ -45,7 +46,7 @@ function errorResponses(route: Route, doc: OperationDoc, hasBody: boolean): Reco
   for (const failure of failures) byStatus.set(statusOf(failure.error), [...(byStatus.get(statusOf(failure.error)) ?? []), failure]);
   const responses: Record<string, ResponseObject | Ref> = { 401: responseRef('Unauthorized') };
   for (const [status, examples] of [...byStatus].sort(([a], [b]) => a - b)) {
-    if (status === statusOf(new RateLimited(1))) continue;
+    if (status === statusOf(new RateLimited(1, RATE_LIMIT_MESSAGE))) continue;
     const fromGateway = gatewayExamples(status);
     const descriptions: string[] = [...new Set(examples.map(({ error }) => ERROR_STATUSES[error.name].description))];
     if (Object.keys(fromGateway).length > 0) descriptions.push('Or API Gateway refused the request itself.');

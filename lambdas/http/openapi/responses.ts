@@ -1,5 +1,5 @@
 import { InvalidInput, PlanNotAllowed, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
-import { RATE_LIMIT } from '#domain/rate-limit';
+import { RATE_LIMIT, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { MAX_BODY_BYTES } from '#http/middlewares';
@@ -41,7 +41,7 @@ export const errorExamples = (examples: readonly ErrorExample[]): Examples =>
 export const EVERY_OPERATION_FAILS_WITH: readonly ErrorExample[] = [
   { summary: 'Unknown project, or not yours', error: new ProjectNotFound() },
   { summary: 'Project not on the Business plan', error: new PlanNotAllowed(EXAMPLE.projectId, 'pro') },
-  { summary: `Over ${RATE_LIMIT.requests} requests per minute`, error: new RateLimited(42) },
+  { summary: `Over ${RATE_LIMIT.requests} requests per minute`, error: new RateLimited(42, RATE_LIMIT_MESSAGE) },
 ];
 
 /** Body failures every operation with a JSON body can meet. */

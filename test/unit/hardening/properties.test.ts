@@ -203,7 +203,7 @@ describe('rate-limit window arithmetic', () => {
           for (let i = 0; i < RATE_LIMIT.requests; i++) await consumeRateLimit(store, 'token-hash', now);
           const refused = await consumeRateLimit(store, 'token-hash', now);
           expect(refused.allowed).toBe(false);
-          const retryAfter = Number(errorHeadersOf(new RateLimited(refused.resetSeconds))['Retry-After']);
+          const retryAfter = Number(errorHeadersOf(new RateLimited(refused.resetSeconds, 'Rate limit exceeded'))['Retry-After']);
           expect(retryAfter).toBe(refused.resetSeconds);
           expect((now + retryAfter) % 60).toBe(0);
           expect(await consumeRateLimit(store, 'token-hash', now + retryAfter - 1)).toMatchObject({ allowed: false });

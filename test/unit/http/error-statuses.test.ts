@@ -12,7 +12,7 @@ describe('the status of each domain error (spec §7)', () => {
     [new ProjectNotFound(), 404],
     [new KeyNotFound('key_1'), 404],
     [new VersionNotFound('ver_1'), 404],
-    [new RateLimited(23), 429],
+    [new RateLimited(23, 'Rate limit exceeded'), 429],
   ])('%s is %i', (error, status) => {
     expect(statusOf(error)).toBe(status);
   });
@@ -22,7 +22,7 @@ describe('the status of each domain error (spec §7)', () => {
   });
 
   it('tells a rate-limited caller when to come back, and adds nothing to other failures', () => {
-    expect(errorHeadersOf(new RateLimited(23))).toEqual({ 'Retry-After': '23' });
+    expect(errorHeadersOf(new RateLimited(23, 'Rate limit exceeded'))).toEqual({ 'Retry-After': '23' });
     expect(errorHeadersOf(new KeyNotFound('key_1'))).toEqual({});
   });
 });
