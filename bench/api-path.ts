@@ -5,7 +5,7 @@ import { type BenchResult, row } from './support/report';
 import { median, percentile, round } from './support/stats';
 
 const NAME = 'api-path';
-export const API_PATH_SETTINGS = {
+const API_PATH_SETTINGS = {
   tokens: 20,
   /** Under the 100/min limit, so every request is served and the limiter is part of the path, not the result. */
   requestsPerToken: 90,

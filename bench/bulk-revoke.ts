@@ -9,7 +9,7 @@ import { type BenchResult, row } from './support/report';
 import { median, round, timed } from './support/stats';
 
 const NAME = 'bulk-revoke';
-export const BULK_REVOKE_SETTINGS = {
+const BULK_REVOKE_SETTINGS = {
   /** Keys of the project on other watermarks, which every run must leave alone. */
   otherKeys: 10_000,
   /** Each run revokes a watermark of its own, since a revoke cannot be repeated on the same keys. */

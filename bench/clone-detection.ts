@@ -8,7 +8,7 @@ import { type BenchResult, row } from './support/report';
 import { round } from './support/stats';
 
 const NAME = 'clone-detection';
-export const CLONE_DETECTION_SETTINGS = {
+const CLONE_DETECTION_SETTINGS = {
   /** Distinct hashes of one script, each arriving in an ingest batch of its own (the worst case: nothing to fold). */
   hashes: 600,
   /** Issue 15's target: linear cost, at most this many write units per new hash. */

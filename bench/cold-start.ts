@@ -20,7 +20,7 @@ import { startStubDiscord, startStubSqs } from './support/stub-services';
 
 const NAME = 'cold-start';
 
-export const COLD_START_SETTINGS = {
+const COLD_START_SETTINGS = {
   /** Timed fresh processes per function, after one untimed run that warms the file cache. */
   runs: 7,
   bundleTargetKiB: 300,
@@ -30,14 +30,14 @@ export const COLD_START_SETTINGS = {
 } as const;
 
 /** A way of building and starting the functions; only `service` (what the stack deploys) is held to the targets. */
-export interface ColdStartVariant extends BuildVariant {
+interface ColdStartVariant extends BuildVariant {
   env: Record<string, string>;
   description: string;
 }
 
-export const SERVICE_VARIANT: ColdStartVariant = { ...SERVICE_BUILD, env: SERVICE_ENVIRONMENT, description: 'ServiceFunction as deployed' };
+const SERVICE_VARIANT: ColdStartVariant = { ...SERVICE_BUILD, env: SERVICE_ENVIRONMENT, description: 'ServiceFunction as deployed' };
 /** Experiments run on request (`--experiments`), reported beside the deployed build without targets. */
-export const EXPERIMENT_VARIANTS: ColdStartVariant[] = [
+const EXPERIMENT_VARIANTS: ColdStartVariant[] = [
   {
     name: 'no-source-maps',
     esbuild: {},

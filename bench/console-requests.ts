@@ -11,7 +11,7 @@ import { type BenchResult, type Row, row } from './support/report';
 import { round } from './support/stats';
 
 const NAME = 'console-requests';
-export const CONSOLE_REQUESTS_SETTINGS = { keys: 100_000, note: 'bench buyer zephyrine', discordId: '123456789012345678' } as const;
+const CONSOLE_REQUESTS_SETTINGS = { keys: 100_000, note: 'bench buyer zephyrine', discordId: '123456789012345678' } as const;
 
 const ORIGIN = 'http://127.0.0.1:3000';
 

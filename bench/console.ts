@@ -14,7 +14,7 @@ import { type BenchResult, type Row, row } from './support/report';
 import { median, round } from './support/stats';
 
 const NAME = 'console';
-export const CONSOLE_SETTINGS = {
+const CONSOLE_SETTINGS = {
   /** DESIGN.md "Publisher console": the console's JavaScript, gzipped, in all. */
   jsBudgetKiB: 150,
   keys: 100_000,

@@ -13,7 +13,7 @@ import { percentile, round } from './support/stats';
 import { startStubDiscord } from './support/stub-services';
 
 const NAME = 'delivery';
-export const DELIVERY_SETTINGS = {
+const DELIVERY_SETTINGS = {
   uploads: 50,
   /** The stream poll interval `npm start` runs with (local/delivery-pipeline.ts default). */
   stackPollIntervalMs: 250,

@@ -16,7 +16,7 @@ import { median, percentile, round } from './support/stats';
 
 const NAME = 'discord';
 
-export const DISCORD_BENCH_SETTINGS = {
+const DISCORD_BENCH_SETTINGS = {
   /** Warm replies timed per command, one after another, in one container. */
   repliesPerCommand: 200,
   /** Cold starts of the Discord function, each a fresh Node 22 process serving a signed `/status`. */

@@ -9,7 +9,7 @@ const NAME = 'edge';
  * with and without the edge"; docs/cost.md, "The front door"): a loader run's wait from three buyers' cities to a
  * stack in us-east-1, with and without CloudFront, and the price per million checks and 256 KiB fetches.
  */
-export const EDGE_MODEL = {
+const EDGE_MODEL = {
   /**
    * Round trips to us-east-1 over AWS's network from the Region nearest each city (published inter-Region medians,
    * e.g. AWS Network Manager's and cloudping's: sa-east-1 115-125 ms, eu-central-1 88-95 ms, ap-southeast-1
@@ -41,7 +41,7 @@ const FETCH_BYTES = 256 * 1024 + 600;
 type CloudFrontRegion = keyof typeof EDGE_PRICES.cloudFrontPerMillion;
 
 /** A seeded generator (mulberry32), so the bench's table is the same every run. */
-export function seeded(seed: number): () => number {
+function seeded(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -56,7 +56,7 @@ export function seeded(seed: number): () => number {
  * One loader run's wait, in ms. Without the edge every round trip crosses to the Region; with it, the handshakes end
  * at the edge and one request crosses on the edge's pooled connection (or opens one, the rare time none is open).
  */
-export function runMs(regionRttMs: number, options: { edge: boolean; reused: boolean }, random: () => number): number {
+function runMs(regionRttMs: number, options: { edge: boolean; reused: boolean }, random: () => number): number {
   const m = EDGE_MODEL;
   const vary = (ms: number) => ms * (1 + m.jitter * (2 * random() - 1));
   const trips = options.reused ? 1 : m.freshRoundTrips;
@@ -72,14 +72,14 @@ export function runMs(regionRttMs: number, options: { edge: boolean; reused: boo
   return total;
 }
 
-export interface CityLatency {
+interface CityLatency {
   city: string;
   /** p50 and p95 of a run with a fresh connection (most executors) and with a reused one, without and with the edge. */
   fresh: { direct: [number, number]; edge: [number, number] };
   reused: { direct: [number, number]; edge: [number, number] };
 }
 
-export function simulateLatency(seed = 32): CityLatency[] {
+function simulateLatency(seed = 32): CityLatency[] {
   const random = seeded(seed);
   return EDGE_MODEL.cities.map(({ city, regionRttMs }) => {
     const spread = (edge: boolean, reused: boolean): [number, number] => {
@@ -95,7 +95,7 @@ export function simulateLatency(seed = 32): CityLatency[] {
 }
 
 /** Per million checks or fetches answered `bytes` each, for viewers in `where`: direct, through CloudFront, and with WAF. */
-export function costPerMillion(regionPart: number, bytes: number, where: CloudFrontRegion) {
+function costPerMillion(regionPart: number, bytes: number, where: CloudFrontRegion) {
   const gb = (bytes * 1e6) / 2 ** 30;
   const direct = regionPart + gb * EDGE_PRICES.regionOutPerGb;
   const edge = regionPart + EDGE_PRICES.cloudFrontPerMillion[where] + gb * EDGE_PRICES.cloudFrontPerGb[where];

@@ -21,7 +21,7 @@ import { type BenchResult, row } from './support/report';
 import { mapBounded, median, round, timed } from './support/stats';
 
 const NAME = 'list-keys';
-export const LIST_KEYS_SETTINGS = {
+const LIST_KEYS_SETTINGS = {
   keys: 100_000,
   limit: 100,
   offsets: [0, 50_000, 99_900],
@@ -148,7 +148,7 @@ export async function benchListKeys(table: BenchTable, log: (line: string) => vo
  * `offset` the way most DynamoDB code does it: read the index from the start and throw away `offset` items.
  * Each page asks for no more than is still needed, so offset 0 costs one small query, as it would in such code.
  */
-export async function naiveListKeys(table: BenchTable, projectId: string, offset: number, limit: number): Promise<{ id: string }[]> {
+async function naiveListKeys(table: BenchTable, projectId: string, offset: number, limit: number): Promise<{ id: string }[]> {
   const index = TABLE.indexes.byIssueOrder;
   const page: { id: string }[] = [];
   let seen = 0;

@@ -22,7 +22,7 @@ import { mapBounded, percentile, round, timed } from './support/stats';
 import { countingStreamIngest } from './support/stream-ingest';
 
 const NAME = 'loader-check';
-export const LOADER_CHECK_SETTINGS = {
+const LOADER_CHECK_SETTINGS = {
   /** Keys checked round-robin, so no key comes near its 120 checks a minute. */
   keys: 400,
   sequentialChecks: 400,

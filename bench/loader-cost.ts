@@ -27,7 +27,7 @@ import { mapBounded, percentile, round, timed } from './support/stats';
 import { countingStreamIngest } from './support/stream-ingest';
 
 const NAME = 'loader-cost';
-export const LOADER_COST_SETTINGS = {
+const LOADER_COST_SETTINGS = {
   /** Keys checked round-robin: no key comes near its 120 checks a minute. */
   keys: 400,
   sequentialChecks: 300,
@@ -42,12 +42,12 @@ export const LOADER_COST_SETTINGS = {
   functionMemoryGb: 0.5,
 } as const;
 
-export type FrontDoor = 'rest' | 'http';
+type FrontDoor = 'rest' | 'http';
 /** Lambda's SQS poller receives and deletes at most 10 messages a request. */
 const SQS_MESSAGES_PER_REQUEST = 10;
 
 /** What a path was measured to do, in total over `requests` answered requests and the ingest of their telemetry. */
-export interface Measured {
+interface Measured {
   requests: number;
   /** DynamoDB requests and capacity on the answer's path. */
   dynamoRequests: number;
@@ -63,7 +63,7 @@ export interface Measured {
 }
 
 /** Cost per million requests, by part, from what was measured and the list prices. */
-export function costPerMillion(m: Measured, door: FrontDoor): { total: number; parts: Record<string, number> } {
+function costPerMillion(m: Measured, door: FrontDoor): { total: number; parts: Record<string, number> } {
   const per = (value: number) => (value / m.requests) * 1e6;
   const bytesPerAnswer = m.answerBytes / m.requests;
   const parts: Record<string, number> = {
@@ -86,7 +86,7 @@ export function costPerMillion(m: Measured, door: FrontDoor): { total: number; p
 }
 
 /** A month of `perSecond` requests at a cost per million (API Gateway's volume tiers left out: an upper bound). */
-export const monthlyCost = (perSecond: number, perMillion: number): number => ((perSecond * SECONDS_PER_MONTH) / 1e6) * perMillion;
+const monthlyCost = (perSecond: number, perMillion: number): number => ((perSecond * SECONDS_PER_MONTH) / 1e6) * perMillion;
 
 const silent = new Logger({ serviceName: 'bench-loader-cost', logLevel: 'SILENT' });
 

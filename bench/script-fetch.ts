@@ -27,7 +27,7 @@ import { mapBounded, percentile, round, timed } from './support/stats';
 
 const NAME = 'script-fetch';
 const KIB = 1024;
-export const SCRIPT_FETCH_SETTINGS = {
+const SCRIPT_FETCH_SETTINGS = {
   sizes: [
     { label: '256 KiB', bytes: 256 * KIB },
     { label: '2 MiB', bytes: 2 * KIB * KIB },

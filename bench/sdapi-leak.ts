@@ -16,7 +16,7 @@ import { type BenchResult, row } from './support/report';
 import { median, round, timed } from './support/stats';
 
 const NAME = 'sdapi-leak';
-export const SDAPI_LEAK_SETTINGS = {
+const SDAPI_LEAK_SETTINGS = {
   /** Keys of the project in all, the figure. */
   projectKeys: 50_000,
   /** Keys carrying each leaked watermark; each run leaks a watermark of its own, since a revoke happens once. */
@@ -56,7 +56,12 @@ export async function benchSdapiLeak(table: BenchTable, log: (line: string) => v
       let stdout = '';
       const { ms, result: code } = await timed(() =>
         runSdapi(['leak', file, '--yes', '--json'], {
-          stdout: { write: (text) => void (stdout += text), isTTY: false },
+          stdout: {
+            write: (text) => {
+              stdout += text;
+            },
+            isTTY: false,
+          },
           stderr: { write: () => undefined, isTTY: false },
           stdinIsTTY: false,
           ask: async () => '',

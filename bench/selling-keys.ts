@@ -16,7 +16,7 @@ import { type BenchResult, row } from './support/report';
 import { median, round, timed } from './support/stats';
 
 const NAME = 'selling-keys';
-export const SELLING_KEYS_SETTINGS = {
+const SELLING_KEYS_SETTINGS = {
   /** Calls of 100 keys each: half with an order id (derived values, an order item), half without (random values). */
   issueCalls: 20,
   keysPerCall: 100,

@@ -18,7 +18,7 @@ import { type BenchResult, type Row, row } from './support/report';
 import { median, percentile, round } from './support/stats';
 
 const NAME = 'stats';
-export const STATS_BENCH = {
+const STATS_BENCH = {
   /** Checks the project's counters hold, spread evenly over the last 90 days. */
   checks: 1_000_000,
   days: 90,

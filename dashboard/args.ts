@@ -9,7 +9,7 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-export interface FlagSpec {
+interface FlagSpec {
   /** `value` flags take one value (the default); `switch` flags take none. */
   kind?: 'value' | 'switch';
   required?: boolean;

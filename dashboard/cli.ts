@@ -33,7 +33,7 @@ export async function runCli(io: CliIo): Promise<number> {
   }
   if (io.argv.length === 0 || HELP_FLAGS.has(io.argv[0] ?? '')) {
     const usage = Object.values(COMMANDS).map((command) => `  ${command.usage}`);
-    (io.argv.length === 0 ? io.stderr : io.stdout)(['usage: npm run -s dashboard -- <command> [flags]', ...usage].join('\n') + '\n');
+    (io.argv.length === 0 ? io.stderr : io.stdout)(`${['usage: npm run -s dashboard -- <command> [flags]', ...usage].join('\n')}\n`);
     return io.argv.length === 0 ? EXIT.usage : EXIT.ok;
   }
   let location: TableLocation | undefined;

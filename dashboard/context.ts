@@ -40,7 +40,7 @@ export interface TokenKeys {
   revoke(tokenId: string): Promise<void>;
 }
 
-export const LOCAL_TOKEN_KEYS: TokenKeys = { check: async () => undefined, register: async () => undefined, revoke: async () => undefined };
+const LOCAL_TOKEN_KEYS: TokenKeys = { check: async () => undefined, register: async () => undefined, revoke: async () => undefined };
 
 export interface DashboardContext {
   /** The table's stores: the dashboard's writes, tokens, projects, and telemetry (dashboard/commands/telemetry.ts). */
@@ -81,19 +81,19 @@ export type TableLocation =
   | { kind: 'aws'; tableName: string; stackName: string; gateway?: GatewayOutputs; scripts?: ScriptBucket; loaderBaseUrl?: string };
 
 /** Where `versions upload` stores scripts: the stack's bucket, and the local S3's endpoint when it is the local stack's. */
-export interface ScriptBucket {
+interface ScriptBucket {
   bucketName: string;
   endpoint?: string;
 }
 
 /** The stack outputs the dashboard needs of the API: the usage plan for new tokens' keys, the stage whose cache a revoke flushes. */
-export interface GatewayOutputs {
+interface GatewayOutputs {
   usagePlanId: string;
   restApiId: string;
   stageName: string;
 }
 
-export type StackOutputs = Record<string, string>;
+type StackOutputs = Record<string, string>;
 export type StackOutputsReader = (stackName: string) => Promise<StackOutputs>;
 
 export interface LocateOptions {
@@ -274,9 +274,9 @@ export function usagePlanTokenKeys(
  * API Gateway holds at most 10,000 API keys per account and Region ("Amazon API Gateway quotas",
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html), and each token has one.
  */
-export const API_KEYS_PER_REGION = 10_000;
+const API_KEYS_PER_REGION = 10_000;
 
-export const apiKeyLimitSentence = (refusal: string) =>
+const apiKeyLimitSentence = (refusal: string) =>
   `API Gateway refused the token's API key (${refusal}): an account holds at most ${API_KEYS_PER_REGION.toLocaleString('en-US')} API keys per Region, one per token of this stack and any key of other APIs in the account. Nothing was written: revoke tokens no one uses (token revoke deletes their keys), or ask AWS to raise "API keys" for the Region (Service Quotas, Amazon API Gateway), then create the token again`;
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -192,7 +192,7 @@ export const FUNCTIONS_PER_GROUP: Readonly<Record<ConcurrencyGroup, number>> = {
  * then the owner routes, whose 60 each only matter once the account serves floods (and which the stage's method
  * throttle already caps).
  */
-export const RESERVATION_PRIORITY = [
+const RESERVATION_PRIORITY = [
   'loaderCheck',
   'authorizer',
   'queueIngest',

@@ -44,7 +44,7 @@ export function simulateTokenBucket(bucket: TokenBucket, arrivals: readonly numb
  * every window whose counting time falls within `seconds + latencySeconds`: at most ⌊(seconds + latency) / window⌋ + 2
  * windows (one partly at each end), each with `limit` requests.
  */
-export function mostCompliantRequests(limit: { requests: number; windowSeconds: number }, seconds: number, latencySeconds: number): number {
+function mostCompliantRequests(limit: { requests: number; windowSeconds: number }, seconds: number, latencySeconds: number): number {
   return (Math.floor((seconds + latencySeconds) / limit.windowSeconds) + 2) * limit.requests;
 }
 

@@ -21,7 +21,7 @@ import { buildHttpApiEvent } from './proxy-event';
  */
 
 export const CONSOLE_PATH = '/console/';
-export const LOCAL_UPLOAD_PREFIX = '/_local/uploads/';
+const LOCAL_UPLOAD_PREFIX = '/_local/uploads/';
 
 export interface LocalConsoleOptions {
   stores: Stores;

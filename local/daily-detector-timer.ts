@@ -3,7 +3,7 @@ import type { TelemetryStore } from '#domain/ports';
 import { DAY_SECONDS, utcDate } from '#domain/time';
 
 /** Seconds after 00:00 UTC the detector runs, as the AWS schedule does (cron 5 0 * * ? *). */
-export const DAILY_RUN_OFFSET_SECONDS = 5 * 60;
+const DAILY_RUN_OFFSET_SECONDS = 5 * 60;
 
 export interface DailyDetectorTimerOptions {
   store: TelemetryStore;

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
  * and the publisher links the public key; locally `discord simulate` signs with this one, and the demo project is
  * linked to its public key (DESIGN.md, "Buyers help themselves in Discord").
  */
-export const DEFAULT_DISCORD_KEY_FILE = fileURLToPath(new URL('../.local/discord-key.pem', import.meta.url));
+const DEFAULT_DISCORD_KEY_FILE = fileURLToPath(new URL('../.local/discord-key.pem', import.meta.url));
 
 export interface DiscordKeyPair {
   /** 64 hex: what `discord link --public-key` takes, as Discord's developer portal shows it. */

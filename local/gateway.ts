@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { GATEWAY_RESPONSE_HEADERS, GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import type { HttpApiHandler } from '#http/http-api';
-import { type LoaderRoute } from '#http/public-routes';
+import type { LoaderRoute } from '#http/public-routes';
 import { LAMBDA_RESPONSE_BYTES, SECURITY_HEADERS } from '#http/responses';
 import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, needsToken, type Route, timeoutSecondsOf } from '#http/routes';
 import { buildHttpApiEvent, buildProxyEvent } from './proxy-event';
@@ -18,7 +18,7 @@ import { buildHttpApiEvent, buildProxyEvent } from './proxy-event';
 /** API Gateway's own payload limit; the handlers' much smaller body limit stays in the handlers. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
 
-export const LOCAL_STAGE = 'local';
+const LOCAL_STAGE = 'local';
 const LOCAL_ACCOUNT = '000000000000';
 const LOCAL_API_ID = 'local';
 const LOCAL_REGION = 'local';
@@ -47,7 +47,7 @@ export interface RouteMatch {
 
 export type EntryName = AnyRoute['entry'];
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<unknown>;
-export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
 export interface GatewayDeps {
   authorizer: TokenAuthorizer;
@@ -150,12 +150,12 @@ function headerValue(rawHeaders: readonly string[], name: string): string | unde
   return found;
 }
 
-export function methodArn(method: string, path: string): string {
+function methodArn(method: string, path: string): string {
   return `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${LOCAL_API_ID}/${LOCAL_STAGE}/${method}${path}`;
 }
 
 /** The authorizer's context as API Gateway hands it to the integration: values as strings, plus principalId. */
-export function authorizerContextOf(result: APIGatewayAuthorizerResult): Record<string, string | null> {
+function authorizerContextOf(result: APIGatewayAuthorizerResult): Record<string, string | null> {
   const context: Record<string, string | null> = { principalId: result.principalId };
   for (const [name, value] of Object.entries(result.context ?? {})) {
     if (value !== undefined) context[name] = value === null ? null : String(value);
@@ -228,7 +228,7 @@ export function toProxyEvent({ request, match, authorizerContext, requestId, now
 const TEXT_MEDIA_TYPE = /^(?:text\/[\w.+-]+|application\/(?:[\w.+-]+\+)?(?:json|xml|javascript)|application\/x-www-form-urlencoded)$/;
 
 /** The payload format 2.0 event the loader's HTTP API would send its Lambda for this request. */
-export function toHttpApiEvent({ request, match, requestId, now }: Omit<ProxyEventInput, 'authorizerContext'>): APIGatewayProxyEventV2 {
+function toHttpApiEvent({ request, match, requestId, now }: Omit<ProxyEventInput, 'authorizerContext'>): APIGatewayProxyEventV2 {
   const { path, query } = splitTarget(request.target);
   const mediaType = (headerValue(request.rawHeaders, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const text = TEXT_MEDIA_TYPE.test(mediaType);

@@ -30,7 +30,8 @@ export interface DeadLetter {
   reason: string;
 }
 
-export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+// A Lambda handler answers a batch response, or nothing (Promise<void>) when every record succeeded.
+export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | undefined> | Promise<void>;
 
 interface StoredMessage {
   messageId: string;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { KeySecret } from '#domain/ports';
 
 /** Where `npm start` keeps the secret that order keys derive from (the stack's Secrets Manager secret in AWS). */
-export const DEFAULT_KEY_SECRET_FILE = fileURLToPath(new URL('../.local/key-secret', import.meta.url));
+const DEFAULT_KEY_SECRET_FILE = fileURLToPath(new URL('../.local/key-secret', import.meta.url));
 
 /**
  * The local stack's key secret: 32 random bytes (hex) in a file readable by the user only, made at the first start

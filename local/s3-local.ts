@@ -6,7 +6,7 @@ import S3rver from 's3rver';
 import { localS3Config } from '#adapters/script-store';
 
 /** The local stack's scripts bucket; any name S3 allows (3 to 63 characters) would do. */
-export const LOCAL_SCRIPT_BUCKET = 'script-distribution-local-scripts';
+const LOCAL_SCRIPT_BUCKET = 'script-distribution-local-scripts';
 
 export interface LocalS3 {
   endpoint: string;

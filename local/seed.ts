@@ -19,7 +19,7 @@ const DEMO_VERSIONS = ['Initial release', 'Fix key validation on slow executors'
  * The demo's script of version `n`: it prints its version, and carries the watermark placeholder, so a fetch shows
  * both the version served and the key's watermark stamped in.
  */
-export function demoScript(n: number): string {
+function demoScript(n: number): string {
   return [
     `-- Demo Script v${n}: served by POST /v1/loader/script, stamped with the key's watermark`,
     `local WATERMARK = "WM_XXXXXXXXXXXXXXXX"`,

@@ -27,10 +27,37 @@ export interface StackInfo {
   discordPublicKey: string;
 }
 
-export function stackInfoJson(info: StackInfo): string {
-  const { baseUrl, consoleUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName, discordPublicKey } =
-    info;
-  const fields = { baseUrl, consoleUrl, token, ownerId, projectId, dynamodbEndpoint, tableName, inboxUrl, demoKey, demoKeyId, s3Endpoint, bucketName, discordPublicKey };
+function stackInfoJson(info: StackInfo): string {
+  const {
+    baseUrl,
+    consoleUrl,
+    token,
+    ownerId,
+    projectId,
+    dynamodbEndpoint,
+    tableName,
+    inboxUrl,
+    demoKey,
+    demoKeyId,
+    s3Endpoint,
+    bucketName,
+    discordPublicKey,
+  } = info;
+  const fields = {
+    baseUrl,
+    consoleUrl,
+    token,
+    ownerId,
+    projectId,
+    dynamodbEndpoint,
+    tableName,
+    inboxUrl,
+    demoKey,
+    demoKeyId,
+    s3Endpoint,
+    bucketName,
+    discordPublicKey,
+  };
   return `${JSON.stringify(fields, null, 2)}\n`;
 }
 

@@ -28,7 +28,7 @@ export interface StreamPollerOptions {
   dynamodb: DynamoDBClient;
   streams: DynamoDBStreamsClient;
   tableName: string;
-  handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+  handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined> | Promise<void>;
   pollIntervalMs?: number;
   /** LATEST (default) reads what is written from now on; TRIM_HORIZON replays the stream's last 24 hours too. */
   startingPosition?: 'LATEST' | 'TRIM_HORIZON';

@@ -77,7 +77,7 @@ export interface SimulateInput {
 }
 
 /** The application command interaction Discord would send for a user's slash command in a server. */
-export function slashCommandInteraction(input: SimulateInput) {
+function slashCommandInteraction(input: SimulateInput) {
   const snowflake = () => `1${randomBytes(8).readBigUInt64BE().toString().padStart(18, '0').slice(0, 18)}`;
   return {
     type: 2,

@@ -19,7 +19,7 @@ export const KEY_TIERS = ['standard'] as const;
 /** Past this a timestamp is in milliseconds, not the Unix seconds the API uses. */
 export const MAX_UNIX_SECONDS = 99_999_999_999;
 /** Audit entries one `audit list` prints: the newest 50 unless asked, at most 1,000. */
-export const AUDIT_LIST_LIMIT = { default: 50, max: 1000 } as const;
+const AUDIT_LIST_LIMIT = { default: 50, max: 1000 } as const;
 
 // ---- flag checkers ----
 

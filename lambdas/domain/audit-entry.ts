@@ -35,7 +35,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
  */
 export type AuditStatus = 'started' | 'completed' | 'failed';
 
-export type AuditValue = string | number | boolean | null;
+type AuditValue = string | number | boolean | null;
 /** In the API's own words: `target` what the request named (`key_id`, `watermark`, `version_id`), `outcome` what came of it. */
 export type AuditDetails = Record<string, AuditValue>;
 

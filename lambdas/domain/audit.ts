@@ -11,7 +11,6 @@ export {
   type AuditSource,
   type AuditStatus,
   type AuditSubject,
-  type AuditValue,
 } from './audit-entry';
 
 /**

@@ -66,7 +66,7 @@ export const placeholderParts = (script: string): readonly string[] => script.sp
 export function stampParts(parts: readonly string[], watermark: string): string {
   const mark = `WM_${watermark}`;
   // `+` leaves V8 a rope of the cached pieces rather than a copy of the whole script per fetch.
-  return parts.length === 1 ? `--${mark}\n` + (parts[0] ?? '') : parts.reduce((stamped, part) => stamped + mark + part);
+  return parts.length === 1 ? `--${mark}\n${parts[0] ?? ''}` : parts.reduce((stamped, part) => stamped + mark + part);
 }
 
 export const stampWatermark = (script: string, watermark: string): string => stampParts(placeholderParts(script), watermark);
@@ -117,7 +117,7 @@ export interface LoadedScript {
 }
 
 /** Projects whose last-read current version a container remembers: a few MB of ids at most. */
-export const CURRENT_VERSIONS_REMEMBERED = 50_000;
+const CURRENT_VERSIONS_REMEMBERED = 50_000;
 
 /**
  * Script bodies by version id, least recently used out first, bounded by their bytes: versions never change, so a
@@ -186,7 +186,7 @@ export class ScriptCache {
 }
 
 /** Stamped bodies' hashes a container keeps (ScriptCache.digest): one per key and version served, about 1.3 MB. */
-export const SCRIPT_DIGESTS = 10_000;
+const SCRIPT_DIGESTS = 10_000;
 
 export interface ScriptDeliveryDeps extends KeyCheckDeps {
   versions: ScriptVersionStore;
@@ -208,7 +208,7 @@ export type ScriptDelivery =
  * upload that answered is seen at once), the version and its body from the container's cache when it has them.
  * Undefined when the project has no version (or does not exist: the key check then refuses).
  */
-export async function currentScript(deps: Pick<ScriptDeliveryDeps, 'versions' | 'scripts' | 'cache'>, projectId: string): Promise<LoadedScript | undefined> {
+async function currentScript(deps: Pick<ScriptDeliveryDeps, 'versions' | 'scripts' | 'cache'>, projectId: string): Promise<LoadedScript | undefined> {
   const versionId = await deps.versions.currentVersionId(projectId);
   if (!versionId) return undefined;
   deps.cache.noteCurrentVersion(projectId, versionId);

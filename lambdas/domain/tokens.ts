@@ -5,7 +5,7 @@ import type { Caller } from './model';
 import type { TokenWrites } from './ports';
 import type { ScopeNeed, TokenGrant, TokenLimits, TokenScope } from './token-model';
 
-export { type NewToken, type ScopeNeed, TOKEN_SCOPES, type TokenGrant, type TokenLimits, type TokenScope } from './token-model';
+export { type ScopeNeed, TOKEN_SCOPES, type TokenGrant, type TokenLimits, type TokenScope } from './token-model';
 
 /** Tokens are long random strings; only their SHA-256 is ever stored or logged. */
 export function newApiToken(): string {

@@ -81,7 +81,7 @@ export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** The token store's calls the console makes besides the authorizer's lookup (lambdas/adapters/token-store.ts). */
-export interface ConsoleTokens {
+interface ConsoleTokens {
   findToken(tokenHash: string): Promise<{ ownerId: string; tokenId: string; scope: TokenScope } | undefined>;
   tokensOf(ownerId: string): Promise<TokenSummary[]>;
   tokenById(tokenId: string): Promise<TokenRecord | undefined>;
@@ -91,7 +91,7 @@ export interface ConsoleTokens {
 }
 
 /** A token at the gateway (API key on the usage plan, authorizer cache): dashboard/context.ts TokenKeys. */
-export interface ConsoleTokenKeys {
+interface ConsoleTokenKeys {
   register(token: { tokenHash: string; tokenId: string }): Promise<void>;
   revoke(tokenId: string): Promise<void>;
 }
@@ -254,7 +254,7 @@ function safeDecode(segment: string): string {
 }
 
 /** The console's origin for this request: the configured one, else `http(s)://<Host>` as the request reached us. */
-export function consoleOriginOf(event: APIGatewayProxyEventV2, configured: string | undefined): string {
+function consoleOriginOf(event: APIGatewayProxyEventV2, configured: string | undefined): string {
   if (configured) return configured;
   const host = event.headers['x-forwarded-host'] ?? event.headers.host ?? '';
   const proto =
@@ -355,7 +355,7 @@ const projectOf = (request: SessionRequest, deps: ConsoleDeps): Promise<Project>
   return openProject(deps.stores.projects, request.caller, PATH_ID_PATTERN.test(id) ? id : '');
 };
 
-export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
+const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   {
     method: 'GET',
     path: '/projects',

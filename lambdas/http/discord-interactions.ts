@@ -21,7 +21,7 @@ export interface InteractionsHandlerDeps extends InteractionDeps {
  * One sentence for an unknown project, a project with no link and a wrong signature alike: the answer tells a
  * caller without the application's private key nothing about which projects exist or are linked.
  */
-export const SIGNATURE_REFUSED = 'Invalid request signature';
+const SIGNATURE_REFUSED = 'Invalid request signature';
 
 /**
  * `POST /v1/discord/interactions/{project_id}`, Discord's HTTP interactions for a linked project. In this order:

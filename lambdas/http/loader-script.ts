@@ -20,7 +20,7 @@ export interface ScriptHandlerDeps extends ScriptDeliveryDeps {
 export const SCRIPT_CACHE_BYTES = 100 * 1024 * 1024;
 
 /** The lowercase hex SHA-256 of the stamped body, on a 200 and on a 304 (examples/roblox-loader.luau checks its kept copy). */
-export const SCRIPT_SHA256_HEADER = 'X-Script-SHA256';
+const SCRIPT_SHA256_HEADER = 'X-Script-SHA256';
 
 /** The 404 of a valid key whose project has no version yet: nothing to run, no use counted. */
 export const NO_VERSION_YET = 'This script has no version yet: the publisher has not uploaded one';

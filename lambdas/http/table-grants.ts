@@ -28,7 +28,7 @@ export type TableGrant =
  * AWS counts what a request returns among the attributes it accesses (`dynamodb:Attributes`, "Using IAM policy
  * conditions for fine-grained access control", https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
  */
-export type LimitedReturnValues = 'NONE' | 'UPDATED_OLD' | 'UPDATED_NEW';
+type LimitedReturnValues = 'NONE' | 'UPDATED_OLD' | 'UPDATED_NEW';
 
 /** What an item grant may further limit: the attributes a request names, and the ReturnValues it asks for. */
 export interface ItemLimits {

@@ -67,7 +67,10 @@ export const clock = (): number => unixSeconds();
 /** A handler built on its first invocation, so importing an entry point (in tests, locally, at synth) needs no setting. */
 export function lazyHandler<Handler extends (...args: never[]) => unknown>(build: () => Handler): Handler {
   let built: Handler | undefined;
-  return ((...args: Parameters<Handler>) => (built ??= build())(...args)) as Handler;
+  return ((...args: Parameters<Handler>) => {
+    built ??= build();
+    return built(...args);
+  }) as Handler;
 }
 
 /**
@@ -76,15 +79,17 @@ export function lazyHandler<Handler extends (...args: never[]) => unknown>(build
  */
 let keySecret: Promise<Uint8Array> | undefined;
 const awsKeySecret: KeySecret = {
-  get: () =>
-    (keySecret ??= new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: settings.keySecretArn() })).then(({ SecretString }) => {
+  get: () => {
+    keySecret ??= new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: settings.keySecretArn() })).then(({ SecretString }) => {
       if (!SecretString) throw new Error('The key secret has no SecretString');
       return Buffer.from(SecretString, 'utf8');
-    })).catch((error: unknown) => {
+    });
+    return keySecret.catch((error: unknown) => {
       // A failed fetch is not kept: the next call tries again.
       keySecret = undefined;
       throw error;
-    }),
+    });
+  },
 };
 
 export const awsApiDeps = (): ApiDeps => ({ stores: awsStores(), keySecret: awsKeySecret, now: clock, logger: awsLogger('developer-api') });

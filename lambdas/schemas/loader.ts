@@ -5,7 +5,7 @@ import { MAX_EXECUTOR_LENGTH, MAX_REQUEST_MS, MAX_RUNS_IN_SESSION } from './tele
 /** The loader key check, `POST /v1/loader/validate` (DESIGN.md, "Loader key check"). */
 
 /** Longest key value read: far past the values this service makes (36 characters), and a bound on hashing. */
-export const MAX_KEY_VALUE_LENGTH = 256;
+const MAX_KEY_VALUE_LENGTH = 256;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 const required = (field: string, type: string) => (issue: { input: unknown }) =>

@@ -16,7 +16,7 @@ export const MAX_CLOCK_SKEW_SECONDS = 300;
  */
 export const MAX_RECORD_AGE_SECONDS = 8 * 86_400;
 /** The most validations one record may stand for: a minute of one key at the address limit, with room to spare. */
-export const MAX_VALIDATIONS_PER_RECORD = 10_000;
+const MAX_VALIDATIONS_PER_RECORD = 10_000;
 /** An executor's name, as the loader check also takes it (DESIGN.md: 1 to 100 characters). */
 export const MAX_EXECUTOR_LENGTH = 100;
 
@@ -58,7 +58,7 @@ export const MAX_REQUEST_MS = 300_000;
 /** The most runs of a stub one executor session may report: a run a second for eleven days. */
 export const MAX_RUNS_IN_SESSION = 1_000_000;
 /** How a stub's previous script request reached the server, as the service judges it (lambdas/domain/loader-timing.ts). */
-export const CONNECTION_READINGS = ['reused', 'new', 'unknown'] as const;
+const CONNECTION_READINGS = ['reused', 'new', 'unknown'] as const;
 export type ConnectionReading = (typeof CONNECTION_READINGS)[number];
 
 const requestMs = (field: string) =>
@@ -84,7 +84,7 @@ export const CheckTimingSchema = z.object({
 export type CheckTiming = z.infer<typeof CheckTimingSchema>;
 
 /** An execution's timing: the stub's figures, and what the service reads from them of the previous request's connection. */
-export const ExecutionTimingSchema = z.object({
+const ExecutionTimingSchema = z.object({
   ...CheckTimingSchema.shape,
   previousConnection: z.enum(CONNECTION_READINGS, { error: `previousConnection must be one of ${CONNECTION_READINGS.join(', ')}` }),
 });

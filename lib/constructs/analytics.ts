@@ -21,9 +21,9 @@ export interface AnalyticsProps {
 }
 
 /** 00:05 UTC daily: a few minutes' margin after midnight for the day's last telemetry to land. */
-export const DAILY_DETECTOR_CRON = { minute: '5', hour: '0' } as const;
+const DAILY_DETECTOR_CRON = { minute: '5', hour: '0' } as const;
 /** Every hour at :02 (DIGEST_DELAY_SECONDS): the digest of the hour that just ended. */
-export const ALERT_DIGEST_CRON = { minute: String(DIGEST_DELAY_SECONDS / 60) } as const;
+const ALERT_DIGEST_CRON = { minute: String(DIGEST_DELAY_SECONDS / 60) } as const;
 
 /**
  * Telemetry to analytics events: the telemetry queue the loader check writes to and the function that ingests it in

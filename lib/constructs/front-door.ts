@@ -12,7 +12,7 @@ import { ORIGIN_VERIFY_HEADER } from '#http/http-api';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 
 /** The console's files and, once its function exists, the origin of `/console/api/*` (contract §2). */
-export interface ConsoleHosting {
+interface ConsoleHosting {
   /** What `buildConsole(outDir)` wrote (index.html and its assets), deployed under `console/` in a private bucket. */
   files: s3deploy.ISource;
   /** The console API (`lambdas/functions/console-api.ts`): its function URL or HTTP API as an origin. */
@@ -46,7 +46,7 @@ export const CONSOLE_CACHE_SECONDS = 86_400;
  * What a browser may load on the console: its own files and its own API, nothing inline (the build writes no inline
  * script or style), nothing framing it. The API answers carry it too, where it forbids everything they never use.
  */
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

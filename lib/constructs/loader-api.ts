@@ -13,7 +13,7 @@ import { KEEP_UNLESS_JUST_CREATED } from './keep';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';
 
 /** A publisher's own domain for the API: one base URL for the owner API and the loader routes. */
-export interface CustomDomain {
+interface CustomDomain {
   domainName: string;
   /** An ACM certificate of `domainName` in the stack's Region (a regional domain). */
   certificateArn: string;

@@ -6,7 +6,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 
 /** Root of the Lambda sources; every function's entry is a file under it. */
-export const LAMBDAS_DIR = fileURLToPath(new URL('../../lambdas/', import.meta.url));
+const LAMBDAS_DIR = fileURLToPath(new URL('../../lambdas/', import.meta.url));
 const LOCK_FILE = fileURLToPath(new URL('../../package-lock.json', import.meta.url));
 
 /**

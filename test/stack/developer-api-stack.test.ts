@@ -219,7 +219,7 @@ describe('gateway responses', () => {
     const { status, error } = GATEWAY_RESPONSES[type];
     const response = ofType('AWS::ApiGateway::GatewayResponse').find(([, r]) => r.Properties.ResponseType === type)?.[1];
     expect(response?.Properties.StatusCode).toBe(status === undefined ? undefined : String(status));
-    const template = (response?.Properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
+    const template = (response!.Properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
     const serverSide = type === 'DEFAULT_5XX' || (status !== undefined && status >= 500);
     expect(JSON.parse(template)).toEqual(serverSide ? { error, request_id: '$context.requestId' } : { error });
     const headers = response?.Properties.ResponseParameters as Record<string, string>;
@@ -229,7 +229,7 @@ describe('gateway responses', () => {
   it.each(['THROTTLED', 'QUOTA_EXCEEDED'] as const)("%s is a 429 with the handlers' 429 error, Retry-After and RateLimit headers", async (type) => {
     const response = ofType('AWS::ApiGateway::GatewayResponse').find(([, r]) => r.Properties.ResponseType === type)?.[1];
     expect(response?.Properties.StatusCode).toBe('429');
-    expect(JSON.parse((response?.Properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '')).toEqual({ error: RATE_LIMIT_MESSAGE });
+    expect(JSON.parse((response!.Properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '')).toEqual({ error: RATE_LIMIT_MESSAGE });
     const mapped = Object.fromEntries(
       Object.entries(response?.Properties.ResponseParameters as Record<string, string>).map(([name, value]) => [
         name.replace('gatewayresponse.header.', ''),
@@ -464,7 +464,7 @@ describe('the loader key check', () => {
   it("counts bulk revokes whose audit entry could not be completed, from the revoke-bulk function's log, with an alarm", () => {
     const filters = ofType('AWS::Logs::MetricFilter').filter(([, filter]) => filter.Properties.FilterPattern === `{ $.message = "${AUDIT_UNSETTLED}" }`);
     expect(filters).toHaveLength(1);
-    const metricName = (filters[0]?.[1].Properties.MetricTransformations as { MetricName: string }[])[0]?.MetricName;
+    const metricName = (filters[0]![1].Properties.MetricTransformations as { MetricName: string }[])[0]?.MetricName;
     const alarms = ofType('AWS::CloudWatch::Alarm').filter(([, alarm]) => alarm.Properties.MetricName === metricName);
     expect(alarms).toHaveLength(1);
     expect(alarms[0]?.[1].Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });

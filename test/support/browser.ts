@@ -17,7 +17,7 @@ const CANDIDATES: Partial<Record<NodeJS.Platform, string[]>> = {
 };
 
 /** The browser the page tests drive (playwright-core brings none; `npx playwright install` needs a download). */
-export const BROWSER_PATH: string | undefined = [process.env.CHROME_PATH ?? '', ...(CANDIDATES[process.platform] ?? [])].find(
+const BROWSER_PATH: string | undefined = [process.env.CHROME_PATH ?? '', ...(CANDIDATES[process.platform] ?? [])].find(
   (path) => path !== '' && existsSync(path),
 );
 

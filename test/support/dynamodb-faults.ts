@@ -34,7 +34,7 @@ export const DYNAMO_FAULTS = {
 export type DynamoFaultName = keyof typeof DYNAMO_FAULTS;
 
 /** One call as the transport saw it: the operation (`GetItem`, `UpdateItem`, ...) and whether it was failed. */
-export interface TransportCall {
+interface TransportCall {
   operation: string;
   injected?: DynamoFaultName;
 }

@@ -29,7 +29,7 @@ export const TEST_STAGE = 'v1';
 
 export type RouteEntry = Route['entry'];
 
-export function routeOf(entry: RouteEntry): Route {
+function routeOf(entry: RouteEntry): Route {
   const route = ROUTES.find((candidate) => candidate.entry === entry);
   if (!route) throw new Error(`No route with entry ${entry}`);
   return route;

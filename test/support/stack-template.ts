@@ -23,7 +23,7 @@ export function synthesizeApiStack(context: Record<string, unknown> = {}, env?: 
 type Ref = { Ref: string };
 
 /** The logical id prefix of CDK's BucketDeployment handler, a singleton at the stack's root. */
-export const CDK_DEPLOYMENT_HANDLER = 'CustomCDKBucketDeployment';
+const CDK_DEPLOYMENT_HANDLER = 'CustomCDKBucketDeployment';
 
 export const actionsOf = (statement: Statement) => [statement.Action].flat();
 

@@ -94,7 +94,7 @@ describe('openapi.json', () => {
     const loader = document.paths[VALIDATE_ROUTE.path]?.[VALIDATE_ROUTE.method.toLowerCase()];
     expect(loader).toMatchObject({ tags: ['Loader'], security: [], parameters: [] });
     const examples =
-      (loader?.responses[200] as { content: Record<string, { examples: Record<string, { value: { code: string } }> }> }).content['application/json']
+      (loader!.responses[200] as { content: Record<string, { examples: Record<string, { value: { code: string } }> }> }).content['application/json']
         ?.examples ?? {};
     expect(
       Object.values(examples)

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Key } from '#schemas/resources';
 import type { ListKeysResponse } from '#schemas/responses';
 
 /** Ids shaped like the ones the service makes (`<prefix>_` + 20 hex), shared by the examples of every operation. */
@@ -18,20 +19,23 @@ export const EXAMPLE_FINGERPRINT = createHash('sha256').update('example-machine-
 /** A ban as the key detail and a banned key's refusal show it. */
 export const EXAMPLE_BAN = { reason: 'Shared the key in a public server', until: 1764480000 };
 
-/** The key list's example; the key detail's examples extend its first key. */
+/** The first key of the key list's example, which the key detail's examples extend. */
+export const EXAMPLE_LISTED_KEY = {
+  id: EXAMPLE.keyId,
+  user_hash: 'c0535e4be2b79ffd93291305436bf889314e4a3faec05ecffcbb7df31ad9e51a',
+  tier: 'standard',
+  watermark: EXAMPLE.watermark,
+  issued_at: 1763788800,
+  expires_at: 1766380800,
+  max_uses: null,
+  current_uses: 12,
+  revoked: 0,
+} satisfies Key;
+
+/** The key list's example. */
 export const listKeysExample = {
   keys: [
-    {
-      id: EXAMPLE.keyId,
-      user_hash: 'c0535e4be2b79ffd93291305436bf889314e4a3faec05ecffcbb7df31ad9e51a',
-      tier: 'standard',
-      watermark: EXAMPLE.watermark,
-      issued_at: 1763788800,
-      expires_at: 1766380800,
-      max_uses: null,
-      current_uses: 12,
-      revoked: 0,
-    },
+    EXAMPLE_LISTED_KEY,
     {
       id: EXAMPLE.otherKeyId,
       user_hash: '5feceb66ffc86f38d952786c6d696c79c2dbc239dd4e91b46729d73a27fb57e9',

@@ -1,7 +1,15 @@
 import * as z from 'zod/mini';
 import type { Route } from '#http/routes';
 import { WATERMARK_PATTERN } from '#schemas/formats';
-import { LOADER_TIMING_DESCRIPTION, LoaderCheckBanned, LoaderCheckRefused, LoaderCheckRequest, LoaderCheckResponse, LoaderCheckValid, LoaderScriptRefused } from '#schemas/loader';
+import {
+  LOADER_TIMING_DESCRIPTION,
+  LoaderCheckBanned,
+  LoaderCheckRefused,
+  LoaderCheckRequest,
+  LoaderCheckResponse,
+  LoaderCheckValid,
+  LoaderScriptRefused,
+} from '#schemas/loader';
 import { RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
 import { IssuedKeySchema, KeyDetailSchema, KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import { ErrorResponse, ListKeysResponse, ListVersionsResponse, RevokeBulkResponse, RollbackResponse } from '#schemas/responses';

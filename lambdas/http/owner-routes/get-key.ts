@@ -1,6 +1,6 @@
 import { KeyNotFound } from '#domain/errors';
 import { keyDetail } from '#domain/selling-keys';
-import { EXAMPLE, EXAMPLE_BAN, EXAMPLE_FINGERPRINT, listKeysExample } from '#http/openapi/examples';
+import { EXAMPLE, EXAMPLE_BAN, EXAMPLE_FINGERPRINT, EXAMPLE_LISTED_KEY } from '#http/openapi/examples';
 import { unknownQuery } from '#http/openapi/operation-doc';
 import { defineOwnerRoute } from '#http/owner-route';
 import { NoQuery } from '#schemas/requests';
@@ -27,7 +27,7 @@ export const getKeyRoute = defineOwnerRoute({
       description: 'The key.',
       example: {
         key: {
-          ...listKeysExample.keys[0]!,
+          ...EXAMPLE_LISTED_KEY,
           note: 'SellAuth order 48213',
           discord_id: '123456789012345678',
           max_fingerprints: 1,

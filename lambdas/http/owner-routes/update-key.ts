@@ -1,7 +1,7 @@
 import { UPDATED_ATTRIBUTES } from '#adapters/layout';
 import { KeyNotFound } from '#domain/errors';
 import { updateKey } from '#domain/key-lifecycle';
-import { EXAMPLE, listKeysExample } from '#http/openapi/examples';
+import { EXAMPLE, EXAMPLE_LISTED_KEY } from '#http/openapi/examples';
 import { invalid } from '#http/openapi/operation-doc';
 import { defineOwnerRoute } from '#http/owner-route';
 import { RECORD_AUDIT } from '#http/table-grants';
@@ -45,7 +45,7 @@ export const updateKeyRoute = defineOwnerRoute({
       description: 'The key after the edit.',
       example: {
         key: {
-          ...listKeysExample.keys[0]!,
+          ...EXAMPLE_LISTED_KEY,
           note: 'SellAuth order 48213 (renewed)',
           discord_id: '123456789012345678',
           max_fingerprints: 2,

@@ -8,7 +8,7 @@ import { errorContent } from '#http/openapi/responses';
 import { headerRef, JSON_TYPE, type Operation, schemaRef } from '#http/openapi/types';
 import { definePublicRoute } from '#http/public-route';
 import { REFUSAL_CODES } from '#schemas/loader';
-import { VALIDATE_ROUTE } from './validate';
+import { keyCheckFailures, VALIDATE_ROUTE } from './validate';
 
 /**
  * Script delivery (DESIGN.md, "Script delivery"): public like the check it makes, served by the loader's function.
@@ -28,6 +28,7 @@ export const SCRIPT_ROUTE = definePublicRoute({
   ],
   openapi: (): Operation => {
     const check = VALIDATE_ROUTE.openapi();
+    const failures = keyCheckFailures();
     const versionHeaders = {
       ETag: headerRef('ETag'),
       'X-Version-Id': headerRef('X-Version-Id'),
@@ -63,7 +64,7 @@ export const SCRIPT_ROUTE = definePublicRoute({
           },
         },
         304: { description: 'The copy named by `If-None-Match` is current: no body (one use counted).', headers: versionHeaders },
-        400: check.responses[400]!,
+        400: failures[400],
         403: {
           description: 'The key may not run: a sentence for the buyer, and the code. No use counted, no script bytes.',
           content: {
@@ -82,9 +83,9 @@ export const SCRIPT_ROUTE = definePublicRoute({
           description: 'A valid key of a project with no version yet (no use counted).',
           content: errorContent({ none: { summary: 'No version yet', value: { error: NO_VERSION_YET } } }),
         },
-        413: check.responses[413]!,
-        429: check.responses[429]!,
-        500: check.responses[500]!,
+        413: failures[413],
+        429: failures[429],
+        500: failures[500],
       },
     };
   },

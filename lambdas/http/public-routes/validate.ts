@@ -8,11 +8,43 @@ import { MAX_BODY_BYTES } from '#http/middlewares';
 import { EXAMPLE, EXAMPLE_FINGERPRINT } from '#http/openapi/examples';
 import { type ErrorExample, firstIssue } from '#http/openapi/operation-doc';
 import { BODY_FAILS_WITH, errorContent, errorExamples } from '#http/openapi/responses';
-import { headerRef, JSON_TYPE, type Operation, responseRef, schemaRef } from '#http/openapi/types';
+import { headerRef, JSON_TYPE, type Operation, type Ref, type ResponseObject, responseRef, schemaRef } from '#http/openapi/types';
 import { definePublicRoute } from '#http/public-route';
 import { LoaderCheckRequest } from '#schemas/loader';
 
 const invalidBody = (summary: string, input: unknown): ErrorExample => ({ summary, error: new InvalidInput(firstIssue(LoaderCheckRequest, input)) });
+
+/**
+ * The failures every key-checking route answers alike (the check's 400, 413, 429 and 500): the script fetch reuses them.
+ */
+export function keyCheckFailures(): Record<400 | 413 | 429 | 500, ResponseObject | Ref> {
+  const tooMany: ErrorExample[] = [
+    { summary: 'Over the per-key limit', error: new RateLimited(42, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`) },
+    {
+      summary: 'Over the per-address limit',
+      error: new RateLimited(42, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`),
+    },
+    {
+      summary: 'Too many unknown keys from one address',
+      error: new RateLimited(42, `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute`),
+    },
+  ];
+  const invalid: ErrorExample[] = [
+    invalidBody('No key', { project_id: EXAMPLE.projectId, fingerprint: EXAMPLE_FINGERPRINT, executor: 'Wave' }),
+    invalidBody('A raw machine id instead of its hash', { project_id: EXAMPLE.projectId, key: 'sdk_…', fingerprint: 'HWID-1234', executor: 'Wave' }),
+    ...BODY_FAILS_WITH,
+  ];
+  return {
+    400: { description: ERROR_STATUSES.InvalidInput.description, content: errorContent(errorExamples(invalid)) },
+    413: responseRef('PayloadTooLarge'),
+    429: {
+      description: 'Past a limit; wait `Retry-After` seconds.',
+      headers: { 'Retry-After': headerRef('Retry-After') },
+      content: errorContent(errorExamples(tooMany)),
+    },
+    500: responseRef('InternalError'),
+  };
+}
 
 /** The loader's key check (DESIGN.md, "Loader key check"): public, no bearer token, served by the loader's function. */
 export const VALIDATE_ROUTE = definePublicRoute({
@@ -27,22 +59,6 @@ export const VALIDATE_ROUTE = definePublicRoute({
     { actions: ['dynamodb:UpdateItem'], partitions: ['rateWindow'], attributes: UPDATED_ATTRIBUTES.rateWindow, returnValues: RATE_WINDOW_RETURN_VALUES },
   ],
   openapi: (): Operation => {
-    const tooMany: ErrorExample[] = [
-      { summary: 'Over the per-key limit', error: new RateLimited(42, `Too many checks of this key: at most ${LOADER_LIMITS.perKeyPerMinute} per minute`) },
-      {
-        summary: 'Over the per-address limit',
-        error: new RateLimited(42, `Too many key checks from this address: at most ${LOADER_LIMITS.perAddressPerMinute} per minute`),
-      },
-      {
-        summary: 'Too many unknown keys from one address',
-        error: new RateLimited(42, `Too many unknown keys from this address: at most ${ADDRESS_COUNTING.invalidKeysPerMinute} per minute`),
-      },
-    ];
-    const invalid: ErrorExample[] = [
-      invalidBody('No key', { project_id: EXAMPLE.projectId, fingerprint: EXAMPLE_FINGERPRINT, executor: 'Wave' }),
-      invalidBody('A raw machine id instead of its hash', { project_id: EXAMPLE.projectId, key: 'sdk_…', fingerprint: 'HWID-1234', executor: 'Wave' }),
-      ...BODY_FAILS_WITH,
-    ];
     const refused = (code: string) => ({ summary: code, value: { valid: false, code } });
     return {
       operationId: 'validateKey',
@@ -84,14 +100,7 @@ export const VALIDATE_ROUTE = definePublicRoute({
             },
           },
         },
-        400: { description: ERROR_STATUSES.InvalidInput.description, content: errorContent(errorExamples(invalid)) },
-        413: responseRef('PayloadTooLarge'),
-        429: {
-          description: 'Past a limit; wait `Retry-After` seconds.',
-          headers: { 'Retry-After': headerRef('Retry-After') },
-          content: errorContent(errorExamples(tooMany)),
-        },
-        500: responseRef('InternalError'),
+        ...keyCheckFailures(),
       },
     };
   },
