@@ -27,37 +27,25 @@ export interface StackInfo {
   discordPublicKey: string;
 }
 
+/** StackInfo's fields in the file's order: the file holds these and nothing else the caller's object may carry. */
+const STACK_INFO_FIELDS = [
+  'baseUrl',
+  'consoleUrl',
+  'token',
+  'ownerId',
+  'projectId',
+  'dynamodbEndpoint',
+  'tableName',
+  'inboxUrl',
+  'demoKey',
+  'demoKeyId',
+  's3Endpoint',
+  'bucketName',
+  'discordPublicKey',
+] as const satisfies readonly (keyof StackInfo)[];
+
 function stackInfoJson(info: StackInfo): string {
-  const {
-    baseUrl,
-    consoleUrl,
-    token,
-    ownerId,
-    projectId,
-    dynamodbEndpoint,
-    tableName,
-    inboxUrl,
-    demoKey,
-    demoKeyId,
-    s3Endpoint,
-    bucketName,
-    discordPublicKey,
-  } = info;
-  const fields = {
-    baseUrl,
-    consoleUrl,
-    token,
-    ownerId,
-    projectId,
-    dynamodbEndpoint,
-    tableName,
-    inboxUrl,
-    demoKey,
-    demoKeyId,
-    s3Endpoint,
-    bucketName,
-    discordPublicKey,
-  };
+  const fields = Object.fromEntries(STACK_INFO_FIELDS.map((field) => [field, info[field]]));
   return `${JSON.stringify(fields, null, 2)}\n`;
 }
 
