@@ -564,19 +564,24 @@ function stateOf(key: CheckedKey): KeyState {
 
 // ---- Script delivery ----
 
-/** Version scripts in memory, for tests whose subject is not where scripts live (the delivery tests use s3rver). */
+/**
+ * Version scripts in memory, for tests whose subject is not where scripts live (the delivery tests use s3rver).
+ * It keeps and answers copies, as S3 does: a caller's buffer changed after a put, or an answer changed after a get,
+ * changes nothing stored.
+ */
 export class MemoryScriptStore implements ScriptStore {
   private readonly objects = new Map<string, Uint8Array>();
   /** GetObject calls made, as a wrapped S3 client counts them. */
   gets = 0;
 
   async put(object: ScriptObject, body: Uint8Array): Promise<void> {
-    this.objects.set(`${object.projectId}/${object.versionId}`, body);
+    this.objects.set(`${object.projectId}/${object.versionId}`, new Uint8Array(body));
   }
 
   async get(object: ScriptObject): Promise<Uint8Array | undefined> {
     this.gets += 1;
-    return this.objects.get(`${object.projectId}/${object.versionId}`);
+    const stored = this.objects.get(`${object.projectId}/${object.versionId}`);
+    return stored && new Uint8Array(stored);
   }
 
   async delete(object: ScriptObject): Promise<void> {
