@@ -34,6 +34,7 @@ const SCRIPT_FETCH_SETTINGS = {
   ],
   /** Keys per project, round-robin, so no key nears its 120 checks a minute. */
   keys: 300,
+  /** Validate calls before measuring; every key is also fetched once first (see below). */
   warmup: 50,
   sequential: 200,
   concurrent: 800,
@@ -146,7 +147,15 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
         const { ms, result } = await timed(() => handler(eventFor(projectId, keys[next++ % keys.length] ?? ''), lambdaContext(NAME)));
         return { ms, status: result.statusCode };
       };
-      await mapBounded(Array.from({ length: s.warmup }), s.concurrency, () => call(fetchScript));
+      // A key's first fetch in a container also reads its watermark, beside the write (the same round trip); the
+      // container keeps it, so a buyer's later runs don't. Measured once here, on the second key (the first fetch of
+      // all also loads the version into the container's cache); then every key is fetched once, so the figures below
+      // are the steady state of a container that has served these keys before.
+      await call(fetchScript);
+      recorder.take();
+      await call(fetchScript);
+      const firstFetch = recorder.take();
+      await mapBounded(Array.from({ length: s.keys - 2 }), s.concurrency, () => call(fetchScript));
       await mapBounded(Array.from({ length: s.warmup }), s.concurrency, () => call(validate));
       getObjects = 0;
       recorder.take();
@@ -201,6 +210,9 @@ async function benchHandlers(table: BenchTable, log: (line: string) => void) {
         }),
         row(NAME, `${size.label}: DynamoDB requests per fetch`, round(meanDynamo, 2), '', {
           note: "the pointer and the key's write, at once; the version and body come from the cache, the address window is written only for a busy address",
+        }),
+        row(NAME, `${size.label}: DynamoDB requests, a key's first fetch in a container`, firstFetch.requests, '', {
+          note: `${firstFetch.inARow} round trip(s) in a row: the watermark read goes beside the write and the pointer (the version already cached)`,
         }),
         row(NAME, `${size.label}: S3 GetObject calls per fetch once warm`, round(getObjects / fetched, 4), '', {
           target: { op: '<=', limit: 0 },
