@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { MAX_KEYS_PER_DASHBOARD_ISSUE, MAX_VERSION_NOTES_LENGTH } from '#dashboard/commands/input';
+import { MAX_KEYS_PER_DASHBOARD_ISSUE } from '#dashboard/commands/input';
 import { GRANULARITY, TOP_NAMES } from '#domain/analytics/stats';
 import { CONSOLE_RATE_LIMIT, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS } from '#domain/console-session';
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
@@ -15,6 +15,7 @@ import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { revokeBulkRoute } from '#http/owner-routes/revoke-bulk';
 import { API_FUNCTION_TIMEOUT_SECONDS, timeoutSecondsOf } from '#http/routes';
+import { MAX_VERSION_NOTES_LENGTH } from '#schemas/console';
 import { BAN_REASON_LENGTH, KEYS_PAGE, MAX_FINGERPRINTS, MAX_KEYS_PER_API_ISSUE, MAX_NOTE_LENGTH } from '#schemas/requests';
 import {
   ACCOUNT_API_RATE,
@@ -174,7 +175,11 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
     'Dashboard CLI',
     [
       ['Keys per `keys issue`', number(MAX_KEYS_PER_DASHBOARD_ISSUE), '`MAX_KEYS_PER_DASHBOARD_ISSUE` (dashboard/commands/input.ts)'],
-      ["A version's notes", `${number(MAX_VERSION_NOTES_LENGTH)} characters`, '`MAX_VERSION_NOTES_LENGTH` (dashboard/commands/input.ts)'],
+      [
+        "A version's notes",
+        `${number(MAX_VERSION_NOTES_LENGTH)} characters`,
+        '`MAX_VERSION_NOTES_LENGTH` (lambdas/schemas/console.ts; the dashboard and the console)',
+      ],
     ],
   ],
 ];

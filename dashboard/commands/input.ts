@@ -12,8 +12,6 @@ import { PATH_ID_PATTERN, printableTextProblem } from '#schemas/formats';
 /** Keys one `keys issue` call may create: enough for any real batch, small enough to print. */
 export const MAX_KEYS_PER_DASHBOARD_ISSUE = 10_000;
 export const MAX_PROJECT_NAME_LENGTH = 100;
-/** A Discord embed field value holds 1024 characters; the notes are shown in one. */
-export const MAX_VERSION_NOTES_LENGTH = 1024;
 /** Spec §2.1 shows no tier but `standard`. */
 export const KEY_TIERS = ['standard'] as const;
 /** Past this a timestamp is in milliseconds, not the Unix seconds the API uses. */

@@ -4,7 +4,8 @@ import type { Command } from '#dashboard/command';
 import { CommandError, oneLine } from '#dashboard/context';
 import { newId } from '#domain/ids';
 import { publishScript, scriptFileProblem } from '#domain/scripts';
-import { MAX_VERSION_NOTES_LENGTH, printableText, projectId, requireProject } from './input';
+import { MAX_VERSION_NOTES_LENGTH } from '#schemas/console';
+import { printableText, projectId, requireProject } from './input';
 
 /** The file's bytes, checked to be a script; anything else is one line naming the problem. */
 async function scriptFile(path: string): Promise<Uint8Array> {

@@ -22,7 +22,7 @@ export const RevokeSelectedBody = z.object({
 });
 
 /** A Discord embed field value holds 1024 characters; a version's notes are shown in one (as `versions upload`). */
-const MAX_VERSION_NOTES_LENGTH = 1024;
+export const MAX_VERSION_NOTES_LENGTH = 1024;
 export const UploadBody = z.object({
   size_bytes: z
     .int({ error: 'size_bytes must be a whole number of bytes' })
