@@ -48,6 +48,8 @@ export interface LocalStackOptions {
   onFetch?: FetchReporter;
   /** The local Discord application's key pair; `.local/discord-key.pem` of the repository by default. */
   discordKeyFile?: string;
+  /** How often the counted checks' stream is read (its poller's default when absent): a test pacing checks one by one reads it sooner. */
+  checkStreamPollMs?: number;
 }
 
 export interface LocalStack extends StackInfo {
@@ -125,7 +127,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => delivery.stop());
     const telemetry = startTelemetryPipeline({ store: stores.telemetry });
     stops.push(() => telemetry.stop());
-    const checkIngest = await startCheckStreamIngest({ endpoint: dynamodb.endpoint, tableName, store: stores.telemetry });
+    const checkIngest = await startCheckStreamIngest({
+      endpoint: dynamodb.endpoint,
+      tableName,
+      store: stores.telemetry,
+      pollIntervalMs: options.checkStreamPollMs,
+    });
     stops.push(() => checkIngest.stop());
     const dailyDetector = startDailyDetectorTimer({
       store: stores.telemetry,

@@ -66,6 +66,8 @@ export async function startCheckStreamIngest(options: {
   store: TelemetryStore;
   now?: () => number;
   autoPoll?: boolean;
+  /** How often the stream is read (the poller's default when absent). */
+  pollIntervalMs?: number;
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   /** Each batch's ingest result, for a test or a bench that counts what arrived. */
   onIngested?: (result: IngestResult, checks: number) => void;
@@ -88,6 +90,7 @@ export async function startCheckStreamIngest(options: {
     batchSize: CHECK_STREAM.batchSize,
     retryAttempts: CHECK_STREAM.retryAttempts,
     autoPoll: options.autoPoll,
+    pollIntervalMs: options.pollIntervalMs,
     handler: async (event) => {
       const result = await ingest(event);
       ingested += result.checks;
