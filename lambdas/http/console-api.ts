@@ -16,7 +16,8 @@ import {
   sessionRateBucket,
   sessionSecretOf,
 } from '#domain/console-session';
-import { DomainError, InvalidInput, KeyNotFound, RateLimited, Unauthenticated } from '#domain/errors';
+import { discordLinkProblem, linkDiscord, unlinkDiscord } from '#domain/discord/link';
+import { DomainError, InvalidInput, KeyNotFound, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
 import { newId } from '#domain/ids';
 import {
   classifySearch,
@@ -30,7 +31,17 @@ import {
   statusMatches,
 } from '#domain/key-search';
 import type { Caller, KeyDetail, Project } from '#domain/model';
-import type { ConsoleReads, PendingUpload, ScriptStore, SessionStore, TokenWrites, UploadStaging, UploadStore } from '#domain/ports';
+import type {
+  ConsoleReads,
+  DiscordLink,
+  DiscordLinkStore,
+  PendingUpload,
+  ScriptStore,
+  SessionStore,
+  TokenWrites,
+  UploadStaging,
+  UploadStore,
+} from '#domain/ports';
 import { openProject, revokeBulkAudited } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
 import { publishScript, scriptFileProblem, sha256Hex, type VersionWriter } from '#domain/scripts';
@@ -42,6 +53,7 @@ import {
   AddWebhookBody,
   AuditQuery,
   CreateTokenBody,
+  DiscordLinkBody,
   EditWebhookBody,
   LeakFindBody,
   LeakRevokeBody,
@@ -56,6 +68,7 @@ import { type ApiDeps, CONSOLE } from './api-handler';
 import { errorHeadersOf, statusOf } from './error-statuses';
 import { proxyEventOfHttpApi } from './http-api';
 import { parse } from './middlewares';
+import { interactionsUrlOf } from './public-routes';
 import { SECURITY_HEADERS } from './responses';
 import { createRouteHandlers, ROUTES } from './routes';
 
@@ -108,6 +121,8 @@ export interface ConsoleDeps extends ApiDeps {
       deleteWebhook(projectId: string, webhookId: string): Promise<boolean>;
     };
     versions: VersionWriter;
+    /** The project's Discord application link (lambdas/adapters/discord-store.ts). */
+    discord: DiscordLinkStore;
     auditEntries: { list(subject: AuditSubject, limit: number): Promise<AuditEntry[]> };
   };
   scripts: ScriptStore;
@@ -373,6 +388,55 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
       return json({ stub_url: stubUrl, line: `script_key = "KEY"\nloadstring(game:HttpGet("${stubUrl}"))()` });
     },
   },
+  // The project's Discord application (DESIGN.md, "Buyers help themselves in Discord"), as `discord link` and
+  // `discord unlink` set it: the interactions URL to paste into Discord's developer portal, the key and the cooldown.
+  {
+    method: 'GET',
+    path: '/projects/{id}/discord',
+    run: async (request, deps) => {
+      const project = await projectOf(request, deps);
+      return json(discordLinkAnswer(await deps.stores.discord.discordLink(project.id), deps.loaderBaseUrl, project.id));
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/projects/{id}/discord',
+    need: write('linking Discord'),
+    run: async (request, deps) => {
+      const project = await projectOf(request, deps);
+      const body = parse(DiscordLinkBody, bodyOf(request.event));
+      const linkRequest = {
+        publicKey: body.public_key,
+        ...(body.application_id === undefined ? {} : { applicationId: body.application_id }),
+        ...(body.reset_cooldown === undefined ? {} : { resetCooldown: body.reset_cooldown }),
+      };
+      const problem = discordLinkProblem(linkRequest);
+      if (problem) throw new InvalidInput(problem);
+      const link = await linkDiscord(deps.stores.discord, project.id, linkRequest, request.now);
+      if (!link) throw new ProjectNotFound();
+      // The entry the dashboard's `discord link` writes (dashboard/audited.ts), with the console as its source.
+      await audit(
+        deps,
+        request,
+        project,
+        AUDIT_ACTIONS.linkDiscord,
+        { public_key: link.publicKey, application_id: link.applicationId },
+        { reset_cooldown: link.resetCooldown },
+      );
+      return json(discordLinkAnswer(link, deps.loaderBaseUrl, project.id));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/projects/{id}/discord',
+    need: write('unlinking Discord'),
+    run: async (request, deps) => {
+      const project = await projectOf(request, deps);
+      if (!(await unlinkDiscord(deps.stores.discord, project.id))) throw new ProjectNotFound();
+      await audit(deps, request, project, AUDIT_ACTIONS.unlinkDiscord, {}, { unlinked: true });
+      return { status: 204 };
+    },
+  },
   { method: 'GET', path: '/projects/{id}/keys/search', run: searchKeys },
   {
     method: 'POST',
@@ -628,6 +692,16 @@ function parseEvents(events: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** A project's Discord link as the console shows it; every field null while the project has none. */
+function discordLinkAnswer(link: DiscordLink | undefined, loaderBaseUrl: string, projectId: string) {
+  return {
+    public_key: link?.publicKey ?? null,
+    application_id: link?.applicationId ?? null,
+    reset_cooldown: link?.resetCooldown ?? null,
+    interactions_url: link ? interactionsUrlOf(loaderBaseUrl, projectId) : null,
+  };
 }
 
 async function audit(

@@ -60,3 +60,13 @@ export const AuditQuery = z.object({
 });
 
 export const CreateTokenBody = z.object({ scope: z._default(z.enum(['read', 'write'], { error: 'scope must be read or write' }), 'write') });
+
+/**
+ * `PUT /projects/{id}/discord`: the project's Discord application, as `discord link` takes it. The forms (64 hex, an
+ * application id, the cooldown's range) are the rule's to judge: discordLinkProblem in lambdas/domain/discord/link.ts.
+ */
+export const DiscordLinkBody = z.object({
+  public_key: text('public_key'),
+  application_id: z.optional(z.nullable(text('application_id'))),
+  reset_cooldown: z.optional(z.number({ error: 'reset_cooldown must be a whole number of seconds' })),
+});

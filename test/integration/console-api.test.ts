@@ -241,6 +241,8 @@ describe('console session', () => {
       [`/projects/${projectId}/versions/uploads`, { body: { size_bytes: 1, sha256: sha256Hex('x') } }],
       [`/projects/${projectId}/leak/revoke`, { body: { watermarks: ['0123456789abcdef'] } }],
       ['/tokens', { body: { scope: 'read' } }],
+      [`/projects/${projectId}/discord`, { method: 'PUT', body: { public_key: 'ab'.repeat(32) } }],
+      [`/projects/${projectId}/discord`, { method: 'DELETE' }],
     ];
     for (const [path, options] of changes) {
       const answer = await call(path, { ...options, cookie });
@@ -389,6 +391,41 @@ describe('console routes', () => {
     expect((await call(`/projects/${projectId}/versions/uploads/${String(mismatch.body?.upload_id)}/commit`, { cookie, body: {} })).body?.error).toMatch(
       /SHA-256/,
     );
+  });
+
+  it("links the project's Discord application, refuses a malformed one naming the field, and unlinks, each audited", async () => {
+    const path = `/projects/${projectId}/discord`;
+    const none = { public_key: null, application_id: null, reset_cooldown: null, interactions_url: null };
+    expect((await call(path, { cookie })).body).toEqual(none);
+    const bad = await call(path, { method: 'PUT', cookie, body: { public_key: 'not-a-key', reset_cooldown: 86_400 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body?.error).toMatch(/^public_key must be the application's public key/);
+    const shortCooldown = await call(path, { method: 'PUT', cookie, body: { public_key: 'AB'.repeat(32), reset_cooldown: 60 } });
+    expect(shortCooldown.status).toBe(400);
+    expect(shortCooldown.body?.error).toMatch(/^reset_cooldown must be whole seconds from 3600/);
+    expect((await call(path, { cookie })).body).toEqual(none);
+
+    const linked = { public_key: 'ab'.repeat(32), application_id: '123456789012345678', reset_cooldown: 7_200 };
+    const interactions = `https://loader.example.com/v1/discord/interactions/${projectId}`;
+    const saved = await call(path, { method: 'PUT', cookie, body: { ...linked, public_key: 'AB'.repeat(32) } });
+    expect(saved).toMatchObject({ status: 200, body: { ...linked, interactions_url: interactions } });
+    expect((await call(path, { cookie })).body).toEqual({ ...linked, interactions_url: interactions });
+    expect(await table.stores.discord.discordLink(projectId)).toMatchObject({ publicKey: linked.public_key, resetCooldown: 7_200 });
+
+    expect((await call(path, { method: 'DELETE', cookie })).status).toBe(204);
+    expect((await call(path, { cookie })).body).toEqual(none);
+    const trail = listOf<{ action: string; source: string; target: unknown; outcome: unknown }>(
+      (await call(`/projects/${projectId}/audit?limit=2`, { cookie })).body?.entries,
+    );
+    expect(trail.map(({ action, source, target, outcome }) => ({ action, source, target, outcome }))).toEqual([
+      { action: 'discord.unlink', source: 'console', target: {}, outcome: { unlinked: true } },
+      {
+        action: 'discord.link',
+        source: 'console',
+        target: { public_key: linked.public_key, application_id: linked.application_id },
+        outcome: { reset_cooldown: 7_200 },
+      },
+    ]);
   });
 
   it('adds, edits, tests and deletes a webhook, its token hidden in every answer', async () => {

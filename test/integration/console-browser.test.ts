@@ -306,6 +306,17 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     expect(await page.getByRole('button', { name: 'Copy', exact: true }).count()).toBe(1);
   });
 
+  it("shows the Discord application's interactions URL and saves a new reset cooldown", async () => {
+    await openProjectPage('loader', 'Loader');
+    await page.getByRole('heading', { name: 'Buyers in Discord' }).waitFor();
+    await page.locator('code', { hasText: `/v1/discord/interactions/${stack.projectId}` }).waitFor();
+    expect(await page.getByLabel('Public key').inputValue()).toBe(stack.discordPublicKey);
+    await page.getByLabel('Reset cooldown (seconds)').fill('7200');
+    await page.getByRole('button', { name: 'Save Discord link' }).click();
+    await page.getByText('Discord link saved').waitFor();
+    expect(await page.getByLabel('Reset cooldown (seconds)').inputValue()).toBe('7200');
+  });
+
   it('draws stats charts with text alternatives and data tables, or says stats are not available yet', async () => {
     await openProjectPage('stats', 'Stats');
     const unavailable = page.getByText('Stats are not available yet');
