@@ -231,52 +231,37 @@ export class FrontDoor extends Construct {
 
   /** `/console` to `/console/`, and a path without a file name to the page: one page serves every console route. */
   private consolePaths(): cloudfront.Function {
-    return new cloudfront.Function(this, 'ConsolePaths', {
-      comment: 'The console page for /console/ and its routes',
-      runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(
-        [
-          'function handler(event) {',
-          '  var request = event.request;',
-          "  if (request.uri === '/console') return { statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '/console/' } } };",
-          "  var name = request.uri.slice(request.uri.lastIndexOf('/') + 1);",
-          "  if (name.indexOf('.') === -1) request.uri = '/console/index.html';",
-          '  return request;',
-          '}',
-        ].join('\n'),
-      ),
-    });
+    return this.viewerRequestFunction('ConsolePaths', 'The console page for /console/ and its routes', [
+      'var request = event.request;',
+      "if (request.uri === '/console') return { statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '/console/' } } };",
+      "var name = request.uri.slice(request.uri.lastIndexOf('/') + 1);",
+      "if (name.indexOf('.') === -1) request.uri = '/console/index.html';",
+      'return request;',
+    ]);
   }
 
   /** The viewer's Host as `x-forwarded-host`, set here so no client's header of that name reaches the console API. */
   private forwardedHost(): cloudfront.Function {
-    return new cloudfront.Function(this, 'ForwardedHost', {
-      comment: "The console's host for the console API's Origin check",
-      runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(
-        [
-          'function handler(event) {',
-          '  var request = event.request;',
-          "  request.headers['x-forwarded-host'] = { value: request.headers.host.value };",
-          '  return request;',
-          '}',
-        ].join('\n'),
-      ),
-    });
+    return this.viewerRequestFunction('ForwardedHost', "The console's host for the console API's Origin check", [
+      'var request = event.request;',
+      "request.headers['x-forwarded-host'] = { value: request.headers.host.value };",
+      'return request;',
+    ]);
   }
 
   private rootToConsole(): cloudfront.Function {
-    return new cloudfront.Function(this, 'RootToConsole', {
-      comment: 'GET / to the console',
+    return this.viewerRequestFunction('RootToConsole', 'GET / to the console', [
+      "if (event.request.uri === '/') return { statusCode: 302, statusDescription: 'Found', headers: { location: { value: '/console/' } } };",
+      'return event.request;',
+    ]);
+  }
+
+  /** A CloudFront function (JavaScript runtime 2.0) whose `handler(event)` runs `body`, one statement a line. */
+  private viewerRequestFunction(id: string, comment: string, body: readonly string[]): cloudfront.Function {
+    return new cloudfront.Function(this, id, {
+      comment,
       runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(
-        [
-          'function handler(event) {',
-          "  if (event.request.uri === '/') return { statusCode: 302, statusDescription: 'Found', headers: { location: { value: '/console/' } } };",
-          '  return event.request;',
-          '}',
-        ].join('\n'),
-      ),
+      code: cloudfront.FunctionCode.fromInline(['function handler(event) {', ...body.map((line) => `  ${line}`), '}'].join('\n')),
     });
   }
 
