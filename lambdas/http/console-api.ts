@@ -16,7 +16,7 @@ import {
   sessionRateBucket,
   sessionSecretOf,
 } from '#domain/console-session';
-import { discordLinkProblem, linkDiscord, unlinkDiscord } from '#domain/discord/link';
+import { linkDiscord, unlinkDiscord } from '#domain/discord/link';
 import { DomainError, InvalidInput, KeyNotFound, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
 import { newId } from '#domain/ids';
 import {
@@ -410,8 +410,6 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
         ...(body.application_id === undefined ? {} : { applicationId: body.application_id }),
         ...(body.reset_cooldown === undefined ? {} : { resetCooldown: body.reset_cooldown }),
       };
-      const problem = discordLinkProblem(linkRequest);
-      if (problem) throw new InvalidInput(problem);
       const link = await linkDiscord(deps.stores.discord, project.id, linkRequest, request.now);
       if (!link) throw new ProjectNotFound();
       // The entry the dashboard's `discord link` writes (dashboard/audited.ts), with the console as its source.

@@ -5,6 +5,7 @@ import { DynamoKeyCheckStore } from '#adapters/key-check-store';
 import { keyOf } from '#adapters/layout';
 import { AddressTally } from '#domain/address-tally';
 import { linkDiscord, RESET_COOLDOWN_SECONDS, unlinkDiscord } from '#domain/discord/link';
+import { InvalidInput } from '#domain/errors';
 import { checkKey, validateAnswer } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
@@ -169,5 +170,15 @@ describe('the link', () => {
   it('refuses to link a project that does not exist, writing nothing', async () => {
     expect(await linkDiscord(table.stores.discord, 'prj_00000000000000000000', { publicKey: application.publicKeyHex }, FIXED_NOW)).toBeUndefined();
     expect(await table.stores.projects.getProject('prj_00000000000000000000')).toBeUndefined();
+  });
+
+  it('refuses a malformed link with InvalidInput naming the field, and keeps the link it had', async () => {
+    const projectId = await linkedProject();
+    const before = await table.stores.discord.discordLink(projectId);
+    await expect(linkDiscord(table.stores.discord, projectId, { publicKey: 'ab'.repeat(31) }, FIXED_NOW)).rejects.toThrow(InvalidInput);
+    await expect(linkDiscord(table.stores.discord, projectId, { publicKey: application.publicKeyHex, resetCooldown: 59 }, FIXED_NOW)).rejects.toThrow(
+      /^reset_cooldown must be whole seconds/,
+    );
+    expect(await table.stores.discord.discordLink(projectId)).toEqual(before);
   });
 });

@@ -1,3 +1,4 @@
+import { InvalidInput } from '../errors';
 import type { DiscordLink, DiscordLinkStore } from '../ports';
 
 export type { DiscordLink };
@@ -36,17 +37,13 @@ export function discordLinkProblem(request: DiscordLinkRequest): string | undefi
   return undefined;
 }
 
-class DiscordLinkInvalid extends Error {
-  override readonly name = 'DiscordLinkInvalid';
-}
-
 /**
  * Link (or link again: the key and the cooldown are replaced) a project that exists; undefined when it does not.
- * Throws DiscordLinkInvalid, having written nothing, for a request discordLinkProblem refuses.
+ * Throws InvalidInput, having written nothing, for a request discordLinkProblem refuses (its message names the field).
  */
 export async function linkDiscord(store: DiscordLinkStore, projectId: string, request: DiscordLinkRequest, now: number): Promise<DiscordLink | undefined> {
   const problem = discordLinkProblem(request);
-  if (problem) throw new DiscordLinkInvalid(problem);
+  if (problem) throw new InvalidInput(problem);
   const link: DiscordLink = {
     publicKey: request.publicKey.toLowerCase(),
     applicationId: request.applicationId ?? null,
