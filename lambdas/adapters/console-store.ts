@@ -6,7 +6,7 @@ import { scopeOf } from '#domain/tokens';
 import { batchGetConsistent, itemKeyId } from './batch-get';
 import { CHILD_PREFIX, ENTITY, keyIdOfPartition, keyOf, RETENTION_SECONDS } from './layout';
 import { type Item, queryAll } from './paging';
-import { toProject } from './project-store';
+import { issueOrderEntries, toProject } from './project-store';
 import { TABLE } from './table-definition';
 
 /**
@@ -117,18 +117,8 @@ export class DynamoConsoleStore implements SessionStore, UploadStore, ConsoleRea
   }
 
   async keyIdsAfter(projectId: string, afterSeq: number, limit: number): Promise<{ keyId: string; seq: number }[]> {
-    const index = TABLE.indexes.byIssueOrder;
-    const { Items: entries = [] } = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: index.name,
-        KeyConditionExpression: '#p = :p AND #s > :after',
-        ExpressionAttributeNames: { '#p': index.partitionKey, '#s': index.sortKey },
-        ExpressionAttributeValues: { ':p': projectId, ':after': afterSeq },
-        Limit: limit,
-      }),
-    );
-    return entries.map((entry) => ({ keyId: keyIdOfPartition(String(entry.pk)), seq: Number(entry[index.sortKey]) }));
+    const entries = await issueOrderEntries(this.db, this.tableName, projectId, afterSeq, limit);
+    return entries.map((entry) => ({ keyId: keyIdOfPartition(String(entry.pk)), seq: Number(entry[TABLE.indexes.byIssueOrder.sortKey]) }));
   }
 
   async keyIdsWithWatermark(projectId: string, watermark: string, limit: number): Promise<string[]> {

@@ -12,6 +12,22 @@ import { queryStatsBuckets } from './stats-store';
 import { TABLE } from './table-definition';
 
 /** The API's reads and writes of projects, keys, versions and webhooks (the endpoints of spec §4). */
+/** The keys-only `byIssueOrder` index's entries of a project after issue number `afterSeq`, in issue order. */
+export async function issueOrderEntries(db: DynamoDBDocumentClient, tableName: string, projectId: string, afterSeq: number, limit: number): Promise<Item[]> {
+  const index = TABLE.indexes.byIssueOrder;
+  const { Items: entries = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: index.name,
+      KeyConditionExpression: '#p = :p AND #s > :after',
+      ExpressionAttributeNames: { '#p': index.partitionKey, '#s': index.sortKey },
+      ExpressionAttributeValues: { ':p': projectId, ':after': afterSeq },
+      Limit: limit,
+    }),
+  );
+  return entries;
+}
+
 export class DynamoProjectStore implements ProjectStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -29,17 +45,7 @@ export class DynamoProjectStore implements ProjectStore {
    * which also shows a revoke made a moment ago.
    */
   async listKeysAfter(projectId: string, afterSeq: number, limit: number): Promise<Key[]> {
-    const index = TABLE.indexes.byIssueOrder;
-    const { Items: entries = [] } = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: index.name,
-        KeyConditionExpression: '#p = :p AND #s > :after',
-        ExpressionAttributeNames: { '#p': index.partitionKey, '#s': index.sortKey },
-        ExpressionAttributeValues: { ':p': projectId, ':after': afterSeq },
-        Limit: limit,
-      }),
-    );
+    const entries = await issueOrderEntries(this.db, this.tableName, projectId, afterSeq, limit);
     const keys = entries.map((entry) => ({ pk: String(entry.pk), sk: String(entry.sk) }));
     const items = await batchGetConsistent(this.db, this.tableName, keys);
     return keys.flatMap((key) => {
