@@ -13,7 +13,7 @@ import { authorizeProjectAccess } from './access';
 import { bucketStarts, statsAnswer, statsWindow } from './analytics/stats';
 import { AUDIT_ACTIONS, type AuditTrail, apiEntry, type ManyWritesAuditTrail, withCountedRevokes } from './audit';
 import { mapPagesBounded } from './concurrency';
-import { KeyNotFound, VersionNotFound } from './errors';
+import { KeyNotFound, ProjectNotFound, VersionNotFound } from './errors';
 import type { Caller, Project } from './model';
 import type { ProjectStore } from './ports';
 import type { TokenScope } from './tokens';
@@ -28,8 +28,12 @@ export const BULK_REVOKE_CONCURRENCY = 64;
  */
 export const BULK_REVOKE_ANSWER_RESERVE_MS = 8_000;
 
-/** The project the caller may use, or the 404/403 the spec asks for (spec §4, §5). */
+/**
+ * The project the caller may use, or the 404/403 the spec asks for (spec §4, §5). A token limited to one project
+ * finds no other: the same 404 as a project of another owner, before anything is read.
+ */
 export async function openProject(store: ProjectStore, caller: Caller, projectId: string): Promise<Project> {
+  if (caller.projectId !== undefined && caller.projectId !== projectId) throw new ProjectNotFound();
   return authorizeProjectAccess(await store.getProject(projectId), caller.ownerId);
 }
 
