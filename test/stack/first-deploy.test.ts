@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { NO_CLOUDFRONT_LOG_REGIONS } from '#lib/constructs/front-door';
 import type { CfnResource } from '#test-support/cdk';
+import { conditionHolds } from '#test-support/cfn-conditions';
 import { actionsOf, synthesizeApiStack } from '#test-support/stack-template';
 
 /**
@@ -24,7 +26,7 @@ interface PolicyStatement {
 const statements = () => ofType('AWS::IAM::Policy').flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: PolicyStatement[] }).Statement);
 
 describe('a create that rolls back leaves nothing behind', () => {
-  it('keeps the table, both buckets, the key secret and the access-log groups (RetainExceptOnCreate); only the Region-wide API Gateway logging role stays Retain', () => {
+  it('keeps the table, the four buckets, the key secret and the access-log groups (RetainExceptOnCreate); only the Region-wide API Gateway logging role stays Retain', () => {
     // AWS::ApiGateway::Account points the whole Region's API Gateway logging at this role (it may replace a role
     // another stack set): deleting it after a failed create would break that setting, so it is kept even then.
     const regionWide = ofType('AWS::ApiGateway::Account').concat(ofType('AWS::IAM::Role').filter(([id]) => id.startsWith('ApiCloudWatchRole')));
@@ -35,12 +37,12 @@ describe('a create that rolls back leaves nothing behind', () => {
     );
     const byType = (type: string) => kept.filter(([, resource]) => resource.Type === type).length;
     expect(byType('AWS::DynamoDB::GlobalTable')).toBe(1);
-    // The scripts, their access logs and the console's files.
-    expect(byType('AWS::S3::Bucket')).toBe(3);
+    // The scripts, their access logs, the console's files and the distribution's logs.
+    expect(byType('AWS::S3::Bucket')).toBe(4);
     expect(byType('AWS::SecretsManager::Secret')).toBe(1);
     expect(kept.map(([id]) => id)).toEqual(expect.arrayContaining([logicalId(built.stack.loaderApi.accessLogs), expect.stringMatching(/^ApiAccessLogs/)]));
     // The API's, the loader routes' and the console deployment's log groups with them.
-    expect(kept).toHaveLength(8);
+    expect(kept).toHaveLength(9);
     for (const [id, resource] of kept) {
       expect(resource.DeletionPolicy, id).toBe('RetainExceptOnCreate');
       expect(resource.UpdateReplacePolicy, id).toBe('Retain');
@@ -50,6 +52,49 @@ describe('a create that rolls back leaves nothing behind', () => {
   it('turns no deletion protection on, which would refuse the rollback delete of the table (ROLLBACK_FAILED)', () => {
     const [[, table]] = ofType('AWS::DynamoDB::GlobalTable') as [[string, CfnResource]];
     for (const replica of table.Properties.Replicas as Record<string, unknown>[]) expect(replica.DeletionProtectionEnabled).not.toBe(true);
+  });
+});
+
+describe("CloudFront's standard logs", () => {
+  // "Configure standard logging (legacy)", https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/standard-logging-legacy-s3.html:
+  // the bucket must have ACLs enabled, not Object Ownership "bucket owner enforced" (aws-cdk issue 25291: the create
+  // fails with "The S3 bucket that you specified for CloudFront logs does not enable ACL access"), and CloudFront
+  // delivers no standard log to a bucket in an opt-in Region.
+  const logging = () => {
+    const [[, distribution]] = ofType('AWS::CloudFront::Distribution') as [[string, CfnResource]];
+    return (distribution.Properties.DistributionConfig as { Logging?: unknown }).Logging;
+  };
+  const conditions = () => (built.template.toJSON().Conditions ?? {}) as Record<string, unknown>;
+
+  it('logs to a bucket of its own with ACLs enabled (Object Ownership BucketOwnerPreferred), not to the ACL-less access-log bucket', () => {
+    const text = JSON.stringify(logging());
+    const [bucketId] = ofType('AWS::S3::Bucket').find(([id]) => text.includes(`"${id}","RegionalDomainName"`)) ?? [];
+    expect(bucketId, text).toBeDefined();
+    expect(bucketId).not.toBe(logicalId(built.stack.scripts.accessLogs));
+    const bucket = built.resources[bucketId as string] as CfnResource;
+    expect(bucket.Properties.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerPreferred' }] });
+    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+  });
+
+  it('logs, and has its log bucket, only in a Region CloudFront delivers standard logs to (never an opt-in Region)', () => {
+    const guarded = logging() as { 'Fn::If'?: [string, { Prefix: string }, unknown] };
+    expect(guarded['Fn::If']?.[2]).toEqual({ Ref: 'AWS::NoValue' });
+    const [condition, enabled] = guarded['Fn::If'] as [string, { Prefix: string }, unknown];
+    expect(enabled.Prefix).toBe('cloudfront/');
+    const logBucketId = logicalId(built.stack.frontDoor.logBucket);
+    expect(built.resources[logBucketId]).toMatchObject({ Condition: condition });
+    const policies = ofType('AWS::S3::BucketPolicy').filter(([, policy]) => JSON.stringify(policy.Properties.Bucket).includes(`"${logBucketId}"`));
+    expect(policies.map(([, policy]) => (policy as CfnResource & { Condition?: string }).Condition)).toEqual([condition]);
+    for (const region of ['us-east-1', 'eu-west-1', 'ap-northeast-1', 'sa-east-1']) expect(conditionHolds(conditions(), condition, { region }), region).toBe(true);
+    for (const region of ['af-south-1', 'eu-south-1', 'me-south-1', 'ap-east-1', 'eu-central-2', 'il-central-1', 'mx-central-1']) {
+      expect(NO_CLOUDFRONT_LOG_REGIONS).toContain(region);
+      expect(conditionHolds(conditions(), condition, { region }), region).toBe(false);
+    }
   });
 });
 
