@@ -1,4 +1,4 @@
-import { Aws, type CfnElement, CfnCondition, CfnOutput, Duration, Fn, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aws, CfnCondition, type CfnElement, CfnOutput, Duration, Fn, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';

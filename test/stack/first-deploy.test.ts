@@ -1,3 +1,4 @@
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NO_CLOUDFRONT_LOG_REGIONS } from '#lib/constructs/front-door';
 import type { CfnResource } from '#test-support/cdk';
@@ -86,15 +87,54 @@ describe("CloudFront's standard logs", () => {
     expect(guarded['Fn::If']?.[2]).toEqual({ Ref: 'AWS::NoValue' });
     const [condition, enabled] = guarded['Fn::If'] as [string, { Prefix: string }, unknown];
     expect(enabled.Prefix).toBe('cloudfront/');
-    const logBucketId = logicalId(built.stack.frontDoor.logBucket);
+    const logBucketId = logicalId(built.stack.frontDoor!.logBucket);
     expect(built.resources[logBucketId]).toMatchObject({ Condition: condition });
     const policies = ofType('AWS::S3::BucketPolicy').filter(([, policy]) => JSON.stringify(policy.Properties.Bucket).includes(`"${logBucketId}"`));
     expect(policies.map(([, policy]) => (policy as CfnResource & { Condition?: string }).Condition)).toEqual([condition]);
-    for (const region of ['us-east-1', 'eu-west-1', 'ap-northeast-1', 'sa-east-1']) expect(conditionHolds(conditions(), condition, { region }), region).toBe(true);
+    for (const region of ['us-east-1', 'eu-west-1', 'ap-northeast-1', 'sa-east-1'])
+      expect(conditionHolds(conditions(), condition, { region }), region).toBe(true);
     for (const region of ['af-south-1', 'eu-south-1', 'me-south-1', 'ap-east-1', 'eu-central-2', 'il-central-1', 'mx-central-1']) {
       expect(NO_CLOUDFRONT_LOG_REGIONS).toContain(region);
       expect(conditionHolds(conditions(), condition, { region }), region).toBe(false);
     }
+  });
+});
+
+describe('an account CloudFront has not verified yet (-c frontDoor=false)', () => {
+  // CloudFront refuses a new distribution until AWS has verified the account ("Your account must be verified before
+  // you can add new CloudFront resources"), which rolled back the whole stack: without the front door the APIs come up.
+  let direct: ReturnType<typeof synthesizeApiStack>;
+  beforeAll(() => {
+    direct = synthesizeApiStack({ frontDoor: 'false' });
+  }, 120_000);
+
+  it('creates no CloudFront resource and no console, and outputs the APIs own URLs instead of ServiceUrl', () => {
+    const types = new Set(Object.values(direct.resources).map((resource) => resource.Type));
+    expect([...types].filter((type) => type.startsWith('AWS::CloudFront::'))).toEqual([]);
+    expect(types.has('Custom::CDKBucketDeployment')).toBe(false);
+    expect(direct.stack.consoleApi).toBeUndefined();
+    const outputs = Object.keys(direct.template.toJSON().Outputs as Record<string, unknown>);
+    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'LoaderUrl']));
+    expect(outputs).not.toContain('ServiceUrl');
+    expect(outputs).not.toContain('ConsoleUrl');
+  });
+
+  it("names the loader routes' own URL in the hosted stub and the Discord replies", () => {
+    const loader = direct.resources[direct.stack.getLogicalId(direct.stack.loaderCheck.function.node.defaultChild as never)] as CfnResource;
+    const url = (loader.Properties.Environment as { Variables: Record<string, unknown> }).Variables.LOADER_BASE_URL;
+    expect(JSON.stringify(url)).toContain(direct.stack.getLogicalId(direct.stack.loaderApi.httpApi.node.defaultChild as never));
+  });
+
+  it('refuses the console or the web ACL without the front door that carries them, naming the setting', () => {
+    expect(() => synthesizeApiStack({ frontDoor: 'false', console: 'true' })).toThrow('-c console=true needs the front door');
+    expect(() => synthesizeApiStack({ frontDoor: 'false', waf: 'true' }, { account: '123456789012', region: 'us-east-1' })).toThrow(
+      '-c waf=true puts the web ACL on the front door',
+    );
+  });
+
+  it('passes the AwsSolutions cdk-nag checks', () => {
+    const report = new AwsSolutionsChecks(direct.app, { verbose: true }).validateScope(direct.stack);
+    expect(report.violations.map((violation) => violation.ruleName)).toEqual([]);
   });
 });
 

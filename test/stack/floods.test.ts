@@ -21,7 +21,7 @@ import {
   WAF_DEFAULT_REQUESTS_PER_MINUTE,
   WAF_MIN_REQUESTS_PER_MINUTE,
 } from '#lib/capacity';
-import { EDGE_FIREWALL_REGION } from '#lib/developer-api-stack';
+import { EDGE_FIREWALL_REGION } from '#lib/context';
 import type { CfnResource } from '#test-support/cdk';
 import { synthesizeApiStack, templateLookups } from '#test-support/stack-template';
 
