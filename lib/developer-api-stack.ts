@@ -350,6 +350,7 @@ export class DeveloperApiStack extends Stack {
     });
 
     acknowledgeReviewedApiFindings(this.api);
+    this.frontDoor?.deployConsoleLast();
   }
 
   /** A route's own function, granted what its route needs of the table (EVERY_ROUTE's and its own), behind the token authorizer. */

@@ -1,4 +1,4 @@
-import { Aws, CfnCondition, type CfnElement, CfnOutput, Duration, Fn, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aws, CfnCondition, type CfnElement, CfnOutput, CfnResource, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -122,6 +122,8 @@ export class FrontDoor extends Construct {
   /** True in the Regions CloudFront delivers standard logs to: the log bucket and the distribution's logging exist only there. */
   readonly logsDeliverable: CfnCondition;
   readonly responseHeaders: cloudfront.ResponseHeadersPolicy;
+  /** What copies the console's files into their bucket, at deployment (see `deployConsoleLast`). */
+  readonly consoleDeployment?: s3deploy.BucketDeployment;
 
   constructor(scope: Construct, id: string, props: FrontDoorProps) {
     super(scope, id);
@@ -176,10 +178,13 @@ export class FrontDoor extends Construct {
         objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
         serverAccessLogsBucket: props.accessLogs,
         serverAccessLogsPrefix: 'console/',
-        // Rebuilt from the repository at every deployment; kept when the stack goes, like the stack's other buckets
-        // (an emptying custom resource would be one more function to run and review for a few files), but not after
-        // a create that rolled back, so a retry makes no duplicate.
-        removalPolicy: KEEP_UNLESS_JUST_CREATED,
+        // Rebuilt from the repository at every deployment, so emptied and deleted with the stack. Above all when a
+        // create rolls back: CloudFormation cannot delete a bucket that holds objects, and one the deployment had
+        // filled would leave the stack in ROLLBACK_FAILED ("DeletionPolicy attribute",
+        // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-attribute-deletionpolicy.html: "you
+        // must delete all objects in the bucket for deletion to succeed"). CDK's emptying custom resource runs first.
+        removalPolicy: RemovalPolicy.DESTROY,
+        autoDeleteObjects: true,
       });
       const consoleCache = new cloudfront.CachePolicy(this, 'ConsoleCache', {
         comment: "The console's files: the page names each asset with its content hash in the query",
@@ -240,7 +245,7 @@ export class FrontDoor extends Construct {
     ({ bucket: this.logBucket, deliverable: this.logsDeliverable } = this.standardLogs());
 
     if (props.console && this.consoleBucket) {
-      const deployment = new s3deploy.BucketDeployment(this, 'ConsoleDeployment', {
+      this.consoleDeployment = new s3deploy.BucketDeployment(this, 'ConsoleDeployment', {
         sources: [props.console.files],
         destinationBucket: this.consoleBucket,
         destinationKeyPrefix: 'console/',
@@ -251,7 +256,7 @@ export class FrontDoor extends Construct {
         // Its own log group, not CDK's default one (retained even after a create that rolled back).
         logGroup: new logs.LogGroup(this, 'ConsoleDeploymentLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: KEEP_UNLESS_JUST_CREATED }),
       });
-      acknowledgeDeploymentHandler(deployment, this.consoleBucket);
+      acknowledgeDeploymentHandler(this.consoleDeployment, this.consoleBucket);
       new CfnOutput(stack, 'ConsoleUrl', { description: 'The publisher console (sign in with an API token)', value: `${this.serviceUrl}/console/` });
     }
     new CfnOutput(stack, 'ServiceUrl', {
@@ -259,6 +264,26 @@ export class FrontDoor extends Construct {
       value: this.serviceUrl,
     });
     this.acknowledgeReviewedFindingsOfTheDistribution(props);
+  }
+
+  /**
+   * Copy the console's files only once every other resource of the stack exists (call last): a create that fails
+   * does so before any file is written, so the console bucket is still empty when the rollback deletes it, and its
+   * server access log has written nothing into the access-log bucket, which the rollback deletes too.
+   */
+  deployConsoleLast(): void {
+    const copy = this.consoleDeployment?.node
+      .findAll()
+      .find((construct) => construct instanceof CfnResource && construct.cfnResourceType === 'Custom::CDKBucketDeployment');
+    if (!copy) return;
+    const stack = Stack.of(this);
+    // Not the resources under a condition (a DependsOn on one that is not created fails the template), nor the copy's
+    // own handler and layer, which it needs first anyway.
+    const others = stack.node
+      .findAll()
+      .filter((construct): construct is CfnResource => construct instanceof CfnResource && construct !== copy && Stack.of(construct) === stack)
+      .filter((resource) => !resource.cfnOptions.condition && !copy.node.dependencies.includes(resource));
+    copy.node.addDependency(...others);
   }
 
   /**

@@ -27,7 +27,7 @@ interface PolicyStatement {
 const statements = () => ofType('AWS::IAM::Policy').flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: PolicyStatement[] }).Statement);
 
 describe('a create that rolls back leaves nothing behind', () => {
-  it('keeps the table, the four buckets, the key secret and the access-log groups (RetainExceptOnCreate); only the Region-wide API Gateway logging role stays Retain', () => {
+  it('keeps the table, the scripts bucket, the two log buckets, the key secret and the access-log groups (RetainExceptOnCreate); only the Region-wide API Gateway logging role stays Retain', () => {
     // AWS::ApiGateway::Account points the whole Region's API Gateway logging at this role (it may replace a role
     // another stack set): deleting it after a failed create would break that setting, so it is kept even then.
     const regionWide = ofType('AWS::ApiGateway::Account').concat(ofType('AWS::IAM::Role').filter(([id]) => id.startsWith('ApiCloudWatchRole')));
@@ -38,16 +38,39 @@ describe('a create that rolls back leaves nothing behind', () => {
     );
     const byType = (type: string) => kept.filter(([, resource]) => resource.Type === type).length;
     expect(byType('AWS::DynamoDB::GlobalTable')).toBe(1);
-    // The scripts, their access logs, the console's files and the distribution's logs.
-    expect(byType('AWS::S3::Bucket')).toBe(4);
+    // The scripts, their access logs and the distribution's logs (the console's files are rebuilt: below).
+    expect(byType('AWS::S3::Bucket')).toBe(3);
     expect(byType('AWS::SecretsManager::Secret')).toBe(1);
     expect(kept.map(([id]) => id)).toEqual(expect.arrayContaining([logicalId(built.stack.loaderApi.accessLogs), expect.stringMatching(/^ApiAccessLogs/)]));
     // The API's, the loader routes' and the console deployment's log groups with them.
-    expect(kept).toHaveLength(9);
+    expect(kept).toHaveLength(8);
     for (const [id, resource] of kept) {
       expect(resource.DeletionPolicy, id).toBe('RetainExceptOnCreate');
       expect(resource.UpdateReplacePolicy, id).toBe('Retain');
     }
+  });
+
+  it("empties and deletes the console's bucket (its files are rebuilt at each deploy), so a rollback after the copy does not fail on it", () => {
+    // "DeletionPolicy attribute", https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-attribute-deletionpolicy.html:
+    // an S3 bucket is deleted only once empty; a rollback that cannot delete it ends in ROLLBACK_FAILED.
+    const consoleId = logicalId(built.stack.frontDoor!.consoleBucket!);
+    const consoleBucket = built.resources[consoleId] as CfnResource;
+    expect(consoleBucket.DeletionPolicy).toBe('Delete');
+    const emptiers = ofType('Custom::S3AutoDeleteObjects').filter(
+      ([, resource]) => JSON.stringify(resource.Properties.BucketName) === JSON.stringify({ Ref: consoleId }),
+    );
+    expect(emptiers).toHaveLength(1);
+  });
+
+  it('copies the console files only after every other resource of the stack exists, so a failing create fails before any file is written', () => {
+    const [[copyId, copy]] = ofType('Custom::CDKBucketDeployment') as [[string, CfnResource & { DependsOn?: string[] }]];
+    const dependsOn = new Set(copy.DependsOn ?? []);
+    const conditional = (resource: CfnResource) => 'Condition' in resource;
+    const missing = Object.entries(built.resources)
+      .filter(([id, resource]) => id !== copyId && !conditional(resource) && !dependsOn.has(id))
+      // What the copy references is created before it without a DependsOn.
+      .filter(([id]) => !JSON.stringify(copy.Properties).includes(`"${id}"`));
+    expect(missing.map(([id]) => id)).toEqual([]);
   });
 
   it('turns no deletion protection on, which would refuse the rollback delete of the table (ROLLBACK_FAILED)', () => {
