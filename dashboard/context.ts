@@ -17,9 +17,8 @@ import { createStores, type Stores } from '#adapters/stores';
 import { unixSeconds } from '#domain/model';
 import type { ScriptStore } from '#domain/ports';
 import { AUTHORIZER_CACHE_SECONDS, SECOND_FLUSH_AFTER_SECONDS } from '#domain/tokens';
+import { DEFAULT_STACK_NAME } from '#lib/context';
 import type { StackInfo } from '#local/state-file';
-
-export const DEFAULT_STACK_NAME = 'ScriptDistributionDeveloperApi';
 
 /** A failure that is not a typo on the command line (unknown owner, unreachable table): exit code 1. */
 export class CommandError extends Error {

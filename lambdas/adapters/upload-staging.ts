@@ -1,7 +1,8 @@
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { uploadObjectKey } from './layout';
+import { isMissingObject } from './s3-missing-object';
 
 /** How long a presigned upload URL works: long enough for 5 MiB on a slow line, short enough to be useless later. */
 const UPLOAD_URL_SECONDS = 15 * 60;
@@ -28,7 +29,7 @@ export class S3UploadStaging implements UploadStaging {
       const { Body } = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload) }));
       return Body ? await Body.transformToByteArray() : undefined;
     } catch (error) {
-      if (error instanceof NoSuchKey) return undefined;
+      if (isMissingObject(error)) return undefined;
       throw error;
     }
   }

@@ -145,8 +145,8 @@ describe('one distribution in front of every route', () => {
     expect(headers.FrameOptions).toMatchObject({ FrameOption: 'DENY' });
   });
 
-  it("logs every request (the viewer's address included) to the access-log bucket", () => {
-    expect(configOf(built.resources).Logging).toMatchObject({ Bucket: { 'Fn::GetAtt': [idOf(built.stack.scripts.accessLogs), 'RegionalDomainName'] } });
+  it("logs every request (the viewer's address included) to its own log bucket (test/stack/first-deploy.test.ts: ACLs, Regions)", () => {
+    expect(JSON.stringify(configOf(built.resources).Logging)).toContain(`"${idOf(built.stack.frontDoor!.logBucket)}","RegionalDomainName"`);
   });
 
   it('prints ServiceUrl (the distribution) and ConsoleUrl, and keeps ApiUrl and LoaderUrl', () => {
@@ -183,7 +183,7 @@ describe("the loader origin's secret header (the function believes CloudFront's 
 
 describe("the console's files", () => {
   it('are deployed under console/ in a private, TLS-only bucket that only the distribution reads, by origin access control', () => {
-    const bucket = built.stack.frontDoor.consoleBucket;
+    const bucket = built.stack.frontDoor!.consoleBucket;
     if (!bucket) throw new Error('no console bucket');
     expect(built.resources[idOf(bucket)]?.Properties).toMatchObject({
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
@@ -235,7 +235,7 @@ describe("the console's files", () => {
       BEHAVIOURS.discord,
     ]);
     expect(Object.values(withoutConsole.resources).filter((resource) => resource.Type === 'Custom::CDKBucketDeployment')).toEqual([]);
-    expect(withoutConsole.stack.frontDoor.consoleBucket).toBeUndefined();
+    expect(withoutConsole.stack.frontDoor!.consoleBucket).toBeUndefined();
     const outputs = withoutConsole.template.toJSON().Outputs as Record<string, unknown>;
     expect(outputs).toHaveProperty('ServiceUrl');
     expect(outputs).not.toHaveProperty('ConsoleUrl');
