@@ -23,11 +23,15 @@ export interface InteractionsHandlerDeps extends InteractionDeps {
  */
 const SIGNATURE_REFUSED = 'Invalid request signature';
 
+/** A signed interaction of an application other than the one linked (the same key in two applications). */
+const OTHER_APPLICATION = "The interaction's application_id is not the application linked to this project";
+
 /**
  * `POST /v1/discord/interactions/{project_id}`, Discord's HTTP interactions for a linked project. In this order:
  * the signature headers' form and age, the project's link (one consistent read of the project item), the Ed25519
- * signature over the timestamp and the raw body, and only then the body is parsed (400 when it is not JSON) and
- * answered. Every refusal before the parse is a 401 and changes nothing.
+ * signature over the timestamp and the raw body, and only then the body is parsed (400 when it is not JSON), its
+ * `application_id` checked against the linked one when the link names one (401 otherwise), and answered. Every
+ * refusal before the answer changes nothing.
  */
 export function createInteractionsHandler(deps: InteractionsHandlerDeps): HttpApiHandler {
   const handler = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
@@ -54,6 +58,7 @@ export function createInteractionsHandler(deps: InteractionsHandlerDeps): HttpAp
         return jsonResponse(400, { error: MALFORMED_JSON });
       }
       const interaction = parse(Interaction, json);
+      if (link.applicationId !== null && interaction.application_id !== link.applicationId) return jsonResponse(401, { error: OTHER_APPLICATION });
       const stubUrl = stubUrlOf(deps.loaderBaseUrl(event), projectId);
       const reply = await answerInteraction(deps, { projectId, link, stubUrl, now, requestId: event.requestContext.requestId }, interaction);
       return jsonResponse(200, reply);

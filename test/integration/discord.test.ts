@@ -181,4 +181,20 @@ describe('the link', () => {
     );
     expect(await table.stores.discord.discordLink(projectId)).toEqual(before);
   });
+
+  it('refuses a key of small order or a non-canonical one, naming public_key; the link in force stays and still answers', async () => {
+    const projectId = await linkedProject();
+    const before = await table.stores.discord.discordLink(projectId);
+    const weak = [`01${'00'.repeat(31)}`, 'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a', `ee${'ff'.repeat(30)}7f`];
+    for (const publicKey of weak) await expect(linkDiscord(table.stores.discord, projectId, { publicKey }, FIXED_NOW)).rejects.toThrow(/^public_key is /);
+    expect(await table.stores.discord.discordLink(projectId)).toEqual(before);
+    expect((await send(projectId, '{"type":1}')).status).toBe(200);
+  });
+
+  it('refuses a signed interaction of another application than the one linked', async () => {
+    const projectId = await linkedProject();
+    await linkDiscord(table.stores.discord, projectId, { publicKey: application.publicKeyHex, applicationId: '123456789012345678' }, FIXED_NOW);
+    expect((await send(projectId, JSON.stringify({ type: 1, application_id: '123456789012345678' }))).status).toBe(200);
+    expect((await send(projectId, JSON.stringify({ type: 1, application_id: '223456789012345678' }))).status).toBe(401);
+  });
 });

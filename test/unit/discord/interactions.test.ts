@@ -110,6 +110,39 @@ describe('refused before the body is read: 401 {"error"}', () => {
   });
 });
 
+describe("the interaction's application_id, when the link names one", () => {
+  const APP = '123456789012345678';
+  const linkTo = (applicationId: string | null) =>
+    store.links.set(PROJECT, { publicKey: application.publicKeyHex, applicationId, resetCooldown: RESET_COOLDOWN_SECONDS.default, linkedAt: NOW });
+
+  it('answers an interaction of the linked application', async () => {
+    linkTo(APP);
+    expect(await send({ body: JSON.stringify({ type: 1, application_id: APP }) })).toEqual({ status: 200, body: { type: 1 } });
+  });
+
+  it('refuses 401, changing nothing, an interaction of another application or of none, though signed by the key', async () => {
+    linkTo(APP);
+    const key = addKey();
+    for (const applicationId of ['876543210987654321', undefined]) {
+      const body = JSON.stringify({
+        type: 2,
+        application_id: applicationId,
+        data: { name: 'redeem', options: [{ name: 'key', type: 3, value: key.value }] },
+        member: { user: { id: BUYER } },
+      });
+      const reply = await send({ body });
+      expect(reply.status).toBe(401);
+      expect(reply.body.error).toMatch(/application_id is not the application linked/);
+    }
+    expect(store.keys.get(key.id)?.discordId).toBeNull();
+  });
+
+  it('answers any application when the link names none', async () => {
+    linkTo(null);
+    expect((await send({ body: JSON.stringify({ type: 1, application_id: '876543210987654321' }) })).status).toBe(200);
+  });
+});
+
 describe('PING and the shape of every reply', () => {
   it('answers PING with PONG', async () => {
     expect(await send()).toEqual({ status: 200, body: { type: 1 } });
