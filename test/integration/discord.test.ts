@@ -9,6 +9,7 @@ import { InvalidInput } from '#domain/errors';
 import { checkKey, validateAnswer } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
+import { RefusalTally } from '#domain/unsigned-refusals';
 import { createInteractionsHandler } from '#http/discord-interactions';
 import { memoryDiscordKeyPair } from '#local/discord-key';
 import { interactionEvent, slashCommand } from '#test-support/discord-events';
@@ -57,6 +58,8 @@ async function send(projectId: string, body: string, now = FIXED_NOW + 10) {
   const handler = createInteractionsHandler({
     store: table.stores.discord,
     audit: table.stores.audit,
+    rateLimits: table.stores.rateLimits,
+    refusals: new RefusalTally(),
     loaderBaseUrl: () => 'https://loader.example.com',
     now: () => now,
     logger,

@@ -4,11 +4,13 @@ import type { AuditEntry } from '#domain/audit';
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { AuditLog, DiscordKeyView } from '#domain/ports';
+import { RefusalTally } from '#domain/unsigned-refusals';
 import { createInteractionsHandler } from '#http/discord-interactions';
 import { memoryDiscordKeyPair } from '#local/discord-key';
 import { interactionEvent } from '#test-support/discord-events';
 import { lambdaContext } from '#test-support/fixtures';
 import { MemoryDiscordStore } from '#test-support/memory-discord-store';
+import { MemoryStores } from '#test-support/memory-stores';
 
 /**
  * `POST /v1/discord/interactions/{project_id}` on in-memory stores: the 401s before anything is parsed, PING, each
@@ -30,6 +32,8 @@ const handler = () =>
   createInteractionsHandler({
     store,
     audit,
+    rateLimits: new MemoryStores(),
+    refusals: new RefusalTally(),
     loaderBaseUrl: () => BASE,
     now: () => NOW,
     logger: new Logger({ serviceName: 'discord-test', logLevel: 'SILENT' }),
