@@ -4,6 +4,7 @@ import { localDynamoConfig } from '#adapters/client';
 import { fingerprintAttribute, keyOf } from '#adapters/layout';
 import { createStores } from '#adapters/stores';
 import { linkDiscord } from '#domain/discord/link';
+import { RefusalTally } from '#domain/unsigned-refusals';
 import { createInteractionsHandler } from '#http/discord-interactions';
 import { type DiscordKeyPair, memoryDiscordKeyPair } from '#local/discord-key';
 import { capacityRecordingClient } from '#test-support/consumed-capacity';
@@ -56,6 +57,8 @@ export async function benchDiscord(table: BenchTable, log: (line: string) => voi
   const handler = createInteractionsHandler({
     store: stores.discord,
     audit: stores.audit,
+    rateLimits: stores.rateLimits,
+    refusals: new RefusalTally(),
     loaderBaseUrl: () => 'https://loader.example.com',
     now: nowSeconds,
     logger: new Logger({ serviceName: 'bench-discord', logLevel: 'ERROR' }),

@@ -64,24 +64,35 @@ export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: ROUTE_BURST
 
 /**
  * The hosted stub (`GET /v1/loader/stub/{project_id}`): fetched once per buyer run, before the script, so sized at
- * the planned runs a second. It needs no flood headroom above that: the function limits no address there, and
- * a flood past it is refused by API Gateway before any function runs. Its burst, a second of those runs, stays
- * under ROUTE_BURST_CEILING.
+ * the planned runs a second (the front door keeps a known project's stub, so most runs never reach it). A known
+ * project's stub is never limited per address; an unknown project's is, past UNSIGNED_REFUSALS a minute, and an
+ * unknown id asked again costs no read (UNKNOWN_PROJECTS); a flood past the rate is refused by API Gateway before
+ * any function runs. Its burst, a second of those runs, stays under ROUTE_BURST_CEILING.
  */
 export const STUB_ROUTE_THROTTLE = {
   rateLimit: LOADER_PLANNED_CHECKS_PER_SECOND,
   burstLimit: LOADER_PLANNED_CHECKS_PER_SECOND,
 } as const satisfies TokenBucket;
 
-/** Discord's interactions: people typing commands, a few a second at a busy server's launch. */
-export const DISCORD_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const satisfies TokenBucket;
+/**
+ * Discord's interactions: people typing commands, a few a second at a busy server's launch. One bucket for every
+ * project: an HTTP API throttles a route, never a value of its path (route settings are keyed by route key, and HTTP
+ * APIs have no usage plans), so `{project_id}` cannot have a bucket of its own. A flood on one project therefore
+ * takes every project's interactions once it passes the rate, so the rate is sized for one flooding host, not for
+ * Discord: a host at the front door's per-address limit (WAF_DEFAULT_REQUESTS_PER_MINUTE, with `-c waf=true`) takes
+ * at most a tenth of it. What reaches the function from one address past UNSIGNED_REFUSALS a minute is a 429 from
+ * memory (no read for a project whose link it read in the last LINK_MEMORY seconds), about a millisecond each: the
+ * whole rate is half an instance of the 10 reserved. Without the WAF, one host sending more than the rate takes the
+ * route until it stops (docs/security.md, known limits).
+ */
+export const DISCORD_ROUTE_THROTTLE = { rateLimit: 500, burstLimit: 1_000 } as const satisfies TokenBucket;
 
 /**
  * API Gateway's requests a second per account and Region, across every API. The default is 10,000; every route at
- * its throttle makes 9 × 500 + 5 × 50 + 2 × 2,500 + 1,000 + 50 = 10,800, so docs/operations.md asks for `requested` in
+ * its throttle makes 9 × 500 + 5 × 50 + 2 × 2,500 + 1,000 + 500 = 11,250, so docs/operations.md asks for `requested` in
  * Service Quotas before a flood could meet the account's throttle instead of a route's.
  */
-export const ACCOUNT_API_RATE = { default: 10_000, requested: 11_000 } as const;
+export const ACCOUNT_API_RATE = { default: 10_000, requested: 12_000 } as const;
 
 /** The 13 Regions where the account's API Gateway throttle starts at a quarter (API_GATEWAY_ACCOUNT_THROTTLE's page). */
 export const LOW_API_GATEWAY_THROTTLE = {

@@ -278,7 +278,9 @@ export class DeveloperApiStack extends Stack {
         'CloudFormation resolves it into the distribution and the loader function at deployment; a rotation there would leave them apart until the next deployment, which replaces it (docs/operations.md).',
     });
     // A dynamic reference: the template holds the secret's ARN, CloudFormation the value.
-    this.loaderCheck.function.addEnvironment('ORIGIN_VERIFY_SECRET', this.originSecret.secretValue.unsafeUnwrap());
+    // The Discord function counts refused signatures per viewer address too (lambdas/domain/unsigned-refusals.ts).
+    for (const fn of [this.loaderCheck.function, this.discord.function])
+      fn.addEnvironment('ORIGIN_VERIFY_SECRET', this.originSecret.secretValue.unsafeUnwrap());
     if (firewalled) {
       const requestsPerMinute = integerContext(this.node, 'wafRateLimit', WAF_DEFAULT_REQUESTS_PER_MINUTE, {
         min: WAF_MIN_REQUESTS_PER_MINUTE,

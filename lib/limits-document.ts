@@ -11,7 +11,9 @@ import { REFUSAL_MEMORY } from '#domain/refusal-memory';
 import { MAX_SCRIPT_BYTES } from '#domain/scripts';
 import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
 import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
-import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
+import { UNSIGNED_REFUSALS } from '#domain/unsigned-refusals';
+import { LINK_MEMORY } from '#http/discord-interactions';
+import { STUB_MAX_AGE_SECONDS, UNKNOWN_PROJECTS } from '#http/loader-stub';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { revokeBulkRoute } from '#http/owner-routes/revoke-bulk';
 import { API_FUNCTION_TIMEOUT_SECONDS, timeoutSecondsOf } from '#http/routes';
@@ -104,6 +106,17 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
       ],
       ['The hosted stub in caches', `${STUB_MAX_AGE_SECONDS} s`, '`STUB_MAX_AGE_SECONDS` (lambdas/http/loader-stub.ts)'],
       ['HTTP API throttle, the stub route', bucket(STUB_ROUTE_THROTTLE), '`STUB_ROUTE_THROTTLE` (lib/capacity.ts)'],
+      [
+        'Stubs of unknown projects and Discord interactions whose signature fails, per address (IPv6: per /64); then 429',
+        `${number(UNSIGNED_REFUSALS.perAddressPerMinute)} a minute`,
+        '`UNSIGNED_REFUSALS.perAddressPerMinute` (lambdas/domain/unsigned-refusals.ts)',
+      ],
+      ['Of those, counted by a container alone', `${number(UNSIGNED_REFUSALS.sharedAfter)} a minute`, '`UNSIGNED_REFUSALS.sharedAfter`'],
+      [
+        'An unknown project id remembered by a container (no read when asked again)',
+        `${UNKNOWN_PROJECTS.seconds} s, at most ${number(UNKNOWN_PROJECTS.kept)} ids`,
+        '`UNKNOWN_PROJECTS` (lambdas/http/loader-stub.ts)',
+      ],
       ["The loader function's reserved concurrency", number(LOADER_RESERVED_CONCURRENCY), '`LOADER_RESERVED_CONCURRENCY` (lib/capacity.ts)'],
     ],
   ],
@@ -129,6 +142,11 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
         '`RESET_COOLDOWN_SECONDS` (lambdas/domain/discord/link.ts)',
       ],
       ["A signed interaction's age", `${SIGNATURE_MAX_SKEW_SECONDS} s`, '`SIGNATURE_MAX_SKEW_SECONDS` (lambdas/domain/discord/signature.ts)'],
+      [
+        'A link read that refuses an address past its refusals with no read',
+        `${LINK_MEMORY.seconds} s, at most ${number(LINK_MEMORY.kept)} projects`,
+        '`LINK_MEMORY` (lambdas/http/discord-interactions.ts)',
+      ],
     ],
   ],
   [

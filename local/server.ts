@@ -22,6 +22,7 @@ import type {
 } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
+import { RefusalTally } from '#domain/unsigned-refusals';
 import { createAuthorizer } from '#functions/authorizer';
 import { createInteractionsHandler } from '#http/discord-interactions';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
@@ -113,13 +114,18 @@ function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, s
       }),
       'loader-stub': createStubHandler({
         projects: stores.projects,
+        rateLimits: stores.rateLimits,
+        refusals: new RefusalTally(),
         stubSource: readFileSync(STUB_LOADER_FILE, 'utf8'),
         loaderBaseUrl: localLoaderBaseUrl,
+        now,
         logger: loader.logger,
       }),
       'discord-interactions': createInteractionsHandler({
         store: stores.discord,
         audit: stores.audit,
+        rateLimits: stores.rateLimits,
+        refusals: new RefusalTally(),
         loaderBaseUrl: localLoaderBaseUrl,
         now,
         logger: new Logger({ serviceName: 'discord' }),

@@ -76,13 +76,16 @@ export interface SimulateInput {
   key?: string;
 }
 
-/** The application command interaction Discord would send for a user's slash command in a server. */
-function slashCommandInteraction(input: SimulateInput) {
+/**
+ * The application command interaction Discord would send for a user's slash command in a server, from the linked
+ * application when the link names one (the endpoint refuses any other).
+ */
+function slashCommandInteraction(input: SimulateInput, applicationId: string | null) {
   const snowflake = () => `1${randomBytes(8).readBigUInt64BE().toString().padStart(18, '0').slice(0, 18)}`;
   return {
     type: 2,
     id: snowflake(),
-    application_id: snowflake(),
+    application_id: applicationId ?? snowflake(),
     token: randomBytes(32).toString('base64url'),
     version: 1,
     guild_id: snowflake(),
@@ -119,7 +122,8 @@ export const discordSimulate: Command<SimulateInput, object> = {
     const url = interactionsUrlOf(loaderBaseUrlOf(context), input.projectId);
     await requireProject(context, input.projectId);
     const keys = await fileDiscordKeyPair(process.env.DISCORD_KEY_FILE || undefined);
-    const body = JSON.stringify(slashCommandInteraction(input));
+    const link = await context.stores.discord.discordLink(input.projectId);
+    const body = JSON.stringify(slashCommandInteraction(input, link?.applicationId ?? null));
     const timestamp = String(context.now());
     const response = await fetch(url, {
       method: 'POST',

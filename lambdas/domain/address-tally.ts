@@ -1,3 +1,5 @@
+import { isIPv6 } from 'node:net';
+
 /**
  * What one container has seen of each client address in the current minute, in memory: the loader check limits an
  * address here before any DynamoDB request, and writes the address's shared window only once the address is busy
@@ -57,4 +59,20 @@ export class AddressTally {
     this.counts.set(address, fresh);
     return fresh;
   }
+}
+
+/** An IPv6 client is its /64: one subscriber holds a whole /64 and could otherwise rotate through it. */
+export function clientAddressBucket(sourceIp: string): string {
+  if (!isIPv6(sourceIp)) return sourceIp;
+  const mappedIPv4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(sourceIp)?.[1];
+  if (mappedIPv4) return mappedIPv4;
+  // A dotted IPv4 tail stands for two groups.
+  const groupsOf = (part: string) => (part ? part.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group])) : []);
+  const [head = '', tail] = sourceIp.toLowerCase().split('::');
+  const groups =
+    tail === undefined ? groupsOf(head) : [...groupsOf(head), ...Array<string>(8 - groupsOf(head).length - groupsOf(tail).length).fill('0'), ...groupsOf(tail)];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.padStart(4, '0'))
+    .join(':')}::/64`;
 }

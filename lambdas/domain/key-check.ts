@@ -1,7 +1,6 @@
-import { isIPv6 } from 'node:net';
 import type { LoaderCheckRequest, LoaderCheckResponse, RefusalCode } from '#schemas/loader';
 import type { ExecutionRecord, ValidationRecord, ValidationResult } from '#schemas/telemetry';
-import type { AddressTally } from './address-tally';
+import { type AddressTally, clientAddressBucket } from './address-tally';
 import { RateLimited } from './errors';
 import type { CheckReport, CheckWrite, CountedKey, KeyState } from './key-check-model';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
@@ -71,22 +70,6 @@ export const needsBinding = (key: Pick<KeyState, 'maxFingerprints' | 'fingerprin
 /** `max_uses − current_uses` after this check's use, or null for a key without a cap. */
 export const usesLeft = (key: Pick<KeyState, 'maxUses' | 'currentUses'>): number | null =>
   key.maxUses === null ? null : Math.max(0, key.maxUses - key.currentUses);
-
-/** An IPv6 client is its /64: one subscriber holds a whole /64 and could otherwise rotate through it. */
-export function clientAddressBucket(sourceIp: string): string {
-  if (!isIPv6(sourceIp)) return sourceIp;
-  const mappedIPv4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(sourceIp)?.[1];
-  if (mappedIPv4) return mappedIPv4;
-  // A dotted IPv4 tail stands for two groups.
-  const groupsOf = (part: string) => (part ? part.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group])) : []);
-  const [head = '', tail] = sourceIp.toLowerCase().split('::');
-  const groups =
-    tail === undefined ? groupsOf(head) : [...groupsOf(head), ...Array<string>(8 - groupsOf(head).length - groupsOf(tail).length).fill('0'), ...groupsOf(tail)];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.padStart(4, '0'))
-    .join(':')}::/64`;
-}
 
 export interface KeyCheckDeps {
   keys: KeyCheckStore;

@@ -1,5 +1,6 @@
+import { RefusalTally } from '#domain/unsigned-refusals';
 import { createInteractionsHandler } from '#http/discord-interactions';
-import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler } from '#runtime/aws';
+import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
 
 /**
  * `POST /v1/discord/interactions/{project_id}` on the loader routes' HTTP API, in a function of its own: Discord
@@ -9,5 +10,14 @@ import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler } from '#run
  */
 export const handler = lazyHandler(() => {
   const stores = awsStores();
-  return createInteractionsHandler({ store: stores.discord, audit: stores.audit, loaderBaseUrl: awsLoaderBaseUrl, now: clock, logger: awsLogger('discord') });
+  return createInteractionsHandler({
+    store: stores.discord,
+    audit: stores.audit,
+    rateLimits: stores.rateLimits,
+    refusals: new RefusalTally(),
+    loaderBaseUrl: awsLoaderBaseUrl,
+    now: clock,
+    logger: awsLogger('discord'),
+    originSecret: settings.originSecret(),
+  });
 });

@@ -6,6 +6,7 @@ import { AddressTally } from '#domain/address-tally';
 import { FullCopyTally } from '#domain/full-copies';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
+import { RefusalTally } from '#domain/unsigned-refusals';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createStubHandler } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
@@ -41,7 +42,7 @@ export const handler = lazyHandler(() => {
     cache: new ScriptCache(SCRIPT_CACHE_BYTES),
     fullCopies: new FullCopyTally(),
   });
-  const stub = createStubHandler({ projects: stores.projects, stubSource, loaderBaseUrl: awsLoaderBaseUrl, logger });
+  const stub = createStubHandler({ ...deps, projects: stores.projects, refusals: new RefusalTally(), stubSource, loaderBaseUrl: awsLoaderBaseUrl });
   return (event: APIGatewayProxyEventV2, context: Context) => {
     const route = publicRouteOf(event.routeKey);
     if (route === STUB_ROUTE) return stub(event, context);

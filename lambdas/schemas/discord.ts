@@ -20,6 +20,7 @@ const ActionRow = z.object({ components: z.optional(z.array(TextInput)) });
 export const Interaction = z.object(
   {
     type: z.number({ error: 'An interaction must have a numeric "type"' }),
+    application_id: z.optional(z.string()),
     data: z.optional(
       z.object({
         name: z.optional(z.string()),

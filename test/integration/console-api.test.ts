@@ -405,20 +405,25 @@ describe('console routes', () => {
   });
 
   it("links the project's Discord application, refuses a malformed one naming the field, and unlinks, each audited", async () => {
+    // RFC 8032 TEST 1's public key: a key of full order.
+    const RFC8032_KEY = 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a';
     const path = `/projects/${projectId}/discord`;
     const none = { public_key: null, application_id: null, reset_cooldown: null, interactions_url: null };
     expect((await call(path, { cookie })).body).toEqual(none);
     const bad = await call(path, { method: 'PUT', cookie, body: { public_key: 'not-a-key', reset_cooldown: 86_400 } });
     expect(bad.status).toBe(400);
     expect(bad.body?.error).toMatch(/^public_key must be the application's public key/);
-    const shortCooldown = await call(path, { method: 'PUT', cookie, body: { public_key: 'AB'.repeat(32), reset_cooldown: 60 } });
+    const smallOrder = await call(path, { method: 'PUT', cookie, body: { public_key: `01${'00'.repeat(31)}` } });
+    expect(smallOrder.status).toBe(400);
+    expect(smallOrder.body?.error).toMatch(/^public_key is a point of small order/);
+    const shortCooldown = await call(path, { method: 'PUT', cookie, body: { public_key: RFC8032_KEY.toUpperCase(), reset_cooldown: 60 } });
     expect(shortCooldown.status).toBe(400);
     expect(shortCooldown.body?.error).toMatch(/^reset_cooldown must be whole seconds from 3600/);
     expect((await call(path, { cookie })).body).toEqual(none);
 
-    const linked = { public_key: 'ab'.repeat(32), application_id: '123456789012345678', reset_cooldown: 7_200 };
+    const linked = { public_key: RFC8032_KEY, application_id: '123456789012345678', reset_cooldown: 7_200 };
     const interactions = `https://loader.example.com/v1/discord/interactions/${projectId}`;
-    const saved = await call(path, { method: 'PUT', cookie, body: { ...linked, public_key: 'AB'.repeat(32) } });
+    const saved = await call(path, { method: 'PUT', cookie, body: { ...linked, public_key: RFC8032_KEY.toUpperCase() } });
     expect(saved).toMatchObject({ status: 200, body: { ...linked, interactions_url: interactions } });
     expect((await call(path, { cookie })).body).toEqual({ ...linked, interactions_url: interactions });
     expect(await table.stores.discord.discordLink(projectId)).toMatchObject({ publicKey: linked.public_key, resetCooldown: 7_200 });

@@ -9,6 +9,7 @@ import { InvalidInput } from '#domain/errors';
 import { checkKey, validateAnswer } from '#domain/key-check';
 import type { TelemetrySink } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
+import { RefusalTally } from '#domain/unsigned-refusals';
 import { createInteractionsHandler } from '#http/discord-interactions';
 import { memoryDiscordKeyPair } from '#local/discord-key';
 import { interactionEvent, slashCommand } from '#test-support/discord-events';
@@ -57,6 +58,8 @@ async function send(projectId: string, body: string, now = FIXED_NOW + 10) {
   const handler = createInteractionsHandler({
     store: table.stores.discord,
     audit: table.stores.audit,
+    rateLimits: table.stores.rateLimits,
+    refusals: new RefusalTally(),
     loaderBaseUrl: () => 'https://loader.example.com',
     now: () => now,
     logger,
@@ -180,5 +183,21 @@ describe('the link', () => {
       /^reset_cooldown must be whole seconds/,
     );
     expect(await table.stores.discord.discordLink(projectId)).toEqual(before);
+  });
+
+  it('refuses a key of small order or a non-canonical one, naming public_key; the link in force stays and still answers', async () => {
+    const projectId = await linkedProject();
+    const before = await table.stores.discord.discordLink(projectId);
+    const weak = [`01${'00'.repeat(31)}`, 'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a', `ee${'ff'.repeat(30)}7f`];
+    for (const publicKey of weak) await expect(linkDiscord(table.stores.discord, projectId, { publicKey }, FIXED_NOW)).rejects.toThrow(/^public_key is /);
+    expect(await table.stores.discord.discordLink(projectId)).toEqual(before);
+    expect((await send(projectId, '{"type":1}')).status).toBe(200);
+  });
+
+  it('refuses a signed interaction of another application than the one linked', async () => {
+    const projectId = await linkedProject();
+    await linkDiscord(table.stores.discord, projectId, { publicKey: application.publicKeyHex, applicationId: '123456789012345678' }, FIXED_NOW);
+    expect((await send(projectId, JSON.stringify({ type: 1, application_id: '123456789012345678' }))).status).toBe(200);
+    expect((await send(projectId, JSON.stringify({ type: 1, application_id: '223456789012345678' }))).status).toBe(401);
   });
 });

@@ -575,6 +575,11 @@ describe('least privilege on the table', () => {
     },
   );
 
+  it("the Discord function may count a refused signature in its address's rate window, naming only the window's attributes", () => {
+    const discordFunctionId = built.stack.getLogicalId(built.stack.discord.function.node.defaultChild as never);
+    expect(tableGrantsOf(discordFunctionId)).toContain(COUNT_REQUEST);
+  });
+
   it('the authorizer may only GetItem token items', () => {
     expect(dynamoStatements(authorizerFunctionId())).toEqual([
       {

@@ -102,6 +102,13 @@ describe('API Gateway throttling', () => {
     expect(2 * LOADER_ROUTE_THROTTLE.burstLimit).toBeLessThanOrEqual(API_GATEWAY_ACCOUNT_THROTTLE.burstLimit / 2);
   });
 
+  it('sizes the Discord route, one bucket for every project, so one host at the WAF per-address limit takes at most a tenth of it', () => {
+    expect(DISCORD_ROUTE_THROTTLE.rateLimit).toBeGreaterThanOrEqual((10 * WAF_DEFAULT_REQUESTS_PER_MINUTE) / 60);
+    expect(DISCORD_ROUTE_THROTTLE.burstLimit).toBeGreaterThanOrEqual(2 * DISCORD_ROUTE_THROTTLE.rateLimit);
+    // Refused in memory at about 1 ms each past the address's refusals, the whole rate needs under one reserved instance.
+    expect((DISCORD_ROUTE_THROTTLE.rateLimit * 1) / 1000).toBeLessThan(RESERVED_CONCURRENCY.discord / 10);
+  });
+
   it("never meets a single client before its usage plan does: the stage's burst and rate are above the plan's", () => {
     expect(STAGE_METHOD_THROTTLE.burstLimit).toBeGreaterThanOrEqual(USAGE_PLAN_THROTTLE.burstLimit);
     expect(STAGE_METHOD_THROTTLE.rateLimit).toBeGreaterThanOrEqual(USAGE_PLAN_THROTTLE.rateLimit);

@@ -171,13 +171,16 @@ describe("the loader origin's secret header (the function believes CloudFront's 
     expect(withHeader[0]?.OriginCustomHeaders?.[0]?.HeaderValue).toEqual(dynamicReference());
   });
 
-  it('is given to the loader function, and to no other', () => {
+  it('is given to the loader and Discord functions (both count per viewer address), and to no other', () => {
     const holders = lookups
       .serviceFunctions()
       .filter(([, fn]) => JSON.stringify(fn.Properties.Environment ?? {}).includes(idOf(built.stack.originSecret)))
       .map(([id]) => id);
-    expect(holders).toEqual([built.stack.getLogicalId(built.stack.loaderCheck.function.node.defaultChild as never)]);
-    expect(built.resources[holders[0] ?? '']?.Properties.Environment).toMatchObject({ Variables: { ORIGIN_VERIFY_SECRET: dynamicReference() } });
+    expect(holders.toSorted()).toEqual(
+      [built.stack.loaderCheck.function, built.stack.discord.function].map((fn) => built.stack.getLogicalId(fn.node.defaultChild as never)).toSorted(),
+    );
+    for (const holder of holders)
+      expect(built.resources[holder]?.Properties.Environment).toMatchObject({ Variables: { ORIGIN_VERIFY_SECRET: dynamicReference() } });
   });
 });
 

@@ -10,6 +10,8 @@ export function interactionEvent(input: {
   now: number;
   application: DiscordKeyPair;
   headers?: Record<string, string>;
+  /** The client's address; one of Discord's unless given. */
+  sourceIp?: string;
 }): APIGatewayProxyEventV2 {
   const timestamp = String(input.now);
   const signed = input.headers ?? { 'X-Signature-Ed25519': input.application.signRequest(timestamp, input.body), 'X-Signature-Timestamp': timestamp };
@@ -23,7 +25,7 @@ export function interactionEvent(input: {
     isBase64Encoded: false,
     requestId: `req-${Math.random().toString(36).slice(2)}`,
     timeEpoch: input.now * 1000,
-    sourceIp: '162.159.128.1',
+    sourceIp: input.sourceIp ?? '162.159.128.1',
     stage: '$default',
     accountId: '123456789012',
     apiId: 'a1b2c3d4e5',

@@ -3,6 +3,7 @@ import type { DiscordLink, DiscordLinkStore } from '../ports';
 
 export type { DiscordLink };
 
+import { ed25519PublicKeyProblem } from './ed25519-key';
 import { DISCORD_PUBLIC_KEY_FORM } from './signature';
 
 /**
@@ -29,6 +30,8 @@ export interface DiscordLinkRequest {
 export function discordLinkProblem(request: DiscordLinkRequest): string | undefined {
   if (!DISCORD_PUBLIC_KEY_FORM.test(request.publicKey.toLowerCase()))
     return `public_key must be the application's public key from Discord's developer portal: 64 hex characters; got ${request.publicKey.length} characters`;
+  const weakness = ed25519PublicKeyProblem(Buffer.from(request.publicKey, 'hex'));
+  if (weakness) return `public_key ${weakness}: copy the Public Key from Discord's developer portal`;
   if (request.applicationId !== undefined && request.applicationId !== null && !DISCORD_APPLICATION_ID_FORM.test(request.applicationId))
     return 'application_id must be a Discord application id: 17 to 20 digits';
   const cooldown = request.resetCooldown;

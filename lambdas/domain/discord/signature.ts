@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
+import { ed25519PublicKeyProblem } from './ed25519-key';
 
 /**
  * Discord's request signature (DESIGN.md, "Buyers help themselves in Discord"): Ed25519 over the
@@ -17,14 +18,19 @@ export const DISCORD_PUBLIC_KEY_FORM = /^[0-9a-f]{64}$/;
 const SIGNATURE_FORM = /^[0-9a-f]{128}$/;
 const TIMESTAMP_FORM = /^[0-9]{1,12}$/;
 
-/** Keys made once per container: a few linked projects' keys, each parsed on its first request. */
-const publicKeys = new Map<string, KeyObject>();
+/**
+ * Keys made once per container: a few linked projects' keys, each parsed and checked on its first request. A key
+ * of small order or outside the prime-order subgroup (ed25519-key.ts) is kept as null: no signature verifies under
+ * it, so a weak key linked before the link refused them opens nothing either.
+ */
+const publicKeys = new Map<string, KeyObject | null>();
 const PUBLIC_KEYS_KEPT = 1000;
 
-function publicKeyOf(hex: string): KeyObject {
+function publicKeyOf(hex: string): KeyObject | null {
   let key = publicKeys.get(hex);
-  if (!key) {
-    key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
+  if (key === undefined) {
+    const bytes = Buffer.from(hex, 'hex');
+    key = ed25519PublicKeyProblem(bytes) ? null : createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, bytes]), format: 'der', type: 'spki' });
     if (publicKeys.size >= PUBLIC_KEYS_KEPT) publicKeys.clear();
     publicKeys.set(hex, key);
   }
@@ -58,10 +64,6 @@ export function isSignedBy(publicKeyHex: string, request: SignedRequest): boolea
   const { signature, timestamp } = request;
   if (signature === undefined || timestamp === undefined || !SIGNATURE_FORM.test(signature.toLowerCase()) || !DISCORD_PUBLIC_KEY_FORM.test(publicKeyHex))
     return false;
-  try {
-    return verify(null, Buffer.concat([Buffer.from(timestamp, 'utf8'), request.body]), publicKeyOf(publicKeyHex), Buffer.from(signature, 'hex'));
-  } catch {
-    // A 32-byte string that is no point of the curve: no signature can be valid under it.
-    return false;
-  }
+  const key = publicKeyOf(publicKeyHex);
+  return key !== null && verify(null, Buffer.concat([Buffer.from(timestamp, 'utf8'), request.body]), key, Buffer.from(signature, 'hex'));
 }

@@ -1,4 +1,6 @@
 import { DISCORD_KEY_ATTRIBUTES, DISCORD_RETURN_VALUES } from '#adapters/discord-store';
+import { UPDATED_ATTRIBUTES } from '#adapters/layout';
+import { RATE_WINDOW_RETURN_VALUES } from '#adapters/rate-limit-store';
 import { definePublicRoute } from '#http/public-route';
 
 /**
@@ -13,7 +15,7 @@ export const DISCORD_ROUTE = definePublicRoute({
   entry: 'discord-interactions',
   mappingKey: 'v1/discord',
   // It reads project items (the link) and key items, queries the byDiscordId index, updates key items naming only
-  // the link's and the reset's attributes, and puts the project's audit entries.
+  // the link's and the reset's attributes, puts the project's audit entries, and counts refusals per address.
   tableAccess: [
     // The link on the project item; each key read back after its conditional write.
     { actions: ['dynamodb:GetItem'], partitions: ['project', 'key'] },
@@ -21,5 +23,7 @@ export const DISCORD_ROUTE = definePublicRoute({
     { actions: ['dynamodb:BatchGetItem'], partitions: ['key'] },
     { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: DISCORD_KEY_ATTRIBUTES, returnValues: DISCORD_RETURN_VALUES },
     { actions: ['dynamodb:PutItem'], partitions: ['projectAudit'] },
+    // A refused signature counts in its address's window (lambdas/domain/unsigned-refusals.ts).
+    { actions: ['dynamodb:UpdateItem'], partitions: ['rateWindow'], attributes: UPDATED_ATTRIBUTES.rateWindow, returnValues: RATE_WINDOW_RETURN_VALUES },
   ],
 });

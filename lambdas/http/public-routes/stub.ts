@@ -1,7 +1,10 @@
-import { PROJECT_NOT_FOUND } from '#domain/errors';
+import { UPDATED_ATTRIBUTES } from '#adapters/layout';
+import { RATE_WINDOW_RETURN_VALUES } from '#adapters/rate-limit-store';
+import { PROJECT_NOT_FOUND, RateLimited } from '#domain/errors';
+import { UNSIGNED_REFUSALS, UNSIGNED_REFUSALS_MESSAGE } from '#domain/unsigned-refusals';
 import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
 import { EXAMPLE } from '#http/openapi/examples';
-import { errorContent } from '#http/openapi/responses';
+import { errorContent, errorExamples } from '#http/openapi/responses';
 import { headerRef, type Operation, responseRef } from '#http/openapi/types';
 import { definePublicRoute } from '#http/public-route';
 
@@ -14,8 +17,11 @@ export const STUB_ROUTE = definePublicRoute({
   path: '/v1/loader/stub/{project_id}',
   entry: 'loader-stub',
   mappingKey: 'v1/loader',
-  // Whether the project exists: one read of its project item.
-  tableAccess: [{ actions: ['dynamodb:GetItem'], partitions: ['project'] }],
+  // Whether the project exists: one read of its project item; an unknown one counts in its address's window.
+  tableAccess: [
+    { actions: ['dynamodb:GetItem'], partitions: ['project'] },
+    { actions: ['dynamodb:UpdateItem'], partitions: ['rateWindow'], attributes: UPDATED_ATTRIBUTES.rateWindow, returnValues: RATE_WINDOW_RETURN_VALUES },
+  ],
   openapi: (): Operation => ({
     operationId: 'getStubLoader',
     tags: ['Loader'],
@@ -47,6 +53,13 @@ export const STUB_ROUTE = definePublicRoute({
       },
       304: { description: 'The copy named by `If-None-Match` is current: no body.', headers: { ETag: headerRef('ETag') } },
       404: { description: 'No such project.', content: errorContent({ none: { summary: 'Unknown project', value: { error: PROJECT_NOT_FOUND } } }) },
+      429: {
+        description: `Past ${UNSIGNED_REFUSALS.perAddressPerMinute} unknown projects a minute from this client address (an IPv6 client is its /64); a known project's stub is never refused. Wait \`Retry-After\` seconds.`,
+        headers: { 'Retry-After': headerRef('Retry-After') },
+        content: errorContent(
+          errorExamples([{ summary: 'Too many unknown projects from one address', error: new RateLimited(42, UNSIGNED_REFUSALS_MESSAGE) }]),
+        ),
+      },
       500: responseRef('InternalError'),
     },
   }),

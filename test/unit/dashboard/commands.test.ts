@@ -4,6 +4,7 @@ import { runCli } from '#dashboard/cli';
 import { type Command, parseCommand } from '#dashboard/command';
 import { COMMANDS, findCommand } from '#dashboard/commands';
 import { auditList } from '#dashboard/commands/audit';
+import { discordLink } from '#dashboard/commands/discord';
 import { MAX_KEYS_PER_DASHBOARD_ISSUE } from '#dashboard/commands/input';
 import { keysIssue } from '#dashboard/commands/keys';
 import { ownerCreate } from '#dashboard/commands/owner';
@@ -231,6 +232,36 @@ describe('webhooks add', () => {
     [[...PROJECT, ...url, '--events', ''], /--events must be a comma-separated list/],
   ])('rejects %j', (argv, message) => {
     expect(rejection(webhooksAdd, argv)).toMatch(message);
+  });
+});
+
+describe('discord link', () => {
+  const RFC8032_KEY = 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a';
+
+  it('takes an Ed25519 public key of full order', () => {
+    expect(parseCommand(discordLink, [...PROJECT, '--public-key', RFC8032_KEY])).toEqual({ projectId: PROJECT[1], publicKey: RFC8032_KEY });
+  });
+
+  it.each([
+    [`01${'00'.repeat(31)}`, /^--public-key is a point of small order/],
+    ['26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05', /^--public-key is a point of small order/],
+    [`ed${'ff'.repeat(30)}7f`, /^--public-key is not the canonical encoding/],
+    ['abc', /^--public-key must be .*64 hex characters/],
+  ])('refuses --public-key %s naming the flag', (key, message) => {
+    expect(rejection(discordLink, [...PROJECT, '--public-key', key])).toMatch(message);
+  });
+
+  it('exits 2 naming --public-key for a small-order key, before looking for a table', async () => {
+    const stderr: string[] = [];
+    const code = await runCli({
+      argv: ['discord', 'link', ...PROJECT, '--public-key', `01${'00'.repeat(31)}`],
+      env: {},
+      stateFile: '/nonexistent/stack.json',
+      stdout: () => undefined,
+      stderr: (text) => stderr.push(text),
+    });
+    expect(code).toBe(2);
+    expect(stderr.join('')).toMatch(/^--public-key is a point of small order/);
   });
 });
 

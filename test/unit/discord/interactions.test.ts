@@ -4,11 +4,13 @@ import type { AuditEntry } from '#domain/audit';
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { AuditLog, DiscordKeyView } from '#domain/ports';
+import { RefusalTally } from '#domain/unsigned-refusals';
 import { createInteractionsHandler } from '#http/discord-interactions';
 import { memoryDiscordKeyPair } from '#local/discord-key';
 import { interactionEvent } from '#test-support/discord-events';
 import { lambdaContext } from '#test-support/fixtures';
 import { MemoryDiscordStore } from '#test-support/memory-discord-store';
+import { MemoryStores } from '#test-support/memory-stores';
 
 /**
  * `POST /v1/discord/interactions/{project_id}` on in-memory stores: the 401s before anything is parsed, PING, each
@@ -30,6 +32,8 @@ const handler = () =>
   createInteractionsHandler({
     store,
     audit,
+    rateLimits: new MemoryStores(),
+    refusals: new RefusalTally(),
     loaderBaseUrl: () => BASE,
     now: () => NOW,
     logger: new Logger({ serviceName: 'discord-test', logLevel: 'SILENT' }),
@@ -107,6 +111,39 @@ describe('refused before the body is read: 401 {"error"}', () => {
 
   it('answers 400 to a signed body that is not JSON', async () => {
     expect((await send({ body: '{"type":' })).status).toBe(400);
+  });
+});
+
+describe("the interaction's application_id, when the link names one", () => {
+  const APP = '123456789012345678';
+  const linkTo = (applicationId: string | null) =>
+    store.links.set(PROJECT, { publicKey: application.publicKeyHex, applicationId, resetCooldown: RESET_COOLDOWN_SECONDS.default, linkedAt: NOW });
+
+  it('answers an interaction of the linked application', async () => {
+    linkTo(APP);
+    expect(await send({ body: JSON.stringify({ type: 1, application_id: APP }) })).toEqual({ status: 200, body: { type: 1 } });
+  });
+
+  it('refuses 401, changing nothing, an interaction of another application or of none, though signed by the key', async () => {
+    linkTo(APP);
+    const key = addKey();
+    for (const applicationId of ['876543210987654321', undefined]) {
+      const body = JSON.stringify({
+        type: 2,
+        application_id: applicationId,
+        data: { name: 'redeem', options: [{ name: 'key', type: 3, value: key.value }] },
+        member: { user: { id: BUYER } },
+      });
+      const reply = await send({ body });
+      expect(reply.status).toBe(401);
+      expect(reply.body.error).toMatch(/application_id is not the application linked/);
+    }
+    expect(store.keys.get(key.id)?.discordId).toBeNull();
+  });
+
+  it('answers any application when the link names none', async () => {
+    linkTo(null);
+    expect((await send({ body: JSON.stringify({ type: 1, application_id: '876543210987654321' }) })).status).toBe(200);
   });
 });
 

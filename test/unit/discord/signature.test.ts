@@ -1,3 +1,4 @@
+import { createPublicKey, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isSignedBy, SIGNATURE_MAX_SKEW_SECONDS, signatureHeadersProblem } from '#domain/discord/signature';
 import { memoryDiscordKeyPair } from '#local/discord-key';
@@ -37,6 +38,25 @@ describe('the Ed25519 signature over the timestamp and the raw body', () => {
     expect(isSignedBy(application.publicKeyHex, { ...signed(), signature: undefined })).toBe(false);
     expect(isSignedBy('ff'.repeat(32), signed())).toBe(false);
     expect(isSignedBy('not-a-key', signed())).toBe(false);
+  });
+});
+
+describe('a public key of small order, linked before the link refused them', () => {
+  const IDENTITY = `01${'00'.repeat(31)}`;
+  // R = the identity, S = 0: [S]B = R + [k]A holds for every message k when A is the identity.
+  const CONSTANT_SIGNATURE = `01${'00'.repeat(63)}`;
+  const forged = (text: string) => ({ signature: CONSTANT_SIGNATURE, timestamp, body: Buffer.from(text) });
+
+  it("is a backdoor to node:crypto's verify on its own: one constant signature verifies every message", () => {
+    const key = createPublicKey({ key: Buffer.from(`302a300506032b6570032100${IDENTITY}`, 'hex'), format: 'der', type: 'spki' });
+    for (const text of [body, '{"type":2,"data":{"name":"resethwid"}}'])
+      expect(verify(null, Buffer.from(timestamp + text), key, Buffer.from(CONSTANT_SIGNATURE, 'hex'))).toBe(true);
+  });
+
+  it('verifies nothing here: no signature is valid under it', () => {
+    expect(isSignedBy(IDENTITY, forged(body))).toBe(false);
+    expect(isSignedBy(IDENTITY, forged('{"type":2,"data":{"name":"resethwid"}}'))).toBe(false);
+    expect(isSignedBy('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a', forged(body))).toBe(false);
   });
 });
 

@@ -1,13 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AddressTally } from '#domain/address-tally';
+import { AddressTally, clientAddressBucket } from '#domain/address-tally';
 import { RateLimited } from '#domain/errors';
 import {
   ADDRESS_COUNTING,
   checkKey,
   checkReportOf,
   checkTelemetry,
-  clientAddressBucket,
   type KeyCheckDeps,
   type KeyState,
   LOADER_LIMITS,

@@ -2,13 +2,15 @@ import { readFileSync } from 'node:fs';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import type { Project } from '#domain/model';
-import { createStubHandler } from '#http/loader-stub';
+import { RefusalTally } from '#domain/unsigned-refusals';
+import { createStubHandler, UNKNOWN_PROJECTS } from '#http/loader-stub';
 import { STUB_ROUTE } from '#http/public-routes';
 import type { HttpReply, HttpRequest } from '#loader-runner/roblox';
 import { runInRoblox } from '#loader-runner/roblox';
 import { buildHttpApiEvent } from '#local/proxy-event';
 import { STUB_LOADER_FILE } from '#local/server';
 import { lambdaContext } from '#test-support/fixtures';
+import { MemoryStores } from '#test-support/memory-stores';
 
 /**
  * `GET /v1/loader/stub/{project_id}` (DESIGN.md, "Buyers help themselves in Discord"): the stub with the project and
@@ -20,6 +22,7 @@ const PROJECT = 'prj_0123456789abcdef0123';
 const DOMAIN = 'a1b2c3d4e5.execute-api.us-east-1.amazonaws.com';
 const SOURCE = readFileSync(STUB_LOADER_FILE, 'utf8');
 let reads = 0;
+let now = 1_800_000_000;
 const projects = {
   getProject: async (id: string) => {
     reads += 1;
@@ -28,8 +31,11 @@ const projects = {
 };
 const handler = createStubHandler({
   projects,
+  rateLimits: new MemoryStores(),
+  refusals: new RefusalTally(),
   stubSource: SOURCE,
   loaderBaseUrl: (event) => `https://${event.requestContext.domainName}`,
+  now: () => now,
   logger: new Logger({ serviceName: 'stub-test', logLevel: 'SILENT' }),
 });
 
@@ -79,6 +85,18 @@ describe('the hosted stub', () => {
       expect(response.statusCode).toBe(404);
       expect(JSON.parse(response.body)).toEqual({ error: 'Project not found' });
     }
+  });
+
+  it('remembers an id found to be no project: asked again within UNKNOWN_PROJECTS.seconds, it costs no read', async () => {
+    reads = 0;
+    const id = 'prj_ffffffffffffffffffff';
+    for (let ask = 0; ask < 5; ask += 1) expect((await get(id)).statusCode).toBe(404);
+    expect(reads).toBe(1);
+    now += UNKNOWN_PROJECTS.seconds;
+    expect((await get(id)).statusCode).toBe(404);
+    expect(reads).toBe(2);
+    expect((await get('a%20b')).statusCode).toBe(404);
+    expect(reads).toBe(2);
   });
 });
 
