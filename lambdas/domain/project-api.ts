@@ -63,7 +63,7 @@ export async function revokeKey(store: ProjectStore, project: Project, keyId: st
 /**
  * Spec §4.3. Revokes every active key of this project carrying the watermark. `revoked_count` counts only
  * keys this call changed: each write is conditional on the key still being active, so two concurrent bulk
- * revokes never both count a key. No match is a success with 0. When the time budget runs out first
+ * revokes never both count a key, and an already revoked key is one failed condition, not a read and a write. No match is a success with 0. When the time budget runs out first
  * (`timeLeftMs` below BULK_REVOKE_ANSWER_RESERVE_MS), no further write starts and the answer says
  * `complete: false`: the caller repeats the call for the rest, and the repeat counts only the keys it changes.
  */
@@ -77,7 +77,8 @@ export async function revokeBulk(
   by?: string,
 ): Promise<RevokeBulkResponse> {
   const { results, stopped } = await mapPagesBounded(
-    store.activeKeyIdsWithWatermark(project.id, watermark),
+    // Every key the index lists, without reading one first: the conditional write tells active from revoked.
+    store.keyIdsWithWatermark(project.id, watermark),
     BULK_REVOKE_CONCURRENCY,
     (keyId) => store.revokeIfActive(project.id, keyId, now, by),
     () => timeLeftMs() < BULK_REVOKE_ANSWER_RESERVE_MS,

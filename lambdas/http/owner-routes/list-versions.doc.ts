@@ -1,0 +1,24 @@
+import { EXAMPLE } from '#http/openapi/examples';
+import { type OperationDoc, unknownQuery } from '#http/openapi/operation-doc';
+import { ListVersionsResponse } from '#schemas/responses';
+
+/** The OpenAPI operation of list-versions (its route: list-versions.ts); the document alone imports it, never a Lambda bundle. */
+export const listVersionsDoc = (): OperationDoc => ({
+  operationId: 'listVersions',
+  tag: 'Versions',
+  summary: 'List script versions',
+  description: 'Every version of the project, highest `version_number` first, and the current one. Versions are uploaded in the dashboard.',
+  ok: {
+    name: 'ListVersionsResponse',
+    schema: ListVersionsResponse,
+    description: 'The versions.',
+    example: {
+      versions: [
+        { id: EXAMPLE.versionId, version_number: 3, uploaded_at: 1763875200, size_bytes: 48213, notes: 'Fix the teleport cooldown' },
+        { id: EXAMPLE.olderVersionId, version_number: 2, uploaded_at: 1763702400, size_bytes: 47980, notes: '' },
+      ],
+      current_version_id: EXAMPLE.versionId,
+    } satisfies ListVersionsResponse,
+  },
+  errors: unknownQuery(),
+});
