@@ -308,7 +308,13 @@ export class DeveloperApiStack extends Stack {
       originSecret: this.originSecret,
       accessLogs: this.scripts.accessLogs,
       ...(booleanContext(this.node, 'console', true)
-        ? { console: { files: requiredConsoleFiles(consoleFiles), apiOrigin: consoleApiOrigin ?? this.consoleApi?.origin } }
+        ? {
+            console: {
+              files: requiredConsoleFiles(consoleFiles),
+              apiOrigin: consoleApiOrigin ?? this.consoleApi?.origin,
+              ...(this.consoleApi ? { uploadBucket: this.scripts.bucket } : {}),
+            },
+          }
         : {}),
       ...(this.firewall ? { webAclArn: this.firewall.webAcl.attrArn } : {}),
     });
