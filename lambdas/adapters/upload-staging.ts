@@ -46,9 +46,4 @@ export class S3UploadStaging implements UploadStaging {
   async discard(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<void> {
     await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload) }));
   }
-
-  /** Store bytes where a presigned PUT would (the local stack's stand-in for S3's own PUT endpoint). */
-  async store(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>, bytes: Uint8Array): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload), Body: bytes, ContentLength: bytes.length }));
-  }
 }
