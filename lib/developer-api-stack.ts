@@ -311,7 +311,15 @@ export class DeveloperApiStack extends Stack {
           loaderApi: this.loaderApi.httpApi,
           originSecret: this.originSecret,
           accessLogs: this.scripts.accessLogs,
-          ...(withConsole ? { console: { files: requiredConsoleFiles(consoleFiles), apiOrigin: consoleApiOrigin ?? this.consoleApi?.origin } } : {}),
+          ...(withConsole
+            ? {
+                console: {
+                  files: requiredConsoleFiles(consoleFiles),
+                  apiOrigin: consoleApiOrigin ?? this.consoleApi?.origin,
+                  ...(this.consoleApi ? { uploadBucket: this.scripts.bucket } : {}),
+                },
+              }
+            : {}),
           ...(this.firewall ? { webAclArn: this.firewall.webAcl.attrArn } : {}),
         })
       : undefined;

@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { uploadObjectKey } from './layout';
@@ -8,11 +8,21 @@ import { isMissingObject } from './s3-missing-object';
 const UPLOAD_URL_SECONDS = 15 * 60;
 
 /**
+ * The client a presigned upload URL is signed with. By default the SDK adds a CRC32 of the request body to every
+ * PutObject, and a presigned one has no body yet: the URL would carry the empty body's checksum
+ * (`x-amz-checksum-crc32=AAAAAA==`) and S3 would refuse the real file as a checksum mismatch. Checksums only where an
+ * operation requires one (https://github.com/aws/aws-sdk-js-v3/issues/6994; "Data integrity protections for Amazon
+ * S3", https://docs.aws.amazon.com/sdkref/latest/guide/feature-dataintegrity.html).
+ */
+export const presigningS3Client = (config: S3ClientConfig = {}): S3Client => new S3Client({ ...config, requestChecksumCalculation: 'WHEN_REQUIRED' });
+
+/**
  * Console uploads staged in the scripts bucket under `uploads/` (layout.ts uploadObjectKey): the browser PUTs the
  * file straight to S3 with a presigned URL, so a 5 MiB script never passes through a Lambda's 6 MB request limit.
  * The commit reads it back, checks it and deletes it; the bucket's lifecycle rule removes what no commit reached.
  */
 export class S3UploadStaging implements UploadStaging {
+  /** `s3` signs the upload URLs too: make it with presigningS3Client. */
   constructor(
     protected readonly s3: S3Client,
     readonly bucketName: string,
@@ -36,10 +46,5 @@ export class S3UploadStaging implements UploadStaging {
 
   async discard(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<void> {
     await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload) }));
-  }
-
-  /** Store bytes where a presigned PUT would (the local stack's stand-in for S3's own PUT endpoint). */
-  async store(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>, bytes: Uint8Array): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload), Body: bytes, ContentLength: bytes.length }));
   }
 }

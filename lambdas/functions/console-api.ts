@@ -1,5 +1,5 @@
 import { createS3Client, S3ScriptStore } from '#adapters/script-store';
-import { S3UploadStaging } from '#adapters/upload-staging';
+import { presigningS3Client, S3UploadStaging } from '#adapters/upload-staging';
 import { usagePlanTokenKeys } from '#adapters/usage-plan-token-keys';
 import { consoleStoresOf, createConsoleHandler } from '#http/console-api';
 import { awsApiDeps, awsStores, lazyHandler, settings } from '#runtime/aws';
@@ -20,7 +20,7 @@ export const handler = lazyHandler(() => {
     ...awsApiDeps(),
     stores: consoleStoresOf(awsStores()),
     scripts: new S3ScriptStore(s3, settings.scriptBucket()),
-    staging: new S3UploadStaging(s3, settings.scriptBucket()),
+    staging: new S3UploadStaging(presigningS3Client(), settings.scriptBucket()),
     tokenKeys,
     discordApiBase: settings.discordApiBase(),
     loaderBaseUrl: settings.loaderBaseUrl(),

@@ -9,6 +9,7 @@ import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { ORIGIN_VERIFY_HEADER } from '#http/http-api';
+import { BEHAVIOURS, contentSecurityPolicy, FUNCTION_OF, HSTS_SECONDS, regionalBucketOrigin, VIEWER_REQUEST_FUNCTIONS } from '../front-door-rules';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 
 /** The console's files and, once its function exists, the origin of `/console/api/*` (contract §2). */
@@ -17,6 +18,8 @@ interface ConsoleHosting {
   files: s3deploy.ISource;
   /** The console API (`lambdas/functions/console-api.ts`): its function URL or HTTP API as an origin. */
   apiOrigin?: cloudfront.IOrigin;
+  /** Where the console's uploads go (presigned PUTs from the page): the CSP lets the page reach its regional endpoint. */
+  uploadBucket?: s3.IBucket;
 }
 
 export interface FrontDoorProps {
@@ -41,23 +44,6 @@ export interface FrontDoorProps {
 export const STUB_CACHE_SECONDS = { default: 60, max: 300 } as const;
 /** The console's files: every deployment invalidates them, and the page names its assets with a content hash. */
 export const CONSOLE_CACHE_SECONDS = 86_400;
-
-/**
- * What a browser may load on the console: its own files and its own API, nothing inline (the build writes no inline
- * script or style), nothing framing it. The API answers carry it too, where it forbids everything they never use.
- */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "manifest-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
 
 /**
  * The Regions CloudFront delivers no standard (legacy) log to: the opt-in Regions ("Configure standard logging
@@ -89,22 +75,6 @@ export const NO_CLOUDFRONT_LOG_REGIONS = [
 /** The distribution's request logs: kept as long as the APIs' access logs. */
 const CLOUDFRONT_LOG_DAYS = 90;
 
-/** Two years, the HSTS preload list's floor. */
-export const HSTS_SECONDS = 63_072_000;
-
-/**
- * The path patterns of the distribution, most specific first (CloudFront takes the first that matches). Everything
- * else (the default behaviour) goes to the owner API, whose gateway responses answer an unknown path in JSON.
- */
-export const BEHAVIOURS = {
-  consoleApi: '/console/api/*',
-  console: '/console*',
-  ownerApi: '/v1/projects/*',
-  stub: '/v1/loader/stub/*',
-  loader: '/v1/loader/*',
-  discord: '/v1/discord/*',
-} as const;
-
 /**
  * The one front door (docs/operations.md, "The front door"): a CloudFront distribution serving, on one HTTPS name,
  * the console's files from a private bucket (origin access control), `/console/api/*` from the console's function,
@@ -128,11 +98,13 @@ export class FrontDoor extends Construct {
   constructor(scope: Construct, id: string, props: FrontDoorProps) {
     super(scope, id);
     const stack = Stack.of(this);
+    const uploads = props.console?.uploadBucket;
+    const uploadOrigin = uploads ? regionalBucketOrigin(uploads.bucketName, stack.region, stack.urlSuffix) : undefined;
 
     this.responseHeaders = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
       comment: 'Script Distribution: CSP without inline script, HSTS, no framing, no sniffing',
       securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: CONTENT_SECURITY_POLICY, override: true },
+        contentSecurityPolicy: { contentSecurityPolicy: contentSecurityPolicy(uploadOrigin), override: true },
         strictTransportSecurity: { accessControlMaxAge: Duration.seconds(HSTS_SECONDS), includeSubdomains: true, override: true },
         contentTypeOptions: { override: true },
         frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
@@ -203,7 +175,9 @@ export class FrontDoor extends Construct {
           origin: props.console.apiOrigin,
           // The console API checks a change's Origin against the host the browser asked for, which its function URL
           // origin does not see (the Host header goes to the origin as the function URL's own).
-          functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.forwardedHost() }],
+          functionAssociations: [
+            { eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequestFunction('ForwardedHost', 'consoleApi') },
+          ],
         };
       }
       additionalBehaviors[BEHAVIOURS.console] = {
@@ -212,7 +186,7 @@ export class FrontDoor extends Construct {
         allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
         cachePolicy: consoleCache,
         responseHeadersPolicy: this.responseHeaders,
-        functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.consolePaths() }],
+        functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequestFunction('ConsolePaths', 'console') }],
       };
     }
     additionalBehaviors[BEHAVIOURS.ownerApi] = { ...api, origin: ownerApi };
@@ -232,7 +206,13 @@ export class FrontDoor extends Construct {
         ...api,
         origin: ownerApi,
         // `GET /` is a person at the bare URL: the console, when there is one.
-        ...(props.console ? { functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.rootToConsole() }] } : {}),
+        ...(props.console
+          ? {
+              functionAssociations: [
+                { eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequestFunction('RootToConsole', 'default') },
+              ],
+            }
+          : {}),
       },
       additionalBehaviors,
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
@@ -329,40 +309,12 @@ export class FrontDoor extends Construct {
     return { bucket, deliverable };
   }
 
-  /** `/console` to `/console/`, and a path without a file name to the page: one page serves every console route. */
-  private consolePaths(): cloudfront.Function {
-    return this.viewerRequestFunction('ConsolePaths', 'The console page for /console/ and its routes', [
-      'var request = event.request;',
-      "if (request.uri === '/console') return { statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '/console/' } } };",
-      "var name = request.uri.slice(request.uri.lastIndexOf('/') + 1);",
-      "if (name.indexOf('.') === -1) request.uri = '/console/index.html';",
-      'return request;',
-    ]);
-  }
-
-  /** The viewer's Host as `x-forwarded-host`, set here so no client's header of that name reaches the console API. */
-  private forwardedHost(): cloudfront.Function {
-    return this.viewerRequestFunction('ForwardedHost', "The console's host for the console API's Origin check", [
-      'var request = event.request;',
-      "request.headers['x-forwarded-host'] = { value: request.headers.host.value };",
-      'return request;',
-    ]);
-  }
-
-  private rootToConsole(): cloudfront.Function {
-    return this.viewerRequestFunction('RootToConsole', 'GET / to the console', [
-      "if (event.request.uri === '/') return { statusCode: 302, statusDescription: 'Found', headers: { location: { value: '/console/' } } };",
-      'return event.request;',
-    ]);
-  }
-
-  /** A CloudFront function (JavaScript runtime 2.0) whose `handler(event)` runs `body`, one statement a line. */
-  private viewerRequestFunction(id: string, comment: string, body: readonly string[]): cloudfront.Function {
-    return new cloudfront.Function(this, id, {
-      comment,
-      runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(['function handler(event) {', ...body.map((line) => `  ${line}`), '}'].join('\n')),
-    });
+  /** The CloudFront function a behaviour runs on the viewer request (lib/front-door-rules.ts, which the local front door runs too). */
+  private viewerRequestFunction(id: string, behaviour: keyof typeof FUNCTION_OF): cloudfront.Function {
+    const name = FUNCTION_OF[behaviour];
+    if (!name) throw new Error(`The ${behaviour} behaviour runs no function`);
+    const { comment, code } = VIEWER_REQUEST_FUNCTIONS[name];
+    return new cloudfront.Function(this, id, { comment, runtime: cloudfront.FunctionRuntime.JS_2_0, code: cloudfront.FunctionCode.fromInline(code) });
   }
 
   private acknowledgeReviewedFindingsOfTheDistribution(props: FrontDoorProps): void {
