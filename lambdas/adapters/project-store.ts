@@ -135,6 +135,10 @@ export class DynamoProjectStore implements ProjectStore {
     if (ahead) yield await ahead;
   }
 
+  async activeAmong(keyIds: readonly string[]): Promise<string[]> {
+    return this.activeOf(keyIds.map((keyId) => keyOf.key(keyId)));
+  }
+
   /** The ids of the keys that are not revoked, read consistently. */
   private async activeOf(keys: ItemKey[]): Promise<string[]> {
     const items = await batchGetConsistent(this.db, this.tableName, keys, { expression: 'revoked' });

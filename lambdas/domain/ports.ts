@@ -58,6 +58,8 @@ export interface ProjectStore {
    * made the change. One conditional write, whatever the key's state: a key already revoked costs its failed condition.
    */
   revokeIfActive(projectId: string, keyId: string, now: number, by?: string): Promise<boolean>;
+  /** Of these keys (at most 100), those not revoked, read consistently in one request. */
+  activeAmong(keyIds: readonly string[]): Promise<string[]>;
   listVersions(projectId: string): Promise<Version[]>;
   /**
    * Point the project at `versionId` atomically with the check that the version is the project's; false when it is

@@ -63,9 +63,14 @@ export async function revokeKey(store: ProjectStore, project: Project, keyId: st
 /**
  * Spec §4.3. Revokes every active key of this project carrying the watermark. `revoked_count` counts only
  * keys this call changed: each write is conditional on the key still being active, so two concurrent bulk
- * revokes never both count a key, and an already revoked key is one failed condition, not a read and a write. No match is a success with 0. When the time budget runs out first
+ * revokes never both count a key. No match is a success with 0. When the time budget runs out first
  * (`timeLeftMs` below BULK_REVOKE_ANSWER_RESERVE_MS), no further write starts and the answer says
  * `complete: false`: the caller repeats the call for the rest, and the repeat counts only the keys it changes.
+ *
+ * No key is read before its write while the writes succeed: the conditional write tells active from revoked. A
+ * repeat after `complete: false` meets the keys the first call revoked, each a failed condition that costs as much
+ * as a write; once most finished writes failed (REVOKED_KEYS_AHEAD), the rest of the index is read first, 100 keys a
+ * request, and only the active ones are written, so every repeat gets further than the one before.
  */
 export async function revokeBulk(
   store: ProjectStore,
@@ -76,15 +81,34 @@ export async function revokeBulk(
   /** Who revokes (an API token's id), recorded on each key. */
   by?: string,
 ): Promise<RevokeBulkResponse> {
+  const writes = { finished: 0, refused: 0 };
+  const revokedAhead = () => writes.finished >= REVOKED_KEYS_AHEAD.sample && writes.refused * 2 > writes.finished;
+  async function* chunks(): AsyncIterable<string[]> {
+    for await (const page of store.keyIdsWithWatermark(project.id, watermark))
+      for (let start = 0; start < page.length; start += REVOKED_KEYS_AHEAD.chunk) {
+        const chunk = page.slice(start, start + REVOKED_KEYS_AHEAD.chunk);
+        yield revokedAhead() ? await store.activeAmong(chunk) : chunk;
+      }
+  }
   const { results, stopped } = await mapPagesBounded(
-    // Every key the index lists, without reading one first: the conditional write tells active from revoked.
-    store.keyIdsWithWatermark(project.id, watermark),
+    chunks(),
     BULK_REVOKE_CONCURRENCY,
-    (keyId) => store.revokeIfActive(project.id, keyId, now, by),
+    async (keyId) => {
+      const revoked = await store.revokeIfActive(project.id, keyId, now, by);
+      writes.finished++;
+      if (!revoked) writes.refused++;
+      return revoked;
+    },
     () => timeLeftMs() < BULK_REVOKE_ANSWER_RESERVE_MS,
   );
   return { ok: true, revoked_count: results.filter(Boolean).length, complete: !stopped };
 }
+
+/**
+ * When a bulk revoke starts reading keys before writing them: after `sample` finished writes of which most found the
+ * key already revoked (a repeat call). `chunk` is one consistent BatchGetItem's worth of keys.
+ */
+export const REVOKED_KEYS_AHEAD = { sample: 32, chunk: 100 } as const;
 
 /**
  * revokeBulk with its audit entry. Its writes are many, so the entry is written as `started` before the first, its

@@ -70,6 +70,7 @@ const PORT_METHODS = [
   'activeKeyIdsWithWatermark',
   'keyIdsWithWatermark',
   'revokeIfActive',
+  'activeAmong',
   'listVersions',
   'setCurrentVersion',
   'listWebhooks',

@@ -213,6 +213,10 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     return (await this.revokeKey(projectId, keyId, now, undefined, by)) === 'revoked';
   }
 
+  async activeAmong(keyIds: readonly string[]): Promise<string[]> {
+    return keyIds.filter((keyId) => this.keys.get(keyId)?.revoked === 0);
+  }
+
   /** In sort-key order (by id), as the table returns a project's children; the domain orders them for the API. */
   async listVersions(projectId: string): Promise<Version[]> {
     return sortedById(this.versions.get(projectId));

@@ -13,11 +13,12 @@ export const revokeBulkRoute = defineOwnerRoute({
   doing: 'revoking keys by watermark',
   // A bulk revoke of 10,000 keys needs more than the default timeout: API Gateway's whole 29 s less a second.
   timeoutSeconds: 28,
-  // Each key the watermark index lists gets one conditional write (active keys of this project only), no read.
+  // Each key the watermark index lists gets one conditional write (active keys of this project only), no read; a
+  // repeat that meets mostly revoked keys reads the rest first (BatchGetItem) and writes only the active ones.
   // The audit entry is put before the revokes and completed with their count after them.
   tableAccess: [
     { queryIndex: 'byWatermark' },
-    { actions: ['dynamodb:UpdateItem'], partitions: ['key'] },
+    { actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], partitions: ['key'] },
     RECORD_AUDIT,
     { actions: ['dynamodb:UpdateItem'], partitions: ['projectAudit'], attributes: UPDATED_ATTRIBUTES.auditOutcome },
   ],
