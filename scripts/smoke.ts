@@ -9,7 +9,7 @@ import { isMainModule } from '#local/main-module';
 import { DEFAULT_STATE_FILE, type StackInfo } from '#local/state-file';
 
 /**
- * `npm run smoke -- [--url SERVICE_URL --token TOKEN] [--project ID] [--discord-key PEM] [--state-file PATH]`: what a publisher runs right
+ * `npm run smoke -- [--url SERVICE_URL --token TOKEN] [--project ID] [--discord-key PEM] [--state-file PATH] [--no-browser]`: what a publisher runs right
  * after `npm run deploy` (and a test runs against `npm start`): one checklist line per step, through the front door
  * as buyers and the console reach it, exit 0 only when every step passed. With no `--url` it reads the local stack's
  * `.local/stack.json` (or --state-file). Each step and what to do when it fails: docs/operations.md.
@@ -61,29 +61,42 @@ export interface SmokeArgs {
   projectId?: string;
   /** The Discord application's private key (PEM) the project is linked to: the PING is signed with it. */
   discordKeyFile?: string;
-  /** Which browser uploads; none: Node does. */
-  browser?: string;
+  /** `--no-browser`: the upload's PUT from Node even when a Chromium is installed. */
+  noBrowser?: boolean;
 }
 
-const USAGE = 'usage: npm run smoke -- [--url SERVICE_URL --token TOKEN] [--project ID] [--discord-key PEM_FILE] [--state-file PATH]';
+const USAGE = 'usage: npm run smoke -- [--url SERVICE_URL --token TOKEN] [--project ID] [--discord-key PEM_FILE] [--state-file PATH] [--no-browser]';
 const LOCAL_DISCORD_KEY = fileURLToPath(new URL('../.local/discord-key.pem', import.meta.url));
 
 /** The flags, or the local stack's state file when there is no `--url`. Throws one sentence naming the fix. */
 export function parseSmokeArgs(argv: readonly string[], readState: (path: string) => StackInfo | undefined): SmokeArgs {
   const flags = new Map<string, string>();
+  let noBrowser = false;
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i] ?? '';
     const value = argv[i + 1];
+    if (name === '--no-browser') {
+      noBrowser = true;
+      i--;
+      continue;
+    }
     if (!['--url', '--token', '--project', '--discord-key', '--state-file'].includes(name)) throw new Error(`Unexpected argument "${name}"; ${USAGE}`);
     if (value === undefined || value.startsWith('--')) throw new Error(`${name} needs a value; ${USAGE}`);
     flags.set(name, value);
   }
+  const browser = noBrowser ? { noBrowser } : {};
   const discordKeyFile = flags.get('--discord-key');
   const url = flags.get('--url');
   if (url !== undefined) {
     const token = flags.get('--token') ?? process.env.SDAPI_TOKEN;
     if (!token) throw new Error(`--url needs --token (an API token of the owner, write scope); ${USAGE}`);
-    return { url: url.replace(/\/+$/, ''), token, projectId: flags.get('--project'), ...(discordKeyFile ? { discordKeyFile: resolve(discordKeyFile) } : {}) };
+    return {
+      url: url.replace(/\/+$/, ''),
+      token,
+      projectId: flags.get('--project'),
+      ...(discordKeyFile ? { discordKeyFile: resolve(discordKeyFile) } : {}),
+      ...browser,
+    };
   }
   const stateFile = resolve(flags.get('--state-file') ?? DEFAULT_STATE_FILE);
   const state = readState(stateFile);
@@ -93,6 +106,7 @@ export function parseSmokeArgs(argv: readonly string[], readState: (path: string
     token: flags.get('--token') ?? state.token,
     projectId: flags.get('--project') ?? state.projectId,
     discordKeyFile: discordKeyFile ? resolve(discordKeyFile) : LOCAL_DISCORD_KEY,
+    ...browser,
   };
 }
 
@@ -318,11 +332,11 @@ export function smokeSteps(args: SmokeArgs, state: SmokeState = {}): { steps: St
 
 /** The PUT of the file to the presigned URL: from a page of the console in Chromium when one is installed (under the console's CSP, across origins by CORS, as a publisher's browser), else from Node. */
 async function putUpload(args: SmokeArgs, upload: { url: string; headers: Record<string, string> }, bytes: Buffer): Promise<string> {
-  const browserPath = args.browser ?? BROWSER_PATH;
+  const browserPath = args.noBrowser ? undefined : BROWSER_PATH;
   if (!browserPath) {
     const response = await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: bytes });
     if (!response.ok) throw new Error(`storage refused the PUT from Node (${response.status}): ${(await response.text()).slice(0, 200)}`);
-    return 'from Node (no Chromium found: the console page, CSP and CORS were not tried)';
+    return `from Node (${args.noBrowser ? '--no-browser' : 'no Chromium found'}: the console page, CSP and CORS were not tried)`;
   }
   const browser = await launchBrowser();
   try {

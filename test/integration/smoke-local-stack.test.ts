@@ -64,6 +64,14 @@ describe('npm run smoke against the local stack', () => {
     expect(stdout).toContain('cleanup: rolled back to the version current before');
   });
 
+  it('uploads from Node with --no-browser, and says so on the upload line', async () => {
+    const { code, stdout } = await smoke('--state-file', stateFile, '--no-browser');
+    expect(stdout).toMatch(
+      /^ok {4}upload +version \d+ through the presigned URL .* PUT from Node \(--no-browser: the console page, CSP and CORS were not tried\)$/m,
+    );
+    expect(code, stdout).toBe(0);
+  });
+
   it('exits 1 with a FAIL line saying what failed when the token is wrong, and skips what needed it', async () => {
     const { code, stdout } = await smoke('--url', stack.baseUrl, '--token', 'sdt_not-a-token');
     expect(code).toBe(1);

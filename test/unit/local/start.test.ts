@@ -64,7 +64,7 @@ describe('banner', () => {
     expect(text).toContain('Console     http://127.0.0.1:3000/console/   (open it in a browser; sign in with the Token below)');
     expect(text).toContain('Base URL    http://127.0.0.1:3000');
     // In AWS the loader routes have their own URL: the banner says where it is.
-    expect(text).toContain("Loader URL  http://127.0.0.1:3000   (here the same; in AWS the stack's LoaderUrl output, or your custom domain)");
+    expect(text).toContain("Loader URL  http://127.0.0.1:3000   (the same, as in AWS: the loaders' api_base_url is ServiceUrl)");
     expect(text).toContain('Token       sdt_abc');
     expect(text).toContain("curl -s -H 'Authorization: Bearer sdt_abc' 'http://127.0.0.1:3000/v1/projects/prj_1/keys?limit=5'");
     expect(text).toContain("curl -s -H 'Authorization: Bearer sdt_abc' 'http://127.0.0.1:3000/v1/projects/prj_1/versions'");

@@ -53,6 +53,11 @@ describe('the smoke arguments', () => {
     expect(parseSmokeArgs([], () => state)).toMatchObject({ url: 'http://127.0.0.1:3000', token: 'sdt_local', projectId: 'prj_local' });
   });
 
+  it('takes --no-browser anywhere among the flags', () => {
+    expect(parseSmokeArgs(['--no-browser', '--project', 'prj_other'], () => state)).toMatchObject({ projectId: 'prj_other', noBrowser: true });
+    expect(parseSmokeArgs(['--project', 'prj_other', '--no-browser'], () => state)).toMatchObject({ projectId: 'prj_other', noBrowser: true });
+  });
+
   it('takes --url and --token for a deployment, without the local Discord key', () => {
     const args = parseSmokeArgs(['--url', 'https://d1.cloudfront.net/', '--token', 'sdt_x'], () => undefined);
     expect(args).toEqual({ url: 'https://d1.cloudfront.net', token: 'sdt_x', projectId: undefined });
