@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { DEFAULT_STACK_NAME } from '#lib/context';
 import { DeveloperApiStack, frontDoorContext } from '#lib/developer-api-stack';
 
@@ -28,5 +28,5 @@ new DeveloperApiStack(app, process.env.STACK_NAME || DEFAULT_STACK_NAME, {
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   ...(frontDoorContext(app.node).console ? { consoleFiles: await consoleFiles() } : {}),
 });
-// Every synth is checked against the AWS Solutions rules; an unacknowledged finding fails `cdk synth`.
-Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+// Every synth is checked against cdk-nag's AWS Solutions and Serverless rules; an unacknowledged finding fails `cdk synth`.
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }), new ServerlessChecks(app, { verbose: true }));

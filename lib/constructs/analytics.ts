@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -12,8 +12,8 @@ import { CHECK_RECORD_UNREADABLE, CHECK_STREAM, INGEST_TIMEOUT_SECONDS, TELEMETR
 import { DIGEST_DELAY_SECONDS } from '#domain/analytics/alert-budget';
 import { TELEMETRY_MAX_CONCURRENCY } from '#lib/capacity';
 import { logLineAlarm } from './log-line-alarm';
-import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
-import { ServiceFunction } from './service-function';
+import { acknowledgeQueueFailures, deadLetterQueue, depthAlarm, secureQueue } from './queues';
+import { ServiceFunction, type ServiceFunctionProps } from './service-function';
 import { grantItems } from './table-access';
 
 export interface AnalyticsProps {
@@ -76,7 +76,9 @@ export class Analytics extends Construct {
       'functions/ingest-queue.ts',
       "Telemetry ingest of the loader check's queue, in batches",
       table,
+      'event source',
     );
+    acknowledgeQueueFailures(this.queueIngestFunction);
     this.queueIngestFunction.addEventSource(
       new SqsEventSource(this.telemetryQueue, {
         batchSize: TELEMETRY_QUEUE.batchSize,
@@ -92,6 +94,7 @@ export class Analytics extends Construct {
       'functions/ingest-stream.ts',
       "Telemetry ingest of counted checks from the table's stream, in batches",
       table,
+      'event source',
     );
     this.checkStreamFailureQueue = deadLetterQueue(this, 'CheckStreamFailureQueue');
     this.streamIngestFunction.addEventSource(
@@ -111,6 +114,7 @@ export class Analytics extends Construct {
     );
 
     this.dailyDetectorFunction = new ServiceFunction(this, 'DailyDetectorFunction', {
+      invokedBy: 'schedule',
       entry: 'functions/daily-detectors.ts',
       description: 'Daily detector: execution_drop for the UTC day that just ended',
       timeout: Duration.minutes(2),
@@ -127,6 +131,7 @@ export class Analytics extends Construct {
     });
 
     this.alertDigestFunction = new ServiceFunction(this, 'AlertDigestFunction', {
+      invokedBy: 'schedule',
       entry: 'functions/alert-digest.ts',
       description: 'Hourly alert digest: one event per project and kind whose alerts of the hour went past the budget',
       timeout: Duration.minutes(2),
@@ -141,6 +146,14 @@ export class Analytics extends Construct {
       // A rerun is harmless (each digest fires once per hour), so retries may be generous.
       targets: [new targets.LambdaFunction(this.alertDigestFunction, { retryAttempts: 4, maxEventAge: Duration.hours(6) })],
     });
+
+    for (const schedule of [this.dailySchedule, this.alertDigestSchedule]) {
+      Validations.of(schedule).acknowledge({
+        id: 'Serverless-EventBusDLQ',
+        reason:
+          'A scheduled event carries only its time: EventBridge retries the target 4 times within 6 hours, and an alarm watches the failed invocations (a held event would replay nothing).',
+      });
+    }
 
     this.alarms = [
       depthAlarm(this, 'TelemetryDeadLetterAlarm', this.telemetryDeadLetterQueue, 'Telemetry batches the ingest gave up on are waiting in the telemetry DLQ.'),
@@ -170,8 +183,15 @@ export class Analytics extends Construct {
   }
 
   /** An ingest function: the telemetry store's reads and writes, on its partitions only. */
-  private ingest(id: string, entry: string, description: string, table: TableV2): ServiceFunction {
+  private ingest(
+    id: string,
+    entry: string,
+    description: string,
+    table: TableV2,
+    invokedBy: ServiceFunctionProps['invokedBy'] = 'synchronous',
+  ): ServiceFunction {
     const fn = new ServiceFunction(this, id, {
+      invokedBy,
       entry,
       description,
       timeout: Duration.seconds(INGEST_TIMEOUT_SECONDS),

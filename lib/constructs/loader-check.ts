@@ -54,6 +54,10 @@ export class LoaderCheck extends Construct {
     const scriptObjects = props.scripts.arnForObjects(scriptObjectKey({ projectId: '*', versionId: '*' }));
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [scriptObjects] }));
     Validations.of(this.function).acknowledge({
+      id: 'Serverless-LambdaTracing',
+      reason: "Untraced on purpose: X-Ray's sampling would cost a tenth of the check's own price (docs/cost.md); its logs and alarms say what failed.",
+    });
+    Validations.of(this.function).acknowledge({
       // cdk-nag names the resource by the bucket's logical id, which the stack resolves to a plain string.
       id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).resolve(Stack.of(this).getLogicalId(props.scripts.node.defaultChild as CfnElement)) as string}.Arn>/${scriptObjectKey({ projectId: '*', versionId: '*' })}]`,
       reason: 'The function serves the current version of any project, so it reads any script object, and only script objects (GetObject, no listing).',

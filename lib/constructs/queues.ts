@@ -11,10 +11,8 @@ export function secureQueue(scope: Construct, id: string, props: sqs.QueueProps)
 /** A dead-letter queue: what lands in it is kept 14 days and raises an alarm (see depthAlarm). */
 export function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
   const queue = secureQueue(scope, id, { retentionPeriod: Duration.days(14) });
-  Validations.of(queue).acknowledge({
-    id: 'AwsSolutions-SQS3',
-    reason: 'This queue is itself a dead-letter destination; what lands in it is kept 14 days and raises an alarm.',
-  });
+  const reason = 'This queue is itself a dead-letter destination; what lands in it is kept 14 days and raises an alarm.';
+  Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason }, { id: 'Serverless-SQSRedrivePolicy', reason });
   return queue;
 }
 
@@ -26,5 +24,14 @@ export function depthAlarm(scope: Construct, id: string, queue: sqs.IQueue, desc
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     evaluationPeriods: 1,
     treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+  });
+}
+
+/** cdk-nag Serverless-LambdaEventSourceMappingDestination on a function an SQS queue feeds. */
+export function acknowledgeQueueFailures(fn: Construct): void {
+  Validations.of(fn).acknowledge({
+    id: 'Serverless-LambdaEventSourceMappingDestination',
+    reason:
+      "Fed by an SQS queue, which keeps a failed message and moves it to the queue's DLQ after its receive count; Lambda's on-failure destination is for stream and Kafka sources.",
   });
 }

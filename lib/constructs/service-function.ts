@@ -31,7 +31,26 @@ export const SERVICE_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps', POWER
 export interface ServiceFunctionProps extends Omit<NodejsFunctionProps, 'entry' | 'runtime' | 'architecture'> {
   /** Path of the handler module relative to `lambdas/`, e.g. `functions/list-keys.ts`. */
   entry: string;
+  /**
+   * How the function is invoked, which says where a failed invocation goes instead of a function DLQ (a DLQ holds
+   * only asynchronous invocations' events): `synchronous` (API Gateway, a function URL, the authorizer, a direct
+   * invoke that reads its answer: the caller gets the error), `event source` (a queue or stream mapping keeps its failures), `schedule` (EventBridge).
+   */
+  invokedBy?: 'synchronous' | 'event source' | 'schedule';
 }
+
+const RUNTIME_REASON =
+  'Node.js 22 is the runtime the project targets (bundles target node22; the local stack and tests run on Node 22). Moving to a newer runtime is one line in ServiceFunction.';
+
+/** cdk-nag Serverless-LambdaDLQ's reason for each way a function is invoked. */
+const NO_FUNCTION_DLQ = {
+  synchronous:
+    'Invoked synchronously (API Gateway, a function URL, the authorizer, or a direct invoke that reads its answer): the caller gets the failure; a function DLQ holds only asynchronous events.',
+  'event source':
+    "Invoked by an event source mapping, which keeps its own failures (the queue's redrive to its DLQ, or the stream mapping's on-failure queue); a function DLQ holds only asynchronous events.",
+  schedule:
+    "Invoked by an EventBridge schedule, whose event carries only the time: EventBridge retries the run (4 attempts within 6 hours) and an alarm watches the rule's failed invocations; a held event would replay nothing.",
+} as const;
 
 /**
  * Every function of the service with the same defaults in one place: Node 22 on ARM64, SERVICE_BUNDLING,
@@ -40,7 +59,7 @@ export interface ServiceFunctionProps extends Omit<NodejsFunctionProps, 'entry' 
  */
 export class ServiceFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
-    const { entry, environment, bundling, tracing = lambda.Tracing.ACTIVE, ...rest } = props;
+    const { entry, environment, bundling, tracing = lambda.Tracing.ACTIVE, invokedBy = 'synchronous', ...rest } = props;
     super(scope, id, {
       memorySize: 512,
       timeout: Duration.seconds(10),
@@ -61,9 +80,10 @@ export class ServiceFunction extends NodejsFunction {
       },
       {
         id: 'AwsSolutions-L1',
-        reason:
-          'Node.js 22 is the runtime the project targets (bundles target node22; the local stack and tests run on Node 22). Moving to a newer runtime is one line in ServiceFunction.',
+        reason: RUNTIME_REASON,
       },
+      { id: 'Serverless-LambdaLatestVersion', reason: RUNTIME_REASON },
+      { id: 'Serverless-LambdaDLQ', reason: NO_FUNCTION_DLQ[invokedBy] },
     );
     if (tracing === lambda.Tracing.ACTIVE) {
       Validations.of(this).acknowledge({

@@ -9,7 +9,7 @@ import { WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#adapters/
 import { STREAM_FILTER_PATTERN } from '#adapters/stream-events';
 import { DELIVERY_QUEUE, DELIVERY_TIMEOUT_SECONDS, FANOUT_STREAM } from '#domain/webhooks/delivery-settings';
 import { DEFAULT_DISCORD_API_BASE } from '#domain/webhooks/discord-webhook-url';
-import { deadLetterQueue, depthAlarm, secureQueue } from './queues';
+import { acknowledgeQueueFailures, deadLetterQueue, depthAlarm, secureQueue } from './queues';
 import { ServiceFunction } from './service-function';
 import { grantItems } from './table-access';
 
@@ -51,6 +51,7 @@ export class WebhookDelivery extends Construct {
     });
 
     this.fanoutFunction = new ServiceFunction(this, 'FanoutFunction', {
+      invokedBy: 'event source',
       entry: 'functions/webhook-fanout.ts',
       description: 'Webhook fan-out: table stream event -> one SQS message per subscribed, enabled webhook',
       timeout: Duration.seconds(FANOUT_STREAM.timeoutSeconds),
@@ -73,6 +74,7 @@ export class WebhookDelivery extends Construct {
     );
 
     this.deliveryFunction = new ServiceFunction(this, 'DeliveryFunction', {
+      invokedBy: 'event source',
       entry: 'functions/webhook-delivery.ts',
       description: 'Webhook delivery: SQS message -> Discord embed, posted once per delivery id',
       timeout: Duration.seconds(DELIVERY_TIMEOUT_SECONDS),
@@ -95,6 +97,7 @@ export class WebhookDelivery extends Construct {
     // A 429 is answered with a delayed copy on the same queue, so Discord's rate limits spend no receive.
     this.queue.grantSendMessages(this.deliveryFunction);
     // The event source grants receive, delete and ChangeMessageVisibility (the backoff of failed posts).
+    acknowledgeQueueFailures(this.deliveryFunction);
     this.deliveryFunction.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: DELIVERY_QUEUE.batchSize,
