@@ -1,8 +1,8 @@
 import { listVersions } from '#domain/project-api';
 import { EXAMPLE } from '#http/openapi/examples';
-import { unknownQuery } from '#http/openapi/operation-doc';
+import { invalid } from '#http/openapi/operation-doc';
 import { defineOwnerRoute } from '#http/owner-route';
-import { NoQuery } from '#schemas/requests';
+import { KEYS_PAGE, ListPageQuery } from '#schemas/requests';
 import { ListVersionsResponse } from '#schemas/responses';
 
 export const listVersionsRoute = defineOwnerRoute({
@@ -12,13 +12,18 @@ export const listVersionsRoute = defineOwnerRoute({
   access: 'read',
   doing: 'listing versions',
   tableAccess: [{ actions: ['dynamodb:Query'], partitions: ['project'] }],
-  query: NoQuery,
-  run: ({ project }, projects) => listVersions(projects, project),
+  query: ListPageQuery,
+  run: ({ project, query }, projects) => listVersions(projects, project, query),
   openapi: () => ({
     operationId: 'listVersions',
     tag: 'Versions',
     summary: 'List script versions',
-    description: 'Every version of the project, highest `version_number` first, and the current one. Versions are uploaded in the dashboard.',
+    description:
+      'Every version of the project, highest `version_number` first, and the current one; with `limit`, a page of them from `offset`. `total` counts every version, so a client pages until `offset` reaches it. Versions are uploaded in the dashboard.',
+    queryDescriptions: {
+      limit: `Versions per page (at most ${KEYS_PAGE.maxLimit}); without it, every version from \`offset\`, as before paging.`,
+      offset: 'How many versions to skip, highest `version_number` first (default 0).',
+    },
     ok: {
       name: 'ListVersionsResponse',
       schema: ListVersionsResponse,
@@ -29,8 +34,9 @@ export const listVersionsRoute = defineOwnerRoute({
           { id: EXAMPLE.olderVersionId, version_number: 2, uploaded_at: 1763702400, size_bytes: 47980, notes: '' },
         ],
         current_version_id: EXAMPLE.versionId,
+        total: 2,
       } satisfies ListVersionsResponse,
     },
-    errors: unknownQuery(),
+    errors: [invalid('limit out of range', ListPageQuery, { limit: '500' }), invalid('offset not a whole number', ListPageQuery, { offset: '-1' })],
   }),
 });

@@ -1,8 +1,8 @@
 import { listWebhooks } from '#domain/project-api';
 import { EXAMPLE } from '#http/openapi/examples';
-import { unknownQuery } from '#http/openapi/operation-doc';
+import { invalid } from '#http/openapi/operation-doc';
 import { defineOwnerRoute } from '#http/owner-route';
-import { NoQuery } from '#schemas/requests';
+import { KEYS_PAGE, ListPageQuery } from '#schemas/requests';
 import { ListWebhooksResponse } from '#schemas/responses';
 
 export const listWebhooksRoute = defineOwnerRoute({
@@ -12,14 +12,18 @@ export const listWebhooksRoute = defineOwnerRoute({
   access: 'read',
   doing: 'listing webhooks',
   tableAccess: [{ actions: ['dynamodb:Query'], partitions: ['project'] }],
-  query: NoQuery,
-  run: ({ project, scope }, projects) => listWebhooks(projects, project, scope),
+  query: ListPageQuery,
+  run: ({ project, scope, query }, projects) => listWebhooks(projects, project, scope, query),
   openapi: () => ({
     operationId: 'listWebhooks',
     tag: 'Webhooks',
     summary: 'List webhook configurations',
     description:
-      'Every webhook configuration of the project. Read-only: webhooks are managed in the dashboard. A `read` token sees each `url` with its token redacted; a `write` token sees it whole.',
+      'Every webhook configuration of the project; with `limit`, a page of them from `offset` (in a stable order). `total` counts every configuration. Read-only: webhooks are managed in the dashboard. A `read` token sees each `url` with its token redacted; a `write` token sees it whole.',
+    queryDescriptions: {
+      limit: `Configurations per page (at most ${KEYS_PAGE.maxLimit}); without it, every configuration from \`offset\`, as the spec says (§4.6).`,
+      offset: 'How many configurations to skip (default 0).',
+    },
     ok: {
       name: 'ListWebhooksResponse',
       schema: ListWebhooksResponse,
@@ -35,8 +39,9 @@ export const listWebhooksRoute = defineOwnerRoute({
             updated_at: 1763616000,
           },
         ],
+        total: 1,
       } satisfies ListWebhooksResponse,
     },
-    errors: unknownQuery(),
+    errors: [invalid('limit out of range', ListPageQuery, { limit: '500' }), invalid('offset not a whole number', ListPageQuery, { offset: '-1' })],
   }),
 });
