@@ -1,5 +1,6 @@
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { InvalidInput } from '#domain/errors';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { uploadObjectKey } from './layout';
 
@@ -18,17 +19,30 @@ export class S3UploadStaging implements UploadStaging {
   ) {}
 
   async presign(upload: PendingUpload): Promise<{ url: string; headers: Record<string, string> }> {
-    const put = new PutObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload), ContentType: 'application/octet-stream' });
+    // The signature covers Content-Length (issue 39): S3 refuses a body of any other size than the one announced.
+    const put = new PutObjectCommand({
+      Bucket: this.bucketName,
+      Key: uploadObjectKey(upload),
+      ContentType: 'application/octet-stream',
+      ContentLength: upload.sizeBytes,
+    });
     const url = await getSignedUrl(this.s3, put, { expiresIn: UPLOAD_URL_SECONDS });
     return { url, headers: { 'Content-Type': 'application/octet-stream' } };
   }
 
-  async read(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<Uint8Array | undefined> {
+  /**
+   * HeadObject first (issue 39): an object of another size than announced is refused before a byte of it is read.
+   * What is read is still checked whole by the commit (size, UTF-8, SHA-256), so a put after the check gains nothing.
+   */
+  async read(upload: Pick<PendingUpload, 'projectId' | 'uploadId' | 'sizeBytes'>): Promise<Uint8Array | undefined> {
+    const object = { Bucket: this.bucketName, Key: uploadObjectKey(upload) };
     try {
-      const { Body } = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload) }));
+      const head = await this.s3.send(new HeadObjectCommand(object));
+      if (head.ContentLength !== upload.sizeBytes) throw new InvalidInput(`The file is ${head.ContentLength} bytes, not the ${upload.sizeBytes} announced`);
+      const { Body } = await this.s3.send(new GetObjectCommand(object));
       return Body ? await Body.transformToByteArray() : undefined;
     } catch (error) {
-      if (error instanceof NoSuchKey) return undefined;
+      if (error instanceof NotFound || error instanceof NoSuchKey) return undefined;
       throw error;
     }
   }
