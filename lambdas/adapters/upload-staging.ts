@@ -1,8 +1,9 @@
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { InvalidInput } from '#domain/errors';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { uploadObjectKey } from './layout';
-import { isMissingObject } from './s3-missing-object';
+import { isMissingObject, isMissingOnHead } from './s3-missing-object';
 
 /** How long a presigned upload URL works: long enough for 5 MiB on a slow line, short enough to be useless later. */
 const UPLOAD_URL_SECONDS = 15 * 60;
@@ -29,14 +30,31 @@ export class S3UploadStaging implements UploadStaging {
   ) {}
 
   async presign(upload: PendingUpload): Promise<{ url: string; headers: Record<string, string> }> {
-    const put = new PutObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload), ContentType: 'application/octet-stream' });
+    // The signature covers Content-Length (issue 39): S3 refuses a body of any other size than the one announced.
+    const put = new PutObjectCommand({
+      Bucket: this.bucketName,
+      Key: uploadObjectKey(upload),
+      ContentType: 'application/octet-stream',
+      ContentLength: upload.sizeBytes,
+    });
     const url = await getSignedUrl(this.s3, put, { expiresIn: UPLOAD_URL_SECONDS });
     return { url, headers: { 'Content-Type': 'application/octet-stream' } };
   }
 
-  async read(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<Uint8Array | undefined> {
+  /**
+   * HeadObject first (issue 39): an object of another size than announced is refused before a byte of it is read.
+   * What is read is still checked whole by the commit (size, UTF-8, SHA-256), so a put after the check gains nothing.
+   */
+  async read(upload: Pick<PendingUpload, 'projectId' | 'uploadId' | 'sizeBytes'>): Promise<Uint8Array | undefined> {
+    const object = { Bucket: this.bucketName, Key: uploadObjectKey(upload) };
+    const head = await this.s3.send(new HeadObjectCommand(object)).catch((error: unknown) => {
+      if (isMissingOnHead(error)) return undefined;
+      throw error;
+    });
+    if (!head) return undefined;
+    if (head.ContentLength !== upload.sizeBytes) throw new InvalidInput(`The file is ${head.ContentLength} bytes, not the ${upload.sizeBytes} announced`);
     try {
-      const { Body } = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload) }));
+      const { Body } = await this.s3.send(new GetObjectCommand(object));
       return Body ? await Body.transformToByteArray() : undefined;
     } catch (error) {
       if (isMissingObject(error)) return undefined;

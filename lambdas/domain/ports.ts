@@ -473,7 +473,10 @@ export interface UploadStore {
 export interface UploadStaging {
   /** A URL (and the headers to send with it) that accepts exactly this upload's bytes for a while. */
   presign(upload: PendingUpload): Promise<{ url: string; headers: Record<string, string> }>;
-  /** The staged bytes, or undefined when nothing was put. */
-  read(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<Uint8Array | undefined>;
+  /**
+   * The staged bytes, or undefined when nothing was put. A staged object of another size than `sizeBytes` is
+   * refused (InvalidInput naming both sizes) before any of it is read.
+   */
+  read(upload: Pick<PendingUpload, 'projectId' | 'uploadId' | 'sizeBytes'>): Promise<Uint8Array | undefined>;
   discard(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<void>;
 }

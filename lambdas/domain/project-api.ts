@@ -1,5 +1,5 @@
 import { redactWebhookUrl } from '#domain/webhooks/discord-webhook-url';
-import type { ListKeysQuery, StatsQuery } from '#schemas/requests';
+import type { ListKeysQuery, ListPageQuery, StatsQuery } from '#schemas/requests';
 import type {
   ListKeysResponse,
   ListVersionsResponse,
@@ -151,12 +151,19 @@ export async function revokeBulkAudited(
   return result;
 }
 
-/** Spec §4.4: highest `version_number` first, as the spec's sample shows. */
-export async function listVersions(store: ProjectStore, project: Project): Promise<ListVersionsResponse> {
+/**
+ * Spec §4.4: highest `version_number` first, as the spec's sample shows; a page of them when `limit` is given. The
+ * project's version items are read whole (their ids are random, so the table holds them in no order to page by);
+ * the answer is what is bounded.
+ */
+export async function listVersions(store: ProjectStore, project: Project, page: ListPageQuery): Promise<ListVersionsResponse> {
   const versions = await store.listVersions(project.id);
   versions.sort((a, b) => b.version_number - a.version_number);
-  return { versions, current_version_id: project.currentVersionId };
+  return { versions: pageOf(versions, page), current_version_id: project.currentVersionId, total: versions.length };
 }
+
+/** The page `limit`/`offset` asks for: every item from `offset` when no `limit` is given (ListPageQuery). */
+const pageOf = <Item>(items: Item[], page: ListPageQuery): Item[] => items.slice(page.offset, page.limit === undefined ? undefined : page.offset + page.limit);
 
 /**
  * Spec §4.5. Rolling back to the current version is a no-op success. The audit entry is written in the pointer's
@@ -174,14 +181,18 @@ export async function rollback(store: ProjectStore, project: Project, versionId:
   return { ok: true, current_version_id: versionId };
 }
 
-/** Spec §4.6: every configuration of the project, read-only. */
+/** Spec §4.6: every configuration of the project (a page of them when `limit` is given), read-only, in a stable order. */
 /**
  * A webhook URL carries its own secret: whoever holds it can post to the channel. So only a write token sees it
  * whole; a read token sees each URL with its token part redacted (the webhook id stays, to tell them apart).
  */
-export async function listWebhooks(store: ProjectStore, project: Project, scope: TokenScope): Promise<ListWebhooksResponse> {
-  const webhooks = await store.listWebhooks(project.id);
-  return { webhooks: scope === 'write' ? webhooks : webhooks.map((webhook) => ({ ...webhook, url: redactWebhookUrl(webhook.url) })) };
+export async function listWebhooks(store: ProjectStore, project: Project, scope: TokenScope, page: ListPageQuery): Promise<ListWebhooksResponse> {
+  const all = await store.listWebhooks(project.id);
+  const webhooks = pageOf(all, page);
+  return {
+    webhooks: scope === 'write' ? webhooks : webhooks.map((webhook) => ({ ...webhook, url: redactWebhookUrl(webhook.url) })),
+    total: all.length,
+  };
 }
 
 /**

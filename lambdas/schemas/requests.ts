@@ -31,16 +31,15 @@ function requiredId(field: string) {
 }
 
 /** A query value that must be a whole number in [min, max]; the text is checked, so `1e2`, `-1`, `1.5` and `""` fail. */
-function wholeNumberParam(name: string, min: number, max: number, defaultValue: number) {
+function wholeNumberText(name: string, min: number, max: number) {
   const message = `${name} must be a whole number between ${min} and ${max}`;
-  return z._default(
-    z.pipe(
-      z.string({ error: message }).check(z.regex(/^[0-9]{1,15}$/, message)),
-      z.pipe(z.transform(Number), z.int().check(z.gte(min, message), z.lte(max, message))),
-    ),
-    defaultValue,
+  return z.pipe(
+    z.string({ error: message }).check(z.regex(/^[0-9]{1,15}$/, message)),
+    z.pipe(z.transform(Number), z.int().check(z.gte(min, message), z.lte(max, message))),
   );
 }
+
+const wholeNumberParam = (name: string, min: number, max: number, defaultValue: number) => z._default(wholeNumberText(name, min, max), defaultValue);
 
 /** Spec §4.1 and §8. Offsets stop at 15 digits, far past any key count and inside exact JSON numbers. */
 export const KEYS_PAGE = { defaultLimit: 50, maxLimit: 100, defaultOffset: 0, maxOffset: 999_999_999_999_999 } as const;
@@ -64,6 +63,18 @@ export const ListKeysQuery = requestPart('query', {
   watermark: z.optional(watermarkValue()),
 });
 export type ListKeysQuery = z.infer<typeof ListKeysQuery>;
+
+/**
+ * `GET …/versions` and `GET …/webhooks` (spec §4.4, §4.6), paged as the keys are (§4.1) but only when asked: without
+ * `limit` the answer is every item from `offset`, as these lists always answered (§4.6: "It returns all
+ * configurations of the project"); `total` (additive) says how many there are, so a client pages until `offset`
+ * reaches it.
+ */
+export const ListPageQuery = requestPart('query', {
+  limit: z.optional(wholeNumberText('limit', 1, KEYS_PAGE.maxLimit)),
+  offset: wholeNumberParam('offset', 0, KEYS_PAGE.maxOffset, KEYS_PAGE.defaultOffset),
+});
+export type ListPageQuery = z.infer<typeof ListPageQuery>;
 
 // ---- Stats (DESIGN.md, "Stats") ----
 

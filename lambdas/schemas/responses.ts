@@ -19,13 +19,19 @@ export const ListVersionsResponse = z.strictObject({
   versions: z.array(VersionSchema),
   /** Null only for a project with no upload yet. */
   current_version_id: z.nullable(z.string()),
+  /** Every version of the project, whatever the page shows. */
+  total: z.int().check(z.nonnegative()),
 });
 export type ListVersionsResponse = z.infer<typeof ListVersionsResponse>;
 
 export const RollbackResponse = z.strictObject({ ok: z.literal(true), current_version_id: z.string() });
 export type RollbackResponse = z.infer<typeof RollbackResponse>;
 
-export const ListWebhooksResponse = z.strictObject({ webhooks: z.array(WebhookSchema) });
+export const ListWebhooksResponse = z.strictObject({
+  webhooks: z.array(WebhookSchema),
+  /** Every configuration of the project, whatever the page shows. */
+  total: z.int().check(z.nonnegative()),
+});
 export type ListWebhooksResponse = z.infer<typeof ListWebhooksResponse>;
 
 /** Every failure (spec §7). `request_id` comes with 5xx so a report can be matched to the logs. */

@@ -103,7 +103,7 @@ export class StandInApi {
         return json(200, { ok: true, revoked_count: revoking.length, complete: revoking.length === matching.length });
       }
       case 'GET versions':
-        return json(200, { versions: this.versions, current_version_id: this.currentVersionId });
+        return json(200, { versions: this.versions, current_version_id: this.currentVersionId, total: this.versions.length });
       case 'POST versions/rollback': {
         const input = validate(RollbackBody, body);
         if ('error' in input) return json(400, input);
@@ -113,7 +113,7 @@ export class StandInApi {
         return json(200, { ok: true, current_version_id: input.version_id });
       }
       case 'GET webhooks':
-        return json(200, { webhooks: this.webhooks });
+        return json(200, { webhooks: this.webhooks, total: this.webhooks.length });
       default:
         return json(404, { error: GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN.error });
     }

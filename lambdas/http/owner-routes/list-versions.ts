@@ -1,6 +1,6 @@
 import { listVersions } from '#domain/project-api';
 import { defineOwnerRoute } from '#http/owner-route';
-import { NoQuery } from '#schemas/requests';
+import { ListPageQuery } from '#schemas/requests';
 
 export const listVersionsRoute = defineOwnerRoute({
   method: 'GET',
@@ -9,6 +9,6 @@ export const listVersionsRoute = defineOwnerRoute({
   access: 'read',
   doing: 'listing versions',
   tableAccess: [{ actions: ['dynamodb:Query'], partitions: ['project'] }],
-  query: NoQuery,
-  run: ({ project }, projects) => listVersions(projects, project),
+  query: ListPageQuery,
+  run: ({ project, query }, projects) => listVersions(projects, project, query),
 });

@@ -1,5 +1,6 @@
 import { EXAMPLE } from '#http/openapi/examples';
-import { type OperationDoc, unknownQuery } from '#http/openapi/operation-doc';
+import { invalid, type OperationDoc } from '#http/openapi/operation-doc';
+import { KEYS_PAGE, ListPageQuery } from '#schemas/requests';
 import { ListWebhooksResponse } from '#schemas/responses';
 
 /** The OpenAPI operation of list-webhooks (its route: list-webhooks.ts); the document alone imports it, never a Lambda bundle. */
@@ -8,7 +9,11 @@ export const listWebhooksDoc = (): OperationDoc => ({
   tag: 'Webhooks',
   summary: 'List webhook configurations',
   description:
-    'Every webhook configuration of the project. Read-only: webhooks are managed in the dashboard. A `read` token sees each `url` with its token redacted; a `write` token sees it whole.',
+    'Every webhook configuration of the project; with `limit`, a page of them from `offset` (in a stable order). `total` counts every configuration. Read-only: webhooks are managed in the dashboard. A `read` token sees each `url` with its token redacted; a `write` token sees it whole.',
+  queryDescriptions: {
+    limit: `Configurations per page (at most ${KEYS_PAGE.maxLimit}); without it, every configuration from \`offset\`, as the spec says (§4.6).`,
+    offset: 'How many configurations to skip (default 0).',
+  },
   ok: {
     name: 'ListWebhooksResponse',
     schema: ListWebhooksResponse,
@@ -24,7 +29,8 @@ export const listWebhooksDoc = (): OperationDoc => ({
           updated_at: 1763616000,
         },
       ],
+      total: 1,
     } satisfies ListWebhooksResponse,
   },
-  errors: unknownQuery(),
+  errors: [invalid('limit out of range', ListPageQuery, { limit: '500' }), invalid('offset not a whole number', ListPageQuery, { offset: '-1' })],
 });

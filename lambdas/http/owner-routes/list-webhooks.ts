@@ -1,6 +1,6 @@
 import { listWebhooks } from '#domain/project-api';
 import { defineOwnerRoute } from '#http/owner-route';
-import { NoQuery } from '#schemas/requests';
+import { ListPageQuery } from '#schemas/requests';
 
 export const listWebhooksRoute = defineOwnerRoute({
   method: 'GET',
@@ -9,6 +9,6 @@ export const listWebhooksRoute = defineOwnerRoute({
   access: 'read',
   doing: 'listing webhooks',
   tableAccess: [{ actions: ['dynamodb:Query'], partitions: ['project'] }],
-  query: NoQuery,
-  run: ({ project, scope }, projects) => listWebhooks(projects, project, scope),
+  query: ListPageQuery,
+  run: ({ project, scope, query }, projects) => listWebhooks(projects, project, scope, query),
 });

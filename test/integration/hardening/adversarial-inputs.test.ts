@@ -331,10 +331,12 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'empty body', request: body(''), status: 400, message: 'watermark is required' },
   ],
   'list-versions': [
-    { name: 'limit parameter', request: query('limit=5'), status: 400, message: `${NO_QUERY}; remove "limit"` },
+    { name: 'limit of 101', request: query('limit=101'), status: 400, message: 'limit must be a whole number between 1 and 100' },
+    { name: 'limit of 0', request: query('limit=0'), status: 400, message: 'limit must be a whole number between 1 and 100' },
     { name: 'repeated parameter', request: query('a=1&a=2'), status: 400, message: 'Query parameter "a" was given 2 times' },
-    { name: '__proto__ parameter', request: query('__proto__=x'), status: 400, message: NO_QUERY },
-    { name: 'negative offset', request: query('offset=-1'), status: 400, message: NO_QUERY },
+    { name: '__proto__ parameter', request: query('__proto__=x'), status: 400, message: 'Unknown query parameter' },
+    { name: 'negative offset', request: query('offset=-1'), status: 400, message: 'offset must be a whole number' },
+    { name: 'float limit', request: query('limit=2.5'), status: 400, message: 'limit must be a whole number' },
   ],
   rollback: [
     { name: 'empty object', request: jsonBody({}), status: 400, message: 'version_id is required' },
@@ -384,9 +386,10 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'version id with a NUL character', request: jsonBody({ version_id: 'ver_\u0000' }), status: 404, message: 'not found in this project' },
   ],
   'list-webhooks': [
-    { name: 'unknown parameter', request: query('enabled=1'), status: 400, message: `${NO_QUERY}; remove "enabled"` },
+    { name: 'unknown parameter', request: query('enabled=1'), status: 400, message: 'Unknown query parameter "enabled"; allowed: limit, offset' },
     { name: 'repeated parameter', request: query('x=1&x=1&x=1'), status: 400, message: 'Query parameter "x" was given 3 times' },
-    { name: 'parameter with an empty name', request: query('=1'), status: 400, message: NO_QUERY },
+    { name: 'parameter with an empty name', request: query('=1'), status: 400, message: 'Unknown query parameter' },
+    { name: 'limit of 101', request: query('limit=101'), status: 400, message: 'limit must be a whole number between 1 and 100' },
   ],
   'get-stats': [
     { name: 'granularity=week', request: query('granularity=week'), status: 400, message: 'granularity must be hour or day' },

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { GetObjectCommand, NoSuchKey, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { S3ScriptStore } from '#adapters/script-store';
@@ -20,7 +20,9 @@ afterEach(() => s3.reset());
 
 const accessDenied = () => new S3ServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: 'Access Denied' });
 const object = { projectId: 'prj_1', versionId: 'ver_1' };
-const upload = { projectId: 'prj_1', uploadId: 'upl_1' };
+const upload = { projectId: 'prj_1', uploadId: 'upl_1', sizeBytes: 5 };
+/** HeadObject's 403: a HEAD answer has no body, so the SDK has no error code to name it by. */
+const headForbidden = () => new S3ServiceException({ name: 'Unknown', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: 'Forbidden' });
 
 describe('a missing object in AWS, where the reader may not list the bucket', () => {
   it('is no script for the script store (403 AccessDenied as 404 NoSuchKey), not an error', async () => {
@@ -31,6 +33,12 @@ describe('a missing object in AWS, where the reader may not list the bucket', ()
   });
 
   it('is no file for a staged upload, which the commit answers as a 400 ("No file arrived")', async () => {
+    s3.on(HeadObjectCommand).rejects(headForbidden());
+    expect(await new S3UploadStaging(mocked, 'scripts').read(upload)).toBeUndefined();
+    s3.on(HeadObjectCommand).rejects(new NotFound({ $metadata: { httpStatusCode: 404 }, message: 'Not Found' }));
+    expect(await new S3UploadStaging(mocked, 'scripts').read(upload)).toBeUndefined();
+    // Gone between the HeadObject and the GetObject.
+    s3.on(HeadObjectCommand).resolves({ ContentLength: 5 });
     s3.on(GetObjectCommand).rejects(accessDenied());
     expect(await new S3UploadStaging(mocked, 'scripts').read(upload)).toBeUndefined();
   });
@@ -42,6 +50,7 @@ describe('a missing object in AWS, where the reader may not list the bucket', ()
     s3.on(GetObjectCommand).rejects(
       new S3ServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'We encountered an internal error' }),
     );
+    s3.on(HeadObjectCommand).resolves({ ContentLength: 5 });
     await expect(new S3UploadStaging(mocked, 'scripts').read(upload)).rejects.toThrow('internal error');
     s3.on(GetObjectCommand).rejects(new S3ServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'odd' }));
     await expect(store.get(object)).rejects.toThrow('odd');

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Project } from '#domain/model';
+import { KEYS_PAGE } from '#schemas/requests';
 import {
   CALLER,
   captureOutput,
@@ -225,10 +226,25 @@ describe.each(ENDPOINTS.filter((endpoint) => endpoint.body !== undefined))('$ent
   });
 });
 
-describe.each(ENDPOINTS.filter((endpoint) => endpoint.entry !== 'list-keys'))('$entry: query string', (endpoint) => {
+/** The list routes that page (their own query), and the rest, which take no query at all. */
+const PAGED = new Set(['list-keys', 'list-versions', 'list-webhooks']);
+
+describe.each(ENDPOINTS.filter((endpoint) => !PAGED.has(endpoint.entry)))('$entry: query string', (endpoint) => {
   it('refuses any query parameter, naming it', async () => {
     const reply = await handle(endpoint, request(endpoint, { query: { limit: '5' } }));
     expectError(reply, 400, 'This endpoint takes no query parameters; remove "limit"');
+  });
+});
+
+describe.each(ENDPOINTS.filter((endpoint) => PAGED.has(endpoint.entry) && endpoint.entry !== 'list-keys'))('$entry: its page', (endpoint) => {
+  it('refuses a limit out of range, a negative offset and any other parameter, naming it', async () => {
+    expectError(await handle(endpoint, request(endpoint, { query: { limit: '101' } })), 400, 'limit must be a whole number between 1 and 100');
+    expectError(
+      await handle(endpoint, request(endpoint, { query: { offset: '-1' } })),
+      400,
+      `offset must be a whole number between 0 and ${KEYS_PAGE.maxOffset}`,
+    );
+    expectError(await handle(endpoint, request(endpoint, { query: { page: '2' } })), 400, 'Unknown query parameter "page"; allowed: limit, offset');
   });
 });
 

@@ -32,7 +32,17 @@ describe('GET /v1/projects/:id/versions (spec §4.4)', () => {
         { id: 'ver_a', version_number: 1, uploaded_at: 1_699_000_001, size_bytes: 2048, notes: 'first' },
       ],
       current_version_id: 'ver_b',
+      total: 3,
     });
+  });
+
+  it('answers the page limit and offset ask for, with total, and every version without limit', async () => {
+    api.store.addVersions(PROJECT_ID, ...[1, 2, 3].map((n) => version(`ver_${n}`, n)));
+    const page = (query: Record<string, string>) => invoke(api.handlers['list-versions'], apiEvent('list-versions', { projectId: PROJECT_ID, query }));
+    const numbers = (reply: { body: Record<string, unknown> }) => (reply.body.versions as Version[]).map((listed) => listed.version_number);
+    const second = await page({ limit: '1', offset: '1' });
+    expect([second.status, numbers(second), second.body.total]).toEqual([200, [2], 3]);
+    expect(numbers(await page({ offset: '1' }))).toEqual([2, 1]);
   });
 
   it("lists only the project's versions", async () => {
@@ -101,7 +111,14 @@ describe('GET /v1/projects/:id/webhooks (spec §4.6)', () => {
         },
         { id: 'whk_2', url: 'https://discord.com/api/webhooks/whk_2/token', events: '[]', enabled: 0, created_at: 1_699_000_000, updated_at: 1_699_000_500 },
       ],
+      total: 2,
     });
+  });
+
+  it('answers the page limit and offset ask for, with total', async () => {
+    api.store.addWebhooks(PROJECT_ID, webhook('whk_1', 1, []), webhook('whk_2', 1, []), webhook('whk_3', 1, []));
+    const reply = await invoke(api.handlers['list-webhooks'], apiEvent('list-webhooks', { projectId: PROJECT_ID, query: { limit: '2', offset: '2' } }));
+    expect([reply.status, (reply.body.webhooks as Webhook[]).length, reply.body.total]).toEqual([200, 1, 3]);
   });
 
   it('answers a read token with each URL redacted (this one is not Discord-shaped: all but its origin), a write token with the whole URL', async () => {
@@ -115,6 +132,6 @@ describe('GET /v1/projects/:id/webhooks (spec §4.6)', () => {
 
   it('answers { webhooks: [] } for a project without any', async () => {
     const reply = await listWebhooks();
-    expect([reply.status, reply.body]).toEqual([200, { webhooks: [] }]);
+    expect([reply.status, reply.body]).toEqual([200, { webhooks: [], total: 0 }]);
   });
 });

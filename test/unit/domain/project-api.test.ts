@@ -310,13 +310,29 @@ describe('revokeBulkAudited', () => {
   });
 });
 
+/** A list route's query without `limit`: every item, as before paging. */
+const EVERY_ITEM = { offset: 0 };
+
 describe('listVersions (spec §4.4)', () => {
   it('lists versions with the highest version_number first, with the current version id', async () => {
     const { store, project } = storeWithProject({ currentVersionId: 'ver_2' });
     store.addVersions('prj_1', version('ver_2', 2), version('ver_10', 10), version('ver_1', 1), version('ver_3', 3));
-    const result = await listVersions(store, project);
+    const result = await listVersions(store, project, EVERY_ITEM);
     expect(result.versions.map((v) => v.version_number)).toEqual([10, 3, 2, 1]);
     expect(result.current_version_id).toBe('ver_2');
+    expect(result.total).toBe(4);
+  });
+
+  it('pages with limit and offset, highest version_number first, total counting every version', async () => {
+    const { store, project } = storeWithProject({ currentVersionId: 'ver_2' });
+    store.addVersions('prj_1', ...[1, 2, 3, 4, 5].map((n) => version(`ver_${n}`, n)));
+    const page = (limit: number | undefined, offset: number) => listVersions(store, project, { offset, ...(limit === undefined ? {} : { limit }) });
+    expect((await page(2, 0)).versions.map((v) => v.version_number)).toEqual([5, 4]);
+    expect((await page(2, 2)).versions.map((v) => v.version_number)).toEqual([3, 2]);
+    expect(await page(2, 4)).toMatchObject({ total: 5, current_version_id: 'ver_2' });
+    expect((await page(2, 4)).versions.map((v) => v.version_number)).toEqual([1]);
+    expect((await page(undefined, 3)).versions.map((v) => v.version_number)).toEqual([2, 1]);
+    expect((await page(2, 5)).versions).toEqual([]);
   });
 });
 
@@ -365,7 +381,20 @@ describe('listWebhooks (spec §4.6)', () => {
       { id: 'whk_2', url: 'https://discord.com/api/webhooks/2/b', events: '[]', enabled: 0, created_at: NOW, updated_at: NOW + 5 },
     ];
     store.addWebhooks('prj_1', ...hooks);
-    expect(await listWebhooks(store, project, 'write')).toEqual({ webhooks: hooks });
+    expect(await listWebhooks(store, project, 'write', EVERY_ITEM)).toEqual({ webhooks: hooks, total: 2 });
+  });
+
+  it('pages with limit and offset in a stable order, total counting every configuration', async () => {
+    const { store, project } = storeWithProject();
+    const hooks = [1, 2, 3].map(
+      (n): Webhook => ({ id: `whk_${n}`, url: `https://discord.com/api/webhooks/${n}/t`, events: '[]', enabled: 1, created_at: NOW, updated_at: NOW }),
+    );
+    store.addWebhooks('prj_1', ...hooks);
+    const all = (await listWebhooks(store, project, 'write', EVERY_ITEM)).webhooks;
+    const first = await listWebhooks(store, project, 'write', { limit: 2, offset: 0 });
+    const second = await listWebhooks(store, project, 'write', { limit: 2, offset: 2 });
+    expect(first.total).toBe(3);
+    expect([...first.webhooks, ...second.webhooks]).toEqual(all);
   });
 
   it("gives a read token each URL without its token part, so read cannot post to the project's channels", async () => {
@@ -376,7 +405,7 @@ describe('listWebhooks (spec §4.6)', () => {
       { id: 'whk_1', url: `https://discord.com/api/webhooks/123456789012345678/${token}`, events: '[]', enabled: 1, created_at: NOW, updated_at: NOW },
       { id: 'whk_2', url: `https://hooks.example.com/post?secret=${token}`, events: '[]', enabled: 1, created_at: NOW, updated_at: NOW },
     );
-    const { webhooks } = await listWebhooks(store, project, 'read');
+    const { webhooks } = await listWebhooks(store, project, 'read', EVERY_ITEM);
     expect(webhooks.map((webhook) => webhook.url)).toEqual([
       'https://discord.com/api/webhooks/123456789012345678/[redacted]',
       'https://hooks.example.com/[redacted]',

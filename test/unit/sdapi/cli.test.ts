@@ -167,7 +167,7 @@ describe('sdapi versions and webhooks', () => {
     expect(result.stdout).toMatch(/disabled\s+\(none\)/);
     expect(result.stdout).not.toContain('secret-webhook-token-value');
     const json = await runCli(['webhooks', 'list', '--json'], { api });
-    expect(JSON.parse(json.stdout)).toEqual({ webhooks: api.webhooks });
+    expect(JSON.parse(json.stdout)).toEqual({ webhooks: api.webhooks, total: api.webhooks.length });
   });
 });
 
