@@ -7,13 +7,14 @@ import { newId } from '#domain/ids';
 import { sha256Hex } from '#domain/scripts';
 import { callerOfToken } from '#domain/tokens';
 import { DELIVERY_QUEUE } from '#domain/webhooks/delivery-settings';
-import { ROUTES } from '#http/routes';
+import { ROUTES, type Route } from '#http/routes';
 import { SERVICE_ENVIRONMENT } from '#lib/constructs/service-function';
 import { demoDiscordWebhookUrl } from '#local/seed';
 import { type BuildVariant, type BundleReport, bundleFunction, SERVICE_BUILD, SERVICE_FUNCTION_ESBUILD } from './support/bundler';
 import { type ColdStartFunction, type ColdStartSample, coldStart } from './support/child-process';
 import { BENCH_REGION, type BenchTable } from './support/dynamodb';
 import { apiGatewayEvent, createBusinessProject, issueKeys, nowSeconds } from './support/fixtures';
+import { checkoutRef, type RefTree } from './support/ref-tree';
 import { type BenchResult, type Row, row } from './support/report';
 import { median, round } from './support/stats';
 import { startStubDiscord, startStubSqs } from './support/stub-services';
@@ -33,6 +34,8 @@ const COLD_START_SETTINGS = {
 interface ColdStartVariant extends BuildVariant {
   env: Record<string, string>;
   description: string;
+  /** The variant's function for one of this tree's entries (another tree's may be named otherwise, or missing). */
+  entryFor?: (entry: string) => string | undefined;
 }
 
 const SERVICE_VARIANT: ColdStartVariant = { ...SERVICE_BUILD, env: SERVICE_ENVIRONMENT, description: 'ServiceFunction as deployed' };
@@ -52,20 +55,40 @@ const EXPERIMENT_VARIANTS: ColdStartVariant[] = [
   },
 ];
 
-/** Bundle each function as the stack does, then time fresh Node 22 processes importing it and serving one request. */
-export async function benchColdStart(table: BenchTable, log: (line: string) => void, options: { experiments?: boolean } = {}): Promise<BenchResult> {
+/** Another tree's code, bundled as this tree's is (SERVICE_FUNCTION_ESBUILD) and started on the same events. */
+const refVariant = (tree: RefTree): ColdStartVariant => ({
+  ...SERVICE_BUILD,
+  name: `ref-${tree.commit}`,
+  root: tree.root,
+  env: SERVICE_ENVIRONMENT,
+  description: `${tree.ref} (${tree.commit}), bundled as this tree's functions`,
+  entryFor: tree.entryFor,
+});
+
+/**
+ * Bundle each function as the stack does, then time fresh Node 22 processes importing it and serving one request.
+ * `against`: a git ref whose functions are measured in the same rounds, each beside this tree's, with their ratio.
+ */
+export async function benchColdStart(
+  table: BenchTable,
+  log: (line: string) => void,
+  options: { experiments?: boolean; against?: string } = {},
+): Promise<BenchResult> {
   const s = COLD_START_SETTINGS;
-  const variants = [SERVICE_VARIANT, ...(options.experiments ? EXPERIMENT_VARIANTS : [])];
   const sqs = await startStubSqs();
   const discord = await startStubDiscord();
+  const tree = options.against ? await checkoutRef(options.against) : undefined;
   try {
-    const result = await measure(table, log, variants, await serviceFunctions(table, variants.length * (s.runs + 1), sqs, discord));
-    // The event functions' first requests did their real work: the fan-out queued, the delivery posted.
+    if (tree) log(`${NAME}: ${tree.ref} is ${tree.commit}, checked out at ${tree.root}`);
+    const variants = [SERVICE_VARIANT, ...(options.experiments ? EXPERIMENT_VARIANTS : []), ...(tree ? [refVariant(tree)] : [])];
     const rounds = variants.length * (s.runs + 1);
-    if (sqs.sent() < rounds) throw new Error(`the fan-out queued ${sqs.sent()} messages in ${rounds} runs`);
-    if (discord.standIn.received().length < rounds) throw new Error(`the delivery posted ${discord.standIn.received().length} embeds in ${rounds} runs`);
+    const result = await measure(table, log, variants, await serviceFunctions(table, rounds, sqs, discord));
+    // The event functions' first requests did their real work: the fan-out queued, the delivery posted.
+    if (sqs.sent() < s.runs + 1) throw new Error(`the fan-out queued ${sqs.sent()} messages in ${rounds} runs`);
+    if (discord.standIn.received().length < s.runs + 1) throw new Error(`the delivery posted ${discord.standIn.received().length} embeds in ${rounds} runs`);
     return result;
   } finally {
+    tree?.remove();
     await sqs.close();
     await discord.close();
   }
@@ -74,31 +97,41 @@ export async function benchColdStart(table: BenchTable, log: (line: string) => v
 async function measure(table: BenchTable, log: (line: string) => void, variants: ColdStartVariant[], functions: ColdStartFunction[]): Promise<BenchResult> {
   const s = COLD_START_SETTINGS;
   const cell = (variant: ColdStartVariant, fn: ColdStartFunction) => `${fn.entry.replace(/\.ts$/, '')} [${variant.name}]`;
+  const entryOf = (variant: ColdStartVariant, fn: ColdStartFunction) => (variant.entryFor ? variant.entryFor(fn.entry) : fn.entry);
   const bundles = new Map<string, BundleReport>();
   const samples = new Map<string, ColdStartSample[]>();
   for (const variant of variants) {
     for (const fn of functions) {
-      bundles.set(cell(variant, fn), await bundleFunction(fn.entry, variant));
+      const entry = entryOf(variant, fn);
+      if (entry === undefined) continue;
+      bundles.set(cell(variant, fn), await bundleFunction(entry, variant));
       samples.set(cell(variant, fn), []);
     }
   }
-  // Round robin over variants and functions, so a busy moment on the machine does not land on one of them only.
-  // Run 0 warms the file cache and DynamoDB Local and is not counted.
+  const failed = new Map<string, string>();
+  // Round robin over functions, each function's variants one after another (in turn first), so a busy moment on the
+  // machine lands on every variant of a function alike. Run 0 warms the file cache and DynamoDB Local, not counted.
   let eventIndex = 0;
   for (let run = 0; run <= s.runs; run++) {
-    for (const variant of variants) {
-      for (const fn of functions) {
-        const sample = await coldStart(fn, bundles.get(cell(variant, fn))?.file ?? '', table, {
-          env: variant.env,
-          eventIndex: eventIndex++,
-          timeoutMs: s.childTimeoutMs,
-        });
-        if (run > 0) samples.get(cell(variant, fn))?.push(sample);
+    for (const fn of functions) {
+      for (const variant of run % 2 === 0 ? variants : variants.toReversed()) {
+        const key = cell(variant, fn);
+        const bundle = bundles.get(key);
+        if (!bundle || failed.has(key)) continue;
+        const started = coldStart(fn, bundle.file, table, { env: variant.env, eventIndex: eventIndex++, timeoutMs: s.childTimeoutMs });
+        // Another tree's function may not serve this tree's data or events: it is left out, saying why, not the run.
+        const sample = variant.entryFor ? await started.catch((error: unknown) => void failed.set(key, String(error).slice(0, 300))) : await started;
+        if (!sample) {
+          log(`${NAME}: ${key} left out: ${failed.get(key)}`);
+          continue;
+        }
+        if (run > 0) samples.get(key)?.push(sample);
       }
     }
     log(`${NAME}: round ${run}/${s.runs} done${run === 0 ? ' (warm-up, not counted)' : ''}`);
   }
 
+  const measured = (key: string) => !failed.has(key) && (samples.get(key)?.length ?? 0) > 0;
   const p50 = (key: string, pick: (x: ColdStartSample) => number) => round(median((samples.get(key) ?? []).map(pick)));
   const kib = (key: string) => round((bundles.get(key)?.bytes ?? 0) / 1024, 1);
   const rows: Row[] = functions.flatMap((fn) => {
@@ -132,7 +165,7 @@ async function measure(table: BenchTable, log: (line: string) => void, variants:
   if (variants.length > 1) {
     // One line per variant: the median over the functions of each one's p50, all measured in the same rounds.
     for (const variant of variants) {
-      const keys = functions.map((fn) => cell(variant, fn));
+      const keys = functions.map((fn) => cell(variant, fn)).filter(measured);
       const across = (pick: (x: ColdStartSample) => number) => round(median(keys.map((key) => p50(key, pick))));
       rows.push(
         row(NAME, `[${variant.name}] largest bundle`, Math.max(...keys.map(kib)), 'KiB', { note: variant.description }),
@@ -142,15 +175,55 @@ async function measure(table: BenchTable, log: (line: string) => void, variants:
           across((x) => x.sinceProcessStartMs),
           'ms',
           {
-            note: `import ${across((x) => x.importMs)} ms, first request ${across((x) => x.firstRequestMs)} ms, CPU ${across((x) => x.cpuMs)} ms`,
+            note: `${keys.length} functions; import ${across((x) => x.importMs)} ms, first request ${across((x) => x.firstRequestMs)} ms, CPU ${across((x) => x.cpuMs)} ms`,
           },
         ),
       );
     }
   }
+  for (const variant of variants.filter((v) => v.entryFor)) rows.push(...ratioRows(variant));
+  function ratioRows(ref: ColdStartVariant): Row[] {
+    const pairs = functions.filter((fn) => measured(cell(ref, fn))).map((fn) => ({ fn, ours: cell(SERVICE_VARIANT, fn), theirs: cell(ref, fn) }));
+    const ratio = (ours: string, theirs: string, pick: (x: ColdStartSample) => number) => round(p50(ours, pick) / p50(theirs, pick), 2);
+    const perFunction = pairs.map(({ fn, ours, theirs }) =>
+      row(
+        NAME,
+        `${fn.entry.replace(/\.ts$/, '')} first answer ÷ ${ref.name}`,
+        ratio(ours, theirs, (x) => x.sinceProcessStartMs),
+        '×',
+        {
+          target: { op: '<=', limit: 1 },
+          note: `${p50(ours, (x) => x.sinceProcessStartMs)} ms (${kib(ours)} KiB) vs ${p50(theirs, (x) => x.sinceProcessStartMs)} ms (${kib(theirs)} KiB, ${ref.entryFor?.(fn.entry)}); import ${p50(ours, (x) => x.importMs)} vs ${p50(theirs, (x) => x.importMs)} ms, CPU ÷ ${ratio(ours, theirs, (x) => x.cpuMs)}`,
+        },
+      ),
+    );
+    const across = (pick: (x: ColdStartSample) => number) => round(median(pairs.map(({ ours, theirs }) => p50(ours, pick) / p50(theirs, pick))), 2);
+    const missing = functions.filter((fn) => !measured(cell(ref, fn))).map((fn) => `${fn.entry}${failed.has(cell(ref, fn)) ? ' (failed)' : ''}`);
+    return [
+      ...perFunction,
+      row(
+        NAME,
+        `first answer ÷ ${ref.name}, median of ${pairs.length} functions`,
+        across((x) => x.sinceProcessStartMs),
+        '×',
+        {
+          target: { op: '<=', limit: 1 },
+          note: `import ÷ ${across((x) => x.importMs)}, CPU ÷ ${across((x) => x.cpuMs)}; not in ${ref.name}: ${missing.join(', ') || 'none'}`,
+        },
+      ),
+      // CPU time to the first answer does not wait on other processes: the steadier ratio on a busy machine.
+      row(
+        NAME,
+        `CPU to first answer ÷ ${ref.name}, median of ${pairs.length} functions`,
+        across((x) => x.cpuMs),
+        '×',
+        { target: { op: '<=', limit: 1 } },
+      ),
+    ];
+  }
   for (const fn of functions) log(`${NAME}: ${cell(SERVICE_VARIANT, fn)} ${kib(cell(SERVICE_VARIANT, fn))} KiB; ${breakdown(cell(SERVICE_VARIANT, fn))}`);
   const functionDetails = Object.fromEntries([...bundles.keys()].map((key) => [key, { bundle: bundles.get(key), samples: samples.get(key) }]));
-  return { rows, details: { settings: s, esbuild: SERVICE_FUNCTION_ESBUILD, variants, functions: functionDetails } };
+  return { rows, details: { settings: s, esbuild: SERVICE_FUNCTION_ESBUILD, variants, functions: functionDetails, leftOut: Object.fromEntries(failed) } };
 }
 
 /**
@@ -174,6 +247,12 @@ function expectApiStatus(status: number) {
     const statusCode = (answer as { statusCode?: unknown } | null)?.statusCode;
     if (statusCode !== status) throw new Error(`expected status ${status}, got ${JSON.stringify(answer)}`);
   };
+}
+
+/** A bare request's answer: the route's own (a 4xx for a body it lacks is one), never a failure. */
+function expectAnswered(answer: unknown): void {
+  const statusCode = (answer as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof statusCode !== 'number' || statusCode >= 500) throw new Error(`expected the route's answer, got ${JSON.stringify(answer)}`);
 }
 
 /** An item as Lambda's stream JSON carries it: the marshalled item, as JSON (no binary attributes here). */
@@ -219,16 +298,17 @@ async function serviceFunctions(
 
   // A fresh token hash per event: every run is a new caller for the rate limit, as the authorizer would pass it.
   const caller = () => callerOfToken(ownerId, randomBytes(32).toString('hex'), 'write');
-  const route = (entry: (typeof ROUTES)[number]['entry']) => {
+  const route = (entry: Route['entry']) => {
     const found = ROUTES.find((r) => r.entry === entry);
     if (!found) throw new Error(`no route for ${entry}`);
     return { method: found.method, resource: found.path, projectId };
   };
   const at = <T>(list: readonly T[], run: number): T => list[run % list.length] as T;
-  const eventFor: Record<(typeof ROUTES)[number]['entry'], (run: number) => unknown> = {
+  // A route needs an entry here only when a bare request (the path with the project and a key id, no body) would
+  // not be a realistic first request; any other route, a new one too, gets that bare request and must not fail.
+  const eventFor: { [Entry in Route['entry']]?: (run: number) => unknown } = {
     'list-keys': () => apiGatewayEvent({ ...route('list-keys'), caller: caller(), query: { limit: '50' } }),
     'issue-keys': () => apiGatewayEvent({ ...route('issue-keys'), caller: caller(), body: { count: 1 } }),
-    'get-key': (run) => apiGatewayEvent({ ...route('get-key'), keyId: at(telemetryKeys, run).id, caller: caller() }),
     'reset-hwid': (run) => apiGatewayEvent({ ...route('reset-hwid'), caller: caller(), body: { key_id: at(telemetryKeys, run).id } }),
     'update-key': (run) => apiGatewayEvent({ ...route('update-key'), keyId: at(telemetryKeys, run).id, caller: caller(), body: { note: `bench run ${run}` } }),
     'ban-key': (run) => apiGatewayEvent({ ...route('ban-key'), caller: caller(), body: { key_id: at(keysToRevoke, run).id, reason: 'bench' } }),
@@ -236,11 +316,11 @@ async function serviceFunctions(
     'extend-key': (run) => apiGatewayEvent({ ...route('extend-key'), caller: caller(), body: { key_id: at(telemetryKeys, run).id, duration: '1d' } }),
     'revoke-key': (run) => apiGatewayEvent({ ...route('revoke-key'), caller: caller(), body: { key_id: at(keysToRevoke, run).id } }),
     'revoke-bulk': (run) => apiGatewayEvent({ ...route('revoke-bulk'), caller: caller(), body: { watermark: at(watermarks, run) } }),
-    'list-versions': () => apiGatewayEvent({ ...route('list-versions'), caller: caller() }),
     rollback: (run) => apiGatewayEvent({ ...route('rollback'), caller: caller(), body: { version_id: at(versions, run).id } }),
-    'list-webhooks': () => apiGatewayEvent({ ...route('list-webhooks'), caller: caller() }),
     'get-stats': () => apiGatewayEvent({ ...route('get-stats'), caller: caller(), query: { granularity: 'hour', by: 'result' } }),
   };
+  const bareRequest = (r: Route) => (run: number) =>
+    apiGatewayEvent({ ...route(r.entry), caller: caller(), ...(r.path.includes('{key_id}') ? { keyId: at(telemetryKeys, run).id } : {}) });
   const authorizerEvent: APIGatewayTokenAuthorizerEvent = {
     type: 'TOKEN',
     authorizationToken: `Bearer ${project.token}`,
@@ -316,7 +396,12 @@ async function serviceFunctions(
   });
 
   return [
-    ...ROUTES.map((r) => ({ entry: `functions/${r.entry}.ts`, event: eventFor[r.entry], check: expectApiStatus(200) })),
+    ...ROUTES.map((r) => {
+      const event = eventFor[r.entry];
+      return event
+        ? { entry: `functions/${r.entry}.ts`, event, check: expectApiStatus(200) }
+        : { entry: `functions/${r.entry}.ts`, event: bareRequest(r), check: expectAnswered };
+    }),
     {
       entry: 'functions/authorizer.ts',
       event: () => authorizerEvent,

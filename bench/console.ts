@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { createDocumentClient, localDynamoConfig } from '#adapters/client';
 import { createStores } from '#adapters/stores';
-import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
+import { launchBrowser, NO_BROWSER_REASON } from '#local/browser';
 import { buildConsole, CONSOLE_FILES } from '../console/build';
 import { BENCH_REGION, type BenchTable } from './support/dynamodb';
 import { batchWriteKeys, createBusinessProject, nowSeconds } from './support/fixtures';

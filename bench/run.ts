@@ -29,13 +29,15 @@ import { round } from './support/stats';
  * `npm run bench`: every benchmark against its own in-memory DynamoDB Local (or DYNAMODB_ENDPOINT), one table
  * for the run, a table on stdout and the figures in bench/results/latest.json.
  */
-const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--out FILE]
+const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--against REF] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
                  loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys, edge,
                  stats, console, console-requests, discord
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
+  --against REF  cold-start also measures the functions of git ref REF (checked out into a temporary worktree,
+                 bundled the same way) in the same rounds, and reports this tree's first answer ÷ REF's
   --out FILE     where the figures go (default bench/results/latest.json for a full run; none for --only)`;
 interface BenchContext {
   table: BenchTable;
@@ -46,7 +48,7 @@ interface BenchContext {
 }
 
 const BENCHMARKS = {
-  'cold-start': ({ table, log, flags }) => benchColdStart(table, log, { experiments: flags.experiments }),
+  'cold-start': ({ table, log, flags }) => benchColdStart(table, log, { experiments: flags.experiments, ...(flags.against ? { against: flags.against } : {}) }),
   delivery: async ({ stack, table, log, flags }) => benchDelivery(await stack(), table, log, { experiments: flags.experiments }),
   'api-path': async ({ stack, log }) => benchApiPath(await stack(), log),
   'list-keys': ({ table, log, flags }) => benchListKeys(table, log, flags.seed),
@@ -71,6 +73,8 @@ interface Flags {
   seed: 'batch' | 'issue';
   /** Also measure the design alternatives (cold-start builds, stream poll intervals), beside what is deployed. */
   experiments: boolean;
+  /** A git ref whose functions the cold-start part measures beside this tree's. */
+  against?: string;
 }
 
 const RESULTS_FILE = fileURLToPath(new URL('./results/latest.json', import.meta.url));
@@ -81,6 +85,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       seed: { type: 'string', default: 'batch' },
       experiments: { type: 'boolean', default: false },
+      against: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -91,7 +96,7 @@ async function main(): Promise<void> {
   }
   const names = selectBenchmarks(values.only);
   if (values.seed !== 'batch' && values.seed !== 'issue') throw new Error('--seed is batch or issue');
-  const flags: Flags = { seed: values.seed, experiments: values.experiments };
+  const flags: Flags = { seed: values.seed, experiments: values.experiments, ...(values.against ? { against: values.against } : {}) };
   // A partial run does not overwrite the full run's figures unless asked to.
   const out = values.out ?? (values.only ? undefined : RESULTS_FILE);
 

@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { booleanContext } from '#lib/context';
-import { DeveloperApiStack } from '#lib/developer-api-stack';
+import { DEFAULT_STACK_NAME } from '#lib/context';
+import { DeveloperApiStack, frontDoorContext } from '#lib/developer-api-stack';
 
 const app = new App();
 
@@ -21,11 +21,12 @@ async function consoleFiles(): Promise<s3deploy.ISource> {
   return s3deploy.Source.asset(outDir);
 }
 
-new DeveloperApiStack(app, 'ScriptDistributionDeveloperApi', {
+// STACK_NAME names the stack as `npm run deploy` and the dashboard read it.
+new DeveloperApiStack(app, process.env.STACK_NAME || DEFAULT_STACK_NAME, {
   description: 'Script Distribution Developer API: keys, versions and webhooks of a project over HTTP, with Discord notifications',
   // The profile's account and Region when there is one (`-c waf=true` needs the Region: its web ACL lives in us-east-1).
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
-  ...(booleanContext(app.node, 'console', true) ? { consoleFiles: await consoleFiles() } : {}),
+  ...(frontDoorContext(app.node).console ? { consoleFiles: await consoleFiles() } : {}),
 });
 // Every synth is checked against the AWS Solutions rules; an unacknowledged finding fails `cdk synth`.
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

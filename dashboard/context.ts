@@ -1,43 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import {
-  APIGatewayClient,
-  CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
-  DeleteApiKeyCommand,
-  FlushStageAuthorizersCacheCommand,
-  GetApiKeysCommand,
-  GetUsagePlanCommand,
-} from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { createDocumentClient, localDynamoConfig } from '#adapters/client';
 import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
 import { createStores, type Stores } from '#adapters/stores';
+import { type GatewayOutputs, usagePlanTokenKeys as gatewayTokenKeys, oneLine, type TokenKeys } from '#adapters/usage-plan-token-keys';
 import { unixSeconds } from '#domain/model';
 import type { ScriptStore } from '#domain/ports';
-import { AUTHORIZER_CACHE_SECONDS, SECOND_FLUSH_AFTER_SECONDS } from '#domain/tokens';
+import { DEFAULT_STACK_NAME } from '#lib/context';
 import type { StackInfo } from '#local/state-file';
-
-export const DEFAULT_STACK_NAME = 'ScriptDistributionDeveloperApi';
 
 /** A failure that is not a typo on the command line (unknown owner, unreachable table): exit code 1. */
 export class CommandError extends Error {
   override readonly name = 'CommandError';
-}
-
-/**
- * A token at the gateway. In AWS the usage plan throttles by API key and the authorizer names the token's SHA-256
- * as the key, so each token needs an API key with that value on the usage plan (named by the token's id); and
- * API Gateway caches the authorizer's answers, so a revoke flushes the stage's cache. The local gateway has no
- * usage plan and no cache, so there both are nothing to do.
- */
-export interface TokenKeys {
-  /** Fails, before the command writes anything, when the gateway cannot be reached or is not the stack's. */
-  check(): Promise<void>;
-  register(token: { tokenHash: string; tokenId: string }): Promise<void>;
-  /** After the table revoked the token: delete its API key and flush the stage's authorizer cache (twice, see SECOND_FLUSH_AFTER_SECONDS). */
-  revoke(tokenId: string): Promise<void>;
 }
 
 const LOCAL_TOKEN_KEYS: TokenKeys = { check: async () => undefined, register: async () => undefined, revoke: async () => undefined };
@@ -84,13 +60,6 @@ export type TableLocation =
 interface ScriptBucket {
   bucketName: string;
   endpoint?: string;
-}
-
-/** The stack outputs the dashboard needs of the API: the usage plan for new tokens' keys, the stage whose cache a revoke flushes. */
-interface GatewayOutputs {
-  usagePlanId: string;
-  restApiId: string;
-  stageName: string;
 }
 
 type StackOutputs = Record<string, string>;
@@ -201,106 +170,26 @@ export const readStackOutputs: StackOutputsReader = async (stackName) => {
   }
 };
 
-/**
- * API keys on the deployed usage plan, and the stage's authorizer cache; the outputs come from the stack when not
- * known yet. Each API key is named by its token's id, so a revoke finds it by name (GetApiKeys' `nameQuery` matches
- * a prefix, so the name is compared exactly here).
- */
-export function usagePlanTokenKeys(
+/** The deployed usage plan's token keys (#adapters/usage-plan-token-keys); the outputs come from the stack when not known yet. */
+function usagePlanTokenKeys(
   location: Extract<TableLocation, { kind: 'aws' }>,
   readOutputs: StackOutputsReader,
-  sleep: (ms: number) => Promise<void> = wait,
+  sleep?: (ms: number) => Promise<void>,
 ): TokenKeys & { close(): void } {
-  const client = new APIGatewayClient({});
-  let gateway = location.gateway;
-  const checked = (): GatewayOutputs => {
-    if (!gateway) throw new CommandError('Token keys were not checked before use');
-    return gateway;
-  };
-  return {
-    async check() {
-      gateway ??= gatewayOutputs(await readOutputs(location.stackName));
+  return gatewayTokenKeys({
+    ...(location.gateway ? { gateway: location.gateway } : {}),
+    locate: async () => {
+      const gateway = gatewayOutputs(await readOutputs(location.stackName));
       if (!gateway) {
         throw new CommandError(
           `The AWS stack ${location.stackName} lacks an output whose key contains ${Object.values(GATEWAY_OUTPUTS).join(', ')}: deploy the stack again`,
         );
       }
-      await client.send(new GetUsagePlanCommand({ usagePlanId: gateway.usagePlanId }));
+      return gateway;
     },
-    async register({ tokenHash, tokenId }) {
-      const { usagePlanId } = checked();
-      let key: { id?: string };
-      try {
-        key = await client.send(
-          new CreateApiKeyCommand({
-            name: tokenId,
-            description: 'Usage-plan key of a developer API token (value: SHA-256 of the token)',
-            value: tokenHash,
-            enabled: true,
-          }),
-        );
-      } catch (error) {
-        if (error instanceof Error && error.name === 'LimitExceededException') throw new CommandError(apiKeyLimitSentence(oneLine(error)));
-        throw error;
-      }
-      await client.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: key.id, keyType: 'API_KEY' }));
-    },
-    async revoke(tokenId) {
-      const { restApiId, stageName } = checked();
-      const deleted = await failureOf(async () => {
-        for (const id of await apiKeyIdsNamed(client, tokenId)) await client.send(new DeleteApiKeyCommand({ apiKey: id }));
-      });
-      // Even when the key could not be deleted: the flush is what stops the token at once.
-      const flush = () => failureOf(() => client.send(new FlushStageAuthorizersCacheCommand({ restApiId, stageName })));
-      let flushed = await flush();
-      if (!flushed) {
-        // An authorizer run that read the token before the revoke may cache its answer after the first flush.
-        await sleep(SECOND_FLUSH_AFTER_SECONDS * 1000);
-        flushed = await flush();
-      }
-      const keyLeft = `deleting its API key (named ${tokenId}) failed (${deleted}); delete it by hand, without the token it lets nothing through`;
-      if (flushed) {
-        throw new CommandError(
-          `Token ${tokenId} is revoked in the table, but flushing the authorizer cache of stage ${stageName} failed (${flushed}): it stops working within ${AUTHORIZER_CACHE_SECONDS} s, when the cached answer expires${deleted ? `; and ${keyLeft}` : ''}`,
-        );
-      }
-      if (deleted) throw new CommandError(`Token ${tokenId} is revoked and stopped, but ${keyLeft}`);
-    },
-    close: () => client.destroy(),
-  };
-}
-
-/**
- * API Gateway holds at most 10,000 API keys per account and Region ("Amazon API Gateway quotas",
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html), and each token has one.
- */
-const API_KEYS_PER_REGION = 10_000;
-
-const apiKeyLimitSentence = (refusal: string) =>
-  `API Gateway refused the token's API key (${refusal}): an account holds at most ${API_KEYS_PER_REGION.toLocaleString('en-US')} API keys per Region, one per token of this stack and any key of other APIs in the account. Nothing was written: revoke tokens no one uses (token revoke deletes their keys), or ask AWS to raise "API keys" for the Region (Service Quotas, Amazon API Gateway), then create the token again`;
-
-const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** The failure of `step` in one line, or undefined when it succeeded. */
-async function failureOf(step: () => Promise<unknown>): Promise<string | undefined> {
-  try {
-    await step();
-    return undefined;
-  } catch (error) {
-    return oneLine(error);
-  }
-}
-
-/** Ids of the API keys named exactly `name`, all pages read. */
-async function apiKeyIdsNamed(client: APIGatewayClient, name: string): Promise<string[]> {
-  const ids: string[] = [];
-  let position: string | undefined;
-  do {
-    const page = await client.send(new GetApiKeysCommand({ nameQuery: name, limit: 500, position }));
-    ids.push(...(page.items ?? []).filter((key) => key.name === name && key.id).map((key) => key.id as string));
-    position = page.position;
-  } while (position);
-  return ids;
+    fail: (message) => new CommandError(message),
+    ...(sleep ? { sleep } : {}),
+  });
 }
 
 /** The context commands run in, for a located table; `close` lets the process exit at once. */
@@ -334,7 +223,4 @@ export function openContext(
   };
 }
 
-export function oneLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/\s*\n\s*/g, ' ').trim() || (error instanceof Error ? error.name : 'Unknown error');
-}
+export { oneLine };

@@ -25,6 +25,26 @@ export const USAGE_PLAN_THROTTLE = {
 } as const satisfies TokenBucket;
 
 /**
+ * API Gateway's throttle for all APIs of an account in a Region, and the Regions where it starts at a quarter of
+ * that ("Amazon API Gateway quotas", https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html: 2,500
+ * requests a second, burst 1,250, in these 13). The stack's throttles are sized for 10,000 (test/stack/floods.test.ts);
+ * in these Regions the account's throttle refuses first, shared by the owner API and the loader routes, until the
+ * quota (Service Quotas code L-8A5B8E43) is raised. `npm run deploy` says so before it deploys there.
+ */
+export const API_GATEWAY_ACCOUNT_THROTTLE = { rateLimit: 10_000, burstLimit: 5_000 } as const satisfies TokenBucket;
+
+/**
+ * The most any one route or method of the stack may burst: a quarter of the account's burst. That burst (5,000) is
+ * one bucket every API of the account in the Region draws from, and no quota request raises it ("The burst quota is
+ * determined by the API Gateway service team based on the overall RPS quota for the account in the Region. It is
+ * not a quota that a customer can control or request changes to", same page). A route allowed the whole of it can
+ * empty it in one instant of a flood, and then every route of every API of the account answers 429 until it
+ * refills; at a quarter, the two loader routes flooded together leave half of it to the owner API and the rest.
+ * test/stack/floods.test.ts checks every route and method of the template against it.
+ */
+export const ROUTE_BURST_CEILING = API_GATEWAY_ACCOUNT_THROTTLE.burstLimit / 4;
+
+/**
  * Checks a second the loader routes are planned for, all publishers' buyers together (issue 23's 1,000 a second).
  */
 export const LOADER_PLANNED_CHECKS_PER_SECOND = 1_000;
@@ -37,20 +57,21 @@ export const LOADER_PLANNED_CHECKS_PER_SECOND = 1_000;
  * minute the function admits from one address) before any buyer meets a 429; what it sends below that reaches the
  * function, which refuses the address in memory at about a millisecond a request, with no DynamoDB request, inside
  * the reserved 100 instances (2,500 a second at 1 ms is 2.5 instances). What every route at its throttle adds up to
- * across the Region is ACCOUNT_API_RATE's.
+ * across the Region is ACCOUNT_API_RATE's. Its burst is ROUTE_BURST_CEILING: 1,250 arrivals at one instant, more
+ * than a second of the planned checks, refilled at the rate.
  */
-export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: 5_000 } as const satisfies TokenBucket;
+export const LOADER_ROUTE_THROTTLE = { rateLimit: 2_500, burstLimit: ROUTE_BURST_CEILING } as const satisfies TokenBucket;
 
 /**
  * The hosted stub (`GET /v1/loader/stub/{project_id}`): fetched once per buyer run, before the script, so sized at
  * the planned runs a second (the front door keeps a known project's stub, so most runs never reach it). A known
  * project's stub is never limited per address; an unknown project's is, past UNSIGNED_REFUSALS a minute, and an
  * unknown id asked again costs no read (UNKNOWN_PROJECTS); a flood past the rate is refused by API Gateway before
- * any function runs.
+ * any function runs. Its burst, a second of those runs, stays under ROUTE_BURST_CEILING.
  */
 export const STUB_ROUTE_THROTTLE = {
   rateLimit: LOADER_PLANNED_CHECKS_PER_SECOND,
-  burstLimit: 2 * LOADER_PLANNED_CHECKS_PER_SECOND,
+  burstLimit: LOADER_PLANNED_CHECKS_PER_SECOND,
 } as const satisfies TokenBucket;
 
 /**
@@ -73,14 +94,7 @@ export const DISCORD_ROUTE_THROTTLE = { rateLimit: 500, burstLimit: 1_000 } as c
  */
 export const ACCOUNT_API_RATE = { default: 10_000, requested: 12_000 } as const;
 
-/**
- * API Gateway's throttle for all APIs of an account in a Region, and the Regions where it starts at a quarter of
- * that ("Amazon API Gateway quotas", https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html: 2,500
- * requests a second, burst 1,250, in these 13). The stack's throttles are sized for 10,000 (test/stack/floods.test.ts);
- * in these Regions the account's throttle refuses first, shared by the owner API and the loader routes, until the
- * quota (Service Quotas code L-8A5B8E43) is raised. `npm run deploy` says so before it deploys there.
- */
-export const API_GATEWAY_ACCOUNT_THROTTLE = { rateLimit: 10_000, burstLimit: 5_000 } as const satisfies TokenBucket;
+/** The 13 Regions where the account's API Gateway throttle starts at a quarter (API_GATEWAY_ACCOUNT_THROTTLE's page). */
 export const LOW_API_GATEWAY_THROTTLE = {
   rateLimit: 2_500,
   burstLimit: 1_250,

@@ -6,6 +6,12 @@ import type { Node } from 'constructs';
  * neither is an error at synth, never a silent default.
  */
 
+/** The stack's name unless STACK_NAME says another (bin/app.ts, `npm run deploy`, the dashboard). */
+export const DEFAULT_STACK_NAME = 'ScriptDistributionDeveloperApi';
+
+/** The Region CloudFront's web ACLs live in (scope CLOUDFRONT), and with them the edge firewall's stack. */
+export const EDGE_FIREWALL_REGION = 'us-east-1';
+
 export function booleanContext(node: Node, name: string, fallback: boolean): boolean {
   const value: unknown = node.tryGetContext(name);
   if (value === undefined) return fallback;

@@ -6,7 +6,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import type { Construct } from 'constructs';
+import type { Construct, Node } from 'constructs';
 import { KEY_ATTRIBUTE_TYPES, TABLE } from '#adapters/table-definition';
 import { AUDIT_UNSETTLED } from '#domain/audit';
 import { AUTHORIZER_CACHE_SECONDS, AUTHORIZER_TIMEOUT_SECONDS } from '#domain/tokens';
@@ -38,7 +38,7 @@ import { ScriptBucket } from '#lib/constructs/script-bucket';
 import { ServiceFunction } from '#lib/constructs/service-function';
 import { bindTable, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
-import { booleanContext, customDomainContext, emailContext, integerContext, principalArnContext } from '#lib/context';
+import { booleanContext, customDomainContext, EDGE_FIREWALL_REGION, emailContext, integerContext, principalArnContext } from '#lib/context';
 
 /**
  * What API Gateway lets through to the authorizer: `Bearer <token68>` exactly as `parseBearer` reads it (scheme in
@@ -67,9 +67,6 @@ function keyAttribute(name: string): dynamodb.Attribute {
 
 /** `list-keys` → `ListKeys` */
 const pascalCase = (entry: string) => entry.replace(/(?:^|-)([a-z])/g, (_, letter: string) => letter.toUpperCase());
-
-/** The region CloudFront's web ACLs live in. */
-export const EDGE_FIREWALL_REGION = 'us-east-1';
 
 export interface DeveloperApiStackProps extends StackProps {
   /**
@@ -111,8 +108,11 @@ export class DeveloperApiStack extends Stack {
   readonly edgeFirewallStack?: EdgeFirewallStack;
   /** The publisher console's API function (`/console/api/*` on the front door); absent with `-c console=false`. */
   readonly consoleApi?: ConsoleApi;
-  /** The one CloudFront distribution in front of everything: its URL is the output ServiceUrl. */
-  readonly frontDoor: FrontDoor;
+  /**
+   * The one CloudFront distribution in front of everything: its URL is the output ServiceUrl. Absent with
+   * `-c frontDoor=false` (an account CloudFront has not verified yet): the APIs then answer at ApiUrl and LoaderUrl.
+   */
+  readonly frontDoor?: FrontDoor;
   /** The value of the front door's secret origin header, by which the loader function knows a request came through it. */
   readonly originSecret: secretsmanager.Secret;
   readonly monitoring: Monitoring;
@@ -121,6 +121,7 @@ export class DeveloperApiStack extends Stack {
 
   constructor(scope: Construct, id: string, props: DeveloperApiStackProps = {}) {
     const { consoleFiles, consoleApiOrigin, ...stackProps } = props;
+    const { frontDoor, console: withConsole } = frontDoorContext(scope.node);
     const firewalled = booleanContext(scope.node, 'waf', false);
     // The web ACL may live in us-east-1 beside a stack elsewhere: its ARN then crosses Regions.
     super(scope, id, { ...stackProps, crossRegionReferences: stackProps.crossRegionReferences ?? firewalled });
@@ -254,7 +255,7 @@ export class DeveloperApiStack extends Stack {
     });
     // The console's own API (issue 27) behind the front door's /console/api/*. Its Loader page names the loader routes'
     // own URL: a function the distribution points at cannot be told the distribution's name (a dependency cycle).
-    this.consoleApi = booleanContext(this.node, 'console', true)
+    this.consoleApi = withConsole
       ? new ConsoleApi(this, 'ConsoleApi', {
           table: this.table,
           scripts: this.scripts,
@@ -304,18 +305,27 @@ export class DeveloperApiStack extends Stack {
         );
       }
     }
-    this.frontDoor = new FrontDoor(this, 'FrontDoor', {
-      restApi: this.api,
-      loaderApi: this.loaderApi.httpApi,
-      originSecret: this.originSecret,
-      accessLogs: this.scripts.accessLogs,
-      ...(booleanContext(this.node, 'console', true)
-        ? { console: { files: requiredConsoleFiles(consoleFiles), apiOrigin: consoleApiOrigin ?? this.consoleApi?.origin } }
-        : {}),
-      ...(this.firewall ? { webAclArn: this.firewall.webAcl.attrArn } : {}),
-    });
-    // The hosted stub and the Discord replies name the URL buyers reach, not the HTTP API the front door calls.
-    for (const fn of [this.loaderCheck.function, this.discord.function]) fn.addEnvironment('LOADER_BASE_URL', this.frontDoor.serviceUrl);
+    this.frontDoor = frontDoor
+      ? new FrontDoor(this, 'FrontDoor', {
+          restApi: this.api,
+          loaderApi: this.loaderApi.httpApi,
+          originSecret: this.originSecret,
+          accessLogs: this.scripts.accessLogs,
+          ...(withConsole
+            ? {
+                console: {
+                  files: requiredConsoleFiles(consoleFiles),
+                  apiOrigin: consoleApiOrigin ?? this.consoleApi?.origin,
+                  ...(this.consoleApi ? { uploadBucket: this.scripts.bucket } : {}),
+                },
+              }
+            : {}),
+          ...(this.firewall ? { webAclArn: this.firewall.webAcl.attrArn } : {}),
+        })
+      : undefined;
+    // The hosted stub and the Discord replies name the URL buyers reach: the front door's, else the loader routes' own.
+    const loaderBaseUrl = this.frontDoor?.serviceUrl ?? this.loaderApi.httpApi.apiEndpoint;
+    for (const fn of [this.loaderCheck.function, this.discord.function]) fn.addEnvironment('LOADER_BASE_URL', loaderBaseUrl);
     new CfnOutput(this, 'IngestFunctionName', {
       description: 'Lambda the loader side invokes with telemetry batches ({"records": [...]})',
       value: this.analytics.ingestFunction.functionName,
@@ -350,6 +360,7 @@ export class DeveloperApiStack extends Stack {
     });
 
     acknowledgeReviewedApiFindings(this.api);
+    this.frontDoor?.deployConsoleLast();
   }
 
   /** A route's own function, granted what its route needs of the table (EVERY_ROUTE's and its own), behind the token authorizer. */
@@ -432,6 +443,22 @@ function acknowledgeReviewedApiFindings(api: apigateway.RestApi): void {
         "API Gateway's account-level CloudWatch role, which it needs to write the access and execution logs; the managed policy only allows writing to CloudWatch Logs.",
     },
   );
+}
+
+/**
+ * `-c frontDoor=false` leaves the CloudFront distribution out, for an account CloudFront refuses until AWS has
+ * verified it ("Your account must be verified before you can add new CloudFront resources"): the APIs come up at
+ * ApiUrl and LoaderUrl, and a later deploy without the setting adds the front door. The console is served only
+ * through it, and the web ACL sits on it, so neither can be asked for without it.
+ */
+export function frontDoorContext(node: Node): { frontDoor: boolean; console: boolean } {
+  const frontDoor = booleanContext(node, 'frontDoor', true);
+  const withConsole = booleanContext(node, 'console', frontDoor);
+  if (!frontDoor && withConsole)
+    throw new Error('-c console=true needs the front door, which serves it: leave out -c frontDoor=false, or give -c console=false');
+  if (!frontDoor && booleanContext(node, 'waf', false))
+    throw new Error('-c waf=true puts the web ACL on the front door: leave out -c frontDoor=false, or -c waf=true');
+  return { frontDoor, console: withConsole };
 }
 
 function requiredConsoleFiles(files: s3deploy.ISource | undefined): s3deploy.ISource {

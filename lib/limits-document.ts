@@ -22,6 +22,7 @@ import { BAN_REASON_LENGTH, KEYS_PAGE, MAX_FINGERPRINTS, MAX_KEYS_PER_API_ISSUE,
 import {
   ACCOUNT_API_RATE,
   ACCOUNT_CONCURRENCY,
+  API_GATEWAY_ACCOUNT_THROTTLE,
   DISCORD_ROUTE_THROTTLE,
   FUNCTIONS_PER_GROUP,
   LOADER_RESERVED_CONCURRENCY,
@@ -29,6 +30,7 @@ import {
   LOW_API_GATEWAY_THROTTLE,
   QUIET_ROUTE_THROTTLE,
   RESERVED_CONCURRENCY,
+  ROUTE_BURST_CEILING,
   STAGE_METHOD_THROTTLE,
   STUB_ROUTE_THROTTLE,
   USAGE_PLAN_THROTTLE,
@@ -165,6 +167,11 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
         "The account's API Gateway requests a second (default, and what docs/operations.md asks for)",
         `${number(ACCOUNT_API_RATE.default)}, ask for ${number(ACCOUNT_API_RATE.requested)}`,
         '`ACCOUNT_API_RATE` (lib/capacity.ts)',
+      ],
+      [
+        "Any route's or method's burst: a quarter of the account's API Gateway burst, which no quota request raises",
+        `${number(ROUTE_BURST_CEILING)} (of ${number(API_GATEWAY_ACCOUNT_THROTTLE.burstLimit)})`,
+        '`ROUTE_BURST_CEILING` (lib/capacity.ts)',
       ],
       [
         `The account's API Gateway requests a second in the ${LOW_API_GATEWAY_THROTTLE.regions.length} Regions where it starts lower`,

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -7,8 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Stores } from '#adapters/stores';
 import { S3UploadStaging } from '#adapters/upload-staging';
-import type { KeySecret, PendingUpload, ScriptStore } from '#domain/ports';
-import { MAX_SCRIPT_BYTES } from '#domain/scripts';
+import type { KeySecret, ScriptStore } from '#domain/ports';
 import { CONSOLE_API_PREFIX, CONSOLE_SECURITY_HEADERS, type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
 import { STAND_IN_PREFIX } from './discord-stand-in';
 import { lambdaContext } from './gateway';
@@ -17,15 +16,16 @@ import { buildHttpApiEvent } from './proxy-event';
 /**
  * The publisher console on the local stack: `/console/api/*` through the same handler the console's Lambda runs
  * (a payload 2.0 event, as its function URL sends), `/console/` the files `buildConsole()` (console/build.ts)
- * writes, built on first request, and the stand-in for S3's presigned PUT of an upload (same origin, no CORS).
+ * writes, built on first request. An upload is PUT to the local S3 by a URL presigned as in AWS (its own origin,
+ * CORS and the front door's CSP as in AWS: local/front-door.ts).
  */
 
 export const CONSOLE_PATH = '/console/';
-const LOCAL_UPLOAD_PREFIX = '/_local/uploads/';
 
 export interface LocalConsoleOptions {
   stores: Stores;
   scripts: ScriptStore;
+  /** Signs the upload URLs (made with presigningS3Client), reads and deletes staged uploads. */
   s3: S3Client;
   bucketName: string;
   keySecret: KeySecret;
@@ -42,41 +42,6 @@ export interface LocalConsole {
   serve(req: IncomingMessage, res: ServerResponse, url: URL, body: () => Promise<Buffer | undefined>): Promise<boolean>;
 }
 
-/** Uploads signed for the local PUT: the path, the size allowed, a MAC under a secret of this process. */
-class LocalUploadStaging extends S3UploadStaging {
-  private readonly secret = randomBytes(32);
-
-  constructor(
-    s3: S3Client,
-    bucketName: string,
-    private readonly origin: () => string,
-  ) {
-    super(s3, bucketName);
-  }
-
-  override async presign(upload: PendingUpload): Promise<{ url: string; headers: Record<string, string> }> {
-    const path = `${LOCAL_UPLOAD_PREFIX}${upload.projectId}/${upload.uploadId}`;
-    return {
-      url: `${this.origin()}${path}?size=${upload.sizeBytes}&sig=${this.mac(path, upload.sizeBytes)}`,
-      headers: { 'Content-Type': 'application/octet-stream' },
-    };
-  }
-
-  /** The upload a PUT's URL names when its MAC is this process's, else undefined. */
-  verify(url: URL): { projectId: string; uploadId: string; size: number } | undefined {
-    const [projectId, uploadId, ...rest] = url.pathname.slice(LOCAL_UPLOAD_PREFIX.length).split('/');
-    const size = Number(url.searchParams.get('size'));
-    const sig = Buffer.from(url.searchParams.get('sig') ?? '', 'hex');
-    if (!projectId || !uploadId || rest.length > 0 || !Number.isInteger(size)) return undefined;
-    const expected = Buffer.from(this.mac(url.pathname, size), 'hex');
-    return sig.length === expected.length && timingSafeEqual(sig, expected) ? { projectId, uploadId, size } : undefined;
-  }
-
-  private mac(path: string, size: number): string {
-    return createHmac('sha256', this.secret).update(`${path}\n${size}`).digest('hex');
-  }
-}
-
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -90,7 +55,7 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 export function createLocalConsole(options: LocalConsoleOptions): LocalConsole {
-  const staging = new LocalUploadStaging(options.s3, options.bucketName, options.origin);
+  const staging = new S3UploadStaging(options.s3, options.bucketName);
   // Built on the first request: the server's origin (the loader's base URL here) is known only once it listens.
   let handler: ConsoleHandler | undefined;
   const consoleHandler = (): ConsoleHandler =>
@@ -112,10 +77,6 @@ export function createLocalConsole(options: LocalConsoleOptions): LocalConsole {
   return {
     async serve(req, res, url, body) {
       const method = req.method ?? 'GET';
-      if (url.pathname.startsWith(LOCAL_UPLOAD_PREFIX) && method === 'PUT') {
-        await acceptUpload(req, res, url, staging);
-        return true;
-      }
       if (url.pathname === CONSOLE_API_PREFIX || url.pathname.startsWith(`${CONSOLE_API_PREFIX}/`)) {
         const bytes = await body();
         if (bytes === undefined) {
@@ -160,29 +121,6 @@ function consoleEvent(req: IncomingMessage, url: URL, body: Buffer) {
     apiId: 'local',
     domainName: req.headers.host ?? '127.0.0.1',
   });
-}
-
-async function acceptUpload(req: IncomingMessage, res: ServerResponse, url: URL, staging: LocalUploadStaging): Promise<void> {
-  const upload = staging.verify(url);
-  if (!upload) {
-    sendJson(res, 403, { error: 'This upload URL is not valid: start the upload again' });
-    return;
-  }
-  const limit = Math.min(upload.size, MAX_SCRIPT_BYTES) + 1;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      sendJson(res, 400, { error: `The file is larger than the ${upload.size} bytes announced` });
-      req.destroy();
-      return;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  await staging.store(upload, Buffer.concat(chunks));
-  res.writeHead(200, { 'Content-Length': '0' });
-  res.end();
 }
 
 async function buildPages(): Promise<string> {

@@ -1,9 +1,10 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutBucketCorsCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { localS3Config } from '#adapters/script-store';
+import { UPLOAD_CORS } from '#lib/front-door-rules';
 
 /** The local stack's scripts bucket; any name S3 allows (3 to 63 characters) would do. */
 const LOCAL_SCRIPT_BUCKET = 'script-distribution-local-scripts';
@@ -11,6 +12,8 @@ const LOCAL_SCRIPT_BUCKET = 'script-distribution-local-scripts';
 export interface LocalS3 {
   endpoint: string;
   bucketName: string;
+  /** The bucket's CORS rule as the CDK stack's (UPLOAD_CORS), for these console origins: a browser PUT from them passes. */
+  allowUploadsFrom(origins: readonly string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -45,6 +48,16 @@ export async function startLocalS3(options: { dataDir?: string } = {}): Promise<
   return {
     endpoint,
     bucketName: LOCAL_SCRIPT_BUCKET,
+    async allowUploadsFrom(origins) {
+      const client = new S3Client(localS3Config(endpoint));
+      try {
+        const { allowedMethods, allowedHeaders, maxAgeSeconds } = UPLOAD_CORS;
+        const rule = { AllowedMethods: [...allowedMethods], AllowedHeaders: [...allowedHeaders], AllowedOrigins: [...origins], MaxAgeSeconds: maxAgeSeconds };
+        await client.send(new PutBucketCorsCommand({ Bucket: LOCAL_SCRIPT_BUCKET, CORSConfiguration: { CORSRules: [rule] } }));
+      } finally {
+        client.destroy();
+      }
+    },
     stop: async () => {
       await server.close();
       await removeDirectory();

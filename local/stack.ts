@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient, localDynamoConfig } from '#adapters/client';
 import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
 import { createStores } from '#adapters/stores';
+import { presigningS3Client } from '#adapters/upload-staging';
 import { linkDiscord } from '#domain/discord/link';
 import { unixSeconds } from '#domain/model';
 import { startAlertDigestTimer } from './alert-digest-timer';
@@ -15,6 +16,7 @@ import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './di
 import { createDocsExtension } from './docs';
 import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dynamodb-local';
 import type { LocalExtension } from './extension';
+import { startLocalFrontDoor } from './front-door';
 import { fileKeySecret } from './key-secret';
 import { ensurePrivateDir } from './private-dir';
 import { startLocalS3 } from './s3-local';
@@ -72,7 +74,8 @@ type DemoRecord = Pick<DemoSeed, 'ownerId' | 'token' | 'projectId' | 'sharedWate
  * The whole local system: DynamoDB Local, the table from the CDK stack's definition (with TTL), a local S3 for
  * the version scripts, webhook
  * delivery (stream poller → fan-out → in-process queue → delivery → Discord stand-in), the daily analytics
- * detector and the hourly alert digest, the demo data, and the HTTP server in front of the real authorizer and handlers. Whatever fails
+ * detector and the hourly alert digest, the demo data, the HTTP server in front of the real authorizer and handlers,
+ * and the front door in front of it all (local/front-door.ts, as the CloudFront distribution in AWS). Whatever fails
  * half-way is stopped again before the error reaches the caller.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -115,7 +118,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const s3 = await startLocalS3({ dataDir: options.persistDir && join(options.persistDir, 'scripts') });
     stops.push(() => s3.stop());
     const s3Client = createS3Client(localS3Config(s3.endpoint));
-    stops.push(async () => s3Client.destroy());
+    // The console's upload URLs are signed as the console function signs them in AWS (no checksum of an empty body).
+    const presigning = presigningS3Client(localS3Config(s3.endpoint));
+    stops.push(async () => {
+      s3Client.destroy();
+      presigning.destroy();
+    });
     const scripts = new S3ScriptStore(s3Client, s3.bucketName);
 
     // Before the seed, so the demo's own uploads already arrive in the inbox.
@@ -163,14 +171,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const consoleSite = createLocalConsole({
       stores,
       scripts,
-      s3: s3Client,
+      s3: presigning,
       bucketName: s3.bucketName,
       keySecret,
       discordApiBase: options.discordApiBase,
       origin: () => origin,
     });
+    // The origins on a port of their own; the front door on the stack's port, as the distribution in front of them.
     const server: LocalServer = await startLocalServer({
-      port,
+      port: 0,
       host: '127.0.0.1',
       stores: { ...stores, keyChecks: checkIngest.watch(stores.keyChecks) },
       telemetry: telemetry.sink,
@@ -180,18 +189,27 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       console: consoleSite,
       onRequest: options.onRequest,
     });
-    origin = server.url;
     stops.push(() => server.close());
+    const frontDoor = await startLocalFrontDoor({
+      port,
+      host: '127.0.0.1',
+      origins: { consoleApi: server.url, consoleFiles: server.url, ownerApi: server.url, loaderApi: server.url },
+      uploadOrigin: s3.endpoint,
+    });
+    stops.push(() => frontDoor.close());
+    origin = frontDoor.url;
+    // The console is opened by any loopback name; each is an origin of its own to the browser.
+    await s3.allowUploadsFrom(['127.0.0.1', 'localhost', '[::1]'].map((name) => `http://${name}:${frontDoor.port}`));
 
     const info: StackInfo = {
-      baseUrl: server.url,
+      baseUrl: frontDoor.url,
       token: demo.token,
       ownerId: demo.ownerId,
       projectId: demo.projectId,
       dynamodbEndpoint: dynamodb.endpoint,
       tableName,
-      inboxUrl: `${server.url}${INBOX_PATH}`,
-      consoleUrl: `${server.url}${CONSOLE_PATH}`,
+      inboxUrl: `${frontDoor.url}${INBOX_PATH}`,
+      consoleUrl: `${frontDoor.url}${CONSOLE_PATH}`,
       demoKey: demo.demoKey,
       demoKeyId: demo.demoKeyId,
       s3Endpoint: s3.endpoint,

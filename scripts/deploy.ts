@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { COMMANDS } from '#dashboard/commands';
-import { DEFAULT_STACK_NAME, locateDeployedTable, oneLine, openContext, readStackOutputs } from '#dashboard/context';
+import { locateDeployedTable, oneLine, openContext, readStackOutputs } from '#dashboard/context';
+import { DEFAULT_STACK_NAME, EDGE_FIREWALL_REGION } from '#lib/context';
 import { type ConcurrencyReading, explainPlan, readConcurrency, throttleWarning } from './concurrency-preflight';
 
 /**
@@ -22,14 +23,40 @@ export interface DeploySteps {
   log(line: string): void;
 }
 
-/** `-c reservableConcurrency=N`, `--context reservableConcurrency=N` or `--context=reservableConcurrency=N`. */
-const setsReservable = (args: readonly string[]) =>
-  args.some((arg, i) => /^(--context=)?reservableConcurrency=/.test(arg) && (arg.startsWith('--context=') || ['-c', '--context'].includes(args[i - 1] ?? '')));
+/** The values cdk's flags give a context setting (`-c name=v`, `--context name=v`, `--context=name=v`), in order. */
+function contextValues(args: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  args.forEach((arg, i) => {
+    const setting = arg.startsWith('--context=') ? arg.slice('--context='.length) : ['-c', '--context'].includes(args[i - 1] ?? '') ? arg : undefined;
+    if (setting?.startsWith(`${name}=`)) values.push(setting.slice(name.length + 1));
+  });
+  return values;
+}
+
+/**
+ * What `cdk deploy` is given: the stack by name, then the flags. With `-c waf=true` outside us-east-1 the app has two
+ * stacks, and a `cdk deploy` that names none refuses ("Since this app includes more than a single stack, specify
+ * which stacks to use"); named, the stack brings the stacks it depends on (the web ACL's) first, as CDK does unless
+ * `--exclusively`. `--all` in the flags deploys every stack instead.
+ */
+export function cdkDeployArgs(stackName: string, args: readonly string[]): string[] {
+  return args.includes('--all') ? [...args] : [stackName, ...args];
+}
+
+/**
+ * The Regions `cdk bootstrap` must have prepared for this deploy: the stack's, and with `-c waf=true` us-east-1 too,
+ * where the web ACL's stack keeps its cross-Region reference writer (a Lambda function, a file asset CDK uploads to
+ * the bootstrap bucket of that Region). "Bootstrap your environment" (https://docs.aws.amazon.com/cdk/v2/guide/bootstrapping-env.html).
+ */
+export function regionsToBootstrap(region: string, args: readonly string[]): string[] {
+  const waf = contextValues(args, 'waf').at(-1) === 'true';
+  return waf && region !== EDGE_FIREWALL_REGION ? [region, EDGE_FIREWALL_REGION] : [region];
+}
 
 export async function deploy(args: readonly string[], env: NodeJS.ProcessEnv, steps: DeploySteps): Promise<number> {
   const stackName = env.STACK_NAME || DEFAULT_STACK_NAME;
   let deployArgs = args;
-  if (!setsReservable(args)) {
+  if (contextValues(args, 'reservableConcurrency').length === 0) {
     let reading: ConcurrencyReading;
     try {
       reading = await steps.readConcurrency(stackName);
@@ -43,9 +70,14 @@ export async function deploy(args: readonly string[], env: NodeJS.ProcessEnv, st
     for (const line of lines) steps.log(line);
     deployArgs = [...args, '-c', `reservableConcurrency=${reservable}`];
   }
-  const warning = throttleWarning(await steps.region());
+  const region = await steps.region();
+  const warning = throttleWarning(region);
   if (warning) steps.log(warning);
-  const status = steps.cdkDeploy(deployArgs);
+  const regions = regionsToBootstrap(region, deployArgs);
+  steps.log(
+    `Deploying stack ${stackName} to ${regions.join(' and ')}: each Region needs cdk bootstrap once (npx cdk bootstrap with the same -c settings bootstraps ${regions.length === 1 ? 'it' : 'all of them'}).`,
+  );
+  const status = steps.cdkDeploy(cdkDeployArgs(stackName, deployArgs));
   if (status !== 0) return status;
   try {
     const { migrated } = await steps.migrateTokens(stackName);

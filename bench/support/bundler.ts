@@ -26,6 +26,8 @@ export const SERVICE_FUNCTION_ESBUILD = {
 export interface BuildVariant {
   name: string;
   esbuild: Partial<BuildOptions>;
+  /** The tree whose `lambdas/` holds the entries (ending in `/`): this one unless another checkout is measured. */
+  root?: string;
 }
 
 /** The build the stack deploys. */
@@ -47,7 +49,7 @@ export async function bundleFunction(entry: string, variant: BuildVariant = SERV
   const result = await build({
     ...SERVICE_FUNCTION_ESBUILD,
     ...variant.esbuild,
-    entryPoints: [`${ROOT}lambdas/${entry}`],
+    entryPoints: [`${variant.root ?? ROOT}lambdas/${entry}`],
     outfile: file,
     metafile: true,
     logLevel: 'silent',
@@ -65,7 +67,7 @@ function bundleContents(metafile: Metafile): Pick<BundleReport, 'bundledBytesByO
   const external = new Set<string>();
   for (const output of Object.values(metafile.outputs)) {
     for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
-      const origin = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? (input.startsWith('lambdas/') ? 'lambdas' : input);
+      const origin = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? (/(^|\/)lambdas\//.test(input) ? 'lambdas' : input);
       byOrigin[origin] = (byOrigin[origin] ?? 0) + bytesInOutput;
     }
     for (const { path, external: isExternal } of output.imports) if (isExternal) external.add(path);

@@ -3,6 +3,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, get, messageOf, onSessionEnded } from './api';
 import { useLoad } from './components';
+import { formatLimits } from './logic/format';
 import { href, PAGE_TITLES, PROJECT_PAGES, parseRoute, type Route } from './logic/routes';
 import { AuditPage } from './pages/audit';
 import { KeyDetailPage } from './pages/key-detail';
@@ -118,18 +119,21 @@ function SignedIn({ session, onSignedOut }: { session: Session | null; onSignedO
         {session?.scope === 'read' && (
           <p class="notice info">This session was opened with a read-scope token: you can look at everything, and every change is refused.</p>
         )}
-        <Page route={route} projects={projects} />
+        {session && formatLimits(session) !== '' && (
+          <p class="notice info">This session was opened with a token limited to {formatLimits(session)}: everything else is refused.</p>
+        )}
+        <Page route={route} projects={projects} session={session} />
       </main>
     </>
   );
 }
 
-function Page({ route, projects }: { route: Route; projects: ReturnType<typeof useLoad<Project[]>> }) {
+function Page({ route, projects, session }: { route: Route; projects: ReturnType<typeof useLoad<Project[]>>; session: Session | null }) {
   switch (route.page) {
     case 'projects':
       return <ProjectsPage projects={projects} />;
     case 'tokens':
-      return <TokensPage />;
+      return <TokensPage session={session} projects={projects.data ?? []} />;
     case 'keys':
       return <KeysPage projectId={route.projectId} />;
     case 'key':

@@ -37,6 +37,8 @@ export class DynamoConsoleStore implements SessionStore, UploadStore, ConsoleRea
       tokenHash: String(item.tokenHash),
       tokenId: String(item.tokenId),
       scope: scopeOf(item.scope),
+      ...(typeof item.projectId === 'string' && { projectId: item.projectId }),
+      ...(Array.isArray(item.routes) && { routes: item.routes.map(String) }),
       createdAt: Number(item.createdAt),
       lastUsedAt: Number(item.lastUsedAt),
     };

@@ -5,7 +5,7 @@ import type { AuditEntry } from '#domain/audit';
 import type { Key, Plan, Project, Version, Webhook } from '#domain/model';
 import type { ProjectStore, RevokeOutcome, StatsBucketsQuery } from '#domain/ports';
 import { BATCH_GET_LIMIT, batchGetConsistent, itemKeyId } from './batch-get';
-import { isConditionFailure, transact } from './conditions';
+import { ifCondition, isConditionFailure, transact } from './conditions';
 import { auditPut, CHILD_PREFIX, type ItemKey, keyIdOfPartition, keyOf } from './layout';
 import { type Item, queryAll, queryPages } from './paging';
 import { queryStatsBuckets } from './stats-store';
@@ -81,15 +81,7 @@ export class DynamoProjectStore implements ProjectStore {
   }
 
   async revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry, by = entry?.tokenId ?? entry?.source): Promise<RevokeOutcome> {
-    const revoke = {
-      TableName: this.tableName,
-      Key: keyOf.key(keyId),
-      // Only attributes no index projects: the revoke writes the key's own item and nothing else (1 WCU).
-      UpdateExpression: by === undefined ? 'SET revoked = :one, revokedAt = :now' : 'SET revoked = :one, revokedAt = :now, revokedBy = :by',
-      ConditionExpression: 'projectId = :p AND revoked = :zero',
-      ExpressionAttributeValues: { ':p': projectId, ':one': 1, ':zero': 0, ':now': now, ...(by === undefined ? {} : { ':by': by }) },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-    };
+    const revoke = { ...this.revokeWrite(projectId, keyId, now, by), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
     try {
       if (entry) await transact(this.db, { TransactItems: [{ Update: revoke }, { Put: auditPut(this.tableName, entry) }] });
       else await this.db.send(new UpdateCommand(revoke));
@@ -104,13 +96,14 @@ export class DynamoProjectStore implements ProjectStore {
     }
   }
 
-  /**
-   * The watermark index keeps revoked keys too (a revoke must not write it), so each index page is checked
-   * against the keys themselves, 100 per consistent BatchGetItem, and only the active ones are yielded.
-   */
-  async *activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
+  /** The watermark index, keys only: it keeps revoked keys too (a revoke must not write it). */
+  async *keyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
+    for await (const page of this.watermarkIndexPages(projectId, watermark)) yield page.map((key) => keyIdOfPartition(key.pk));
+  }
+
+  private watermarkIndexPages(projectId: string, watermark: string): AsyncIterable<ItemKey[]> {
     const index = TABLE.indexes.byWatermark;
-    const pages = queryPages(
+    return queryPages(
       this.db,
       {
         TableName: this.tableName,
@@ -121,9 +114,16 @@ export class DynamoProjectStore implements ProjectStore {
       },
       (entry) => ({ pk: String(entry.pk), sk: String(entry.sk) }),
     );
-    // One chunk's reads run while the caller revokes the chunk before, so the revokes never wait on a read.
+  }
+
+  /**
+   * The watermark index keeps revoked keys too (a revoke must not write it), so each index page is checked
+   * against the keys themselves, 100 per consistent BatchGetItem, and only the active ones are yielded.
+   */
+  async *activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
+    // One chunk's reads run while the caller works on the chunk before, so the caller never waits on a read.
     let ahead: Promise<string[]> | undefined;
-    for await (const page of pages) {
+    for await (const page of this.watermarkIndexPages(projectId, watermark)) {
       for (let start = 0; start < page.length; start += BATCH_GET_LIMIT) {
         const next = this.activeOf(page.slice(start, start + BATCH_GET_LIMIT));
         // Awaited below; if the caller stops first, its failure must not go unhandled.
@@ -142,7 +142,20 @@ export class DynamoProjectStore implements ProjectStore {
   }
 
   async revokeIfActive(projectId: string, keyId: string, now: number, by?: string): Promise<boolean> {
-    return (await this.revokeKey(projectId, keyId, now, undefined, by)) === 'revoked';
+    // Without the old image on failure (revokeKey's): the condition says all a bulk revoke needs to know.
+    return ifCondition(this.db.send(new UpdateCommand(this.revokeWrite(projectId, keyId, now, by))));
+  }
+
+  /** The revoke of one key, if it is this project's and active. */
+  private revokeWrite(projectId: string, keyId: string, now: number, by: string | undefined) {
+    return {
+      TableName: this.tableName,
+      Key: keyOf.key(keyId),
+      // Only attributes no index projects: the revoke writes the key's own item and nothing else (1 WCU).
+      UpdateExpression: by === undefined ? 'SET revoked = :one, revokedAt = :now' : 'SET revoked = :one, revokedAt = :now, revokedBy = :by',
+      ConditionExpression: 'projectId = :p AND revoked = :zero',
+      ExpressionAttributeValues: { ':p': projectId, ':one': 1, ':zero': 0, ':now': now, ...(by === undefined ? {} : { ':by': by }) },
+    };
   }
 
   async listVersions(projectId: string): Promise<Version[]> {

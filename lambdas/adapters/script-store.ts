@@ -1,6 +1,7 @@
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { ScriptObject, ScriptStore } from '#domain/ports';
 import { scriptObjectKey } from './layout';
+import { isMissingObject } from './s3-missing-object';
 
 /**
  * How to reach the local stack's S3 (s3rver): it accepts any credentials and region, and names buckets in the
@@ -34,7 +35,7 @@ export class S3ScriptStore implements ScriptStore {
       const { Body } = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: scriptObjectKey(object) }));
       return Body ? await Body.transformToByteArray() : undefined;
     } catch (error) {
-      if (error instanceof NoSuchKey) return undefined;
+      if (isMissingObject(error)) return undefined;
       throw error;
     }
   }

@@ -182,7 +182,13 @@ export class DynamoTokenStore implements TokenStore, TokenWrites {
 }
 
 function toTokenRecord(item: Item): TokenRecord {
-  const summary = { tokenId: String(item.tokenId), ownerId: String(item.ownerId), scope: scopeOf(item.scope), createdAt: Number(item.createdAt) };
+  const summary = {
+    tokenId: String(item.tokenId),
+    ownerId: String(item.ownerId),
+    scope: scopeOf(item.scope),
+    createdAt: Number(item.createdAt),
+    ...tokenLimitsOf(item),
+  };
   if (typeof item.revokedAt === 'number') return { ...summary, revokedAt: item.revokedAt, cleanedUp: typeof item.cleanedUpAt === 'number' };
   return { ...summary, tokenHash: String(item.tokenHash) };
 }

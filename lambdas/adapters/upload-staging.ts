@@ -1,11 +1,21 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { InvalidInput } from '#domain/errors';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { uploadObjectKey } from './layout';
+import { isMissingObject } from './s3-missing-object';
 
 /** How long a presigned upload URL works: long enough for 5 MiB on a slow line, short enough to be useless later. */
 const UPLOAD_URL_SECONDS = 15 * 60;
+
+/**
+ * The client a presigned upload URL is signed with. By default the SDK adds a CRC32 of the request body to every
+ * PutObject, and a presigned one has no body yet: the URL would carry the empty body's checksum
+ * (`x-amz-checksum-crc32=AAAAAA==`) and S3 would refuse the real file as a checksum mismatch. Checksums only where an
+ * operation requires one (https://github.com/aws/aws-sdk-js-v3/issues/6994; "Data integrity protections for Amazon
+ * S3", https://docs.aws.amazon.com/sdkref/latest/guide/feature-dataintegrity.html).
+ */
+export const presigningS3Client = (config: S3ClientConfig = {}): S3Client => new S3Client({ ...config, requestChecksumCalculation: 'WHEN_REQUIRED' });
 
 /**
  * Console uploads staged in the scripts bucket under `uploads/` (layout.ts uploadObjectKey): the browser PUTs the
@@ -13,6 +23,7 @@ const UPLOAD_URL_SECONDS = 15 * 60;
  * The commit reads it back, checks it and deletes it; the bucket's lifecycle rule removes what no commit reached.
  */
 export class S3UploadStaging implements UploadStaging {
+  /** `s3` signs the upload URLs too: make it with presigningS3Client. */
   constructor(
     protected readonly s3: S3Client,
     readonly bucketName: string,
@@ -42,17 +53,12 @@ export class S3UploadStaging implements UploadStaging {
       const { Body } = await this.s3.send(new GetObjectCommand(object));
       return Body ? await Body.transformToByteArray() : undefined;
     } catch (error) {
-      if (error instanceof NotFound || error instanceof NoSuchKey) return undefined;
+      if (isMissingObject(error)) return undefined;
       throw error;
     }
   }
 
   async discard(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<void> {
     await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload) }));
-  }
-
-  /** Store bytes where a presigned PUT would (the local stack's stand-in for S3's own PUT endpoint). */
-  async store(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>, bytes: Uint8Array): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: uploadObjectKey(upload), Body: bytes, ContentLength: bytes.length }));
   }
 }

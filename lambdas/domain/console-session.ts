@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { HOUR_SECONDS } from './time';
-import type { TokenScope } from './token-model';
+import type { TokenLimits, TokenScope } from './token-model';
 
 /**
  * The publisher console's sessions (DESIGN.md "Publisher console", Session): opened with an API token, kept only as
@@ -20,8 +20,11 @@ export const CONSOLE_RATE_LIMIT_MESSAGE = `Rate limit exceeded: the console allo
 const SESSION_COOKIE = 'sd_session';
 const SESSION_COOKIE_PATH = '/console';
 
-/** A stored session: whose, opened by which token, and when. Never the cookie's secret. */
-export interface ConsoleSession {
+/**
+ * A stored session: whose, opened by which token, with that token's scope and limits (one project, named routes:
+ * the session reaches no further than its token), and when. Never the cookie's secret.
+ */
+export interface ConsoleSession extends TokenLimits {
   ownerId: string;
   /** The token's hash: checked on each request, so a revoked token ends the session. */
   tokenHash: string;

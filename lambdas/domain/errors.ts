@@ -40,6 +40,14 @@ export class RouteNotAllowed extends DomainError {
   }
 }
 
+/** A token asked of a session (the console's Tokens page) that would reach further than the session's own token. */
+export class TokenTooWide extends DomainError {
+  override readonly name = 'TokenTooWide';
+  constructor(wider: string) {
+    super(`A new token may reach no further than the token this session was opened with, and this one would reach ${wider}`);
+  }
+}
+
 export class ProjectNotFound extends DomainError {
   override readonly name = 'ProjectNotFound';
   constructor() {
@@ -98,6 +106,7 @@ export class RateLimited extends DomainError {
 export type DomainErrorName =
   | 'InvalidInput'
   | 'RouteNotAllowed'
+  | 'TokenTooWide'
   | 'Unauthenticated'
   | 'ScopeMissing'
   | 'ProjectNotFound'

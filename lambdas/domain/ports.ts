@@ -48,7 +48,15 @@ export interface ProjectStore {
   revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome>;
   /** Active keys carrying `watermark` in this project, in pages as the index returns them. */
   activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]>;
-  /** Revoke the key only if it is still active, recording `by` as who did; true when this call made the change. */
+  /**
+   * Every key carrying `watermark` in this project, revoked ones too, in pages as the index returns them: no key is
+   * read, so a caller that writes each one conditionally (revokeIfActive) makes one request per key.
+   */
+  keyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]>;
+  /**
+   * Revoke the key only if it is this project's and still active, recording `by` as who did; true when this call
+   * made the change. One conditional write, whatever the key's state: a key already revoked costs its failed condition.
+   */
   revokeIfActive(projectId: string, keyId: string, now: number, by?: string): Promise<boolean>;
   listVersions(projectId: string): Promise<Version[]>;
   /**

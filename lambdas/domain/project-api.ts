@@ -13,7 +13,7 @@ import { authorizeProjectAccess } from './access';
 import { bucketStarts, statsAnswer, statsWindow } from './analytics/stats';
 import { AUDIT_ACTIONS, type AuditTrail, apiEntry, type ManyWritesAuditTrail, withCountedRevokes } from './audit';
 import { mapPagesBounded } from './concurrency';
-import { KeyNotFound, VersionNotFound } from './errors';
+import { KeyNotFound, ProjectNotFound, VersionNotFound } from './errors';
 import type { Caller, Project } from './model';
 import type { ProjectStore } from './ports';
 import type { TokenScope } from './tokens';
@@ -28,8 +28,12 @@ export const BULK_REVOKE_CONCURRENCY = 64;
  */
 export const BULK_REVOKE_ANSWER_RESERVE_MS = 8_000;
 
-/** The project the caller may use, or the 404/403 the spec asks for (spec §4, §5). */
+/**
+ * The project the caller may use, or the 404/403 the spec asks for (spec §4, §5). A token limited to one project
+ * finds no other: the same 404 as a project of another owner, before anything is read.
+ */
 export async function openProject(store: ProjectStore, caller: Caller, projectId: string): Promise<Project> {
+  if (caller.projectId !== undefined && caller.projectId !== projectId) throw new ProjectNotFound();
   return authorizeProjectAccess(await store.getProject(projectId), caller.ownerId);
 }
 
@@ -59,7 +63,7 @@ export async function revokeKey(store: ProjectStore, project: Project, keyId: st
 /**
  * Spec §4.3. Revokes every active key of this project carrying the watermark. `revoked_count` counts only
  * keys this call changed: each write is conditional on the key still being active, so two concurrent bulk
- * revokes never both count a key. No match is a success with 0. When the time budget runs out first
+ * revokes never both count a key, and an already revoked key is one failed condition, not a read and a write. No match is a success with 0. When the time budget runs out first
  * (`timeLeftMs` below BULK_REVOKE_ANSWER_RESERVE_MS), no further write starts and the answer says
  * `complete: false`: the caller repeats the call for the rest, and the repeat counts only the keys it changes.
  */
@@ -73,7 +77,8 @@ export async function revokeBulk(
   by?: string,
 ): Promise<RevokeBulkResponse> {
   const { results, stopped } = await mapPagesBounded(
-    store.activeKeyIdsWithWatermark(project.id, watermark),
+    // Every key the index lists, without reading one first: the conditional write tells active from revoked.
+    store.keyIdsWithWatermark(project.id, watermark),
     BULK_REVOKE_CONCURRENCY,
     (keyId) => store.revokeIfActive(project.id, keyId, now, by),
     () => timeLeftMs() < BULK_REVOKE_ANSWER_RESERVE_MS,

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type ApiActor, AUDIT_ACTIONS, dashboardEntry, ownerEntryBy } from './audit';
-import { RouteNotAllowed, ScopeMissing } from './errors';
+import { RouteNotAllowed, ScopeMissing, TokenTooWide } from './errors';
 import type { Caller } from './model';
 import type { TokenWrites } from './ports';
 import type { ScopeNeed, TokenGrant, TokenLimits, TokenScope } from './token-model';
@@ -77,6 +77,40 @@ export function requireScope(held: TokenScope, need: ScopeNeed): void {
 /** A token limited to named routes calls those only; the 403 names the routes it may call. */
 export function requireRoute(routes: readonly string[] | undefined, need: ScopeNeed): void {
   if (routes !== undefined && need.route !== undefined && !routes.includes(need.route)) throw new RouteNotAllowed(routes, need);
+}
+
+/** A token's reach: its scope and its limits. */
+type Reach = TokenLimits & { scope: TokenScope };
+
+/**
+ * How `candidate` reaches further than `holder` (DESIGN.md "Limits that protect every tenant"), in words, or
+ * undefined when it reaches no further: writing where the holder reads, or limits wider than the holder's.
+ */
+export function widerReach(candidate: Reach, holder: Reach): string | undefined {
+  if (candidate.scope === 'write' && holder.scope !== 'write') return 'the write scope (it has the read scope)';
+  return widerLimits(candidate, holder);
+}
+
+/**
+ * How `candidate`'s limits are wider than `holder`'s, in words, or undefined: another project or every project where
+ * the holder has one, a route outside the holder's named routes or every route where the holder has named ones.
+ */
+export function widerLimits(candidate: TokenLimits, holder: TokenLimits): string | undefined {
+  if (holder.projectId !== undefined && candidate.projectId !== holder.projectId)
+    return `${candidate.projectId === undefined ? 'every project' : `project ${candidate.projectId}`} (it reaches project ${holder.projectId} only)`;
+  if (holder.routes !== undefined) {
+    const only = `(it calls only ${holder.routes.join(', ')})`;
+    if (candidate.routes === undefined) return `every route ${only}`;
+    const outside = candidate.routes.filter((route) => !holder.routes?.includes(route));
+    if (outside.length > 0) return `${outside.join(', ')} ${only}`;
+  }
+  return undefined;
+}
+
+/** A session makes (or manages) only tokens within its own token's reach; a wider one is a 403 saying how. */
+export function requireWithinReach(candidate: Reach, holder: Reach): void {
+  const wider = widerReach(candidate, holder);
+  if (wider !== undefined) throw new TokenTooWide(wider);
 }
 
 /**

@@ -11,7 +11,8 @@ import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createStubHandler } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
 import { publicRouteOf, SCRIPT_ROUTE, STUB_ROUTE } from '#http/public-routes';
-import { awsLoaderBaseUrl, awsLogger, awsSqs, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
+import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
+import { awsSqs } from '#runtime/aws-sqs';
 // Bundled as text (SERVICE_BUNDLING's loader): the stub is part of the function, not a file it reads.
 import stubSource from '../../examples/roblox-loader.luau';
 

@@ -10,7 +10,8 @@ import { parseDeliveryMessage } from '#domain/webhooks/delivery-message';
 import { executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl } from '#domain/webhooks/discord-webhook-url';
 import { embedMessage } from '#domain/webhooks/embeds';
 import type { InFlightMessages } from '#domain/webhooks/ports';
-import { awsLogger, awsSqs, awsStores, lazyHandler, settings } from '#runtime/aws';
+import { awsLogger, awsStores, lazyHandler, settings } from '#runtime/aws';
+import { awsSqs } from '#runtime/aws-sqs';
 
 export interface DeliveryDeps {
   store: DeliveryStore;

@@ -7,7 +7,8 @@ import type { FanoutStore, WebhookTarget } from '#domain/ports';
 import { type DeliveryMessage, deliveryIdOf } from '#domain/webhooks/delivery-message';
 import { redactWebhookUrl } from '#domain/webhooks/discord-webhook-url';
 import type { MessageSender, OutgoingMessage } from '#domain/webhooks/ports';
-import { awsLogger, awsSqs, awsStores, lazyHandler, settings } from '#runtime/aws';
+import { awsLogger, awsStores, lazyHandler, settings } from '#runtime/aws';
+import { awsSqs } from '#runtime/aws-sqs';
 import { EVENT_NAMES, type EventName } from '#schemas/resources';
 
 /** SQS takes at most 10 entries per SendMessageBatch. */

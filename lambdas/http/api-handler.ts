@@ -100,10 +100,7 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
     const query = parse(endpoint.query, singleValuedQuery(event));
     const body = endpoint.body ? parse(endpoint.body, event.body) : (undefined as Body);
     const caller = callerOf(event);
-    const projectId = projectIdOf(event);
-    // A token limited to one project finds no other: the same 404 as a project of another owner.
-    if (caller.projectId !== undefined && caller.projectId !== projectId) throw new ProjectNotFound();
-    const project = await openProject(stores.projects, caller, projectId);
+    const project = await openProject(stores.projects, caller, projectIdOf(event));
     const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId, source: door.source };
     const keyId = event.pathParameters?.key_id ?? '';
     const result = await endpoint.run(

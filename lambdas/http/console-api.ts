@@ -45,7 +45,20 @@ import type {
 import { openProject, revokeBulkAudited } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
 import { publishScript, scriptFileProblem, sha256Hex, type VersionWriter } from '#domain/scripts';
-import { hashToken, issueToken, newApiToken, requireScope, revokeToken, type ScopeNeed, type TokenScope, tokenIdOf } from '#domain/tokens';
+import {
+  hashToken,
+  issueToken,
+  limitsToContext,
+  newApiToken,
+  requireScope,
+  requireWithinReach,
+  revokeToken,
+  type ScopeNeed,
+  type TokenGrant,
+  type TokenLimits,
+  tokenIdOf,
+  widerLimits,
+} from '#domain/tokens';
 import { WatermarkScanner } from '#domain/watermark-scan';
 import { executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl, webhookUrlProblem } from '#domain/webhooks/discord-webhook-url';
 import { testEmbedMessage } from '#domain/webhooks/embeds';
@@ -70,7 +83,7 @@ import { proxyEventOfHttpApi } from './http-api';
 import { parse } from './middlewares';
 import { interactionsUrlOf } from './public-routes';
 import { SECURITY_HEADERS } from './responses';
-import { createRouteHandlers, ROUTES } from './routes';
+import { createRouteHandlers, ROUTES, type Route } from './routes';
 
 /**
  * The publisher console's API (DESIGN.md "Publisher console"; reference in docs/console.md): everything under
@@ -95,7 +108,7 @@ export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 /** The token store's calls the console makes besides the authorizer's lookup (lambdas/adapters/token-store.ts). */
 interface ConsoleTokens {
-  findToken(tokenHash: string): Promise<{ ownerId: string; tokenId: string; scope: TokenScope } | undefined>;
+  findToken(tokenHash: string): Promise<TokenGrant | undefined>;
   tokensOf(ownerId: string): Promise<TokenSummary[]>;
   tokenById(tokenId: string): Promise<TokenRecord | undefined>;
   saveToken: TokenWrites['saveToken'];
@@ -169,15 +182,23 @@ interface SessionRequest extends Request {
   caller: Caller;
 }
 
-interface ConsoleRoute {
+export interface ConsoleRoute {
   method: string;
   path: string;
-  /** What the route does with the data: `write` routes refuse a read session, naming the scope. */
-  need?: ScopeNeed;
+  /**
+   * What the route does with the data: `write` routes refuse a read session, naming the scope. `route` is the owner
+   * route it does the console's form of (searching keys is `list-keys`): a session whose token names that route may
+   * call it. A route without one refuses every session limited to named routes, unless `everySession`.
+   */
+  need: ScopeNeed;
+  /** Open to every session: the route keeps the session's limits itself (its project list, tokens within its reach). */
+  everySession?: true;
   run(request: SessionRequest, deps: ConsoleDeps): Promise<Answer>;
 }
 
-const write = (doing: string): ScopeNeed => ({ scope: 'write', doing });
+type OwnerEntry = Route['entry'];
+const read = (doing: string, route?: OwnerEntry): ScopeNeed => ({ scope: 'read', doing, ...(route && { route }) });
+const write = (doing: string, route?: OwnerEntry): ScopeNeed => ({ scope: 'write', doing, ...(route && { route }) });
 
 const json = (body: unknown, status = 200): Answer => ({ status, body });
 
@@ -214,7 +235,8 @@ export function createConsoleHandler(deps: ConsoleDeps): ConsoleHandler {
       const match = route.method === method && regex.exec(path);
       if (!match) continue;
       const params = paramsOf(names, match);
-      if (route.need) requireScope(signedIn.session.scope, route.need);
+      requireScope(signedIn.caller.scope, route.need);
+      if (!route.everySession) requireConsoleRoute(signedIn.caller.routes, route);
       return route.run({ ...signedIn, params }, deps);
     }
     for (const { route, regex, names } of mirrored) {
@@ -230,7 +252,12 @@ export function createConsoleHandler(deps: ConsoleDeps): ConsoleHandler {
           requestContext: {
             ...restEvent.requestContext,
             resourcePath: route.path,
-            authorizer: { ownerId: signedIn.caller.ownerId, tokenHash: signedIn.caller.tokenHash, scope: signedIn.caller.scope },
+            authorizer: {
+              ownerId: signedIn.caller.ownerId,
+              tokenHash: signedIn.caller.tokenHash,
+              scope: signedIn.caller.scope,
+              ...limitsToContext(signedIn.caller),
+            },
           },
         },
         request.context,
@@ -283,6 +310,24 @@ function checkOrigin(event: APIGatewayProxyEventV2, deps: ConsoleDeps): void {
   if (!origin || origin !== consoleOriginOf(event, deps.consoleOrigin)) throw new OriginRefused();
 }
 
+/**
+ * A session of a token limited to named routes calls the console's routes that do what those routes do, and no
+ * other: the 403 names the route it would need, or says that none of the owner routes opens this one.
+ */
+function requireConsoleRoute(routes: readonly string[] | undefined, route: ConsoleRoute): void {
+  const { need } = route;
+  if (routes === undefined || (need.route !== undefined && routes.includes(need.route))) return;
+  throw new ConsoleRouteNotAllowed(
+    need.route === undefined
+      ? `This token may call only ${routes.join(', ')}; ${need.doing} (${route.method} ${CONSOLE_API_PREFIX}${route.path}) is open only to a token created without --routes`
+      : `This token may call only ${routes.join(', ')}; ${need.doing} needs the ${need.route} route. Sign in with a token created without --routes, or with ${need.route}.`,
+  );
+}
+
+class ConsoleRouteNotAllowed extends DomainError {
+  override readonly name = 'RouteNotAllowed';
+}
+
 /** Answered as a missing scope is (403): the caller may not make this change from where it asks. */
 class OriginRefused extends DomainError {
   override readonly name = 'ScopeMissing';
@@ -316,17 +361,26 @@ async function sessionRoute(request: Request, deps: ConsoleDeps): Promise<Answer
     const grant = await deps.stores.tokens.findToken(tokenHash);
     if (!grant) throw new Unauthenticated();
     const secret = newSessionSecret();
-    const session: ConsoleSession = { ownerId: grant.ownerId, tokenHash, tokenId: grant.tokenId, scope: grant.scope, createdAt: now, lastUsedAt: now };
+    // The session keeps the token's limits: it reaches no further than the token would at the API.
+    const session: ConsoleSession = {
+      ownerId: grant.ownerId,
+      tokenHash,
+      tokenId: grant.tokenId,
+      scope: grant.scope,
+      ...limitsOf(grant),
+      createdAt: now,
+      lastUsedAt: now,
+    };
     await deps.stores.sessions.create(sessionHashOf(secret), session);
     return {
       status: 200,
-      body: { owner_id: grant.ownerId, scope: grant.scope },
+      body: sessionAnswer(session),
       cookies: [sessionCookie(secret, { secure: secureCookie(event, deps), maxAgeSeconds: SESSION_MAX_SECONDS })],
     };
   }
   if (method === 'GET' || method === 'HEAD') {
     const { session } = await requireSession(request, deps);
-    return json({ owner_id: session.ownerId, scope: session.scope });
+    return json(sessionAnswer(session));
   }
   if (method === 'DELETE') {
     const secret = sessionSecretOf(event.cookies ?? []);
@@ -349,9 +403,32 @@ async function requireSession(request: Request, deps: ConsoleDeps): Promise<Sess
     throw new SignedOut();
   }
   if (sessionNeedsTouch(session, request.now)) await deps.stores.sessions.touch(sessionHash, session, request.now);
-  const caller: Caller = { ownerId: session.ownerId, tokenHash: session.tokenHash, tokenId: session.tokenId, scope: session.scope };
+  const caller: Caller = { ownerId: session.ownerId, tokenHash: session.tokenHash, tokenId: session.tokenId, scope: session.scope, ...limitsOf(session) };
   return { ...request, session, sessionHash, caller };
 }
+
+/** A token's or session's limits alone, absent ones absent. */
+const limitsOf = ({ projectId, routes }: TokenLimits): TokenLimits => ({
+  ...(projectId !== undefined && { projectId }),
+  ...(routes !== undefined && { routes }),
+});
+
+/** What a session is: whose, its scope, and its token's limits when it has any (absent for an unlimited token). */
+const sessionAnswer = (session: ConsoleSession) => ({
+  owner_id: session.ownerId,
+  scope: session.scope,
+  ...(session.projectId !== undefined && { project_id: session.projectId }),
+  ...(session.routes !== undefined && { routes: session.routes }),
+});
+
+/** A token as the Tokens page shows it: its id, scope, creation and limits (absent ones absent). */
+const tokenAnswer = (token: TokenSummary) => ({
+  token_id: token.tokenId,
+  scope: token.scope,
+  created_at: token.createdAt,
+  ...(token.projectId !== undefined && { project_id: token.projectId }),
+  ...(token.routes !== undefined && { routes: token.routes }),
+});
 
 class SignedOut extends Unauthenticated {
   override readonly message = 'Not signed in to the console, or the session ended: sign in with an API token';
@@ -370,18 +447,22 @@ const projectOf = (request: SessionRequest, deps: ConsoleDeps): Promise<Project>
   return openProject(deps.stores.projects, request.caller, PATH_ID_PATTERN.test(id) ? id : '');
 };
 
-const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
+export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   {
     method: 'GET',
     path: '/projects',
-    run: async (request, deps) => ({
-      status: 200,
-      body: { projects: (await deps.stores.reads.projectsOf(request.session.ownerId)).map(({ id, name, plan }) => ({ id, name, plan })) },
-    }),
+    need: read('listing projects'),
+    everySession: true,
+    run: async (request, deps) => {
+      const { projectId } = request.caller;
+      const projects = (await deps.stores.reads.projectsOf(request.session.ownerId)).filter((project) => projectId === undefined || project.id === projectId);
+      return json({ projects: projects.map(({ id, name, plan }) => ({ id, name, plan })) });
+    },
   },
   {
     method: 'GET',
     path: '/projects/{id}/loader',
+    need: read('showing the loader line'),
     run: async (request, deps) => {
       const project = await projectOf(request, deps);
       const stubUrl = `${deps.loaderBaseUrl}/v1/loader/stub/${project.id}`;
@@ -393,6 +474,7 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   {
     method: 'GET',
     path: '/projects/{id}/discord',
+    need: read('reading the Discord link'),
     run: async (request, deps) => {
       const project = await projectOf(request, deps);
       return json(discordLinkAnswer(await deps.stores.discord.discordLink(project.id), deps.loaderBaseUrl, project.id));
@@ -435,11 +517,11 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
       return { status: 204 };
     },
   },
-  { method: 'GET', path: '/projects/{id}/keys/search', run: searchKeys },
+  { method: 'GET', path: '/projects/{id}/keys/search', need: read('searching keys', 'list-keys'), run: searchKeys },
   {
     method: 'POST',
     path: '/projects/{id}/keys/revoke-selected',
-    need: write('revoking keys'),
+    need: write('revoking keys', 'revoke-key'),
     run: async (request, deps) => {
       const project = await projectOf(request, deps);
       const { key_ids: keyIds } = parse(RevokeSelectedBody, bodyOf(request.event));
@@ -460,7 +542,7 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
       return json({ revoked_count: revoked });
     },
   },
-  { method: 'GET', path: '/projects/{id}/keys/export.csv', run: exportCsv },
+  { method: 'GET', path: '/projects/{id}/keys/export.csv', need: read('exporting keys', 'list-keys'), run: exportCsv },
   {
     method: 'POST',
     path: '/projects/{id}/versions/uploads',
@@ -485,6 +567,7 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   {
     method: 'GET',
     path: '/projects/{id}/webhooks',
+    need: read('listing webhooks', 'list-webhooks'),
     run: async (request, deps) => {
       const project = await projectOf(request, deps);
       const webhooks = await deps.stores.projects.listWebhooks(project.id);
@@ -570,6 +653,7 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   {
     method: 'POST',
     path: '/projects/{id}/leak/find',
+    need: read('finding leaked watermarks', 'list-keys'),
     run: async (request, deps) => {
       const project = await projectOf(request, deps);
       const { text } = parse(LeakFindBody, bodyOf(request.event));
@@ -589,7 +673,7 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   {
     method: 'POST',
     path: '/projects/{id}/leak/revoke',
-    need: write('revoking keys by watermark'),
+    need: write('revoking keys by watermark', 'revoke-bulk'),
     run: async (request, deps) => {
       const project = await projectOf(request, deps);
       const { watermarks } = parse(LeakRevokeBody, bodyOf(request.event));
@@ -610,6 +694,7 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   {
     method: 'GET',
     path: '/projects/{id}/audit',
+    need: read('reading the audit trail'),
     run: async (request, deps) => {
       const project = await projectOf(request, deps);
       const { limit } = parse(AuditQuery, queryOf(request.event));
@@ -620,40 +705,45 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   {
     method: 'GET',
     path: '/tokens',
-    run: async (request, deps) => ({
-      status: 200,
-      body: {
-        tokens: (await deps.stores.tokens.tokensOf(request.session.ownerId)).map((token) => ({
-          token_id: token.tokenId,
-          scope: token.scope,
-          created_at: token.createdAt,
-        })),
-      },
-    }),
+    need: read('listing tokens'),
+    everySession: true,
+    // A limited session sees (and revokes) only the tokens within its own token's reach.
+    run: async (request, deps) => {
+      const tokens = await deps.stores.tokens.tokensOf(request.session.ownerId);
+      return json({ tokens: tokens.filter((token) => widerLimits(token, request.caller) === undefined).map(tokenAnswer) });
+    },
   },
   {
     method: 'POST',
     path: '/tokens',
     need: write('creating a token'),
+    everySession: true,
     run: async (request, deps) => {
-      const { scope } = parse(CreateTokenBody, bodyOf(request.event));
+      const body = parse(CreateTokenBody, bodyOf(request.event));
+      const { scope } = body;
+      const limits = newTokenLimits(body);
+      requireWithinReach({ scope, ...limits }, request.caller);
+      if (limits.projectId !== undefined && (await deps.stores.projects.getProject(limits.projectId))?.ownerId !== request.session.ownerId)
+        throw new ProjectNotFound();
       const token = newApiToken();
       const tokenHash = hashToken(token);
       const tokenId = tokenIdOf(tokenHash);
       // At the gateway first, so a failure there leaves the table untouched (as the dashboard's `token create`).
       await deps.tokenKeys.register({ tokenHash, tokenId });
-      await issueToken(deps.stores.tokens, { ownerId: request.session.ownerId, tokenHash, now: request.now, scope, by: actorOf(request) });
-      return json({ token, token_id: tokenId, scope });
+      await issueToken(deps.stores.tokens, { ownerId: request.session.ownerId, tokenHash, now: request.now, scope, limits, by: actorOf(request) });
+      return json({ token, ...tokenAnswer({ tokenId, scope, createdAt: request.now, ...limits }) });
     },
   },
   {
     method: 'DELETE',
     path: '/tokens/{token_id}',
     need: write('revoking a token'),
+    everySession: true,
     run: async (request, deps) => {
       const tokenId = request.params.token_id ?? '';
       const token = await deps.stores.tokens.tokenById(tokenId);
-      if (!token || token.ownerId !== request.session.ownerId || token.revokedAt !== undefined) throw new TokenNotFound(tokenId);
+      if (!token || token.ownerId !== request.session.ownerId || token.revokedAt !== undefined || widerLimits(token, request.caller) !== undefined)
+        throw new TokenNotFound(tokenId);
       if (!(await revokeToken(deps.stores.tokens, token, request.now, actorOf(request)))) throw new TokenNotFound(tokenId);
       await deps.tokenKeys.revoke(tokenId);
       await deps.stores.tokens.markRevokeCleanedUp(tokenId, request.now);
@@ -677,6 +767,17 @@ class TokenNotFound extends KeyNotFound {
     super(tokenId);
     this.message = `Token ${tokenId} not found among your working tokens`;
   }
+}
+
+/** The limits a new token is asked for: `project_id` and `routes` (owner route entries, each known, once each). */
+function newTokenLimits(body: { project_id?: string | undefined; routes?: string[] | undefined }): TokenLimits {
+  const entries: readonly string[] = ROUTES.map((route) => route.entry);
+  const unknown = body.routes?.filter((route) => !entries.includes(route)) ?? [];
+  if (unknown.length > 0) throw new InvalidInput(`routes must name owner routes among ${entries.join(', ')}; unknown: ${unknown.join(', ')}`);
+  return {
+    ...(body.project_id !== undefined && { projectId: body.project_id }),
+    ...(body.routes !== undefined && { routes: [...new Set(body.routes)] }),
+  };
 }
 
 function describePost(outcome: { kind: string; status?: number; reason?: string }): string {

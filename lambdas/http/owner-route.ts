@@ -1,15 +1,15 @@
 import type { ScopeNeed, TokenScope } from '#domain/tokens';
 import type { Endpoint } from './api-handler';
-import type { OperationDoc } from './openapi/operation-doc';
 import type { TableGrant } from './table-grants';
 
 type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * Everything about one owner API route, in one file of owner-routes/: what API Gateway routes to it, the token scope
- * it needs, its capacity, its Lambda's timeout and table grant, its endpoint (schemas and rule) and its OpenAPI
- * operation. ROUTES (routes.ts) lists them; the CDK stack, the local server, the console's mirror of the owner API
- * and the OpenAPI document are built from that list.
+ * it needs, its capacity, its Lambda's timeout and table grant, its endpoint (schemas and rule). Its OpenAPI
+ * operation is beside it in `<entry>.doc.ts` (OWNER_DOCS, openapi/owner-docs.ts), so that no Lambda bundle carries
+ * the documentation. ROUTES (routes.ts) lists them; the CDK stack, the local server, the console's mirror of the
+ * owner API and the OpenAPI document are built from that list.
  */
 export interface OwnerRouteDefinition<Entry extends string, Method extends HttpMethod, Query, Body, Result>
   extends Omit<Endpoint<Query, Body, Result>, 'scope'> {
@@ -33,8 +33,6 @@ export interface OwnerRouteDefinition<Entry extends string, Method extends HttpM
    * A route without it fails to compile.
    */
   tableAccess: readonly TableGrant[];
-  /** Its OpenAPI operation; a function, so that building the examples costs nothing until the document is built. */
-  openapi: () => OperationDoc;
 }
 
 /** A route as the code uses it: its definition, and the Endpoint it is (its scope from `access` and `doing`). */
@@ -42,7 +40,7 @@ export type OwnerRoute<Entry extends string, Method extends HttpMethod, Query, B
   scope: ScopeNeed;
 };
 
-/** One owner route, its types inferred from its schemas (`defineOwnerRoute({ method, path, entry, ..., query, body, run, openapi })`). */
+/** One owner route, its types inferred from its schemas (`defineOwnerRoute({ method, path, entry, ..., query, body, run })`). */
 export const defineOwnerRoute = <Entry extends string, Method extends HttpMethod, Query, Body, Result>(
   definition: OwnerRouteDefinition<Entry, Method, Query, Body, Result>,
 ): OwnerRoute<Entry, Method, Query, Body, Result> => ({ ...definition, scope: { scope: definition.access, doing: definition.doing, route: definition.entry } });

@@ -1,10 +1,10 @@
-import type { Operation } from './openapi/types';
 import type { TableGrant } from './table-grants';
 
 /**
  * One public route (no bearer token: a key in the body, a public project id, or Discord's signature), in one file of
  * public-routes/: what its HTTP API routes to it, the custom domain's mapping key it lives under, what its function
- * may do to the table and its OpenAPI operation. PUBLIC_ROUTES (public-routes.ts) lists them; the loader's HTTP API,
+ * may do to the table (its OpenAPI operation, when it has one, is beside it in `<name>.doc.ts`: PUBLIC_DOCS in
+ * openapi/public-docs.ts). PUBLIC_ROUTES (public-routes.ts) lists them; the loader's HTTP API,
  * the functions' grants, the local gateway and the OpenAPI document are built from that list.
  */
 export interface PublicRoute {
@@ -16,8 +16,6 @@ export interface PublicRoute {
   mappingKey: 'v1/loader' | 'v1/discord';
   /** What the route's handler does to the table; its function is granted what its routes need, nothing more. */
   tableAccess: readonly TableGrant[];
-  /** Its OpenAPI operation, when the document describes the route; a function, so that it costs nothing until then. */
-  openapi?: () => Operation;
 }
 
 /** One public route, its literal method, path and entry kept (`definePublicRoute({ method, path, ... })`). */

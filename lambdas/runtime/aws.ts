@@ -1,6 +1,4 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '#adapters/client';
 import { createStores, type Stores } from '#adapters/stores';
 import { unixSeconds } from '#domain/model';
@@ -56,11 +54,9 @@ export const awsLoaderBaseUrl = (event: { requestContext: { domainName?: string 
   process.env.LOADER_BASE_URL || `https://${event.requestContext.domainName ?? ''}`;
 
 let stores: Stores | undefined;
-let sqs: SQSClient | undefined;
 
 /** The stores on the function's table, with one DynamoDB client per container. */
 export const awsStores = (): Stores => (stores ??= createStores(createDocumentClient(), settings.tableName()));
-export const awsSqs = (): SQSClient => (sqs ??= new SQSClient({}));
 export const awsLogger = (serviceName: string): Logger => new Logger({ serviceName });
 export const clock = (): number => unixSeconds();
 
@@ -75,15 +71,19 @@ export function lazyHandler<Handler extends (...args: never[]) => unknown>(build
 
 /**
  * The key secret, fetched once per container and only when an issue call with an order id first needs it, so no
- * other route (and no order-less issue) waits on Secrets Manager.
+ * other route (and no order-less issue) waits on Secrets Manager, nor loads its SDK at a cold start.
  */
 let keySecret: Promise<Uint8Array> | undefined;
 const awsKeySecret: KeySecret = {
   get: () => {
-    keySecret ??= new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: settings.keySecretArn() })).then(({ SecretString }) => {
-      if (!SecretString) throw new Error('The key secret has no SecretString');
-      return Buffer.from(SecretString, 'utf8');
-    });
+    keySecret ??= import('@aws-sdk/client-secrets-manager')
+      .then(({ GetSecretValueCommand, SecretsManagerClient }) =>
+        new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: settings.keySecretArn() })),
+      )
+      .then(({ SecretString }) => {
+        if (!SecretString) throw new Error('The key secret has no SecretString');
+        return Buffer.from(SecretString, 'utf8');
+      });
     return keySecret.catch((error: unknown) => {
       // A failed fetch is not kept: the next call tries again.
       keySecret = undefined;

@@ -59,7 +59,16 @@ export const AuditQuery = z.object({
   limit: z._default(z.pipe(z.string().check(z.regex(/^[0-9]{1,4}$/, 'limit must be a whole number from 1 to 1000')), z.transform(Number)), 100),
 });
 
-export const CreateTokenBody = z.object({ scope: z._default(z.enum(['read', 'write'], { error: 'scope must be read or write' }), 'write') });
+/** A new token: its scope, and its limits (one project, named owner routes; the console checks the names). */
+export const CreateTokenBody = z.object({
+  scope: z._default(z.enum(['read', 'write'], { error: 'scope must be read or write' }), 'write'),
+  project_id: z.optional(text('project_id').check(z.regex(PATH_ID_PATTERN, 'project_id must be a project id such as prj_0123456789abcdef0123'))),
+  routes: z.optional(
+    z
+      .array(text('routes[]'), { error: 'routes must be an array of owner route names such as issue-keys' })
+      .check(z.minLength(1, 'routes must name at least one route (leave it out for every route)'), z.maxLength(20, 'routes must name at most 20 routes')),
+  ),
+});
 
 /**
  * `PUT /projects/{id}/discord`: the project's Discord application, as `discord link` takes it. The forms (64 hex, an

@@ -1,4 +1,4 @@
-import { type CfnElement, CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aws, CfnCondition, type CfnElement, CfnOutput, CfnResource, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -9,6 +9,7 @@ import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { ORIGIN_VERIFY_HEADER } from '#http/http-api';
+import { BEHAVIOURS, contentSecurityPolicy, FUNCTION_OF, HSTS_SECONDS, regionalBucketOrigin, VIEWER_REQUEST_FUNCTIONS } from '../front-door-rules';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 
 /** The console's files and, once its function exists, the origin of `/console/api/*` (contract §2). */
@@ -17,6 +18,8 @@ interface ConsoleHosting {
   files: s3deploy.ISource;
   /** The console API (`lambdas/functions/console-api.ts`): its function URL or HTTP API as an origin. */
   apiOrigin?: cloudfront.IOrigin;
+  /** Where the console's uploads go (presigned PUTs from the page): the CSP lets the page reach its regional endpoint. */
+  uploadBucket?: s3.IBucket;
 }
 
 export interface FrontDoorProps {
@@ -29,7 +32,7 @@ export interface FrontDoorProps {
    * address CloudFront forwards only on a request that carries it.
    */
   originSecret: secretsmanager.ISecret;
-  /** Where the distribution's and the console bucket's access logs go (a bucket with ACLs enabled, as CloudFront's logging needs). */
+  /** Where the console bucket's server access logs go (S3's log delivery, by bucket policy; ACLs disabled). */
   accessLogs: s3.IBucket;
   /** Left out with `-c console=false`. */
   console?: ConsoleHosting;
@@ -43,37 +46,34 @@ export const STUB_CACHE_SECONDS = { default: 60, max: 300 } as const;
 export const CONSOLE_CACHE_SECONDS = 86_400;
 
 /**
- * What a browser may load on the console: its own files and its own API, nothing inline (the build writes no inline
- * script or style), nothing framing it. The API answers carry it too, where it forbids everything they never use.
+ * The Regions CloudFront delivers no standard (legacy) log to: the opt-in Regions ("Configure standard logging
+ * (legacy)", https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/standard-logging-legacy-s3.html,
+ * "Choose an Amazon S3 bucket"; the opt-in Regions are those of "Enable or disable AWS Regions in your account",
+ * https://docs.aws.amazon.com/accounts/latest/reference/manage-acct-regions.html). A stack in one of them runs
+ * without the distribution's logs (the APIs' own access logs still record every request that reaches the Region).
  */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "manifest-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const NO_CLOUDFRONT_LOG_REGIONS = [
+  'af-south-1',
+  'ap-east-1',
+  'ap-east-2',
+  'ap-south-2',
+  'ap-southeast-3',
+  'ap-southeast-4',
+  'ap-southeast-5',
+  'ap-southeast-6',
+  'ap-southeast-7',
+  'ca-west-1',
+  'eu-central-2',
+  'eu-south-1',
+  'eu-south-2',
+  'il-central-1',
+  'me-central-1',
+  'me-south-1',
+  'mx-central-1',
+] as const;
 
-/** Two years, the HSTS preload list's floor. */
-export const HSTS_SECONDS = 63_072_000;
-
-/**
- * The path patterns of the distribution, most specific first (CloudFront takes the first that matches). Everything
- * else (the default behaviour) goes to the owner API, whose gateway responses answer an unknown path in JSON.
- */
-export const BEHAVIOURS = {
-  consoleApi: '/console/api/*',
-  console: '/console*',
-  ownerApi: '/v1/projects/*',
-  stub: '/v1/loader/stub/*',
-  loader: '/v1/loader/*',
-  discord: '/v1/discord/*',
-} as const;
+/** The distribution's request logs: kept as long as the APIs' access logs. */
+const CLOUDFRONT_LOG_DAYS = 90;
 
 /**
  * The one front door (docs/operations.md, "The front door"): a CloudFront distribution serving, on one HTTPS name,
@@ -87,16 +87,24 @@ export class FrontDoor extends Construct {
   /** `https://<distribution>.cloudfront.net`: the URL every client is given. */
   readonly serviceUrl: string;
   readonly consoleBucket?: s3.Bucket;
+  /** The distribution's standard logs (ACLs enabled, as CloudFront needs); created only where CloudFront delivers them. */
+  readonly logBucket: s3.Bucket;
+  /** True in the Regions CloudFront delivers standard logs to: the log bucket and the distribution's logging exist only there. */
+  readonly logsDeliverable: CfnCondition;
   readonly responseHeaders: cloudfront.ResponseHeadersPolicy;
+  /** What copies the console's files into their bucket, at deployment (see `deployConsoleLast`). */
+  readonly consoleDeployment?: s3deploy.BucketDeployment;
 
   constructor(scope: Construct, id: string, props: FrontDoorProps) {
     super(scope, id);
     const stack = Stack.of(this);
+    const uploads = props.console?.uploadBucket;
+    const uploadOrigin = uploads ? regionalBucketOrigin(uploads.bucketName, stack.region, stack.urlSuffix) : undefined;
 
     this.responseHeaders = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
       comment: 'Script Distribution: CSP without inline script, HSTS, no framing, no sniffing',
       securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: CONTENT_SECURITY_POLICY, override: true },
+        contentSecurityPolicy: { contentSecurityPolicy: contentSecurityPolicy(uploadOrigin), override: true },
         strictTransportSecurity: { accessControlMaxAge: Duration.seconds(HSTS_SECONDS), includeSubdomains: true, override: true },
         contentTypeOptions: { override: true },
         frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
@@ -142,10 +150,13 @@ export class FrontDoor extends Construct {
         objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
         serverAccessLogsBucket: props.accessLogs,
         serverAccessLogsPrefix: 'console/',
-        // Rebuilt from the repository at every deployment; kept when the stack goes, like the stack's other buckets
-        // (an emptying custom resource would be one more function to run and review for a few files), but not after
-        // a create that rolled back, so a retry makes no duplicate.
-        removalPolicy: KEEP_UNLESS_JUST_CREATED,
+        // Rebuilt from the repository at every deployment, so emptied and deleted with the stack. Above all when a
+        // create rolls back: CloudFormation cannot delete a bucket that holds objects, and one the deployment had
+        // filled would leave the stack in ROLLBACK_FAILED ("DeletionPolicy attribute",
+        // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-attribute-deletionpolicy.html: "you
+        // must delete all objects in the bucket for deletion to succeed"). CDK's emptying custom resource runs first.
+        removalPolicy: RemovalPolicy.DESTROY,
+        autoDeleteObjects: true,
       });
       const consoleCache = new cloudfront.CachePolicy(this, 'ConsoleCache', {
         comment: "The console's files: the page names each asset with its content hash in the query",
@@ -164,7 +175,9 @@ export class FrontDoor extends Construct {
           origin: props.console.apiOrigin,
           // The console API checks a change's Origin against the host the browser asked for, which its function URL
           // origin does not see (the Host header goes to the origin as the function URL's own).
-          functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.forwardedHost() }],
+          functionAssociations: [
+            { eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequestFunction('ForwardedHost', 'consoleApi') },
+          ],
         };
       }
       additionalBehaviors[BEHAVIOURS.console] = {
@@ -173,7 +186,7 @@ export class FrontDoor extends Construct {
         allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
         cachePolicy: consoleCache,
         responseHeadersPolicy: this.responseHeaders,
-        functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.consolePaths() }],
+        functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequestFunction('ConsolePaths', 'console') }],
       };
     }
     additionalBehaviors[BEHAVIOURS.ownerApi] = { ...api, origin: ownerApi };
@@ -193,22 +206,26 @@ export class FrontDoor extends Construct {
         ...api,
         origin: ownerApi,
         // `GET /` is a person at the bare URL: the console, when there is one.
-        ...(props.console ? { functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.rootToConsole() }] } : {}),
+        ...(props.console
+          ? {
+              functionAssociations: [
+                { eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequestFunction('RootToConsole', 'default') },
+              ],
+            }
+          : {}),
       },
       additionalBehaviors,
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       // Every edge location: the buyers far from the Region are the point (docs/loader.md, "Latency").
       priceClass: cloudfront.PriceClass.PRICE_CLASS_ALL,
       enableIpv6: true,
-      enableLogging: true,
-      logBucket: props.accessLogs,
-      logFilePrefix: 'cloudfront/',
       ...(props.webAclArn ? { webAclId: props.webAclArn } : {}),
     });
     this.serviceUrl = `https://${this.distribution.distributionDomainName}`;
+    ({ bucket: this.logBucket, deliverable: this.logsDeliverable } = this.standardLogs());
 
     if (props.console && this.consoleBucket) {
-      const deployment = new s3deploy.BucketDeployment(this, 'ConsoleDeployment', {
+      this.consoleDeployment = new s3deploy.BucketDeployment(this, 'ConsoleDeployment', {
         sources: [props.console.files],
         destinationBucket: this.consoleBucket,
         destinationKeyPrefix: 'console/',
@@ -219,7 +236,7 @@ export class FrontDoor extends Construct {
         // Its own log group, not CDK's default one (retained even after a create that rolled back).
         logGroup: new logs.LogGroup(this, 'ConsoleDeploymentLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: KEEP_UNLESS_JUST_CREATED }),
       });
-      acknowledgeDeploymentHandler(deployment, this.consoleBucket);
+      acknowledgeDeploymentHandler(this.consoleDeployment, this.consoleBucket);
       new CfnOutput(stack, 'ConsoleUrl', { description: 'The publisher console (sign in with an API token)', value: `${this.serviceUrl}/console/` });
     }
     new CfnOutput(stack, 'ServiceUrl', {
@@ -229,40 +246,75 @@ export class FrontDoor extends Construct {
     this.acknowledgeReviewedFindingsOfTheDistribution(props);
   }
 
-  /** `/console` to `/console/`, and a path without a file name to the page: one page serves every console route. */
-  private consolePaths(): cloudfront.Function {
-    return this.viewerRequestFunction('ConsolePaths', 'The console page for /console/ and its routes', [
-      'var request = event.request;',
-      "if (request.uri === '/console') return { statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '/console/' } } };",
-      "var name = request.uri.slice(request.uri.lastIndexOf('/') + 1);",
-      "if (name.indexOf('.') === -1) request.uri = '/console/index.html';",
-      'return request;',
-    ]);
+  /**
+   * Copy the console's files only once every other resource of the stack exists (call last): a create that fails
+   * does so before any file is written, so the console bucket is still empty when the rollback deletes it, and its
+   * server access log has written nothing into the access-log bucket, which the rollback deletes too.
+   */
+  deployConsoleLast(): void {
+    const copy = this.consoleDeployment?.node
+      .findAll()
+      .find((construct) => construct instanceof CfnResource && construct.cfnResourceType === 'Custom::CDKBucketDeployment');
+    if (!copy) return;
+    const stack = Stack.of(this);
+    // Not the resources under a condition (a DependsOn on one that is not created fails the template), nor the copy's
+    // own handler and layer, which it needs first anyway.
+    const others = stack.node
+      .findAll()
+      .filter((construct): construct is CfnResource => construct instanceof CfnResource && construct !== copy && Stack.of(construct) === stack)
+      .filter((resource) => !resource.cfnOptions.condition && !copy.node.dependencies.includes(resource));
+    copy.node.addDependency(...others);
   }
 
-  /** The viewer's Host as `x-forwarded-host`, set here so no client's header of that name reaches the console API. */
-  private forwardedHost(): cloudfront.Function {
-    return this.viewerRequestFunction('ForwardedHost', "The console's host for the console API's Origin check", [
-      'var request = event.request;',
-      "request.headers['x-forwarded-host'] = { value: request.headers.host.value };",
-      'return request;',
-    ]);
-  }
-
-  private rootToConsole(): cloudfront.Function {
-    return this.viewerRequestFunction('RootToConsole', 'GET / to the console', [
-      "if (event.request.uri === '/') return { statusCode: 302, statusDescription: 'Found', headers: { location: { value: '/console/' } } };",
-      'return event.request;',
-    ]);
-  }
-
-  /** A CloudFront function (JavaScript runtime 2.0) whose `handler(event)` runs `body`, one statement a line. */
-  private viewerRequestFunction(id: string, comment: string, body: readonly string[]): cloudfront.Function {
-    return new cloudfront.Function(this, id, {
-      comment,
-      runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(['function handler(event) {', ...body.map((line) => `  ${line}`), '}'].join('\n')),
+  /**
+   * The distribution's standard logs, in a bucket of their own. CloudFront's standard logging (legacy) writes with
+   * ACLs: "Your bucket must have access control list (ACL) enabled" and not "S3 Object Ownership set to bucket owner
+   * enforced" (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/standard-logging-legacy-s3.html;
+   * aws-cdk issue 25291), so the scripts' access-log bucket (ACLs disabled) refused the create. Here Object
+   * Ownership is BucketOwnerPreferred: ACLs are enabled, CloudFront grants its log delivery account what it needs
+   * when the distribution is created, and the objects it writes are the bucket owner's. In an opt-in Region,
+   * where CloudFront delivers no standard log, neither the bucket nor the logging setting is created (a condition
+   * on the Region, so a template synthesized without a Region is right too).
+   */
+  private standardLogs(): { bucket: s3.Bucket; deliverable: CfnCondition } {
+    // CDK nests Fn::Or in groups of ten, the most one takes.
+    const deliverable = new CfnCondition(this, 'LogsDeliverable', {
+      expression: Fn.conditionNot(Fn.conditionOr(...NO_CLOUDFRONT_LOG_REGIONS.map((region) => Fn.conditionEquals(Aws.REGION, region)))),
     });
+    const bucket = new s3.Bucket(this, 'Logs', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      lifecycleRules: [{ expiration: Duration.days(CLOUDFRONT_LOG_DAYS) }],
+      removalPolicy: KEEP_UNLESS_JUST_CREATED,
+    });
+    (bucket.node.defaultChild as s3.CfnBucket).cfnOptions.condition = deliverable;
+    const policy = bucket.policy?.node.defaultChild as s3.CfnBucketPolicy | undefined;
+    if (!policy) throw new Error('The log bucket has no policy to put under its condition');
+    policy.cfnOptions.condition = deliverable;
+    (this.distribution.node.defaultChild as cloudfront.CfnDistribution).addPropertyOverride(
+      'DistributionConfig.Logging',
+      Fn.conditionIf(deliverable.logicalId, { Bucket: bucket.bucketRegionalDomainName, Prefix: 'cloudfront/', IncludeCookies: false }, Aws.NO_VALUE),
+    );
+    Validations.of(this.distribution).acknowledge({
+      id: 'AwsSolutions-CFR3',
+      reason:
+        'Logging is on under a condition on the Region (cdk-nag reads only a literal setting): every Region but the opt-in ones, where CloudFront delivers no standard log.',
+    });
+    Validations.of(bucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: "It holds the distribution's request logs; logging each read of them would log the logs.",
+    });
+    return { bucket, deliverable };
+  }
+
+  /** The CloudFront function a behaviour runs on the viewer request (lib/front-door-rules.ts, which the local front door runs too). */
+  private viewerRequestFunction(id: string, behaviour: keyof typeof FUNCTION_OF): cloudfront.Function {
+    const name = FUNCTION_OF[behaviour];
+    if (!name) throw new Error(`The ${behaviour} behaviour runs no function`);
+    const { comment, code } = VIEWER_REQUEST_FUNCTIONS[name];
+    return new cloudfront.Function(this, id, { comment, runtime: cloudfront.FunctionRuntime.JS_2_0, code: cloudfront.FunctionCode.fromInline(code) });
   }
 
   private acknowledgeReviewedFindingsOfTheDistribution(props: FrontDoorProps): void {

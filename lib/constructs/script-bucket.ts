@@ -3,6 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { scriptObjectKey } from '#adapters/layout';
+import { CLOUDFRONT_CONSOLE_ORIGIN, UPLOAD_CORS } from '../front-door-rules';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 
 export interface ScriptBucketProps {
@@ -89,11 +90,17 @@ export class ScriptBucket extends Construct {
   }
 
   /**
-   * The console's uploads: the browser PUTs a file straight to its staged key with a presigned URL (from the console's
-   * origin, so CORS allows PUT; the signature is the credential). A staged file no commit reached goes within a day.
+   * The console's uploads: the browser PUTs a file straight to its staged key with a presigned URL, from the
+   * console's origin (the distribution's name), which the CORS rule allows (lib/front-door-rules.ts UPLOAD_CORS; the
+   * signature is the credential). A staged file no commit reached goes within a day.
    */
   acceptUploads(): void {
-    this.bucket.addCorsRule({ allowedMethods: [s3.HttpMethods.PUT], allowedOrigins: ['*'], allowedHeaders: ['content-type'], maxAge: 3600 });
+    this.bucket.addCorsRule({
+      allowedMethods: UPLOAD_CORS.allowedMethods.map((method) => s3.HttpMethods[method]),
+      allowedOrigins: [CLOUDFRONT_CONSOLE_ORIGIN],
+      allowedHeaders: [...UPLOAD_CORS.allowedHeaders],
+      maxAge: UPLOAD_CORS.maxAgeSeconds,
+    });
     this.bucket.addLifecycleRule({ id: 'StagedUploads', prefix: 'uploads/', expiration: Duration.days(1), noncurrentVersionExpiration: Duration.days(1) });
   }
 

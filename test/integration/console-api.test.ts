@@ -9,9 +9,20 @@ import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { sha256Hex } from '#domain/scripts';
 import { callerOfToken, hashToken, issueToken, newApiToken, revokeToken } from '#domain/tokens';
-import { type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
+import { CONSOLE_ROUTES, type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
+import { ROUTES } from '#http/routes';
 import { buildHttpApiEvent } from '#local/proxy-event';
-import { createTestTable, FIXED_NOW, lambdaContext, type SeededOwner, scanTable, seedOwner, seedProject, type TestTable } from '#test-support/fixtures';
+import {
+  createTestTable,
+  FIXED_NOW,
+  lambdaContext,
+  type RouteEntry,
+  type SeededOwner,
+  scanTable,
+  seedOwner,
+  seedProject,
+  type TestTable,
+} from '#test-support/fixtures';
 import { MemoryScriptStore } from '#test-support/memory-stores';
 
 /**
@@ -488,5 +499,224 @@ describe('console routes', () => {
     ]);
     expect((await call('/session', { body: { token: created.body?.token } })).status).toBe(401);
     expect((await call(`/tokens/${stranger.tokenId}`, { method: 'DELETE', cookie })).status).toBe(404);
+  });
+});
+
+describe('a console session keeps its token limits (project, routes, scope)', () => {
+  const FAKE_KEY = 'key_0123456789abcdef0123';
+  const FAKE_WATERMARK = '0123456789abcdef';
+  /**
+   * Every console route of a project with a request it takes, and the owner route whose reach it shares (searching
+   * keys is what list-keys does): a session limited to named routes calls it only when it names that route, and a
+   * route without one only without --routes. Written out on purpose: a new console route fails the first test
+   * until it is listed here. Requests name no real key, so running them changes nothing a later case reads.
+   */
+  const OWN: Record<string, { ownerRoute?: RouteEntry; body?: unknown }> = {
+    'GET /projects/{id}/loader': {},
+    'GET /projects/{id}/discord': {},
+    'PUT /projects/{id}/discord': { body: { public_key: 'ab'.repeat(32) } },
+    'DELETE /projects/{id}/discord': {},
+    'GET /projects/{id}/keys/search': { ownerRoute: 'list-keys' },
+    'POST /projects/{id}/keys/revoke-selected': { ownerRoute: 'revoke-key', body: { key_ids: [FAKE_KEY] } },
+    'GET /projects/{id}/keys/export.csv': { ownerRoute: 'list-keys' },
+    'POST /projects/{id}/versions/uploads': { body: { size_bytes: 1, sha256: sha256Hex('x') } },
+    'POST /projects/{id}/versions/uploads/{upload_id}/commit': { body: {} },
+    'GET /projects/{id}/webhooks': { ownerRoute: 'list-webhooks' },
+    'POST /projects/{id}/webhooks': { body: { url: WEBHOOK_URL, events: ['version_deployed'] } },
+    'PATCH /projects/{id}/webhooks/{webhook_id}': { body: { enabled: false } },
+    'DELETE /projects/{id}/webhooks/{webhook_id}': {},
+    'POST /projects/{id}/webhooks/{webhook_id}/test': { body: {} },
+    'POST /projects/{id}/leak/find': { ownerRoute: 'list-keys', body: { text: `WM_${FAKE_WATERMARK}` } },
+    'POST /projects/{id}/leak/revoke': { ownerRoute: 'revoke-bulk', body: { watermarks: [FAKE_WATERMARK] } },
+    'GET /projects/{id}/audit': {},
+  };
+  /** The owner API's routes as the console mirrors them, each the route it is; bodies name no real key. */
+  const MIRRORED_BODIES: Partial<Record<RouteEntry, unknown>> = {
+    'issue-keys': { count: 1 },
+    'reset-hwid': { key_id: FAKE_KEY },
+    'update-key': { note: 'limits' },
+    'ban-key': { key_id: FAKE_KEY, reason: 'Shared the key' },
+    'unban-key': { key_id: FAKE_KEY },
+    'extend-key': { key_id: FAKE_KEY, duration: '7d' },
+    'revoke-key': { key_id: FAKE_KEY },
+    'revoke-bulk': { watermark: FAKE_WATERMARK },
+    rollback: { version_id: 'ver_0123456789abcdef0123' },
+  };
+  /** The console's routes of no project: each has its own case below. */
+  const OF_NO_PROJECT = ['GET /projects', 'GET /tokens', 'POST /tokens', 'DELETE /tokens/{token_id}'];
+
+  interface Case {
+    name: string;
+    method: string;
+    path: string;
+    body?: unknown;
+    ownerRoute?: RouteEntry;
+  }
+  const CASES: Case[] = [
+    ...Object.entries(OWN).map(([name, { ownerRoute, body }]) => {
+      const [method = '', path = ''] = name.split(' ');
+      return { name, method, path, body, ownerRoute };
+    }),
+    ...ROUTES.map((route) => ({
+      name: `${route.method} ${route.path}`,
+      method: route.method,
+      path: route.path,
+      body: MIRRORED_BODIES[route.entry],
+      ownerRoute: route.entry,
+    })),
+  ];
+
+  let mine: string;
+  let sibling: string;
+  const sessions: Record<'unlimited' | 'project' | 'issueOnly' | 'everyOwnerRoute' | 'shopHook', { cookie: string; token: string; tokenId: string }> =
+    Object.create(null);
+
+  const tokenOf = async ({ scope = 'write', ...limits }: { scope?: 'read' | 'write'; projectId?: string; routes?: string[] }) => {
+    const token = newApiToken();
+    const tokenId = await issueToken(table.stores.tokens, { ownerId: limited.ownerId, tokenHash: hashToken(token), now: clock, scope, limits });
+    return { token, tokenId, cookie: await signIn(token) };
+  };
+  let limited: SeededOwner;
+
+  const pathOf = (path: string, projectId: string) =>
+    path
+      .replace('{id}', projectId)
+      .replace('{key_id}', FAKE_KEY)
+      .replace('{webhook_id}', 'whk_0123456789abcdef0123')
+      .replace('{upload_id}', 'upl_0123456789abcdef0123');
+  const send = (testCase: Case, projectId: string, cookie: string) =>
+    call(pathOf(testCase.path, projectId), { method: testCase.method, cookie, ...(testCase.body === undefined ? {} : { body: testCase.body }) });
+  /** The table without the rate windows every request counts in. */
+  const contents = async () => JSON.stringify((await scanTable(table)).filter((item) => !String(item.pk).startsWith('RATE#')));
+
+  beforeAll(async () => {
+    limited = await seedOwner(table.stores);
+    ({ projectId: mine } = await seedProject(table.stores, { ownerId: limited.ownerId, name: 'Mine', keys: 1, versions: ['one'] }));
+    ({ projectId: sibling } = await seedProject(table.stores, { ownerId: limited.ownerId, name: 'Sibling', keys: 1, versions: ['one'] }));
+    sessions.unlimited = { ...limited, cookie: await signIn(limited.token) };
+    sessions.project = await tokenOf({ projectId: mine });
+    sessions.issueOnly = await tokenOf({ routes: ['issue-keys'] });
+    sessions.everyOwnerRoute = await tokenOf({ routes: ROUTES.map((route) => route.entry) });
+    sessions.shopHook = await tokenOf({ projectId: mine, routes: ['issue-keys'] });
+  });
+
+  it('lists every console route of a project, and the mirror of every owner route', () => {
+    const routes = CONSOLE_ROUTES.map((route) => `${route.method} ${route.path}`);
+    expect(routes.filter((name) => !OF_NO_PROJECT.includes(name)).sort()).toEqual(Object.keys(OWN).sort());
+    expect(OF_NO_PROJECT.filter((name) => routes.includes(name))).toEqual(OF_NO_PROJECT);
+  });
+
+  it('answers GET /session with the limits of a limited token, and as before for an unlimited one', async () => {
+    expect((await call('/session', { cookie: sessions.shopHook.cookie })).body).toEqual({
+      owner_id: limited.ownerId,
+      scope: 'write',
+      project_id: mine,
+      routes: ['issue-keys'],
+    });
+    expect((await call('/session', { cookie: sessions.unlimited.cookie })).body).toEqual({ owner_id: limited.ownerId, scope: 'write' });
+  });
+
+  it.each(CASES.map((testCase) => [testCase.name, testCase] as const))(
+    '%s: a project-limited session reaches its project and gets 404 Project not found on another, writing nothing',
+    async (_name, testCase) => {
+      for (const session of [sessions.unlimited, sessions.project]) {
+        const answer = await send(testCase, mine, session.cookie);
+        expect(answer.status, answer.text).not.toBe(403);
+        expect(answer.body?.error, answer.text).not.toBe('Project not found');
+      }
+      const unlimited = await send(testCase, sibling, sessions.unlimited.cookie);
+      expect(unlimited.body?.error, unlimited.text).not.toBe('Project not found');
+      const before = await contents();
+      const refused = await send(testCase, sibling, sessions.project.cookie);
+      expect({ status: refused.status, body: refused.body }).toEqual({ status: 404, body: { error: 'Project not found' } });
+      expect(await contents()).toBe(before);
+    },
+  );
+
+  it.each(CASES.map((testCase) => [testCase.name, testCase] as const))(
+    '%s: a route-limited session calls it only when its routes name it, else 403 naming the route, writing nothing',
+    async (_name, testCase) => {
+      const limits = { issueOnly: ['issue-keys'], everyOwnerRoute: ROUTES.map((route) => route.entry) as string[], shopHook: ['issue-keys'] } as const;
+      for (const [name, routes] of Object.entries(limits) as [keyof typeof limits, readonly string[]][]) {
+        const before = await contents();
+        const answer = await send(testCase, mine, sessions[name].cookie);
+        if (testCase.ownerRoute !== undefined && routes.includes(testCase.ownerRoute)) {
+          expect(answer.status, `${name}: ${answer.text}`).not.toBe(403);
+          continue;
+        }
+        expect(answer.status, `${name}: ${answer.text}`).toBe(403);
+        expect(String(answer.body?.error)).toMatch(new RegExp(`^This token may call only ${routes.join(', ')}; `));
+        if (testCase.ownerRoute !== undefined) expect(String(answer.body?.error)).toMatch(new RegExp(`\\b${testCase.ownerRoute}\\b|is not one of them`));
+        expect(await contents(), name).toBe(before);
+      }
+    },
+  );
+
+  it('lists only its project to a project-limited session, and every project to a route-limited one', async () => {
+    const names = async (cookie: string) => listOf<{ id: string }>((await call('/projects', { cookie })).body?.projects).map((project) => project.id);
+    expect(await names(sessions.project.cookie)).toEqual([mine]);
+    expect(await names(sessions.shopHook.cookie)).toEqual([mine]);
+    expect((await names(sessions.issueOnly.cookie)).sort()).toEqual([mine, sibling].sort());
+  });
+
+  it('shows each token with its limits, and a limited session only the tokens within its own', async () => {
+    const listed = async (cookie: string) =>
+      listOf<{ token_id: string; project_id?: string; routes?: string[] }>((await call('/tokens', { cookie })).body?.tokens);
+    const all = await listed(sessions.unlimited.cookie);
+    expect(all.find((token) => token.token_id === sessions.shopHook.tokenId)).toEqual({
+      token_id: sessions.shopHook.tokenId,
+      scope: 'write',
+      created_at: clock,
+      project_id: mine,
+      routes: ['issue-keys'],
+    });
+    expect(all.find((token) => token.token_id === sessions.unlimited.tokenId)).toEqual({
+      token_id: sessions.unlimited.tokenId,
+      scope: 'write',
+      created_at: clock,
+    });
+    expect((await listed(sessions.project.cookie)).map((token) => token.token_id).sort()).toEqual([sessions.project.tokenId, sessions.shopHook.tokenId].sort());
+    expect((await listed(sessions.shopHook.cookie)).map((token) => token.token_id)).toEqual([sessions.shopHook.tokenId]);
+    expect((await listed(sessions.issueOnly.cookie)).map((token) => token.token_id).sort()).toEqual(
+      [sessions.issueOnly.tokenId, sessions.shopHook.tokenId].sort(),
+    );
+  });
+
+  it('never creates a token wider than the session’s own: 403 saying how, nothing written; a narrower one is made with its limits', async () => {
+    const wider: [keyof typeof sessions, object][] = [
+      ['project', {}],
+      ['project', { project_id: sibling }],
+      ['issueOnly', {}],
+      ['issueOnly', { routes: ['issue-keys', 'revoke-key'] }],
+      ['shopHook', { routes: ['issue-keys'] }],
+      ['shopHook', { project_id: mine }],
+    ];
+    for (const [name, body] of wider) {
+      const before = await contents();
+      const answer = await call('/tokens', { cookie: sessions[name].cookie, body: { scope: 'write', ...body } });
+      expect(answer.status, `${name} ${JSON.stringify(body)}`).toBe(403);
+      expect(String(answer.body?.error)).toMatch(/^A new token may reach no further than the token this session was opened with/);
+      expect(await contents()).toBe(before);
+    }
+    const readSession = await tokenOf({ scope: 'read', projectId: mine });
+    expect((await call('/tokens', { cookie: readSession.cookie, body: { scope: 'write', project_id: mine } })).status).toBe(403);
+
+    const made = await call('/tokens', { cookie: sessions.shopHook.cookie, body: { scope: 'read', project_id: mine, routes: ['issue-keys'] } });
+    expect(made.body).toMatchObject({ scope: 'read', project_id: mine, routes: ['issue-keys'], token: expect.stringMatching(/^sdt_/) });
+    const grant = await table.stores.tokens.findToken(hashToken(String(made.body?.token)));
+    expect(grant).toMatchObject({ ownerId: limited.ownerId, scope: 'read', projectId: mine, routes: ['issue-keys'] });
+    const unknownRoute = await call('/tokens', { cookie: sessions.unlimited.cookie, body: { routes: ['issue-keys', 'drop-table'] } });
+    expect(unknownRoute).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^routes must name owner routes among .*unknown: drop-table$/) } });
+    const strangers = await call('/tokens', { cookie: sessions.unlimited.cookie, body: { project_id: projectId } });
+    expect(strangers).toMatchObject({ status: 404, body: { error: 'Project not found' } });
+  });
+
+  it('revokes only tokens within the session’s limits: a wider one is not found, and stays working', async () => {
+    const target = await tokenOf({});
+    const refused = await call(`/tokens/${target.tokenId}`, { method: 'DELETE', cookie: sessions.shopHook.cookie });
+    expect(refused.status).toBe(404);
+    expect(await table.stores.tokens.findToken(hashToken(target.token))).toBeDefined();
+    const narrow = await tokenOf({ projectId: mine, routes: ['issue-keys'], scope: 'read' });
+    expect((await call(`/tokens/${narrow.tokenId}`, { method: 'DELETE', cookie: sessions.shopHook.cookie })).status).toBe(204);
   });
 });

@@ -3,9 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { contentSecurityPolicy } from '#lib/front-door-rules';
+import { launchBrowser, NO_BROWSER_REASON } from '#local/browser';
 import { DEMO_PROJECT_NAME } from '#local/seed';
 import { type LocalStack, startLocalStack } from '#local/stack';
-import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
 import { dynamodbEndpoint, freePort } from '#test-support/fixtures';
 
 /**
@@ -93,6 +94,9 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     const response = await fetch(consoleUrl);
     expect(response.status).toBe(200);
     const csp = response.headers.get('content-security-policy') ?? '';
+    // The front door's response headers policy, as the distribution's (lib/front-door-rules.ts), naming the local S3.
+    expect(csp).toBe(contentSecurityPolicy(stack.s3Endpoint));
+    expect(new URL(stack.s3Endpoint).origin).not.toBe(new URL(consoleUrl).origin);
     expect(csp).toMatch(/frame-ancestors 'none'/);
     expect(csp).toMatch(/script-src 'self'/);
     expect(csp).not.toMatch(/unsafe-inline|unsafe-eval/);
@@ -221,7 +225,15 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
       .setInputFiles({ name: 'fix.lua', mimeType: 'text/plain', buffer: Buffer.from('print("fixed") -- WM_XXXXXXXXXXXXXXXX\n') });
     await page.getByLabel('Notes').fill('Hotfix <b>bold</b>');
     await page.getByRole('button', { name: 'Upload' }).click();
-    await page.getByRole('status').filter({ hasText: 'Uploaded version 4' }).waitFor();
+    // The PUT goes to the local S3, another origin (as the bucket's endpoint in AWS): a CSP or CORS rule that refuses
+    // it shows the page's alert, which the failure then quotes.
+    const uploaded = page.getByRole('status').filter({ hasText: 'Uploaded version 4' });
+    await uploaded
+      .or(page.getByRole('alert').filter({ hasText: 'storage' }))
+      .first()
+      .waitFor();
+    expect(await page.getByRole('alert').filter({ hasText: 'storage' }).allTextContents()).toEqual([]);
+    expect(await uploaded.count()).toBe(1);
     const newest = page.getByRole('row').nth(1);
     // The list reloads after the answer: the new version tops it once it has.
     await expect.poll(() => newest.getByRole('cell').first().textContent()).toBe('v4');

@@ -2,8 +2,8 @@ import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEmbed } from '#domain/webhooks/embeds';
+import { launchBrowser, NO_BROWSER_REASON } from '#local/browser';
 import type { ProjectEvent } from '#schemas/events';
-import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
 import { type ServedStandIn, serveStandIn } from '#test-support/delivery-helpers';
 import { FIXED_NOW } from '#test-support/event-fixtures';
 

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE } from '#http/openapi/examples';
 import { DISCORD_ROUTE } from '#http/public-routes';
 import { ALL_ROUTES } from '#http/routes';
+import { launchBrowser, NO_BROWSER_REASON } from '#local/browser';
 import { createDocsExtension } from '#local/docs';
-import { launchBrowser, NO_BROWSER_REASON } from '#test-support/browser';
 
 /** Every route the document describes: Discord's interactions endpoint is Discord's contract, in docs/discord.md. */
 const ROUTES = ALL_ROUTES.filter((route) => route !== DISCORD_ROUTE);

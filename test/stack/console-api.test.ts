@@ -3,6 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { presigningS3Client, S3UploadStaging } from '#adapters/upload-staging';
 import { ConsoleApi } from '#lib/constructs/console-api';
 import { ScriptBucket } from '#lib/constructs/script-bucket';
 import { type CfnResource, type GetAtt, type Statement, streamedTestTable, templateOnlyApp } from '#test-support/cdk';
@@ -84,11 +85,32 @@ describe('ConsoleApi', () => {
     expect(spared).toContain(built.stack.getLogicalId(built.consoleApi.function.role?.node.defaultChild as never));
   });
 
-  it('lets browsers PUT staged uploads cross-origin and expires staged files that no commit reached', () => {
+  it("lets a browser PUT a staged upload from the distribution's origin only, and expires staged files that no commit reached", async () => {
     const bucket = resources[logicalId(built.scripts.bucket)];
+    // S3 answers a preflight only when one rule matches the Origin, the method and every requested header
+    // (https://docs.aws.amazon.com/AmazonS3/latest/userguide/cors.html); an origin may hold one wildcard
+    // (https://docs.aws.amazon.com/AmazonS3/latest/userguide/ManageCorsUsing.html).
     expect(bucket?.Properties.CorsConfiguration).toEqual({
-      CorsRules: [{ AllowedHeaders: ['content-type'], AllowedMethods: ['PUT'], AllowedOrigins: ['*'], MaxAge: 3600 }],
+      CorsRules: [{ AllowedHeaders: ['content-type'], AllowedMethods: ['PUT'], AllowedOrigins: ['https://*.cloudfront.net'], MaxAge: 3600 }],
     });
+    const cors = bucket?.Properties.CorsConfiguration as { CorsRules: { AllowedHeaders: string[]; AllowedOrigins: string[] }[] } | undefined;
+    const rule = cors?.CorsRules[0];
+    const allows = (origin: string) =>
+      rule?.AllowedOrigins.some((pattern) => new RegExp(`^${pattern.replace(/[.]/g, '\\.').replace('*', '[a-z0-9]+')}$`).test(origin));
+    expect(allows('https://d111111abcdef8.cloudfront.net')).toBe(true);
+    expect(allows('https://attacker.example')).toBe(false);
+    const { headers } = await new S3UploadStaging(
+      presigningS3Client({ region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' } }),
+      'b',
+    ).presign({
+      uploadId: 'u1',
+      projectId: 'p1',
+      sizeBytes: 1,
+      sha256: '0'.repeat(64),
+      notes: '',
+      createdAt: 0,
+    });
+    expect(Object.keys(headers).map((name) => name.toLowerCase())).toEqual(rule?.AllowedHeaders);
     const rules = (bucket?.Properties.LifecycleConfiguration as { Rules: { Id?: string; Prefix?: string; ExpirationInDays?: number }[] } | undefined)?.Rules;
     expect(rules).toContainEqual(expect.objectContaining({ Id: 'StagedUploads', Prefix: 'uploads/', ExpirationInDays: 1 }));
   });

@@ -519,7 +519,6 @@ describe('least privilege on the table', () => {
       READ_PROJECT,
       COUNT_REQUEST,
       'dynamodb:Query index/byWatermark prj_*',
-      'dynamodb:BatchGetItem table KEY#*',
       'dynamodb:UpdateItem table KEY#*',
       AUDIT,
       'dynamodb:UpdateItem table AUDIT#PROJECT#* only status,outcome',

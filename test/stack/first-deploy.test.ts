@@ -1,5 +1,8 @@
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { NO_CLOUDFRONT_LOG_REGIONS } from '#lib/constructs/front-door';
 import type { CfnResource } from '#test-support/cdk';
+import { conditionHolds } from '#test-support/cfn-conditions';
 import { actionsOf, synthesizeApiStack } from '#test-support/stack-template';
 
 /**
@@ -24,7 +27,7 @@ interface PolicyStatement {
 const statements = () => ofType('AWS::IAM::Policy').flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: PolicyStatement[] }).Statement);
 
 describe('a create that rolls back leaves nothing behind', () => {
-  it('keeps the table, both buckets, the key secret and the access-log groups (RetainExceptOnCreate); only the Region-wide API Gateway logging role stays Retain', () => {
+  it('keeps the table, the scripts bucket, the two log buckets, the key secret and the access-log groups (RetainExceptOnCreate); only the Region-wide API Gateway logging role stays Retain', () => {
     // AWS::ApiGateway::Account points the whole Region's API Gateway logging at this role (it may replace a role
     // another stack set): deleting it after a failed create would break that setting, so it is kept even then.
     const regionWide = ofType('AWS::ApiGateway::Account').concat(ofType('AWS::IAM::Role').filter(([id]) => id.startsWith('ApiCloudWatchRole')));
@@ -35,7 +38,7 @@ describe('a create that rolls back leaves nothing behind', () => {
     );
     const byType = (type: string) => kept.filter(([, resource]) => resource.Type === type).length;
     expect(byType('AWS::DynamoDB::GlobalTable')).toBe(1);
-    // The scripts, their access logs and the console's files.
+    // The scripts, their access logs and the distribution's logs (the console's files are rebuilt: below).
     expect(byType('AWS::S3::Bucket')).toBe(3);
     expect(byType('AWS::SecretsManager::Secret')).toBe(1);
     expect(kept.map(([id]) => id)).toEqual(expect.arrayContaining([logicalId(built.stack.loaderApi.accessLogs), expect.stringMatching(/^ApiAccessLogs/)]));
@@ -47,9 +50,114 @@ describe('a create that rolls back leaves nothing behind', () => {
     }
   });
 
+  it("empties and deletes the console's bucket (its files are rebuilt at each deploy), so a rollback after the copy does not fail on it", () => {
+    // "DeletionPolicy attribute", https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-attribute-deletionpolicy.html:
+    // an S3 bucket is deleted only once empty; a rollback that cannot delete it ends in ROLLBACK_FAILED.
+    const consoleId = logicalId(built.stack.frontDoor!.consoleBucket!);
+    const consoleBucket = built.resources[consoleId] as CfnResource;
+    expect(consoleBucket.DeletionPolicy).toBe('Delete');
+    const emptiers = ofType('Custom::S3AutoDeleteObjects').filter(
+      ([, resource]) => JSON.stringify(resource.Properties.BucketName) === JSON.stringify({ Ref: consoleId }),
+    );
+    expect(emptiers).toHaveLength(1);
+  });
+
+  it('copies the console files only after every other resource of the stack exists, so a failing create fails before any file is written', () => {
+    const [[copyId, copy]] = ofType('Custom::CDKBucketDeployment') as [[string, CfnResource & { DependsOn?: string[] }]];
+    const dependsOn = new Set(copy.DependsOn ?? []);
+    const conditional = (resource: CfnResource) => 'Condition' in resource;
+    const missing = Object.entries(built.resources)
+      .filter(([id, resource]) => id !== copyId && !conditional(resource) && !dependsOn.has(id))
+      // What the copy references is created before it without a DependsOn.
+      .filter(([id]) => !JSON.stringify(copy.Properties).includes(`"${id}"`));
+    expect(missing.map(([id]) => id)).toEqual([]);
+  });
+
   it('turns no deletion protection on, which would refuse the rollback delete of the table (ROLLBACK_FAILED)', () => {
     const [[, table]] = ofType('AWS::DynamoDB::GlobalTable') as [[string, CfnResource]];
     for (const replica of table.Properties.Replicas as Record<string, unknown>[]) expect(replica.DeletionProtectionEnabled).not.toBe(true);
+  });
+});
+
+describe("CloudFront's standard logs", () => {
+  // "Configure standard logging (legacy)", https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/standard-logging-legacy-s3.html:
+  // the bucket must have ACLs enabled, not Object Ownership "bucket owner enforced" (aws-cdk issue 25291: the create
+  // fails with "The S3 bucket that you specified for CloudFront logs does not enable ACL access"), and CloudFront
+  // delivers no standard log to a bucket in an opt-in Region.
+  const logging = () => {
+    const [[, distribution]] = ofType('AWS::CloudFront::Distribution') as [[string, CfnResource]];
+    return (distribution.Properties.DistributionConfig as { Logging?: unknown }).Logging;
+  };
+  const conditions = () => (built.template.toJSON().Conditions ?? {}) as Record<string, unknown>;
+
+  it('logs to a bucket of its own with ACLs enabled (Object Ownership BucketOwnerPreferred), not to the ACL-less access-log bucket', () => {
+    const text = JSON.stringify(logging());
+    const [bucketId] = ofType('AWS::S3::Bucket').find(([id]) => text.includes(`"${id}","RegionalDomainName"`)) ?? [];
+    expect(bucketId, text).toBeDefined();
+    expect(bucketId).not.toBe(logicalId(built.stack.scripts.accessLogs));
+    const bucket = built.resources[bucketId as string] as CfnResource;
+    expect(bucket.Properties.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerPreferred' }] });
+    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+  });
+
+  it('logs, and has its log bucket, only in a Region CloudFront delivers standard logs to (never an opt-in Region)', () => {
+    const guarded = logging() as { 'Fn::If'?: [string, { Prefix: string }, unknown] };
+    expect(guarded['Fn::If']?.[2]).toEqual({ Ref: 'AWS::NoValue' });
+    const [condition, enabled] = guarded['Fn::If'] as [string, { Prefix: string }, unknown];
+    expect(enabled.Prefix).toBe('cloudfront/');
+    const logBucketId = logicalId(built.stack.frontDoor!.logBucket);
+    expect(built.resources[logBucketId]).toMatchObject({ Condition: condition });
+    const policies = ofType('AWS::S3::BucketPolicy').filter(([, policy]) => JSON.stringify(policy.Properties.Bucket).includes(`"${logBucketId}"`));
+    expect(policies.map(([, policy]) => (policy as CfnResource & { Condition?: string }).Condition)).toEqual([condition]);
+    for (const region of ['us-east-1', 'eu-west-1', 'ap-northeast-1', 'sa-east-1'])
+      expect(conditionHolds(conditions(), condition, { region }), region).toBe(true);
+    for (const region of ['af-south-1', 'eu-south-1', 'me-south-1', 'ap-east-1', 'eu-central-2', 'il-central-1', 'mx-central-1']) {
+      expect(NO_CLOUDFRONT_LOG_REGIONS).toContain(region);
+      expect(conditionHolds(conditions(), condition, { region }), region).toBe(false);
+    }
+  });
+});
+
+describe('an account CloudFront has not verified yet (-c frontDoor=false)', () => {
+  // CloudFront refuses a new distribution until AWS has verified the account ("Your account must be verified before
+  // you can add new CloudFront resources"), which rolled back the whole stack: without the front door the APIs come up.
+  let direct: ReturnType<typeof synthesizeApiStack>;
+  beforeAll(() => {
+    direct = synthesizeApiStack({ frontDoor: 'false' });
+  }, 120_000);
+
+  it('creates no CloudFront resource and no console, and outputs the APIs own URLs instead of ServiceUrl', () => {
+    const types = new Set(Object.values(direct.resources).map((resource) => resource.Type));
+    expect([...types].filter((type) => type.startsWith('AWS::CloudFront::'))).toEqual([]);
+    expect(types.has('Custom::CDKBucketDeployment')).toBe(false);
+    expect(direct.stack.consoleApi).toBeUndefined();
+    const outputs = Object.keys(direct.template.toJSON().Outputs as Record<string, unknown>);
+    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'LoaderUrl']));
+    expect(outputs).not.toContain('ServiceUrl');
+    expect(outputs).not.toContain('ConsoleUrl');
+  });
+
+  it("names the loader routes' own URL in the hosted stub and the Discord replies", () => {
+    const loader = direct.resources[direct.stack.getLogicalId(direct.stack.loaderCheck.function.node.defaultChild as never)] as CfnResource;
+    const url = (loader.Properties.Environment as { Variables: Record<string, unknown> }).Variables.LOADER_BASE_URL;
+    expect(JSON.stringify(url)).toContain(direct.stack.getLogicalId(direct.stack.loaderApi.httpApi.node.defaultChild as never));
+  });
+
+  it('refuses the console or the web ACL without the front door that carries them, naming the setting', () => {
+    expect(() => synthesizeApiStack({ frontDoor: 'false', console: 'true' })).toThrow('-c console=true needs the front door');
+    expect(() => synthesizeApiStack({ frontDoor: 'false', waf: 'true' }, { account: '123456789012', region: 'us-east-1' })).toThrow(
+      '-c waf=true puts the web ACL on the front door',
+    );
+  });
+
+  it('passes the AwsSolutions cdk-nag checks', () => {
+    const report = new AwsSolutionsChecks(direct.app, { verbose: true }).validateScope(direct.stack);
+    expect(report.violations.map((violation) => violation.ruleName)).toEqual([]);
   });
 });
 

@@ -8,6 +8,7 @@ import { isQuiet, ROUTES } from '#http/routes';
 import {
   ACCOUNT_API_RATE,
   ACCOUNT_CONCURRENCY,
+  API_GATEWAY_ACCOUNT_THROTTLE,
   DISCORD_ROUTE_THROTTLE,
   FUNCTIONS_PER_GROUP,
   LOADER_PLANNED_CHECKS_PER_SECOND,
@@ -15,13 +16,14 @@ import {
   LOADER_ROUTE_THROTTLE,
   QUIET_ROUTE_THROTTLE,
   RESERVED_CONCURRENCY,
+  ROUTE_BURST_CEILING,
   STAGE_METHOD_THROTTLE,
   STUB_ROUTE_THROTTLE,
   USAGE_PLAN_THROTTLE,
   WAF_DEFAULT_REQUESTS_PER_MINUTE,
   WAF_MIN_REQUESTS_PER_MINUTE,
 } from '#lib/capacity';
-import { EDGE_FIREWALL_REGION } from '#lib/developer-api-stack';
+import { EDGE_FIREWALL_REGION } from '#lib/context';
 import type { CfnResource } from '#test-support/cdk';
 import { synthesizeApiStack, templateLookups } from '#test-support/stack-template';
 
@@ -76,6 +78,28 @@ describe('API Gateway throttling', () => {
     expect(headroomPerMinute / LOADER_LIMITS.perAddressPerMinute).toBeGreaterThanOrEqual(37);
     // Refused in memory at about 1 ms each, a whole route's flood needs a few of the reserved instances.
     expect((LOADER_ROUTE_THROTTLE.rateLimit * 2 * 1) / 1000).toBeLessThan(LOADER_RESERVED_CONCURRENCY / 10);
+  });
+
+  it("bursts no route or method past a quarter of the account's burst, which no quota request raises", () => {
+    // "Amazon API Gateway quotas", https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html: the account's
+    // burst "is not a quota that a customer can control or request changes to"; one route allowed all of it (the
+    // loader routes had 5,000) could empty it for every API of the account in one instant of a flood.
+    expect(ROUTE_BURST_CEILING).toBe(API_GATEWAY_ACCOUNT_THROTTLE.burstLimit / 4);
+    const [, httpStage] = lookups.only('AWS::ApiGatewayV2::Stage');
+    const httpBursts = [
+      (httpStage.Properties.DefaultRouteSettings as { ThrottlingBurstLimit: number }).ThrottlingBurstLimit,
+      ...Object.values((httpStage.Properties.RouteSettings ?? {}) as Record<string, { ThrottlingBurstLimit: number }>).map(
+        (route) => route.ThrottlingBurstLimit,
+      ),
+    ];
+    const restBursts = methodSettings().map((setting) => setting.ThrottlingBurstLimit as number);
+    expect(httpBursts.length).toBeGreaterThanOrEqual(3);
+    for (const burst of [...httpBursts, ...restBursts]) {
+      expect(burst).toBeGreaterThan(0);
+      expect(burst).toBeLessThanOrEqual(ROUTE_BURST_CEILING);
+    }
+    // The two key-check routes flooded together leave at least half of the account's burst to everything else.
+    expect(2 * LOADER_ROUTE_THROTTLE.burstLimit).toBeLessThanOrEqual(API_GATEWAY_ACCOUNT_THROTTLE.burstLimit / 2);
   });
 
   it('sizes the Discord route, one bucket for every project, so one host at the WAF per-address limit takes at most a tenth of it', () => {

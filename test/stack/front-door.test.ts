@@ -1,9 +1,11 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { presigningS3Client, S3UploadStaging } from '#adapters/upload-staging';
 import { ORIGIN_VERIFY_HEADER } from '#http/http-api';
-import { BEHAVIOURS, CONSOLE_CACHE_SECONDS, HSTS_SECONDS, STUB_CACHE_SECONDS } from '#lib/constructs/front-door';
+import { CONSOLE_CACHE_SECONDS, STUB_CACHE_SECONDS } from '#lib/constructs/front-door';
 import { DeveloperApiStack } from '#lib/developer-api-stack';
+import { BEHAVIOURS, HSTS_SECONDS } from '#lib/front-door-rules';
 import { type CfnResource, templateOnlyApp } from '#test-support/cdk';
 import { synthesizeApiStack, TEST_CONSOLE_FILES, templateLookups } from '#test-support/stack-template';
 
@@ -135,7 +137,7 @@ describe('one distribution in front of every route', () => {
     expect(policyIds.size).toBe(1);
     const [, policy] = lookups.only('AWS::CloudFront::ResponseHeadersPolicy');
     const headers = (policy.Properties.ResponseHeadersPolicyConfig as { SecurityHeadersConfig: Record<string, Record<string, unknown>> }).SecurityHeadersConfig;
-    const csp = String(headers.ContentSecurityPolicy?.ContentSecurityPolicy);
+    const csp = JSON.stringify(headers.ContentSecurityPolicy?.ContentSecurityPolicy);
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toContain('unsafe-inline');
@@ -145,8 +147,30 @@ describe('one distribution in front of every route', () => {
     expect(headers.FrameOptions).toMatchObject({ FrameOption: 'DENY' });
   });
 
-  it("logs every request (the viewer's address included) to the access-log bucket", () => {
-    expect(configOf(built.resources).Logging).toMatchObject({ Bucket: { 'Fn::GetAtt': [idOf(built.stack.scripts.accessLogs), 'RegionalDomainName'] } });
+  it("lets the console page PUT an upload to the scripts bucket's regional endpoint, the origin its presigned URL names, and no other", async () => {
+    const csp = cspOf(built.resources);
+    const region = 'eu-west-1';
+    const bucketName = 'scripts-bucket-name';
+    const resolved = resolveJoin(csp, { [idOf(built.stack.scripts.bucket)]: bucketName, 'AWS::Region': region, 'AWS::URLSuffix': 'amazonaws.com' });
+    const { url } = await new S3UploadStaging(
+      presigningS3Client({ region, credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' } }),
+      bucketName,
+    ).presign({
+      uploadId: 'u1',
+      projectId: 'p1',
+      sizeBytes: 1,
+      sha256: '0'.repeat(64),
+      notes: '',
+      createdAt: 0,
+    });
+    // A browser allows a fetch only to a source connect-src lists (scheme and host):
+    // https://developer.mozilla.org/en-US/docs/Web/HTTP/Headers/Content-Security-Policy/connect-src
+    expect(directive(resolved, 'connect-src')).toEqual(["'self'", new URL(url).origin]);
+    expect(directive(cspOf(withoutConsole.resources) as string, 'connect-src')).toEqual(["'self'"]);
+  });
+
+  it("logs every request (the viewer's address included) to its own log bucket (test/stack/first-deploy.test.ts: ACLs, Regions)", () => {
+    expect(JSON.stringify(configOf(built.resources).Logging)).toContain(`"${idOf(built.stack.frontDoor!.logBucket)}","RegionalDomainName"`);
   });
 
   it('prints ServiceUrl (the distribution) and ConsoleUrl, and keeps ApiUrl and LoaderUrl', () => {
@@ -157,6 +181,37 @@ describe('one distribution in front of every route', () => {
     expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'LoaderUrl']));
   });
 });
+
+/** The response headers policy's CSP as the template holds it: a string, or an Fn::Join naming the upload bucket. */
+function cspOf(resources: Record<string, CfnResource>): unknown {
+  const policies = Object.values(resources).filter((resource) => resource.Type === 'AWS::CloudFront::ResponseHeadersPolicy');
+  expect(policies).toHaveLength(1);
+  const config = policies[0]?.Properties.ResponseHeadersPolicyConfig as {
+    SecurityHeadersConfig: { ContentSecurityPolicy: { ContentSecurityPolicy: unknown } };
+  };
+  return config.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy;
+}
+
+/** An Fn::Join of strings and Refs, as CloudFormation would resolve it with these values of the Refs. */
+function resolveJoin(value: unknown, refs: Record<string, string>): string {
+  if (typeof value === 'string') return value;
+  const [separator, parts] = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+  return parts
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      const ref = (part as { Ref?: string }).Ref;
+      if (ref === undefined || refs[ref] === undefined) throw new Error(`Unresolved part ${JSON.stringify(part)}`);
+      return refs[ref];
+    })
+    .join(separator);
+}
+
+const directive = (csp: string, name: string) =>
+  csp
+    .split(';')
+    .map((part) => part.trim().split(/\s+/))
+    .find(([first]) => first === name)
+    ?.slice(1);
 
 describe("the loader origin's secret header (the function believes CloudFront's viewer address only with it)", () => {
   /** `{{resolve:secretsmanager:<the secret's ARN>:SecretString:::}}`, as the template joins it. */
@@ -186,7 +241,7 @@ describe("the loader origin's secret header (the function believes CloudFront's 
 
 describe("the console's files", () => {
   it('are deployed under console/ in a private, TLS-only bucket that only the distribution reads, by origin access control', () => {
-    const bucket = built.stack.frontDoor.consoleBucket;
+    const bucket = built.stack.frontDoor!.consoleBucket;
     if (!bucket) throw new Error('no console bucket');
     expect(built.resources[idOf(bucket)]?.Properties).toMatchObject({
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
@@ -238,7 +293,7 @@ describe("the console's files", () => {
       BEHAVIOURS.discord,
     ]);
     expect(Object.values(withoutConsole.resources).filter((resource) => resource.Type === 'Custom::CDKBucketDeployment')).toEqual([]);
-    expect(withoutConsole.stack.frontDoor.consoleBucket).toBeUndefined();
+    expect(withoutConsole.stack.frontDoor!.consoleBucket).toBeUndefined();
     const outputs = withoutConsole.template.toJSON().Outputs as Record<string, unknown>;
     expect(outputs).toHaveProperty('ServiceUrl');
     expect(outputs).not.toHaveProperty('ConsoleUrl');

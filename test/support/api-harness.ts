@@ -68,6 +68,7 @@ const PORT_METHODS = [
   'listKeysAfter',
   'revokeKey',
   'activeKeyIdsWithWatermark',
+  'keyIdsWithWatermark',
   'revokeIfActive',
   'listVersions',
   'setCurrentVersion',

@@ -202,6 +202,13 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     }
   }
 
+  /** The watermark index read page by page, revoked keys too, as activeKeyIdsWithWatermark's pages are cut. */
+  async *keyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
+    const marked = this.keysOf(projectId).filter((key) => key.watermark === watermark);
+    for (let start = 0; start === 0 || start < marked.length; start += WATERMARK_PAGE_SIZE)
+      yield marked.slice(start, start + WATERMARK_PAGE_SIZE).map((key) => key.id);
+  }
+
   async revokeIfActive(projectId: string, keyId: string, now: number, by?: string): Promise<boolean> {
     return (await this.revokeKey(projectId, keyId, now, undefined, by)) === 'revoked';
   }

@@ -22,8 +22,8 @@ export function synthesizeApiStack(context: Record<string, unknown> = {}, env?: 
 
 type Ref = { Ref: string };
 
-/** The logical id prefix of CDK's BucketDeployment handler, a singleton at the stack's root. */
-const CDK_DEPLOYMENT_HANDLER = 'CustomCDKBucketDeployment';
+/** The logical id prefixes of CDK's own deployment-time functions, singletons at the stack's root: the BucketDeployment handler and the console bucket's emptier. */
+const CDK_DEPLOYMENT_HANDLERS = ['CustomCDKBucketDeployment', 'CustomS3AutoDeleteObjects'];
 
 export const actionsOf = (statement: Statement) => [statement.Action].flat();
 
@@ -33,8 +33,8 @@ export const actionsOf = (statement: Statement) => [statement.Action].flat();
  */
 export function templateLookups(resources: () => Record<string, CfnResource>) {
   const ofType = (type: string) => Object.entries(resources()).filter(([, resource]) => resource.Type === type);
-  /** The stack's own functions: every AWS::Lambda::Function but CDK's BucketDeployment handler (the console's files, at deployment). */
-  const serviceFunctions = () => ofType('AWS::Lambda::Function').filter(([id]) => !id.startsWith(CDK_DEPLOYMENT_HANDLER));
+  /** The stack's own functions: every AWS::Lambda::Function but CDK's deployment-time ones (the console's files, at deployment and deletion). */
+  const serviceFunctions = () => ofType('AWS::Lambda::Function').filter(([id]) => !CDK_DEPLOYMENT_HANDLERS.some((prefix) => id.startsWith(prefix)));
 
   function only(type: string): [string, CfnResource] {
     const found = ofType(type);

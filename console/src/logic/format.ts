@@ -61,3 +61,12 @@ export function formatMachines(bound: number, maxFingerprints: number | null): s
 export function shortFingerprint(fingerprint: string): string {
   return fingerprint.length > 16 ? `${fingerprint.slice(0, 16)}…` : fingerprint;
 }
+
+/** A token's limits in words (`project prj_…, routes issue-keys`), or an empty string for a token without any. */
+export function formatLimits(limits: { project_id?: string | undefined; routes?: readonly string[] | undefined }): string {
+  const parts = [
+    ...(limits.project_id === undefined ? [] : [`project ${limits.project_id}`]),
+    ...(limits.routes === undefined ? [] : [`routes ${limits.routes.join(', ')}`]),
+  ];
+  return parts.join('; ');
+}

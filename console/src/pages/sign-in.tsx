@@ -5,6 +5,9 @@ import { api, messageOf } from '../api';
 export interface Session {
   owner_id: string;
   scope: 'read' | 'write';
+  /** The session's token's limits, present only when it has them: one project, named owner routes. */
+  project_id?: string;
+  routes?: string[];
 }
 
 /** Sign in with an API token (as sdapi uses); the server keeps the session, the page keeps nothing. */

@@ -1,25 +1,46 @@
 import { useState } from 'preact/hooks';
 import { api, get, post } from '../api';
 import { ConfirmDialog, CopyButton, Field, LoadError, Notice, useAction, useLoad } from '../components';
-import { formatTime } from '../logic/format';
+import { formatLimits, formatTime } from '../logic/format';
+import type { Project } from './projects';
+import type { Session } from './sign-in';
 
 interface TokenView {
   token_id: string;
   scope: string;
   created_at: number;
+  project_id?: string;
+  routes?: string[];
 }
 
-export function TokensPage() {
+/** `issue-keys, get-key` → the routes a new token asks for; empty: every route. */
+const routeNames = (text: string): string[] =>
+  text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+
+export function TokensPage({ session, projects }: { session: Session | null; projects: Project[] }) {
   const tokens = useLoad(() => get<{ tokens: TokenView[] }>('/tokens').then((answer) => answer.tokens), []);
   const [scope, setScope] = useState('read');
-  const [created, setCreated] = useState<{ token: string; token_id: string; scope: string } | null>(null);
+  // A limited session makes tokens within its own limits only: the form starts from them.
+  const [projectId, setProjectId] = useState(session?.project_id ?? '');
+  const [routes, setRoutes] = useState(session?.routes?.join(', ') ?? '');
+  const [created, setCreated] = useState<(TokenView & { token: string }) | null>(null);
   const [revoking, setRevoking] = useState<TokenView | null>(null);
   const action = useAction();
 
   const create = async (event: Event) => {
     event.preventDefault();
+    const names = routeNames(routes);
     const ok = await action.run(async () => {
-      setCreated(await post<{ token: string; token_id: string; scope: string }>('/tokens', { scope }));
+      setCreated(
+        await post<TokenView & { token: string }>('/tokens', {
+          scope,
+          ...(projectId === '' ? {} : { project_id: projectId }),
+          ...(names.length === 0 ? {} : { routes: names }),
+        }),
+      );
       return undefined;
     });
     if (ok) tokens.reload();
@@ -36,7 +57,10 @@ export function TokensPage() {
   return (
     <>
       <h1 tabIndex={-1}>Tokens</h1>
-      <p>API tokens for sdapi, shops and bots (and for signing in here). A read token can look but not change.</p>
+      <p>
+        API tokens for sdapi, shops and bots (and for signing in here). A read token can look but not change; a token limited to a project or to named routes
+        reaches nothing else, here as at the API.
+      </p>
       <section aria-labelledby="create-token-heading" class="panel">
         <h2 id="create-token-heading">Create a token</h2>
         <form onSubmit={create} class="grid-form">
@@ -47,6 +71,21 @@ export function TokensPage() {
                 <option value="write">write: look and change</option>
               </select>
             )}
+          </Field>
+          <Field label="Project">
+            {({ id }) => (
+              <select id={id} value={projectId} onChange={(event) => setProjectId(event.currentTarget.value)}>
+                {session?.project_id === undefined && <option value="">Every project</option>}
+                {projects.map((project) => (
+                  <option key={project.id} value={project.id}>
+                    {project.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="Routes" hint="Owner routes it may call, comma-separated (issue-keys for a shop); empty for every route.">
+            {({ id, describedBy }) => <input id={id} aria-describedby={describedBy} value={routes} onInput={(event) => setRoutes(event.currentTarget.value)} />}
           </Field>
           <div class="actions">
             <button type="submit" disabled={action.busy}>
@@ -78,6 +117,7 @@ export function TokensPage() {
               <tr>
                 <th scope="col">Token id</th>
                 <th scope="col">Scope</th>
+                <th scope="col">Limits</th>
                 <th scope="col">Created</th>
                 <th scope="col">Revoke</th>
               </tr>
@@ -89,6 +129,7 @@ export function TokensPage() {
                     <code>{token.token_id}</code>
                   </td>
                   <td>{token.scope}</td>
+                  <td>{formatLimits(token) || 'none: every project and route'}</td>
                   <td>{formatTime(token.created_at)}</td>
                   <td>
                     <button type="button" class="danger" disabled={action.busy} onClick={() => setRevoking(token)}>

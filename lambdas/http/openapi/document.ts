@@ -8,6 +8,7 @@ import { PATH_ID_PATTERN, WATERMARK_PATTERN } from '#schemas/formats';
 import { KEYS_PAGE } from '#schemas/requests';
 import { EXAMPLE } from './examples';
 import { ownerOperation } from './owner-operations';
+import { PUBLIC_DOCS } from './public-docs';
 import { sharedHeaders, sharedResponses } from './responses';
 import { buildSchemas } from './schemas';
 import { type OpenApiDocument, type Operation, SECURITY } from './types';
@@ -37,7 +38,10 @@ function buildPaths(): OpenApiDocument['paths'] {
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation };
   };
   for (const route of ROUTES) add(route, ownerOperation(route));
-  for (const route of PUBLIC_ROUTES) if ('openapi' in route) add(route, route.openapi());
+  for (const route of PUBLIC_ROUTES) {
+    const doc = PUBLIC_DOCS[route.entry];
+    if (doc) add(route, doc());
+  }
   return paths;
 }
 

@@ -5,6 +5,7 @@ import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import type { Route } from '#http/routes';
 import type { ErrorExample, OperationDoc } from './operation-doc';
+import { OWNER_DOCS } from './owner-docs';
 import { BODY_FAILS_WITH, EVERY_OPERATION_FAILS_WITH, errorContent, errorExamples, gatewayExamples } from './responses';
 import {
   headerRef,
@@ -58,10 +59,10 @@ function errorResponses(route: Route, doc: OperationDoc, hasBody: boolean): Reco
 
 /** An owner route's operation: its OperationDoc, with the parameters, body and failures its route implies. */
 export function ownerOperation(route: Route): Operation {
-  const doc = route.openapi();
+  const doc = OWNER_DOCS[route.entry]();
   const hasBody = 'body' in route && route.body !== undefined;
   if (hasBody !== (doc.requestBody !== undefined))
-    throw new Error(`${route.entry}: a route with a body documents it (openapi().requestBody), and only such a route`);
+    throw new Error(`${route.entry}: a route with a body documents it (requestBody in its .doc.ts), and only such a route`);
   const responses: Record<string, ResponseObject | Ref> = {
     200: {
       description: doc.ok.description,

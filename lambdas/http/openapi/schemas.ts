@@ -14,6 +14,7 @@ import { RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
 import { IssuedKeySchema, KeyDetailSchema, KeySchema, VersionSchema, WebhookSchema } from '#schemas/resources';
 import { ErrorResponse, ListKeysResponse, ListVersionsResponse, RevokeBulkResponse, RollbackResponse } from '#schemas/responses';
 import { EXAMPLE } from './examples';
+import { OWNER_DOCS } from './owner-docs';
 import type { JsonSchema } from './types';
 
 // The document's components.schemas: the handlers' zod schemas (each route's answer and body, from its
@@ -174,7 +175,7 @@ export function buildSchemas(routes: readonly Route[]): Record<string, JsonSchem
   docs.add(LoaderCheckBanned, { title: 'LoaderCheckBanned' });
   docs.add(LoaderCheckBanned.shape.reason, { description: "The publisher's reason for the ban, for the buyer to read." });
 
-  const operations = routes.map((route) => ({ route, doc: route.openapi() }));
+  const operations = routes.map((route) => ({ route, doc: OWNER_DOCS[route.entry]() }));
   const answers = inPublishedOrder([
     ['Key', KeySchema],
     ['Version', VersionSchema],

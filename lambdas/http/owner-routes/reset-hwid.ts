@@ -1,13 +1,9 @@
 import { FINGERPRINT_RESET_RETURN_VALUES } from '#adapters/key-store';
 import { UPDATED_ATTRIBUTES } from '#adapters/layout';
-import { KeyNotFound } from '#domain/errors';
 import { resetHwid } from '#domain/selling-keys';
-import { EXAMPLE } from '#http/openapi/examples';
-import { invalid } from '#http/openapi/operation-doc';
 import { defineOwnerRoute } from '#http/owner-route';
 import { RECORD_AUDIT } from '#http/table-grants';
 import { NoQuery, ResetHwidBody } from '#schemas/requests';
-import { ResetHwidResponse } from '#schemas/responses';
 
 export const resetHwidRoute = defineOwnerRoute({
   method: 'POST',
@@ -25,23 +21,4 @@ export const resetHwidRoute = defineOwnerRoute({
   query: NoQuery,
   body: ResetHwidBody,
   run: ({ project, body, now, actor }, _projects, audit, keys) => resetHwid(keys.store, project, body.key_id, now, { log: audit, actor }),
-  openapi: () => ({
-    operationId: 'resetHwid',
-    tag: 'Keys',
-    summary: "Unbind a key's machines",
-    description:
-      'Unbinds every machine the key is bound to, in one write; the next checks bind anew (up to `max_fingerprints`). `cleared` counts the machines unbound: 0 for a key that is not bound.',
-    requestBody: {
-      name: 'ResetHwidRequest',
-      description: 'The key to reset.',
-      examples: { reset: { summary: 'Reset a key', value: { key_id: EXAMPLE.keyId } } },
-    },
-    ok: {
-      name: 'ResetHwidResponse',
-      schema: ResetHwidResponse,
-      description: 'The machines are unbound.',
-      example: { ok: true, cleared: 1 } satisfies ResetHwidResponse,
-    },
-    errors: [invalid('Empty body', ResetHwidBody, {}), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
-  }),
 });

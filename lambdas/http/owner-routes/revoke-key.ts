@@ -1,11 +1,7 @@
-import { KeyNotFound } from '#domain/errors';
 import { revokeKey } from '#domain/project-api';
-import { EXAMPLE } from '#http/openapi/examples';
-import { invalid } from '#http/openapi/operation-doc';
 import { defineOwnerRoute } from '#http/owner-route';
 import { RECORD_AUDIT } from '#http/table-grants';
 import { NoQuery, RevokeKeyBody } from '#schemas/requests';
-import { OkResponse } from '#schemas/responses';
 
 export const revokeKeyRoute = defineOwnerRoute({
   method: 'POST',
@@ -18,17 +14,4 @@ export const revokeKeyRoute = defineOwnerRoute({
   query: NoQuery,
   body: RevokeKeyBody,
   run: ({ project, body, now, actor }, projects, audit) => revokeKey(projects, project, body.key_id, now, { log: audit, actor }),
-  openapi: () => ({
-    operationId: 'revokeKey',
-    tag: 'Keys',
-    summary: 'Revoke one key',
-    description: 'The key stops working at once. Revoking a key that is already revoked succeeds again, so a retry is safe.',
-    requestBody: {
-      name: 'RevokeKeyRequest',
-      description: 'The key to revoke.',
-      examples: { revoke: { summary: 'Revoke a key', value: { key_id: EXAMPLE.keyId } } },
-    },
-    ok: { name: 'OkResponse', schema: OkResponse, description: 'The key is revoked.', example: { ok: true } satisfies OkResponse },
-    errors: [invalid('Empty body', RevokeKeyBody, {}), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
-  }),
 });

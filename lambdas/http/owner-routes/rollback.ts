@@ -1,12 +1,8 @@
 import { UPDATED_ATTRIBUTES } from '#adapters/layout';
-import { VersionNotFound } from '#domain/errors';
 import { rollback } from '#domain/project-api';
-import { EXAMPLE } from '#http/openapi/examples';
-import { invalid } from '#http/openapi/operation-doc';
 import { defineOwnerRoute } from '#http/owner-route';
 import { RECORD_AUDIT } from '#http/table-grants';
 import { NoQuery, RollbackBody } from '#schemas/requests';
-import { RollbackResponse } from '#schemas/responses';
 
 export const rollbackRoute = defineOwnerRoute({
   method: 'POST',
@@ -23,22 +19,4 @@ export const rollbackRoute = defineOwnerRoute({
   query: NoQuery,
   body: RollbackBody,
   run: ({ project, body, now, actor }, projects, audit) => rollback(projects, project, body.version_id, now, { log: audit, actor }),
-  openapi: () => ({
-    operationId: 'rollbackVersion',
-    tag: 'Versions',
-    summary: 'Roll back to a version',
-    description: 'Makes the given version of the project the current one. Rolling back to the current version is a no-op success.',
-    requestBody: {
-      name: 'RollbackRequest',
-      description: 'The version to make current.',
-      examples: { rollback: { summary: 'Roll back', value: { version_id: EXAMPLE.olderVersionId } } },
-    },
-    ok: {
-      name: 'RollbackResponse',
-      schema: RollbackResponse,
-      description: 'The version is current.',
-      example: { ok: true, current_version_id: EXAMPLE.olderVersionId } satisfies RollbackResponse,
-    },
-    errors: [invalid('Empty body', RollbackBody, {}), { summary: 'No such version in this project', error: new VersionNotFound(EXAMPLE.versionId) }],
-  }),
 });

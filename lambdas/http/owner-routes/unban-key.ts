@@ -1,12 +1,8 @@
 import { UPDATED_ATTRIBUTES } from '#adapters/layout';
-import { KeyNotFound } from '#domain/errors';
 import { unbanKey } from '#domain/key-lifecycle';
-import { EXAMPLE } from '#http/openapi/examples';
-import { invalid } from '#http/openapi/operation-doc';
 import { defineOwnerRoute } from '#http/owner-route';
 import { RECORD_AUDIT } from '#http/table-grants';
 import { NoQuery, UnbanKeyBody } from '#schemas/requests';
-import { OkResponse } from '#schemas/responses';
 
 export const unbanKeyRoute = defineOwnerRoute({
   method: 'POST',
@@ -20,13 +16,4 @@ export const unbanKeyRoute = defineOwnerRoute({
   query: NoQuery,
   body: UnbanKeyBody,
   run: ({ project, body, now, actor }, _projects, audit, keys) => unbanKey(keys.store, project, body, now, { log: audit, actor }),
-  openapi: () => ({
-    operationId: 'unbanKey',
-    tag: 'Keys',
-    summary: 'Lift the ban of a key',
-    description: 'The next check of the key is judged as if there had been no ban. A key without a ban answers the same. One write.',
-    requestBody: { name: 'UnbanKeyRequest', description: 'The key.', examples: { unban: { summary: 'Unban a key', value: { key_id: EXAMPLE.keyId } } } },
-    ok: { name: 'OkResponse', schema: OkResponse, description: 'The key is not banned.', example: { ok: true } satisfies OkResponse },
-    errors: [invalid('Empty body', UnbanKeyBody, {}), { summary: 'No such key in this project', error: new KeyNotFound(EXAMPLE.otherKeyId) }],
-  }),
 });

@@ -136,6 +136,23 @@ forEachImplementation('stores', (world: () => StoreWorld) => {
     expect(active.sort()).toEqual([marked[0], marked[2], marked[3]].map((key) => key?.id).sort());
   });
 
+  it('yields every key of a watermark, revoked ones too, each once, and no key of another watermark', async () => {
+    const projectId = await world().newProject();
+    const marked = await world().issueKeys(projectId, 4, { watermark: 'ffff000000000006' });
+    await world().issueKeys(projectId, 1, { watermark: 'abab000000000007' });
+    await world().projects.revokeKey(projectId, marked[1]?.id ?? '', FIXED_NOW);
+    const all = await ids(world().projects.keyIdsWithWatermark(projectId, 'ffff000000000006'));
+    expect(all.sort()).toEqual(marked.map((key) => key?.id).sort());
+  });
+
+  it("revokes only a key of its own project: another project's key is a failed condition and stays active", async () => {
+    const projectId = await world().newProject();
+    const other = await world().newProject();
+    const [foreign] = await world().issueKeys(other, 1);
+    expect(await world().projects.revokeIfActive(projectId, foreign?.id ?? '', FIXED_NOW, 'tok_bulk')).toBe(false);
+    expect((await world().keys.getKey(other, foreign?.id ?? ''))?.revoked).toBe(0);
+  });
+
   it('lists versions by id with the fields the spec gives them', async () => {
     const projectId = await world().newProject();
     const first = await world().uploadVersion(projectId, 'first', FIXED_NOW);

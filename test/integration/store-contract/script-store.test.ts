@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
 import { newId } from '#domain/ids';
@@ -35,7 +36,42 @@ const implementations: Implementation[] = [
       };
     },
   },
+  {
+    // AWS answers a missing key with 403 AccessDenied to a reader without s3:ListBucket, as every role of the stack
+    // is ("GetObject", https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html, Permissions); s3rver
+    // answers 404 to everyone, so this client's HTTP handler turns s3rver's 404 into the 403 AWS sends.
+    name: 'on s3rver answering a missing object as AWS does without s3:ListBucket (403 AccessDenied)',
+    open: async () => {
+      const s3 = await startLocalS3();
+      const plain = createS3Client(localS3Config(s3.endpoint));
+      const http = plain.config.requestHandler as RequestHandler;
+      const client = createS3Client({
+        ...localS3Config(s3.endpoint),
+        requestHandler: {
+          handle: async (request: { method: string }, options?: unknown) => {
+            const answer = await http.handle(request, options);
+            if (answer.response.statusCode !== 404 || request.method !== 'GET') return answer;
+            const denied = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>';
+            return { response: { statusCode: 403, headers: { 'content-type': 'application/xml' }, body: Readable.from([Buffer.from(denied)]) } };
+          },
+        },
+      });
+      return {
+        store: new S3ScriptStore(client, s3.bucketName),
+        close: async () => {
+          client.destroy();
+          plain.destroy();
+          await s3.stop();
+        },
+      };
+    },
+  },
 ];
+
+/** The SDK's HTTP handler, as much of it as the 403 stand-in above calls. */
+interface RequestHandler {
+  handle(request: unknown, options?: unknown): Promise<{ response: { statusCode: number } }>;
+}
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const newObject = (projectId = newId('prj')): ScriptObject => ({ projectId, versionId: newId('ver') });

@@ -3,6 +3,7 @@ import { LIFETIME_EXPIRES_AT as SERVER_LIFETIME } from '#schemas/requests';
 import {
   formatBytes,
   formatExpiry,
+  formatLimits,
   formatMachines,
   formatTime,
   formatUses,
@@ -51,5 +52,13 @@ describe('console formatting', () => {
   it('shortens a fingerprint to its first 16 characters', () => {
     expect(shortFingerprint('a'.repeat(64))).toBe(`${'a'.repeat(16)}…`);
     expect(shortFingerprint('abc')).toBe('abc');
+  });
+});
+
+describe('formatLimits', () => {
+  it("writes a token's project and routes, and nothing for a token without limits", () => {
+    expect(formatLimits({ project_id: 'prj_a', routes: ['issue-keys', 'get-key'] })).toBe('project prj_a; routes issue-keys, get-key');
+    expect(formatLimits({ routes: ['issue-keys'] })).toBe('routes issue-keys');
+    expect(formatLimits({})).toBe('');
   });
 });

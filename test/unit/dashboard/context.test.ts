@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CommandError, DEFAULT_STACK_NAME, locateTable, type StackOutputsReader } from '#dashboard/context';
+import { CommandError, locateTable, type StackOutputsReader } from '#dashboard/context';
+import { DEFAULT_STACK_NAME } from '#lib/context';
 
 let dir: string;
 let stateFile: string;

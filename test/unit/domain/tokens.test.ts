@@ -1,9 +1,21 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { AuditEntry } from '#domain/audit';
-import { ScopeMissing } from '#domain/errors';
+import { ScopeMissing, TokenTooWide } from '#domain/errors';
 import type { TokenWrites } from '#domain/ports';
-import { hashToken, issueToken, newApiToken, parseBearer, requireScope, revokeToken, scopeOf, TOKEN_ID_PATTERN, tokenIdOf } from '#domain/tokens';
+import {
+  hashToken,
+  issueToken,
+  newApiToken,
+  parseBearer,
+  requireScope,
+  requireWithinReach,
+  revokeToken,
+  scopeOf,
+  TOKEN_ID_PATTERN,
+  tokenIdOf,
+  widerReach,
+} from '#domain/tokens';
 
 describe('parseBearer (spec §5: Authorization: Bearer <API_TOKEN>)', () => {
   it('returns the token of a well-formed header', () => {
@@ -172,5 +184,36 @@ describe('issueToken and revokeToken: the token rules make the audit entry, the 
       { at: 7, ownerId: 'own_1', action: 'token.revoke', source: 'dashboard', tokenId: null, target: { token_id: tokenId }, outcome: { scope: 'write' } },
       { at: 8, ownerId: 'own_1', action: 'token.revoke', source: 'console', tokenId: actor.tokenId, requestId: 'req-1' },
     ]);
+  });
+});
+
+describe('widerReach: a session makes no token reaching further than its own (DESIGN.md "Limits that protect every tenant")', () => {
+  const unlimited = { scope: 'write' as const };
+  const shopHook = { scope: 'write' as const, projectId: 'prj_a', routes: ['issue-keys'] };
+
+  it('finds nothing wider than an unlimited write token', () => {
+    expect(widerReach(shopHook, unlimited)).toBeUndefined();
+    expect(widerReach(unlimited, unlimited)).toBeUndefined();
+  });
+
+  it('names the write scope asked of a read token', () => {
+    expect(widerReach({ scope: 'write' }, { scope: 'read' })).toBe('the write scope (it has the read scope)');
+    expect(widerReach({ scope: 'read' }, { scope: 'read' })).toBeUndefined();
+  });
+
+  it('names every project, or another project, asked of a project-limited token', () => {
+    expect(widerReach({ scope: 'write', routes: ['issue-keys'] }, shopHook)).toBe('every project (it reaches project prj_a only)');
+    expect(widerReach({ ...shopHook, projectId: 'prj_b' }, shopHook)).toBe('project prj_b (it reaches project prj_a only)');
+  });
+
+  it('names every route, or the routes outside, asked of a route-limited token; a subset is within', () => {
+    expect(widerReach({ scope: 'write', projectId: 'prj_a' }, shopHook)).toBe('every route (it calls only issue-keys)');
+    expect(widerReach({ ...shopHook, routes: ['issue-keys', 'list-keys'] }, shopHook)).toBe('list-keys (it calls only issue-keys)');
+    expect(widerReach({ scope: 'read', routes: ['get-key'] }, { scope: 'write', routes: ['get-key', 'list-keys'] })).toBeUndefined();
+  });
+
+  it('requireWithinReach refuses a wider token with TokenTooWide saying how', () => {
+    expect(() => requireWithinReach({ scope: 'write' }, shopHook)).toThrow(TokenTooWide);
+    expect(() => requireWithinReach(shopHook, shopHook)).not.toThrow();
   });
 });

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACCOUNT_CONCURRENCY, FUNCTIONS_PER_GROUP, RESERVED_CONCURRENCY } from '#lib/capacity';
 import { CONCURRENCY_QUOTA_CODE, readConcurrency } from '../../../scripts/concurrency-preflight';
-import { type DeploySteps, deploy } from '../../../scripts/deploy';
+import { cdkDeployArgs, type DeploySteps, deploy, regionsToBootstrap } from '../../../scripts/deploy';
 
 const lambda = mockClient(LambdaClient);
 const cloudFormation = mockClient(CloudFormationClient);
@@ -56,7 +56,7 @@ describe('npm run deploy: the concurrency preflight', () => {
     newAccount(10);
     const { done, steps: run } = steps(0);
     expect(await deploy([], {}, run)).toBe(0);
-    expect(deployed(done)).toBe('cdk deploy -c reservableConcurrency=0');
+    expect(deployed(done)).toBe('cdk deploy ScriptDistributionDeveloperApi -c reservableConcurrency=0');
     expect(done).toContain('Reserving no concurrency.');
     const ask = done.find((line) => line.includes('request-service-quota-increase')) ?? '';
     expect(ask).toContain(`--quota-code ${CONCURRENCY_QUOTA_CODE} --desired-value 1000`);
@@ -67,7 +67,7 @@ describe('npm run deploy: the concurrency preflight', () => {
     newAccount(1_000);
     const { done, steps: run } = steps(0);
     expect(await deploy(['--require-approval', 'never'], {}, run)).toBe(0);
-    expect(deployed(done)).toBe('cdk deploy --require-approval never -c reservableConcurrency=900');
+    expect(deployed(done)).toBe('cdk deploy ScriptDistributionDeveloperApi --require-approval never -c reservableConcurrency=900');
     const routes = FUNCTIONS_PER_GROUP.route * RESERVED_CONCURRENCY.route;
     expect(done).toContain(
       `Reserving ${FULL}: loaderCheck 100, authorizer 100, queueIngest 20, delivery 5, fanout 10, streamIngest 10, dailyDetector 2, alertDigest 2, discord 10, console 10, ingest 50, quietRoute ${FUNCTIONS_PER_GROUP.quietRoute * RESERVED_CONCURRENCY.quietRoute}, route ${routes}.`,
@@ -80,7 +80,7 @@ describe('npm run deploy: the concurrency preflight', () => {
     newAccount(1_000, 300);
     const { done, steps: run } = steps(0);
     await deploy([], {}, run);
-    expect(deployed(done)).toBe('cdk deploy -c reservableConcurrency=200');
+    expect(deployed(done)).toBe('cdk deploy ScriptDistributionDeveloperApi -c reservableConcurrency=200');
     expect(done).toContain('Reserving 200: loaderCheck 100, authorizer 100.');
     expect(done.find((line) => line.startsWith('Not reserved:'))).toMatch(
       /^Not reserved: queueIngest 20, .* route \d+\. These functions share the account's pool/,
@@ -103,7 +103,7 @@ describe('npm run deploy: the concurrency preflight', () => {
     cloudFormation.on(GetTemplateCommand, { StackName: 'Staging' }).resolves({ TemplateBody: JSON.stringify(template) });
     const { done, steps: run } = steps(0);
     await deploy([], { STACK_NAME: 'Staging' }, run);
-    expect(deployed(done)).toBe('cdk deploy -c reservableConcurrency=900');
+    expect(deployed(done)).toBe('cdk deploy Staging -c reservableConcurrency=900');
     expect(done[0]).toContain(`(this stack holds ${FULL})`);
   });
 
@@ -112,14 +112,14 @@ describe('npm run deploy: the concurrency preflight', () => {
     cloudFormation.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'S', StackStatus: 'ROLLBACK_COMPLETE', CreationTime: new Date() }] });
     const { done, steps: run } = steps(0);
     await deploy([], {}, run);
-    expect(deployed(done)).toBe('cdk deploy -c reservableConcurrency=900');
+    expect(deployed(done)).toBe('cdk deploy ScriptDistributionDeveloperApi -c reservableConcurrency=900');
     expect(cloudFormation.commandCalls(GetTemplateCommand)).toHaveLength(0);
   });
 
   it('reads nothing when the flags already set -c reservableConcurrency, and passes them as given', async () => {
     const { done, steps: run } = steps(0);
     expect(await deploy(['--context', 'reservableConcurrency=50'], {}, run)).toBe(0);
-    expect(deployed(done)).toBe('cdk deploy --context reservableConcurrency=50');
+    expect(deployed(done)).toBe('cdk deploy ScriptDistributionDeveloperApi --context reservableConcurrency=50');
     expect(lambda.commandCalls(GetAccountSettingsCommand)).toHaveLength(0);
   });
 
@@ -143,7 +143,7 @@ describe("npm run deploy: the Region's API Gateway throttle", () => {
     const note = done.find((line) => line.startsWith('Note: in eu-south-1'));
     expect(note).toContain('2500 requests a second (burst 1250) across all its APIs, not 10000');
     expect(note).toContain('quota code L-8A5B8E43');
-    expect(deployed(done)).toBe('cdk deploy -c reservableConcurrency=900');
+    expect(deployed(done)).toBe('cdk deploy ScriptDistributionDeveloperApi -c reservableConcurrency=900');
   });
 
   it('says nothing of throttles in a Region of 10,000', async () => {
@@ -154,12 +154,42 @@ describe("npm run deploy: the Region's API Gateway throttle", () => {
   });
 });
 
+describe('npm run deploy: which stacks, and which Regions to bootstrap', () => {
+  it('names the stack, so an app of two stacks (-c waf=true outside us-east-1) deploys the web ACL stack first instead of refusing', () => {
+    // CDK refuses a deploy naming no stack in an app of several; a named stack brings its dependencies unless --exclusively.
+    expect(cdkDeployArgs('ScriptDistributionDeveloperApi', ['-c', 'waf=true'])).toEqual(['ScriptDistributionDeveloperApi', '-c', 'waf=true']);
+    expect(cdkDeployArgs('Staging', [])).toEqual(['Staging']);
+    expect(cdkDeployArgs('ScriptDistributionDeveloperApi', ['--all', '-c', 'waf=true'])).toEqual(['--all', '-c', 'waf=true']);
+  });
+
+  it('bootstraps us-east-1 beside the stack Region with -c waf=true in any spelling, and only the stack Region otherwise', () => {
+    // "Bootstrap your environment", https://docs.aws.amazon.com/cdk/v2/guide/bootstrapping-env.html: every environment a stack deploys to.
+    expect(regionsToBootstrap('eu-west-1', ['-c', 'waf=true'])).toEqual(['eu-west-1', 'us-east-1']);
+    expect(regionsToBootstrap('eu-west-1', ['--context', 'waf=true'])).toEqual(['eu-west-1', 'us-east-1']);
+    expect(regionsToBootstrap('eu-west-1', ['--context=waf=true'])).toEqual(['eu-west-1', 'us-east-1']);
+    expect(regionsToBootstrap('eu-west-1', ['-c', 'waf=true', '-c', 'waf=false'])).toEqual(['eu-west-1']);
+    expect(regionsToBootstrap('us-east-1', ['-c', 'waf=true'])).toEqual(['us-east-1']);
+    expect(regionsToBootstrap('eu-west-1', ['-c', 'console=false'])).toEqual(['eu-west-1']);
+  });
+
+  it('says before cdk deploy which Regions need cdk bootstrap, and deploys the named stack', async () => {
+    newAccount(10);
+    const { done, steps: run } = steps(0, async () => ({ migrated: 0 }), 'eu-west-1');
+    expect(await deploy(['-c', 'waf=true'], {}, run)).toBe(0);
+    expect(done).toContain(
+      'Deploying stack ScriptDistributionDeveloperApi to eu-west-1 and us-east-1: each Region needs cdk bootstrap once (npx cdk bootstrap with the same -c settings bootstraps all of them).',
+    );
+    expect(deployed(done)).toBe('cdk deploy ScriptDistributionDeveloperApi -c waf=true -c reservableConcurrency=0');
+  });
+});
+
 describe('npm run deploy: token migrate', () => {
   it('migrates the tokens of the deployed stack (STACK_NAME, else the default) once cdk deploy succeeded', async () => {
     const { done, steps: run } = steps(0, async () => ({ migrated: 2 }));
     expect(await deploy(['--require-approval', 'never', '-c', 'reservableConcurrency=0'], { STACK_NAME: 'Staging' }, run)).toBe(0);
     expect(done).toEqual([
-      'cdk deploy --require-approval never -c reservableConcurrency=0',
+      'Deploying stack Staging to us-east-1: each Region needs cdk bootstrap once (npx cdk bootstrap with the same -c settings bootstraps it).',
+      'cdk deploy Staging --require-approval never -c reservableConcurrency=0',
       'token migrate Staging',
       'token migrate: 2 token(s) stored before scopes now carry their write scope',
     ]);
@@ -168,7 +198,7 @@ describe('npm run deploy: token migrate', () => {
   it('migrates nothing when cdk deploy failed, and exits with its status', async () => {
     const { done, steps: run } = steps(3, async () => ({ migrated: 0 }));
     expect(await deploy(['--context=reservableConcurrency=0'], {}, run)).toBe(3);
-    expect(done).toEqual(['cdk deploy --context=reservableConcurrency=0']);
+    expect(done.filter((line) => !line.startsWith('Deploying stack'))).toEqual(['cdk deploy ScriptDistributionDeveloperApi --context=reservableConcurrency=0']);
   });
 
   it('exits non-zero saying what to run when the migration fails after the deploy', async () => {
@@ -179,6 +209,6 @@ describe('npm run deploy: token migrate', () => {
     expect(done.at(-1)).toMatch(
       /^The stack is deployed, but token migrate failed \(AccessDeniedException: dynamodb:Scan\): run it again with npm run -s dashboard -- token migrate/,
     );
-    expect(done[1]).toBe('token migrate ScriptDistributionDeveloperApi');
+    expect(done[2]).toBe('token migrate ScriptDistributionDeveloperApi');
   });
 });

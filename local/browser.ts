@@ -16,12 +16,12 @@ const CANDIDATES: Partial<Record<NodeJS.Platform, string[]>> = {
   ],
 };
 
-/** The browser the page tests drive (playwright-core brings none; `npx playwright install` needs a download). */
-const BROWSER_PATH: string | undefined = [process.env.CHROME_PATH ?? '', ...(CANDIDATES[process.platform] ?? [])].find(
+/** The browser the page tests and `npm run smoke` drive (playwright-core brings none; `npx playwright install` needs a download). */
+export const BROWSER_PATH: string | undefined = [process.env.CHROME_PATH ?? '', ...(CANDIDATES[process.platform] ?? [])].find(
   (path) => path !== '' && existsSync(path),
 );
 
-/** Why the page tests do not run here, for the skip message; undefined when they do. */
+/** Why the page tests (and the smoke test's browser upload) do not run here, for the skip message; undefined when they do. */
 export const NO_BROWSER_REASON = BROWSER_PATH
   ? undefined
   : 'no Chromium, Chrome or Edge found: install one (Debian: apt-get install -y chromium) or set CHROME_PATH';
