@@ -3,7 +3,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { InvalidInput } from '#domain/errors';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { uploadObjectKey } from './layout';
-import { isMissingObject, isMissingOnHead } from './s3-missing-object';
+import { isMissingObject } from './s3-missing-object';
 
 /** How long a presigned upload URL works: long enough for 5 MiB on a slow line, short enough to be useless later. */
 const UPLOAD_URL_SECONDS = 15 * 60;
@@ -47,13 +47,9 @@ export class S3UploadStaging implements UploadStaging {
    */
   async read(upload: Pick<PendingUpload, 'projectId' | 'uploadId' | 'sizeBytes'>): Promise<Uint8Array | undefined> {
     const object = { Bucket: this.bucketName, Key: uploadObjectKey(upload) };
-    const head = await this.s3.send(new HeadObjectCommand(object)).catch((error: unknown) => {
-      if (isMissingOnHead(error)) return undefined;
-      throw error;
-    });
-    if (!head) return undefined;
-    if (head.ContentLength !== upload.sizeBytes) throw new InvalidInput(`The file is ${head.ContentLength} bytes, not the ${upload.sizeBytes} announced`);
     try {
+      const head = await this.s3.send(new HeadObjectCommand(object));
+      if (head.ContentLength !== upload.sizeBytes) throw new InvalidInput(`The file is ${head.ContentLength} bytes, not the ${upload.sizeBytes} announced`);
       const { Body } = await this.s3.send(new GetObjectCommand(object));
       return Body ? await Body.transformToByteArray() : undefined;
     } catch (error) {

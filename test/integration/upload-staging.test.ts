@@ -2,8 +2,8 @@ import { createHash, createHmac } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadObjectKey } from '#adapters/layout';
-import { createS3Client, localS3Config } from '#adapters/script-store';
-import { S3UploadStaging } from '#adapters/upload-staging';
+import { localS3Config } from '#adapters/script-store';
+import { presigningS3Client, S3UploadStaging } from '#adapters/upload-staging';
 import { InvalidInput } from '#domain/errors';
 import { newId } from '#domain/ids';
 import type { PendingUpload } from '#domain/ports';
@@ -25,7 +25,8 @@ let sent: string[] = [];
 
 beforeAll(async () => {
   s3 = await startLocalS3();
-  client = createS3Client(localS3Config(s3.endpoint));
+  // The client the console signs upload URLs with (lambdas/functions/console-api.ts).
+  client = presigningS3Client(localS3Config(s3.endpoint));
   const send = client.send.bind(client) as (command: unknown) => Promise<unknown>;
   client.send = (async (command: { constructor: { name: string } }) => {
     sent.push(command.constructor.name);
