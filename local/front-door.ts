@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Script } from 'node:vm';
 import { isLoopbackHostHeader } from '#http/loopback';
@@ -97,13 +97,14 @@ export async function startLocalFrontDoor(options: LocalFrontDoorOptions): Promi
 async function handle(req: IncomingMessage, res: ServerResponse, origins: LocalOrigins, headersPolicy: Readonly<Record<string, string>>): Promise<void> {
   const { path, query } = splitTarget(req.url ?? '/');
   if (path.startsWith('/_local/')) {
-    await forward(req, res, origins.ownerApi, req.url ?? '/', req.headers, {});
+    await forward(req, res, origins.ownerApi, req.url ?? '/', rawPairs(req), {});
     return;
   }
   const behaviour = behaviourOf(path);
   const functionName = FUNCTION_OF[behaviour];
   let uri = path;
-  let headers = req.headers;
+  // As sent, repeated headers included (a second Authorization, a second Content-Type): the origin judges them.
+  let headers = rawPairs(req);
   if (functionName) {
     const event = viewerRequestEvent(req, path, query);
     const result = HANDLERS[functionName](event);
@@ -116,8 +117,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, origins: LocalO
     }
     uri = result.uri;
     // The function's headers are the request's now (it may add, change or drop one); cookies are not among them.
-    headers = req.headers.cookie === undefined ? {} : { cookie: req.headers.cookie };
-    for (const [name, { value }] of Object.entries(result.headers)) headers[name] = value;
+    headers = rawPairs(req).filter(([name]) => name.toLowerCase() === 'cookie');
+    for (const [name, { value }] of Object.entries(result.headers)) headers.push([name, value]);
   }
   await forward(req, res, origins[ORIGIN_OF[behaviour]], `${uri}${query ? `?${query}` : ''}`, headers, headersPolicy);
 }
@@ -135,18 +136,27 @@ function viewerRequestEvent(req: IncomingMessage, uri: string, query: string): V
   };
 }
 
+type HeaderPairs = [name: string, value: string][];
+
+/** The request's headers as sent, each repeat kept (Node's `req.headers` keeps only the first Authorization). */
+function rawPairs(req: IncomingMessage): HeaderPairs {
+  const pairs: HeaderPairs = [];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) pairs.push([req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string]);
+  return pairs;
+}
+
 /** The request to the origin, streamed both ways; `override` headers replace the origin's (the policy's `override: true`). */
 function forward(
   req: IncomingMessage,
   res: ServerResponse,
   origin: string,
   target: string,
-  headers: IncomingHttpHeaders,
+  headers: HeaderPairs,
   override: Readonly<Record<string, string>>,
 ): Promise<void> {
   const { hostname, port } = new URL(origin);
-  const outgoing: IncomingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) outgoing[name] = value;
+  // Node takes an array in rawHeaders' form, which keeps repeated headers.
+  const outgoing = headers.filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase())).flat();
   return new Promise<void>((resolve, reject) => {
     const upstream = request({ hostname, port, method: req.method, path: target, headers: outgoing }, (answer) => {
       const answerHeaders: Record<string, string | string[]> = {};
