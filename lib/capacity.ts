@@ -281,3 +281,18 @@ export const WAF_DEFAULT_REQUESTS_PER_MINUTE = 3_000;
  * 1,000 checks a minute) keeps more than twice its floor of headroom for WAF's approximate count.
  */
 export const WAF_MIN_REQUESTS_PER_MINUTE = LOADER_LIMITS.perAddressPerMinute;
+
+/**
+ * WAF's rules on one path each (`-c waf=true`), before the per-address rule over every path:
+ * - sign-in (`POST /console/api/session`): 20 a viewer address in 5 minutes. A person signs in once a session; each
+ *   try costs a token lookup, and no token is guessable, so more is only a flood.
+ * - the hosted stub (`/v1/loader/stub/*`): an address's buyers fetch one stub per run and check their key at least
+ *   once per run, so the stub needs no more than the checks the loader admits from one address, whatever
+ *   `-c wafRateLimit` allows over every path.
+ * WAF counts over 60, 120, 300 or 600 s and takes no limit under 10 ("Rate-based rule statement",
+ * https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-high-level-settings.html).
+ */
+export const WAF_PATH_RATE_LIMITS = {
+  signIn: { method: 'POST', path: '/console/api/session', requests: 20, windowSeconds: 300 },
+  stub: { pathPrefix: '/v1/loader/stub/', requests: LOADER_LIMITS.perAddressPerMinute, windowSeconds: 60 },
+} as const;

@@ -267,20 +267,26 @@ export class DeveloperApiStack extends Stack {
     this.reservations = this.reserveConcurrency();
 
     this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
-      description: "Sent by the front door to the loader origin: a request carrying it came through CloudFront, whose viewer address is then the buyer's",
-      generateSecretString: { passwordLength: 48, excludePunctuation: true },
+      description:
+        'Sent by the front door to the loader origin (x-origin-verify): a request carrying it came through CloudFront, whose viewer address is then the buyer\'s. JSON {"current", "previous" while rotating}',
+      generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'current', passwordLength: 48, excludePunctuation: true },
       // Nothing outlives the stack that reads it: a new stack makes a new one.
       removalPolicy: RemovalPolicy.DESTROY,
     });
     Validations.of(this.originSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'CloudFormation resolves it into the distribution and the loader function at deployment; a rotation there would leave them apart until the next deployment, which replaces it (docs/operations.md).',
+        'Rotated by hand in two steps (docs/operations.md, "Rotating the origin secret"): the loader accepts the current and the previous value, and a deploy with -c originSecretVersion points CloudFront at the new one; a rotation Lambda could not update the distribution in step.',
     });
-    // A dynamic reference: the template holds the secret's ARN, CloudFormation the value.
+    // The loader and Discord functions read the secret at their cold start (lambdas/runtime/aws.ts readOriginSecrets); no value in its configuration.
+    const originSecretVersion = originSecretVersionContext(this.node);
     // The Discord function counts refused signatures per viewer address too (lambdas/domain/unsigned-refusals.ts).
-    for (const fn of [this.loaderCheck.function, this.discord.function])
-      fn.addEnvironment('ORIGIN_VERIFY_SECRET', this.originSecret.secretValue.unsafeUnwrap());
+    for (const fn of [this.loaderCheck.function, this.discord.function]) {
+      fn.addEnvironment('ORIGIN_SECRET_ARN', this.originSecret.secretArn);
+      // A new version in the configuration replaces every running container, so none keeps a value read before the rotation.
+      if (originSecretVersion) fn.addEnvironment('ORIGIN_SECRET_VERSION', originSecretVersion);
+      this.originSecret.grantRead(fn);
+    }
     if (firewalled) {
       const requestsPerMinute = integerContext(this.node, 'wafRateLimit', WAF_DEFAULT_REQUESTS_PER_MINUTE, {
         min: WAF_MIN_REQUESTS_PER_MINUTE,
@@ -310,6 +316,7 @@ export class DeveloperApiStack extends Stack {
           restApi: this.api,
           loaderApi: this.loaderApi.httpApi,
           originSecret: this.originSecret,
+          ...(originSecretVersion ? { originSecretVersion } : {}),
           accessLogs: this.scripts.accessLogs,
           ...(withConsole
             ? {
@@ -459,6 +466,20 @@ export function frontDoorContext(node: Node): { frontDoor: boolean; console: boo
   if (!frontDoor && booleanContext(node, 'waf', false))
     throw new Error('-c waf=true puts the web ACL on the front door: leave out -c frontDoor=false, or -c waf=true');
   return { frontDoor, console: withConsole };
+}
+
+/**
+ * `-c originSecretVersion=<VersionId>`: the Secrets Manager version of the origin secret CloudFront sends, given
+ * after a rotation's put-secret-value (docs/operations.md). CloudFormation resolves a dynamic reference only when
+ * the resource's template changes, so naming the version is what makes the distribution take the new value.
+ */
+function originSecretVersionContext(node: Node): string | undefined {
+  const value: unknown = node.tryGetContext('originSecretVersion');
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !/^[A-Za-z0-9-]{32,64}$/.test(value)) {
+    throw new Error(`-c originSecretVersion=${String(value)}: give the VersionId aws secretsmanager put-secret-value printed`);
+  }
+  return value;
 }
 
 function requiredConsoleFiles(files: s3deploy.ISource | undefined): s3deploy.ISource {

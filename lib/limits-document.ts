@@ -36,6 +36,7 @@ import {
   USAGE_PLAN_THROTTLE,
   WAF_DEFAULT_REQUESTS_PER_MINUTE,
   WAF_MIN_REQUESTS_PER_MINUTE,
+  WAF_PATH_RATE_LIMITS,
 } from './capacity';
 
 /** Where `npm run limits` writes the page. */
@@ -193,6 +194,16 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
         'WAF per-address rule, the lowest `-c wafRateLimit` (what the loader admits from one address)',
         `${number(WAF_MIN_REQUESTS_PER_MINUTE)} a minute`,
         '`WAF_MIN_REQUESTS_PER_MINUTE` (lib/capacity.ts)',
+      ],
+      [
+        'WAF sign-in rule (`POST /console/api/session`), per address',
+        `${WAF_PATH_RATE_LIMITS.signIn.requests} in ${WAF_PATH_RATE_LIMITS.signIn.windowSeconds / 60} minutes`,
+        '`WAF_PATH_RATE_LIMITS.signIn` (lib/capacity.ts)',
+      ],
+      [
+        'WAF hosted-stub rule (`/v1/loader/stub/*`), per address',
+        `${number(WAF_PATH_RATE_LIMITS.stub.requests)} a minute`,
+        '`WAF_PATH_RATE_LIMITS.stub` (lib/capacity.ts)',
       ],
     ],
   ],

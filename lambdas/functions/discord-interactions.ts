@@ -1,6 +1,6 @@
 import { RefusalTally } from '#domain/unsigned-refusals';
 import { createInteractionsHandler } from '#http/discord-interactions';
-import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
+import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler, readOriginSecrets } from '#runtime/aws';
 
 /**
  * `POST /v1/discord/interactions/{project_id}` on the loader routes' HTTP API, in a function of its own: Discord
@@ -8,6 +8,9 @@ import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler, settings } 
  * concurrency) nor the loader's S3 and SQS clients may stand between a buyer and the reply. It reads the project's
  * link, verifies with node:crypto, and makes one conditional write per key; its bundle holds no more than that.
  */
+// At the container's init (cold start), once: each request's address is trusted only with what it read.
+const originSecrets = await readOriginSecrets();
+
 export const handler = lazyHandler(() => {
   const stores = awsStores();
   return createInteractionsHandler({
@@ -18,6 +21,6 @@ export const handler = lazyHandler(() => {
     loaderBaseUrl: awsLoaderBaseUrl,
     now: clock,
     logger: awsLogger('discord'),
-    originSecret: settings.originSecret(),
+    originSecrets,
   });
 });

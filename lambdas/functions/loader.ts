@@ -11,7 +11,7 @@ import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createStubHandler } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
 import { publicRouteOf, SCRIPT_ROUTE, STUB_ROUTE } from '#http/public-routes';
-import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler, settings } from '#runtime/aws';
+import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler, readOriginSecrets, settings } from '#runtime/aws';
 import { awsSqs } from '#runtime/aws-sqs';
 // Bundled as text (SERVICE_BUNDLING's loader): the stub is part of the function, not a file it reads.
 import stubSource from '../../examples/roblox-loader.luau';
@@ -22,6 +22,9 @@ import stubSource from '../../examples/roblox-loader.luau';
  * which names the route in the event's `routeKey`. The hosted stub (`GET /v1/loader/stub/{project_id}`), which
  * every buyer's run fetches first, is loader traffic too and is served here.
  */
+// At the container's init (cold start), once: the checks that follow compare with what it read.
+const originSecrets = await readOriginSecrets();
+
 export const handler = lazyHandler(() => {
   const logger = awsLogger('loader-check');
   const stores = awsStores();
@@ -33,7 +36,7 @@ export const handler = lazyHandler(() => {
     telemetry: new QueueTelemetrySink(new SqsMessageSender(awsSqs(), settings.telemetryQueueUrl()), logger),
     now: clock,
     logger,
-    originSecret: settings.originSecret(),
+    originSecrets,
   };
   const validate = createValidateHandler(deps);
   const script = createScriptHandler({

@@ -5,6 +5,7 @@ import { answerInteraction, type InteractionDeps } from '#domain/discord/interac
 import type { DiscordLink } from '#domain/discord/link';
 import { isSignedBy, signatureHeadersProblem } from '#domain/discord/signature';
 import { countUnsignedRefusal, pastUnsignedLimit, type UnsignedRefusalDeps } from '#domain/unsigned-refusals';
+import type { OriginSecrets } from '#http/origin-verify';
 import { stubUrlOf } from '#http/public-routes';
 import { Interaction } from '#schemas/discord';
 import { PATH_ID_PATTERN } from '#schemas/formats';
@@ -18,7 +19,7 @@ export interface InteractionsHandlerDeps extends InteractionDeps, UnsignedRefusa
   now: () => number;
   logger: Logger;
   /** The front door's secret: with it, the client's address is the viewer's CloudFront names (http-api.ts). */
-  originSecret?: string | undefined;
+  originSecrets?: OriginSecrets | undefined;
 }
 
 /**
@@ -95,5 +96,5 @@ export function createInteractionsHandler(deps: InteractionsHandlerDeps): HttpAp
       const reply = await answerInteraction(deps, { projectId, link, stubUrl, now, requestId: event.requestContext.requestId }, interaction);
       return jsonResponse(200, reply);
     });
-  return onHttpApi(handler, deps.originSecret);
+  return onHttpApi(handler, deps.originSecrets);
 }

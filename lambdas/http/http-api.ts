@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { APIGatewayEventIdentity, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ProxyHandler } from './middlewares';
+import { cameThroughFrontDoor, type OriginSecrets } from './origin-verify';
 
 /**
  * The loader routes are served by an API Gateway HTTP API (payload format 2.0), the owner API by the REST API. The
@@ -12,11 +12,6 @@ import type { ProxyHandler } from './middlewares';
 /** A Lambda handler of an HTTP API route, payload format 2.0. A REST proxy result is a valid 2.0 result as it is. */
 export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResult>;
 
-/**
- * The header the front door (lib/constructs/front-door.ts) sends to the loader origin with a secret value: proof
- * that a request came through CloudFront, whose `CloudFront-Viewer-Address` then names the buyer.
- */
-export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
 /** `<address>:<port>` of the viewer, set by CloudFront (an IPv6 address unbracketed, as `2001:db8::1:443`). */
 export const VIEWER_ADDRESS_HEADER = 'cloudfront-viewer-address';
 
@@ -25,20 +20,12 @@ export const VIEWER_ADDRESS_HEADER = 'cloudfront-viewer-address';
  * one CloudFront forwards, believed only when the request carries the front door's secret (anyone can send the
  * header straight to the HTTP API). Without the secret, or with no front door, the connection's own address.
  */
-export function clientAddressOf(event: APIGatewayProxyEventV2, originSecret: string | undefined): string {
+export function clientAddressOf(event: APIGatewayProxyEventV2, originSecrets: OriginSecrets | undefined): string {
   const { sourceIp } = event.requestContext.http;
-  if (!originSecret) return sourceIp;
-  const proof = event.headers[ORIGIN_VERIFY_HEADER];
-  if (proof === undefined || !sameSecret(proof, originSecret)) return sourceIp;
+  if (!originSecrets || !cameThroughFrontDoor(event.headers, originSecrets)) return sourceIp;
   const viewer = event.headers[VIEWER_ADDRESS_HEADER];
   const address = viewer?.slice(0, Math.max(0, viewer.lastIndexOf(':'))).replace(/^\[(.*)\]$/, '$1');
   return address && isIP(address) ? address : sourceIp;
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /**
@@ -46,7 +33,7 @@ function sameSecret(given: string, expected: string): boolean {
  * the HTTP API passes them (names lowercase, repeats joined by commas), the body as sent (`isBase64Encoded` kept:
  * the body middleware decodes it), the route's path from `routeKey` (`POST /v1/loader/validate`).
  */
-export function proxyEventOfHttpApi(event: APIGatewayProxyEventV2, originSecret?: string): APIGatewayProxyEvent {
+export function proxyEventOfHttpApi(event: APIGatewayProxyEventV2, originSecrets?: OriginSecrets): APIGatewayProxyEvent {
   const { http } = event.requestContext;
   const resource = event.routeKey.slice(event.routeKey.indexOf(' ') + 1);
   const headers = { ...event.headers } as Record<string, string>;
@@ -68,7 +55,7 @@ export function proxyEventOfHttpApi(event: APIGatewayProxyEventV2, originSecret?
       authorizer: null,
       domainName: event.requestContext.domainName,
       httpMethod: http.method,
-      identity: callerIdentity(clientAddressOf(event, originSecret), http.userAgent),
+      identity: callerIdentity(clientAddressOf(event, originSecrets), http.userAgent),
       path: http.path,
       protocol: http.protocol,
       requestId: event.requestContext.requestId,
@@ -101,8 +88,8 @@ export function callerIdentity(sourceIp: string, userAgent: string | null): APIG
   };
 }
 
-/** `handler`, built for REST proxy events, served on an HTTP API route (behind the front door when `originSecret` is given). */
+/** `handler`, built for REST proxy events, served on an HTTP API route (behind the front door when `originSecrets` are given). */
 export const onHttpApi =
-  (handler: ProxyHandler, originSecret?: string): HttpApiHandler =>
+  (handler: ProxyHandler, originSecrets?: OriginSecrets): HttpApiHandler =>
   (event, context) =>
-    handler(proxyEventOfHttpApi(event, originSecret), context);
+    handler(proxyEventOfHttpApi(event, originSecrets), context);

@@ -4,13 +4,14 @@ import { deliverScript, type ScriptDelivery, type ScriptDeliveryDeps } from '#do
 import type { LoaderScriptRefused } from '#schemas/loader';
 import type { HttpApiHandler } from './http-api';
 import { loaderHandler } from './loader-chain';
+import type { OriginSecrets } from './origin-verify';
 import { jsonResponse, SECURITY_HEADERS } from './responses';
 
 export interface ScriptHandlerDeps extends ScriptDeliveryDeps {
   now: () => number;
   logger: Logger;
-  /** The front door's origin secret (http-api.ts, clientAddressOf). */
-  originSecret?: string;
+  /** The front door's origin secrets (origin-verify.ts); absent where there is none. */
+  originSecrets?: OriginSecrets;
 }
 
 /**
@@ -36,7 +37,7 @@ export function createScriptHandler(deps: ScriptHandlerDeps): HttpApiHandler {
     deps.logger,
     async (request, event) =>
       scriptResponse(await deliverScript(deps, request, event.requestContext.identity.sourceIp, deps.now(), event.headers['if-none-match'])),
-    deps.originSecret,
+    deps.originSecrets,
   );
 }
 

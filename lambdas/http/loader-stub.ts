@@ -5,6 +5,7 @@ import { PROJECT_NOT_FOUND } from '#domain/errors';
 import type { ProjectStore } from '#domain/ports';
 import { hostedStub } from '#domain/stub-loader';
 import { countUnsignedRefusal, type UnsignedRefusalDeps } from '#domain/unsigned-refusals';
+import type { OriginSecrets } from '#http/origin-verify';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { type HttpApiHandler, onHttpApi } from './http-api';
 import { type Internal, type JsonEvent, jsonErrors, lowercaseHeaders, requestIdsInLogs } from './middlewares';
@@ -21,7 +22,7 @@ export interface StubHandlerDeps extends UnsignedRefusalDeps {
   now: () => number;
   logger: Logger;
   /** The front door's secret: with it, the client's address is the viewer's CloudFront names (http-api.ts). */
-  originSecret?: string | undefined;
+  originSecrets?: OriginSecrets | undefined;
 }
 
 /** Projects are never deleted, so a container may remember the ids it found: a stub then costs no table read. */
@@ -82,5 +83,5 @@ export function createStubHandler(deps: StubHandlerDeps): HttpApiHandler {
       if (event.headers['if-none-match'] === stub.etag) return { statusCode: 304, headers, body: '' };
       return { statusCode: 200, headers, body: stub.body };
     });
-  return onHttpApi(handler, deps.originSecret);
+  return onHttpApi(handler, deps.originSecrets);
 }

@@ -2,13 +2,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { checkKey, type KeyCheckDeps, validateAnswer } from '#domain/key-check';
 import type { HttpApiHandler } from './http-api';
 import { loaderHandler } from './loader-chain';
+import type { OriginSecrets } from './origin-verify';
 import { jsonResponse } from './responses';
 
 export interface LoaderDeps extends KeyCheckDeps {
   now: () => number;
   logger: Logger;
-  /** The front door's origin secret (http-api.ts, clientAddressOf); absent where there is none (the local stack). */
-  originSecret?: string;
+  /** The front door's origin secrets (origin-verify.ts); absent where there is none. */
+  originSecrets?: OriginSecrets;
 }
 
 /**
@@ -20,6 +21,6 @@ export function createValidateHandler(deps: LoaderDeps): HttpApiHandler {
   return loaderHandler(
     deps.logger,
     async (request, event) => jsonResponse(200, validateAnswer(await checkKey(deps, request, event.requestContext.identity.sourceIp, deps.now()))),
-    deps.originSecret,
+    deps.originSecrets,
   );
 }

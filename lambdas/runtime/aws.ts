@@ -4,6 +4,7 @@ import { createStores, type Stores } from '#adapters/stores';
 import { unixSeconds } from '#domain/model';
 import type { KeySecret } from '#domain/ports';
 import { type ApiDeps, createApiHandler, type Endpoint } from '#http/api-handler';
+import { type OriginSecrets, originSecretsOf } from '#http/origin-verify';
 
 /**
  * The AWS Lambda runtime's dependencies, built once per container on first use: the one module that reads
@@ -34,8 +35,8 @@ export const settings = {
   discordApiBase: () => setting('DISCORD_API_BASE'),
   /** The Secrets Manager secret order keys derive from (docs/selling-keys.md). */
   keySecretArn: () => setting('KEY_SECRET_ARN'),
-  /** The front door's secret origin header value (lib/constructs/front-door.ts); absent on a stack without one. */
-  originSecret: () => optionalSetting('ORIGIN_VERIFY_SECRET'),
+  /** The Secrets Manager secret of the front door's origin header (lambdas/http/origin-verify.ts); absent without a front door. */
+  originSecretArn: () => optionalSetting('ORIGIN_SECRET_ARN'),
   /** The loader routes' base URL (the stack's LoaderUrl), for the console's hosted-stub line. */
   loaderBaseUrl: () => setting('LOADER_BASE_URL'),
   /** What a token created in the console is registered with: the usage plan, and the stage whose cache a revoke flushes. */
@@ -91,6 +92,21 @@ const awsKeySecret: KeySecret = {
     });
   },
 };
+
+/**
+ * The front door's origin secrets, read from Secrets Manager once per container, at its cold start (the loader's
+ * entry awaits it at init, before the first check): none without ORIGIN_SECRET_ARN. A rotation reaches containers
+ * started after it; the deploy that points CloudFront at the new value replaces the others (docs/operations.md).
+ */
+export async function readOriginSecrets(): Promise<OriginSecrets | undefined> {
+  const secretId = settings.originSecretArn();
+  if (!secretId) return undefined;
+  // Imported here, so only the functions that read it load its SDK.
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+  const { SecretString } = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretId }));
+  if (!SecretString) throw new Error('The origin secret has no SecretString');
+  return originSecretsOf(SecretString);
+}
 
 export const awsApiDeps = (): ApiDeps => ({ stores: awsStores(), keySecret: awsKeySecret, now: clock, logger: awsLogger('developer-api') });
 

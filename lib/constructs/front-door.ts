@@ -1,4 +1,4 @@
-import { Aws, CfnCondition, type CfnElement, CfnOutput, CfnResource, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aws, CfnCondition, type CfnElement, CfnOutput, CfnResource, Duration, Fn, RemovalPolicy, SecretValue, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -8,7 +8,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { ORIGIN_VERIFY_HEADER } from '#http/http-api';
+import { ORIGIN_VERIFY_HEADER } from '#http/origin-verify';
 import { BEHAVIOURS, contentSecurityPolicy, FUNCTION_OF, HSTS_SECONDS, regionalBucketOrigin, VIEWER_REQUEST_FUNCTIONS } from '../front-door-rules';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 
@@ -32,6 +32,8 @@ export interface FrontDoorProps {
    * address CloudFront forwards only on a request that carries it.
    */
   originSecret: secretsmanager.ISecret;
+  /** The secret's version CloudFront sends (its `current` field); the version Secrets Manager marks current when absent. */
+  originSecretVersion?: string;
   /** Where the console bucket's server access logs go (S3's log delivery, by bucket policy; ACLs disabled). */
   accessLogs: s3.IBucket;
   /** Left out with `-c console=false`. */
@@ -126,8 +128,13 @@ export class FrontDoor extends Construct {
     const loader = new origins.HttpOrigin(`${props.loaderApi.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`, {
       protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
       originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
-      // A dynamic reference: the template holds the secret's ARN, CloudFormation puts its value in the header.
-      customHeaders: { [ORIGIN_VERIFY_HEADER]: props.originSecret.secretValue.unsafeUnwrap() },
+      // A dynamic reference: the template holds the secret's ARN, CloudFormation puts its `current` value in the header.
+      customHeaders: {
+        [ORIGIN_VERIFY_HEADER]: SecretValue.secretsManager(props.originSecret.secretArn, {
+          jsonField: 'current',
+          ...(props.originSecretVersion ? { versionId: props.originSecretVersion } : {}),
+        }).unsafeUnwrap(),
+      },
     });
     const stubCache = new cloudfront.CachePolicy(this, 'StubCache', {
       comment: 'The hosted stub: one per project (the path), the same for every buyer',

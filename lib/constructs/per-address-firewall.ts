@@ -2,6 +2,7 @@ import { Stack, type StackProps } from 'aws-cdk-lib';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { SECURITY_HEADERS } from '#http/responses';
+import { WAF_PATH_RATE_LIMITS } from '#lib/capacity';
 
 export interface PerAddressFirewallProps {
   /** Requests a minute one IP address may send, over every route of the front door, before the rest of the minute is refused. */
@@ -25,35 +26,79 @@ export class PerAddressFirewall extends Construct {
     super(scope, id);
     const visibility = (metricName: string) => ({ cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true });
     // WAF sets Content-Type from the body; it may not be given as a header.
-    const headers = {
-      ...Object.fromEntries(Object.entries(SECURITY_HEADERS).filter(([name]) => name !== 'Content-Type')),
-      'Retry-After': String(WINDOW_SECONDS),
-    };
+    const headers = Object.fromEntries(Object.entries(SECURITY_HEADERS).filter(([name]) => name !== 'Content-Type'));
+    const uriPath = (searchString: string, positionalConstraint: 'EXACTLY' | 'STARTS_WITH') => ({
+      byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint, searchString, textTransformations: [{ priority: 0, type: 'NONE' }] },
+    });
+    const tooMany = (key: string, windowSeconds: number) => ({
+      block: {
+        customResponse: {
+          responseCode: 429,
+          customResponseBodyKey: key,
+          responseHeaders: Object.entries({ ...headers, 'Retry-After': String(windowSeconds) }).map(([name, value]) => ({ name, value })),
+        },
+      },
+    });
+    const { signIn, stub } = WAF_PATH_RATE_LIMITS;
+    const json = (error: string) => ({ contentType: 'APPLICATION_JSON', content: JSON.stringify({ error }) });
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
-      description: `Script Distribution front door: at most ${props.requestsPerMinute} requests a minute per IP address`,
+      description: `Script Distribution front door: at most ${props.requestsPerMinute} requests a minute per IP address, fewer on sign-in and the stub`,
       scope: 'CLOUDFRONT',
       defaultAction: { allow: {} },
       visibilityConfig: visibility('DeveloperApi'),
       customResponseBodies: {
-        TooManyRequests: {
-          contentType: 'APPLICATION_JSON',
-          content: JSON.stringify({ error: `Too many requests from this address: at most ${props.requestsPerMinute} per minute` }),
-        },
+        TooManyRequests: json(`Too many requests from this address: at most ${props.requestsPerMinute} per minute`),
+        TooManySignIns: json(`Too many sign-ins from this address: at most ${signIn.requests} in ${signIn.windowSeconds / 60} minutes`),
+        TooManyStubs: json(`Too many stub fetches from this address: at most ${stub.requests} per minute`),
       },
       rules: [
         {
-          name: 'PerAddressRateLimit',
+          name: 'SignInRateLimit',
           priority: 0,
-          statement: { rateBasedStatement: { aggregateKeyType: 'IP', limit: props.requestsPerMinute, evaluationWindowSec: WINDOW_SECONDS } },
-          action: {
-            block: {
-              customResponse: {
-                responseCode: 429,
-                customResponseBodyKey: 'TooManyRequests',
-                responseHeaders: Object.entries(headers).map(([name, value]) => ({ name, value })),
+          statement: {
+            rateBasedStatement: {
+              aggregateKeyType: 'IP',
+              limit: signIn.requests,
+              evaluationWindowSec: signIn.windowSeconds,
+              scopeDownStatement: {
+                andStatement: {
+                  statements: [
+                    uriPath(signIn.path, 'EXACTLY'),
+                    {
+                      byteMatchStatement: {
+                        fieldToMatch: { method: {} },
+                        positionalConstraint: 'EXACTLY',
+                        searchString: signIn.method,
+                        textTransformations: [{ priority: 0, type: 'NONE' }],
+                      },
+                    },
+                  ],
+                },
               },
             },
           },
+          action: tooMany('TooManySignIns', signIn.windowSeconds),
+          visibilityConfig: visibility('DeveloperApiSignInRateLimit'),
+        },
+        {
+          name: 'StubRateLimit',
+          priority: 1,
+          statement: {
+            rateBasedStatement: {
+              aggregateKeyType: 'IP',
+              limit: stub.requests,
+              evaluationWindowSec: stub.windowSeconds,
+              scopeDownStatement: uriPath(stub.pathPrefix, 'STARTS_WITH'),
+            },
+          },
+          action: tooMany('TooManyStubs', stub.windowSeconds),
+          visibilityConfig: visibility('DeveloperApiStubRateLimit'),
+        },
+        {
+          name: 'PerAddressRateLimit',
+          priority: 2,
+          statement: { rateBasedStatement: { aggregateKeyType: 'IP', limit: props.requestsPerMinute, evaluationWindowSec: WINDOW_SECONDS } },
+          action: tooMany('TooManyRequests', WINDOW_SECONDS),
           visibilityConfig: visibility('DeveloperApiPerAddressRateLimit'),
         },
       ],

@@ -22,6 +22,7 @@ import {
   USAGE_PLAN_THROTTLE,
   WAF_DEFAULT_REQUESTS_PER_MINUTE,
   WAF_MIN_REQUESTS_PER_MINUTE,
+  WAF_PATH_RATE_LIMITS,
 } from '#lib/capacity';
 import { EDGE_FIREWALL_REGION } from '#lib/context';
 import type { CfnResource } from '#test-support/cdk';
@@ -270,7 +271,7 @@ describe('the optional AWS WAF web ACL, on the front door', () => {
     const [, acl] = webAcl(firewalled.resources);
     expect(acl.Properties).toMatchObject({ Scope: 'CLOUDFRONT', DefaultAction: { Allow: {} } });
     const rules = acl.Properties.Rules as Record<string, unknown>[];
-    expect(rules).toEqual([
+    expect(rules.filter((rule) => rule.Name === 'PerAddressRateLimit')).toEqual([
       expect.objectContaining({
         Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 2500, EvaluationWindowSec: 60 } },
         Action: {
@@ -291,6 +292,48 @@ describe('the optional AWS WAF web ACL, on the front door', () => {
     const bodies = acl.Properties.CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
     expect(bodies.TooManyRequests?.ContentType).toBe('APPLICATION_JSON');
     expect(JSON.parse(bodies.TooManyRequests?.Content ?? '')).toEqual({ error: 'Too many requests from this address: at most 2500 per minute' });
+  });
+
+  it('limits sign-ins (POST /console/api/session) and stub fetches of one address on their own, before the rule over every path', () => {
+    // Verified on paper: WAF's rate-based rules with a scope-down statement count only the requests it matches.
+    const [, acl] = webAcl(firewalled.resources);
+    const rules = acl.Properties.Rules as { Name: string; Priority: number; Statement: { RateBasedStatement: Record<string, unknown> }; Action: unknown }[];
+    expect(rules.map((rule) => [rule.Name, rule.Priority])).toEqual([
+      ['SignInRateLimit', 0],
+      ['StubRateLimit', 1],
+      ['PerAddressRateLimit', 2],
+    ]);
+    const [signIn, stub] = rules;
+    expect(signIn?.Statement.RateBasedStatement).toMatchObject({
+      AggregateKeyType: 'IP',
+      Limit: WAF_PATH_RATE_LIMITS.signIn.requests,
+      EvaluationWindowSec: 300,
+    });
+    expect(signIn?.Statement.RateBasedStatement.ScopeDownStatement).toEqual({
+      AndStatement: {
+        Statements: [
+          expect.objectContaining({
+            ByteMatchStatement: expect.objectContaining({
+              FieldToMatch: { UriPath: {} },
+              PositionalConstraint: 'EXACTLY',
+              SearchString: '/console/api/session',
+            }),
+          }),
+          expect.objectContaining({
+            ByteMatchStatement: expect.objectContaining({ FieldToMatch: { Method: {} }, PositionalConstraint: 'EXACTLY', SearchString: 'POST' }),
+          }),
+        ],
+      },
+    });
+    expect(stub?.Statement.RateBasedStatement).toMatchObject({
+      Limit: LOADER_LIMITS.perAddressPerMinute,
+      EvaluationWindowSec: 60,
+      ScopeDownStatement: { ByteMatchStatement: { FieldToMatch: { UriPath: {} }, PositionalConstraint: 'STARTS_WITH', SearchString: '/v1/loader/stub/' } },
+    });
+    expect(JSON.stringify(signIn?.Action)).toContain('"ResponseCode":429');
+    expect(JSON.stringify(signIn?.Action)).toContain('{"Name":"Retry-After","Value":"300"}');
+    const bodies = acl.Properties.CustomResponseBodies as Record<string, { Content: string }>;
+    expect(JSON.parse(bodies.TooManySignIns?.Content ?? '')).toEqual({ error: 'Too many sign-ins from this address: at most 20 in 5 minutes' });
   });
 
   it('guards the distribution (every route), not a regional stage that would see only CloudFront', () => {

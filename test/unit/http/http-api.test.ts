@@ -2,8 +2,9 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
 import { RefusalMemory } from '#domain/refusal-memory';
-import { clientAddressOf, ORIGIN_VERIFY_HEADER, proxyEventOfHttpApi, VIEWER_ADDRESS_HEADER } from '#http/http-api';
+import { clientAddressOf, proxyEventOfHttpApi, VIEWER_ADDRESS_HEADER } from '#http/http-api';
 import { createValidateHandler } from '#http/loader-validate';
+import { ORIGIN_VERIFY_HEADER } from '#http/origin-verify';
 import { mappedPathOf, publicRouteOf, SCRIPT_ROUTE, VALIDATE_ROUTE } from '#http/public-routes';
 import { buildHttpApiEvent } from '#local/proxy-event';
 import { invoke, NOW } from '#test-support/api-harness';
@@ -62,13 +63,13 @@ describe("clientAddressOf: behind the front door, the viewer's address CloudFron
       [ORIGIN_VERIFY_HEADER, SECRET],
       [VIEWER_ADDRESS_HEADER, viewer],
     ]);
-    expect(clientAddressOf(event, SECRET)).toBe(address);
-    expect(proxyEventOfHttpApi(event, SECRET).requestContext.identity.sourceIp).toBe(address);
+    expect(clientAddressOf(event, { current: SECRET })).toBe(address);
+    expect(proxyEventOfHttpApi(event, { current: SECRET }).requestContext.identity.sourceIp).toBe(address);
   });
 
   it('keeps the connection address when the secret is missing or wrong: anyone can send the header straight to the HTTP API', () => {
     for (const proof of [[], [[ORIGIN_VERIFY_HEADER, 'guess']], [[ORIGIN_VERIFY_HEADER, `${SECRET}x`]]] as [string, string][][]) {
-      expect(clientAddressOf(through([...proof, [VIEWER_ADDRESS_HEADER, '203.0.113.7:1']]), SECRET)).toBe(EDGE);
+      expect(clientAddressOf(through([...proof, [VIEWER_ADDRESS_HEADER, '203.0.113.7:1']]), { current: SECRET })).toBe(EDGE);
     }
   });
 
@@ -87,7 +88,7 @@ describe("clientAddressOf: behind the front door, the viewer's address CloudFron
         [ORIGIN_VERIFY_HEADER, SECRET],
         [VIEWER_ADDRESS_HEADER, viewer],
       ]);
-      expect(clientAddressOf(event, SECRET), viewer).toBe(EDGE);
+      expect(clientAddressOf(event, { current: SECRET }), viewer).toBe(EDGE);
     }
   });
 });
@@ -143,12 +144,12 @@ describe('the validate handler on an HTTP API event', () => {
       telemetry: { report: async () => undefined },
       now: () => NOW,
       logger: new Logger({ logLevel: 'SILENT' }),
-      originSecret: 'front-door-secret',
+      originSecrets: { current: 'front-door-secret-of-the-door' },
     });
     const body = JSON.stringify({ project_id: PROJECT, key: issued.key, fingerprint: 'a'.repeat(64), executor: 'Wave' });
     const headerPairs: [string, string][] = [
       ['Content-Type', 'application/json'],
-      [ORIGIN_VERIFY_HEADER, 'front-door-secret'],
+      [ORIGIN_VERIFY_HEADER, 'front-door-secret-of-the-door'],
       [VIEWER_ADDRESS_HEADER, '203.0.113.9:40000'],
     ];
     expect((await invoke(validate, httpApiEvent({ sourceIp: '130.176.0.1', headerPairs, body }))).body).toMatchObject({ valid: true });
