@@ -642,9 +642,14 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
 
   it('is readable by the issue function alone, which gets its ARN in KEY_SECRET_ARN', () => {
     const issueFunction = functionIdOf(ROUTES.find((route) => route.entry === 'issue-keys')!);
+    // The loader reads the front door's origin secret, a secret of its own (test/stack/front-door.test.ts); none but the issue function reads this one.
     const readers = serviceFunctions()
       .map(([id]) => id)
-      .filter((id) => statementsOf(id).some((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue')));
+      .filter((id) =>
+        statementsOf(id).some(
+          (statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes(`"${secretId()}"`),
+        ),
+      );
     expect(readers).toEqual([issueFunction]);
     const reads = statementsOf(issueFunction).filter((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue'));
     expect(reads.map((statement) => statement.Resource)).toEqual([{ Ref: secretId() }]);
