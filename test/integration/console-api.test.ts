@@ -9,7 +9,8 @@ import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { sha256Hex } from '#domain/scripts';
 import { callerOfToken, hashToken, issueToken, newApiToken, revokeToken } from '#domain/tokens';
-import { CONSOLE_ROUTES, type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
+import { type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
+import { CONSOLE_ROUTES } from '#http/console-routes';
 import { ROUTES } from '#http/routes';
 import { buildHttpApiEvent } from '#local/proxy-event';
 import {

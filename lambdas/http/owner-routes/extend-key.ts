@@ -25,7 +25,7 @@ export const extendKeyRoute = defineOwnerRoute({
   ],
   query: NoQuery,
   body: ExtendKeyBody,
-  run: ({ project, body, now, actor }, _projects, audit, keys) => extendKey(keys.store, project, body, now, { log: audit, actor }),
+  run: ({ project, body, now, trail, stores }) => extendKey(stores.keys.store, project, body, now, trail),
   openapi: () => ({
     operationId: 'extendKey',
     tag: 'Keys',

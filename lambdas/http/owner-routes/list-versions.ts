@@ -13,7 +13,7 @@ export const listVersionsRoute = defineOwnerRoute({
   doing: 'listing versions',
   tableAccess: [{ actions: ['dynamodb:Query'], partitions: ['project'] }],
   query: NoQuery,
-  run: ({ project }, projects) => listVersions(projects, project),
+  run: ({ project, stores }) => listVersions(stores.projects, project),
   openapi: () => ({
     operationId: 'listVersions',
     tag: 'Versions',

@@ -13,7 +13,7 @@ export const listWebhooksRoute = defineOwnerRoute({
   doing: 'listing webhooks',
   tableAccess: [{ actions: ['dynamodb:Query'], partitions: ['project'] }],
   query: NoQuery,
-  run: ({ project, scope }, projects) => listWebhooks(projects, project, scope),
+  run: ({ project, scope, stores }) => listWebhooks(stores.projects, project, scope),
   openapi: () => ({
     operationId: 'listWebhooks',
     tag: 'Webhooks',

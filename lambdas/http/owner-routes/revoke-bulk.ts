@@ -1,5 +1,4 @@
 import { UPDATED_ATTRIBUTES } from '#adapters/layout';
-import { AUDIT_UNSETTLED } from '#domain/audit';
 import { revokeBulkAudited } from '#domain/project-api';
 import { EXAMPLE } from '#http/openapi/examples';
 import { invalid } from '#http/openapi/operation-doc';
@@ -26,12 +25,7 @@ export const revokeBulkRoute = defineOwnerRoute({
   ],
   query: NoQuery,
   body: RevokeBulkBody,
-  run: ({ project, body, now, timeLeftMs, actor, logger }, projects, audit) =>
-    revokeBulkAudited(projects, project, body.watermark, now, timeLeftMs, {
-      log: audit,
-      actor,
-      unsettled: (entry, outcome, error) => logger.error(AUDIT_UNSETTLED, { entryId: entry.entryId, projectId: entry.projectId, outcome, error }),
-    }),
+  run: ({ project, body, now, timeLeftMs, trail, stores }) => revokeBulkAudited(stores.projects, project, body.watermark, now, timeLeftMs, trail),
   openapi: () => ({
     operationId: 'revokeBulk',
     tag: 'Keys',
