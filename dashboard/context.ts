@@ -14,6 +14,7 @@ import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { createDocumentClient, localDynamoConfig } from '#adapters/client';
 import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
 import { createStores, type Stores } from '#adapters/stores';
+import { TokenLimitReached } from '#domain/errors';
 import { unixSeconds } from '#domain/model';
 import type { ScriptStore } from '#domain/ports';
 import { AUTHORIZER_CACHE_SECONDS, SECOND_FLUSH_AFTER_SECONDS } from '#domain/tokens';
@@ -240,7 +241,8 @@ export function usagePlanTokenKeys(
           }),
         );
       } catch (error) {
-        if (error instanceof Error && error.name === 'LimitExceededException') throw new CommandError(apiKeyLimitSentence(oneLine(error)));
+        // A 4xx for the console as for the CLI, never its 500: the limit is the caller's to act on.
+        if (error instanceof Error && error.name === 'LimitExceededException') throw new TokenLimitReached(apiKeyLimitSentence(oneLine(error)));
         throw error;
       }
       await client.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: key.id, keyType: 'API_KEY' }));

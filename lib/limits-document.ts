@@ -10,7 +10,7 @@ import { RATE_LIMIT } from '#domain/rate-limit';
 import { REFUSAL_MEMORY } from '#domain/refusal-memory';
 import { MAX_SCRIPT_BYTES } from '#domain/scripts';
 import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
-import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
+import { AUTHORIZER_CACHE_SECONDS, MAX_TOKENS_PER_OWNER } from '#domain/tokens';
 import { STUB_MAX_AGE_SECONDS } from '#http/loader-stub';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { revokeBulkRoute } from '#http/owner-routes/revoke-bulk';
@@ -62,6 +62,7 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
       ["A route function's timeout", `${API_FUNCTION_TIMEOUT_SECONDS} s`, '`API_FUNCTION_TIMEOUT_SECONDS` (lambdas/http/routes.ts)'],
       ["The bulk revoke's timeout", `${timeoutSecondsOf(revokeBulkRoute)} s`, '`timeoutSeconds` (lambdas/http/owner-routes/revoke-bulk.ts)'],
       ["The authorizer's cached answer", `${AUTHORIZER_CACHE_SECONDS} s`, '`AUTHORIZER_CACHE_SECONDS` (lambdas/domain/tokens.ts)'],
+      ['Working tokens per owner', number(MAX_TOKENS_PER_OWNER), '`MAX_TOKENS_PER_OWNER` (lambdas/domain/tokens.ts)'],
       ["A ban's reason", `${BAN_REASON_LENGTH.min}–${number(BAN_REASON_LENGTH.max)} characters`, '`BAN_REASON_LENGTH` (lambdas/schemas/requests.ts)'],
       [
         "An order's repeat window (the same order id answers the same keys)",

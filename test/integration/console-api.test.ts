@@ -8,7 +8,7 @@ import { SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, sessionHashOf } from '#domai
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { sha256Hex } from '#domain/scripts';
-import { callerOfToken, hashToken, issueToken, newApiToken, revokeToken } from '#domain/tokens';
+import { callerOfToken, hashToken, issueToken, MAX_TOKENS_PER_OWNER, newApiToken, revokeToken } from '#domain/tokens';
 import { type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
 import { CONSOLE_ROUTES } from '#http/console-routes';
 import { ROUTES } from '#http/routes';
@@ -495,6 +495,28 @@ describe('console routes', () => {
     ]);
     expect((await call('/session', { body: { token: created.body?.token } })).status).toBe(401);
     expect((await call(`/tokens/${stranger.tokenId}`, { method: 'DELETE', cookie })).status).toBe(404);
+  });
+});
+
+describe('tokens per owner', () => {
+  it(`refuses the console's token past ${MAX_TOKENS_PER_OWNER} working ones with 403 naming the limit, writing nothing; a revoke makes room`, async () => {
+    const crowded = await seedOwner(table.stores);
+    for (let i = 1; i < MAX_TOKENS_PER_OWNER; i += 1) {
+      await issueToken(table.stores.tokens, { ownerId: crowded.ownerId, tokenHash: hashToken(newApiToken()), now: clock, scope: 'read' });
+    }
+    const cookie = await signIn(crowded.token);
+    const before = (await scanTable(table)).filter((item) => !String(item.pk).startsWith('RATE#')).length;
+    const refused = await call('/tokens', { cookie, body: { scope: 'read' } });
+    expect(refused).toMatchObject({
+      status: 403,
+      body: {
+        error: `An owner has at most ${MAX_TOKENS_PER_OWNER} working tokens, and this one has ${MAX_TOKENS_PER_OWNER}: revoke tokens no one uses, then create the token again`,
+      },
+    });
+    expect((await scanTable(table)).filter((item) => !String(item.pk).startsWith('RATE#')).length).toBe(before);
+    const other = listOf<{ token_id: string }>((await call('/tokens', { cookie })).body?.tokens).find((token) => token.token_id !== crowded.tokenId);
+    expect((await call(`/tokens/${other?.token_id}`, { method: 'DELETE', cookie })).status).toBe(204);
+    expect((await call('/tokens', { cookie, body: { scope: 'read' } })).status).toBe(200);
   });
 });
 

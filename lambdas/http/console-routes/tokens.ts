@@ -1,6 +1,16 @@
 import type { TokenSummary } from '#adapters/token-store';
 import { InvalidInput, KeyNotFound, ProjectNotFound } from '#domain/errors';
-import { hashToken, issueToken, newApiToken, requireWithinReach, revokeToken, type TokenLimits, tokenIdOf, widerLimits } from '#domain/tokens';
+import {
+  hashToken,
+  issueToken,
+  newApiToken,
+  requireRoomForToken,
+  requireWithinReach,
+  revokeToken,
+  type TokenLimits,
+  tokenIdOf,
+  widerLimits,
+} from '#domain/tokens';
 import { CreateTokenBody } from '#schemas/console';
 import { defineConsoleRoute, json, NO_CONTENT, read, write } from '../console-route';
 import { ROUTES } from '../routes';
@@ -61,6 +71,7 @@ export const createToken = defineConsoleRoute({
     const limits = newTokenLimits(body);
     requireWithinReach({ scope, ...limits }, caller);
     if (limits.projectId !== undefined && (await stores.projects.getProject(limits.projectId))?.ownerId !== session.ownerId) throw new ProjectNotFound();
+    await requireRoomForToken(stores.tokens, session.ownerId);
     const token = newApiToken();
     const tokenHash = hashToken(token);
     const tokenId = tokenIdOf(tokenHash);
