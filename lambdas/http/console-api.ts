@@ -18,6 +18,7 @@ import { DomainError, InvalidInput, RateLimited, Unauthenticated } from '#domain
 import type { Caller } from '#domain/model';
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
+import { closeSession, openSession } from '#domain/session-lifecycle';
 import { hashToken, requireScope, type TokenLimits } from '#domain/tokens';
 import { SignInBody } from '#schemas/console';
 import { PATH_ID_PATTERN } from '#schemas/formats';
@@ -176,10 +177,9 @@ async function runOwnerRoute(
 
 /** Audit entries of a console request: the session's token, the request's id, `source: "console"`. */
 function trailOf(request: SessionRequest, deps: ConsoleDeps) {
-  const actor: ApiActor = { tokenId: request.session.tokenId, requestId: request.event.requestContext.requestId, source: 'console' };
   return {
     log: deps.stores.audit,
-    actor,
+    actor: actorOf(request.session, request.event),
     unsettled: (entry: { entryId: string; projectId?: string }, outcome: unknown, error: unknown) =>
       deps.logger.error(AUDIT_UNSETTLED, { entryId: entry.entryId, projectId: entry.projectId, outcome, error }),
   };
@@ -272,7 +272,7 @@ async function sessionRoute(request: Request, deps: ConsoleDeps): Promise<Answer
       createdAt: now,
       lastUsedAt: now,
     };
-    await deps.stores.sessions.create(sessionHashOf(secret), session);
+    await openSession(deps.stores, sessionHashOf(secret), session, actorOf(session, event));
     return {
       status: 200,
       body: sessionAnswer(session),
@@ -285,7 +285,9 @@ async function sessionRoute(request: Request, deps: ConsoleDeps): Promise<Answer
   }
   if (method === 'DELETE') {
     const secret = sessionSecretOf(event.cookies ?? []);
-    if (secret) await deps.stores.sessions.delete(sessionHashOf(secret));
+    const sessionHash = secret && sessionHashOf(secret);
+    const session = sessionHash ? await deps.stores.sessions.get(sessionHash) : undefined;
+    if (sessionHash && session) await closeSession(deps.stores, sessionHash, session, actorOf(session, event), 'sign-out', now);
     return { status: 204, cookies: [sessionCookie('', { secure: secureCookie(event, deps), maxAgeSeconds: 0 })] };
   }
   return json({ error: `No console route ${method} ${CONSOLE_API_PREFIX}/session` }, 404);
@@ -300,13 +302,20 @@ async function requireSession(request: Request, deps: ConsoleDeps): Promise<Sess
   if (!session) throw new SignedOut();
   const grant = sessionIsLive(session, request.now) ? await deps.stores.tokens.findToken(session.tokenHash) : undefined;
   if (!grant) {
-    await deps.stores.sessions.delete(sessionHash);
+    await deps.stores.sessions.delete(sessionHash, session);
     throw new SignedOut();
   }
   if (sessionNeedsTouch(session, request.now)) await deps.stores.sessions.touch(sessionHash, session, request.now);
   const caller: Caller = { ownerId: session.ownerId, tokenHash: session.tokenHash, tokenId: session.tokenId, scope: session.scope, ...limitsOf(session) };
   return { ...request, session, sessionHash, caller };
 }
+
+/** Who a session's own entries name: its token, the request, the console. */
+const actorOf = (session: Pick<ConsoleSession, 'tokenId'>, event: APIGatewayProxyEventV2): ApiActor => ({
+  tokenId: session.tokenId,
+  requestId: event.requestContext.requestId,
+  source: 'console',
+});
 
 /** A token's or session's limits alone, absent ones absent. */
 const limitsOf = ({ projectId, routes }: TokenLimits): TokenLimits => ({

@@ -3,6 +3,7 @@ import { listAudit } from './console-routes/audit';
 import { exportCsv, revokeSelectedKeys, searchKeys } from './console-routes/keys';
 import { findLeak, revokeLeak } from './console-routes/leak';
 import { deleteDiscordLink, getDiscordLink, listProjects, loaderLine, putDiscordLink } from './console-routes/projects';
+import { endSession, listSessions } from './console-routes/sessions';
 import { createToken, listTokens, revokeTokenRoute } from './console-routes/tokens';
 import { commitUpload, startUpload } from './console-routes/versions';
 import { addWebhook, deleteWebhook, editWebhook, listWebhooks, testWebhook } from './console-routes/webhooks';
@@ -34,4 +35,6 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   listTokens,
   createToken,
   revokeTokenRoute,
+  listSessions,
+  endSession,
 ];

@@ -4,7 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyOf } from '#adapters/layout';
-import { SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, sessionHashOf } from '#domain/console-session';
+import { MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, sessionHashOf, sessionIdOf } from '#domain/console-session';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { sha256Hex } from '#domain/scripts';
@@ -189,7 +189,8 @@ describe('console session', () => {
     });
     expect(revoke.status).toBe(403);
     expect((await scanTable(table)).length).toBe(settled);
-    expect(settled).toBe(before + 1);
+    // The sign-in wrote its session, the session's place in the owner's list and its session.open entry.
+    expect(settled).toBe(before + 3);
   });
 
   it('answers GET /session with the owner and scope while signed in, 401 without a cookie', async () => {
@@ -498,6 +499,63 @@ describe('console routes', () => {
   });
 });
 
+describe('sessions per token', () => {
+  it(`ends the oldest live session when the ${MAX_SESSIONS_PER_TOKEN + 1}th opens: its cookie gets 401, the rest stay; each open and close audited`, async () => {
+    const start = clock;
+    try {
+      const busy = await seedOwner(table.stores);
+      const cookies: string[] = [];
+      for (let i = 0; i <= MAX_SESSIONS_PER_TOKEN; i += 1) {
+        clock = start + i;
+        cookies.push(await signIn(busy.token));
+      }
+      expect((await call('/session', { cookie: cookies[0] })).status).toBe(401);
+      for (const cookie of cookies.slice(1)) expect((await call('/session', { cookie })).status).toBe(200);
+      const trail = await table.stores.audit.list({ ownerId: busy.ownerId }, 100);
+      expect(trail.filter((entry) => entry.action === 'session.open')).toHaveLength(MAX_SESSIONS_PER_TOKEN + 1);
+      expect(trail.filter((entry) => entry.action === 'session.close')).toEqual([
+        expect.objectContaining({ source: 'console', tokenId: busy.tokenId, outcome: { reason: 'oldest past the limit' } }),
+      ]);
+      const listed = listOf<{ token_id: string }>((await call('/sessions', { cookie: cookies[1] })).body?.sessions);
+      expect(listed.filter((session) => session.token_id === busy.tokenId)).toHaveLength(MAX_SESSIONS_PER_TOKEN);
+    } finally {
+      clock = start;
+    }
+  });
+
+  it("lists the owner's live sessions and ends one: its cookie gets 401, and the end is audited; sign-out is too", async () => {
+    const person = await seedOwner(table.stores);
+    const laptop = await signIn(person.token);
+    const phone = await signIn(person.token);
+    const listed = listOf<{ session_id: string; token_id: string; opened_at: number; last_used_at: number }>(
+      (await call('/sessions', { cookie: laptop })).body?.sessions,
+    );
+    expect(listed).toHaveLength(2);
+    expect(listed[0]).toEqual({ session_id: expect.stringMatching(/^ses_[0-9a-f]{20}$/), token_id: person.tokenId, opened_at: clock, last_used_at: clock });
+    expect(JSON.stringify(listed)).not.toContain(laptop.slice('sd_session='.length));
+    const phoneId = sessionIdOf(sessionHashOf(phone.slice('sd_session='.length)));
+    expect(listed.map((session) => session.session_id)).toContain(phoneId);
+    expect((await call(`/sessions/${phoneId}`, { method: 'DELETE', cookie: laptop })).status).toBe(204);
+    expect((await call('/session', { cookie: phone })).status).toBe(401);
+    expect((await call('/session', { cookie: laptop })).status).toBe(200);
+    expect((await call(`/sessions/${phoneId}`, { method: 'DELETE', cookie: laptop })).status).toBe(404);
+    expect((await call('/session', { method: 'DELETE', cookie: laptop })).status).toBe(204);
+    const closes = (await table.stores.audit.list({ ownerId: person.ownerId }, 10)).filter((entry) => entry.action === 'session.close');
+    expect(closes.map((entry) => entry.outcome)).toEqual([{ reason: 'sign-out' }, { reason: 'ended by the owner' }]);
+  });
+
+  it('names the cookie __Host-sd_session with Path=/ and Secure over https, and takes it back', async () => {
+    const https = { host: 'console.example.com', origin: 'https://console.example.com' };
+    const answer = await call('/session', { ...https, body: { token: owner.token } });
+    const [cookie = ''] = answer.cookies;
+    expect(cookie).toMatch(/^__Host-sd_session=sds_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Strict; Secure$/);
+    const pair = cookie.split(';')[0] ?? '';
+    expect((await call('/session', { ...https, cookie: pair })).status).toBe(200);
+    const out = await call('/session', { ...https, method: 'DELETE', cookie: pair });
+    expect(out.cookies[0]).toMatch(/^__Host-sd_session=; Path=\/; Max-Age=0/);
+  });
+});
+
 describe('tokens per owner', () => {
   it(`refuses the console's token past ${MAX_TOKENS_PER_OWNER} working ones with 403 naming the limit, writing nothing; a revoke makes room`, async () => {
     const crowded = await seedOwner(table.stores);
@@ -561,7 +619,7 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
     rollback: { version_id: 'ver_0123456789abcdef0123' },
   };
   /** The console's routes of no project: each has its own case below. */
-  const OF_NO_PROJECT = ['GET /projects', 'GET /tokens', 'POST /tokens', 'DELETE /tokens/{token_id}'];
+  const OF_NO_PROJECT = ['GET /projects', 'GET /tokens', 'POST /tokens', 'DELETE /tokens/{token_id}', 'GET /sessions', 'DELETE /sessions/{session_id}'];
 
   interface Case {
     name: string;
