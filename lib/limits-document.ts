@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { MAX_KEYS_PER_DASHBOARD_ISSUE } from '#dashboard/commands/input';
 import { GRANULARITY, TOP_NAMES } from '#domain/analytics/stats';
-import { CONSOLE_RATE_LIMIT, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS } from '#domain/console-session';
+import { CONSOLE_RATE_LIMIT, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, SIGN_IN_FAILURE_LIMIT } from '#domain/console-session';
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { SIGNATURE_MAX_SKEW_SECONDS } from '#domain/discord/signature';
 import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE } from '#domain/full-copies';
@@ -116,6 +116,11 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
       ],
       ['A session unused', `ends after ${hours(SESSION_IDLE_SECONDS)}`, '`SESSION_IDLE_SECONDS`'],
       ['A session at most', days(SESSION_MAX_SECONDS), '`SESSION_MAX_SECONDS`'],
+      [
+        'Failed sign-ins per client address (past them every sign-in waits for the next window)',
+        `${number(SIGN_IN_FAILURE_LIMIT.requests)} per ${SIGN_IN_FAILURE_LIMIT.windowSeconds} s`,
+        '`SIGN_IN_FAILURE_LIMIT` (lambdas/domain/console-session.ts)',
+      ],
       ['Live sessions per token (another ends the oldest)', number(MAX_SESSIONS_PER_TOKEN), '`MAX_SESSIONS_PER_TOKEN` (lambdas/domain/console-session.ts)'],
     ],
   ],

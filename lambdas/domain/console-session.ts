@@ -55,6 +55,19 @@ export const sessionIsLive = (session: Pick<ConsoleSession, 'createdAt' | 'lastU
 
 export const sessionNeedsTouch = (session: Pick<ConsoleSession, 'lastUsedAt'>, now: number): boolean => now - session.lastUsedAt >= SESSION_TOUCH_AFTER_SECONDS;
 
+/**
+ * Failed sign-ins (an unknown or revoked token) from one client address at most, in the rate limit's fixed windows:
+ * past them every sign-in from the address is refused until the window ends, so guessing tokens costs a minute per
+ * 30 guesses (DESIGN.md "Limits that protect every tenant").
+ */
+export const SIGN_IN_FAILURE_LIMIT = { requests: 30, windowSeconds: 60 } as const;
+
+export const signInRefusal = (retryAfterSeconds: number): string =>
+  `Too many failed sign-ins from this address: at most ${SIGN_IN_FAILURE_LIMIT.requests} a minute. Try again in ${retryAfterSeconds} s`;
+
+/** The bucket of an address's failed sign-ins: apart from every token's and session's. */
+export const signInBucket = (address: string): string => `signin#${address}`;
+
 /** The rate-limit bucket of a session: apart from every token's. */
 export const sessionRateBucket = (sessionHash: string): string => `console#${sessionHash}`;
 

@@ -99,6 +99,8 @@ export interface RateLimitStore {
    * reached. Returns the count after this request, or undefined when the request was refused.
    */
   countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined>;
+  /** Whether the window already holds `limit` requests, counting nothing. */
+  isFull(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<boolean>;
 }
 
 // ---- Selling keys ----

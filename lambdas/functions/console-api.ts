@@ -29,5 +29,6 @@ export const handler = lazyHandler(() => {
     discordApiBase: settings.discordApiBase(),
     loaderBaseUrl: settings.loaderBaseUrl(),
     consoleOrigin: settings.consoleOrigin(),
+    originSecret: settings.originSecret(),
   });
 });

@@ -7,17 +7,20 @@ import {
   type ConsoleSession,
   newSessionSecret,
   SESSION_MAX_SECONDS,
+  SIGN_IN_FAILURE_LIMIT,
   sessionCookie,
   sessionHashOf,
   sessionIsLive,
   sessionNeedsTouch,
   sessionRateBucket,
   sessionSecretOf,
+  signInBucket,
+  signInRefusal,
 } from '#domain/console-session';
 import { DomainError, InvalidInput, RateLimited, Unauthenticated } from '#domain/errors';
 import type { Caller } from '#domain/model';
 import { openProject } from '#domain/project-api';
-import { consumeRateLimit } from '#domain/rate-limit';
+import { consumeRateLimit, rateWindowAt } from '#domain/rate-limit';
 import { closeSession, openSession } from '#domain/session-lifecycle';
 import { hashToken, requireScope, type TokenLimits } from '#domain/tokens';
 import { SignInBody } from '#schemas/console';
@@ -26,6 +29,7 @@ import { type Endpoint, type EndpointRequest, requireAccess, runEndpoint } from 
 import type { Answer, ConsoleContext, ConsoleDeps, ConsoleRoute } from './console-route';
 import { CONSOLE_ROUTES } from './console-routes';
 import { errorHeadersOf, statusOf } from './error-statuses';
+import { clientAddressOf } from './http-api';
 import { parse, readJsonBody } from './middlewares';
 import { pathMatcher } from './path-template';
 import { SECURITY_HEADERS } from './responses';
@@ -257,10 +261,18 @@ const secureCookie = (event: APIGatewayProxyEventV2, deps: ConsoleDeps) => conso
 async function sessionRoute(request: Request, deps: ConsoleDeps): Promise<Answer> {
   const { event, method, now } = request;
   if (method === 'POST') {
+    // Past the failed sign-ins an address may make in a minute, every sign-in from it waits for the next minute.
+    const window = { ...rateWindowAt(now), seconds: SIGN_IN_FAILURE_LIMIT.windowSeconds };
+    const failures = signInBucket(clientAddressOf(event, deps.originSecret));
+    if (await deps.stores.rateLimits.isFull(failures, window, SIGN_IN_FAILURE_LIMIT.requests))
+      throw new RateLimited(window.resetSeconds, signInRefusal(window.resetSeconds));
     const { token } = parse(SignInBody, bodyOf(event));
     const tokenHash = hashToken(token);
     const grant = await deps.stores.tokens.findToken(tokenHash);
-    if (!grant) throw new Unauthenticated();
+    if (!grant) {
+      await deps.stores.rateLimits.countRequest(failures, window, SIGN_IN_FAILURE_LIMIT.requests);
+      throw new Unauthenticated();
+    }
     const secret = newSessionSecret();
     // The session keeps the token's limits: it reaches no further than the token would at the API.
     const session: ConsoleSession = {

@@ -62,6 +62,11 @@ export interface ConsoleDeps extends ApiDeps {
    * request's host (the local server, which answers loopback hosts only).
    */
   consoleOrigin?: string;
+  /**
+   * The front door's origin secret: with it, the viewer's address CloudFront forwards is believed (clientAddressOf),
+   * else the connection's own address counts (CloudFront's, behind it).
+   */
+  originSecret?: string;
 }
 
 /** A console answer: JSON (`body`), or `raw` text with its headers (a download), and the cookies to set. */

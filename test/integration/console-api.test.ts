@@ -4,7 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyOf } from '#adapters/layout';
-import { MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, sessionHashOf, sessionIdOf } from '#domain/console-session';
+import { MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, SIGN_IN_FAILURE_LIMIT, sessionHashOf, sessionIdOf } from '#domain/console-session';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { sha256Hex } from '#domain/scripts';
@@ -59,6 +59,7 @@ interface Call {
   cookie?: string;
   origin?: string | null;
   host?: string;
+  sourceIp?: string;
 }
 
 async function call(path: string, options: Call = {}) {
@@ -79,7 +80,7 @@ async function call(path: string, options: Call = {}) {
     isBase64Encoded: false,
     requestId: `req-${Math.random()}`,
     timeEpoch: clock * 1000,
-    sourceIp: '127.0.0.1',
+    sourceIp: options.sourceIp ?? '127.0.0.1',
     stage: '$default',
     accountId: '000000000000',
     apiId: 'local',
@@ -496,6 +497,42 @@ describe('console routes', () => {
     ]);
     expect((await call('/session', { body: { token: created.body?.token } })).status).toBe(401);
     expect((await call(`/tokens/${stranger.tokenId}`, { method: 'DELETE', cookie })).status).toBe(404);
+  });
+});
+
+describe('failed sign-ins per address', () => {
+  it(`refuses every sign-in from an address past ${SIGN_IN_FAILURE_LIMIT.requests} failed ones in a minute with 429 and Retry-After, until the minute ends`, async () => {
+    const start = clock;
+    try {
+      clock = start - (start % 60) + 5;
+      const guesser = { sourceIp: '203.0.113.7' };
+      for (let i = 0; i < SIGN_IN_FAILURE_LIMIT.requests; i += 1) {
+        expect((await call('/session', { ...guesser, body: { token: `sdt_guess${i}` } })).status).toBe(401);
+      }
+      const refused = await call('/session', { ...guesser, body: { token: owner.token } });
+      expect(refused).toMatchObject({ status: 429, cookies: [], headers: { 'Retry-After': '55' } });
+      expect(refused.body?.error).toBe(`Too many failed sign-ins from this address: at most ${SIGN_IN_FAILURE_LIMIT.requests} a minute. Try again in 55 s`);
+      expect((await call('/session', { sourceIp: '203.0.113.8', body: { token: owner.token } })).status).toBe(200);
+      clock += 55;
+      expect((await call('/session', { ...guesser, body: { token: owner.token } })).status).toBe(200);
+    } finally {
+      clock = start;
+    }
+  });
+
+  it('counts successful sign-ins and malformed bodies as no failure', async () => {
+    const start = clock;
+    try {
+      clock = start - (start % 60) + 120;
+      const busy = { sourceIp: '203.0.113.9' };
+      for (let i = 0; i < SIGN_IN_FAILURE_LIMIT.requests; i += 1) {
+        expect((await call('/session', { ...busy, body: { token: owner.token } })).status).toBe(200);
+      }
+      for (let i = 0; i < SIGN_IN_FAILURE_LIMIT.requests; i += 1) expect((await call('/session', { ...busy, body: {} })).status).toBe(400);
+      expect((await call('/session', { ...busy, body: { token: owner.token } })).status).toBe(200);
+    } finally {
+      clock = start;
+    }
   });
 });
 
