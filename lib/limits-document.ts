@@ -6,6 +6,7 @@ import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { SIGNATURE_MAX_SKEW_SECONDS } from '#domain/discord/signature';
 import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE } from '#domain/full-copies';
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
+import { EXPORT_PAGE_KEYS } from '#domain/key-search';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { REFUSAL_MEMORY } from '#domain/refusal-memory';
 import { MAX_SCRIPT_BYTES } from '#domain/scripts';
@@ -121,6 +122,7 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
         `${number(SIGN_IN_FAILURE_LIMIT.requests)} per ${SIGN_IN_FAILURE_LIMIT.windowSeconds} s`,
         '`SIGN_IN_FAILURE_LIMIT` (lambdas/domain/console-session.ts)',
       ],
+      ['Keys per page of the CSV export', number(EXPORT_PAGE_KEYS), '`EXPORT_PAGE_KEYS` (lambdas/domain/key-search.ts)'],
       ['Live sessions per token (another ends the oldest)', number(MAX_SESSIONS_PER_TOKEN), '`MAX_SESSIONS_PER_TOKEN` (lambdas/domain/console-session.ts)'],
     ],
   ],

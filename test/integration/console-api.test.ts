@@ -5,6 +5,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyOf } from '#adapters/layout';
 import { MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, SIGN_IN_FAILURE_LIMIT, sessionHashOf, sessionIdOf } from '#domain/console-session';
+import { EXPORT_PAGE_KEYS } from '#domain/key-search';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { sha256Hex } from '#domain/scripts';
@@ -831,5 +832,30 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
     expect(await table.stores.tokens.findToken(hashToken(target.token))).toBeDefined();
     const narrow = await tokenOf({ projectId: mine, routes: ['issue-keys'], scope: 'read' });
     expect((await call(`/tokens/${narrow.tokenId}`, { method: 'DELETE', cookie: sessions.shopHook.cookie })).status).toBe(204);
+  });
+});
+
+// Last in the file: the thousands of keys it seeds would slow every table scan of the tests before it.
+describe('the CSV export of a large project', () => {
+  let cookie: string;
+  beforeAll(async () => {
+    cookie = await signIn(owner.token);
+  });
+
+  it(`exports in pages of ${EXPORT_PAGE_KEYS} keys: the header row first, X-Export-Next-After while keys remain, every key once`, async () => {
+    const { projectId: large } = await seedProject(table.stores, { ownerId: owner.ownerId, name: 'Large', keys: EXPORT_PAGE_KEYS + 30 });
+    const first = await call(`/projects/${large}/keys/export.csv`, { cookie });
+    const firstLines = first.text.trim().split('\r\n');
+    expect(firstLines[0]).toMatch(/^id,watermark,status,/);
+    expect(firstLines).toHaveLength(EXPORT_PAGE_KEYS + 1);
+    const next = first.headers['X-Export-Next-After'];
+    expect(next).toBe(String(EXPORT_PAGE_KEYS));
+    const second = await call(`/projects/${large}/keys/export.csv?after=${next}`, { cookie });
+    const secondLines = second.text.trim().split('\r\n');
+    expect(secondLines).toHaveLength(30);
+    expect(secondLines[0]).toMatch(/^key_/);
+    expect(second.headers['X-Export-Next-After']).toBeUndefined();
+    const ids = [...firstLines.slice(1), ...secondLines].map((line) => line.split(',')[0]);
+    expect(new Set(ids).size).toBe(EXPORT_PAGE_KEYS + 30);
   });
 });

@@ -124,7 +124,7 @@ export function KeysPage({ projectId }: { projectId: string }) {
               </select>
             )}
           </Field>
-          <a class="button" href={`${apiBase()}${consolePath(projectId, '/keys/export.csv')}`} download>
+          <a class="button" href={`${apiBase()}${consolePath(projectId, '/keys/export.csv')}`} download onClick={(event) => exportAll(event, projectId)}>
             Export CSV
           </a>
         </form>
@@ -219,6 +219,26 @@ export function KeysPage({ projectId }: { projectId: string }) {
 }
 
 const EMPTY_ISSUE_FORM: IssueFormFields = { count: '1', duration: '30d', maxUses: '', maxMachines: '', note: '', discordId: '' };
+
+/**
+ * The CSV export comes in pages (the server reads a few thousand keys a request and names where the next page
+ * starts): the page asks for each in turn and saves them as one file. The link's own download is the first page,
+ * for a browser that runs no script.
+ */
+async function exportAll(event: Event, projectId: string): Promise<void> {
+  event.preventDefault();
+  const parts: string[] = [];
+  for (let after: string | null = '0'; after !== null; ) {
+    const response = await fetch(`${apiBase()}${consolePath(projectId, `/keys/export.csv?after=${after}`)}`, { credentials: 'same-origin' });
+    if (!response.ok) throw new Error(`The export stopped: the server answered ${response.status}`);
+    parts.push(await response.text());
+    after = response.headers.get(EXPORT_NEXT_HEADER);
+  }
+  downloadText(`keys-${projectId}.csv`, parts.join(''), 'text/csv;charset=utf-8');
+}
+
+/** Where the next page of the export starts (the server's EXPORT_NEXT_HEADER); absent on the last page. */
+const EXPORT_NEXT_HEADER = 'X-Export-Next-After';
 
 /** `Issue keys`: the form, then the raw keys of the answer, shown this once with `Copy` and `Download`. */
 function IssueKeys({ projectId, onIssued }: { projectId: string; onIssued: () => void }) {

@@ -1,5 +1,6 @@
 import {
   classifySearch,
+  EXPORT_PAGE_KEYS,
   type KeyStatusFilter,
   keyStatus,
   MAX_LISTING_READ,
@@ -11,7 +12,7 @@ import {
 } from '#domain/key-search';
 import type { KeyDetail, Project } from '#domain/model';
 import { revokeSelected } from '#domain/project-api';
-import { RevokeSelectedBody, SearchQuery } from '#schemas/console';
+import { ExportQuery, RevokeSelectedBody, SearchQuery } from '#schemas/console';
 import { type ConsoleDeps, defineConsoleRoute, json, read, write } from '../console-route';
 
 /** The Keys page's own routes: search and listing, revoking the selected keys, the CSV export. */
@@ -108,13 +109,22 @@ export function csvField(value: string | number | null): string {
 }
 
 /** Every key's metadata, in issue order (never a raw value: the table has none). */
+/** The header that names where the next page of the export starts; absent on the last page. */
+const EXPORT_NEXT_HEADER = 'X-Export-Next-After';
+
+/**
+ * Every key's metadata in issue order (never a raw value: the table has none), EXPORT_PAGE_KEYS a request: the
+ * page of the keys after `after`, the header row on the first page only, and EXPORT_NEXT_HEADER while keys remain.
+ */
 export const exportCsv = defineConsoleRoute({
   method: 'GET',
   path: '/projects/{id}/keys/export.csv',
   need: read('exporting keys', 'list-keys'),
-  run: async ({ project, stores, now }) => {
-    const lines = [CSV_COLUMNS.join(',')];
-    for (let position = 0; ; ) {
+  query: ExportQuery,
+  run: async ({ project, query, stores, now }) => {
+    const lines = query.after === 0 ? [CSV_COLUMNS.join(',')] : [];
+    let position = query.after;
+    for (let counted = 0; counted < EXPORT_PAGE_KEYS; ) {
       const entries = await stores.reads.keyIdsAfter(project.id, position, 100);
       if (entries.length === 0) break;
       const details = await stores.keys.keyDetails(
@@ -138,13 +148,18 @@ export const exportCsv = defineConsoleRoute({
         ];
         lines.push(row.map(csvField).join(','));
       }
+      counted += entries.length;
       position = entries.at(-1)?.seq ?? position;
       if (entries.length < 100) break;
     }
     return {
       status: 200,
-      raw: `${lines.join('\r\n')}\r\n`,
-      headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="keys-${project.id}.csv"` },
+      raw: lines.length === 0 ? '' : `${lines.join('\r\n')}\r\n`,
+      headers: {
+        'Content-Type': 'text/csv; charset=utf-8',
+        'Content-Disposition': `attachment; filename="keys-${project.id}.csv"`,
+        ...(position < project.keyCount && position > query.after ? { [EXPORT_NEXT_HEADER]: String(position) } : {}),
+      },
     };
   },
 });
