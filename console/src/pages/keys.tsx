@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { KeyDetail as ServerKeyDetail } from '../../../lambdas/schemas/resources';
 import { apiBase, consolePath, get, ownerPath, post } from '../api';
 import { ConfirmDialog, CopyButton, downloadText, Field, LoadError, Notice, nowSeconds, useAction, useLoad } from '../components';
 import { type IssuedKey, issuedKeysCsv, issuedKeysText } from '../logic/csv';
@@ -21,24 +22,11 @@ import {
 } from '../logic/paging';
 import { href } from '../logic/routes';
 
-/** The key detail the search route answers (DESIGN.md "Selling keys", with `ban` once keys can be banned). */
-export interface KeyDetail {
-  id: string;
-  user_hash: string;
-  tier: string;
-  watermark: string;
-  issued_at: number;
-  expires_at: number;
-  max_uses: number | null;
-  current_uses: number;
-  revoked: number;
-  note: string | null;
-  discord_id: string | null;
-  max_fingerprints: number | null;
-  fingerprints: { fingerprint: string; bound_at: number }[];
-  last_check_at: number | null;
-  ban?: { reason: string; until: number | null } | null;
-}
+/**
+ * The key detail the search route answers: the server's own type (its zod schema), imported as a type only, so
+ * nothing of zod reaches the page's bundle and a field the server adds (`revoked_by`) is here at once.
+ */
+export type KeyDetail = ServerKeyDetail;
 
 interface SearchAnswer {
   keys: KeyDetail[];
