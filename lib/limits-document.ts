@@ -1,16 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import { MAX_KEYS_PER_DASHBOARD_ISSUE } from '#dashboard/commands/input';
 import { GRANULARITY, TOP_NAMES } from '#domain/analytics/stats';
-import { CONSOLE_RATE_LIMIT, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS } from '#domain/console-session';
+import { CONSOLE_RATE_LIMIT, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, SIGN_IN_FAILURE_LIMIT } from '#domain/console-session';
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { SIGNATURE_MAX_SKEW_SECONDS } from '#domain/discord/signature';
 import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE } from '#domain/full-copies';
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
+import { EXPORT_PAGE_KEYS } from '#domain/key-search';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { REFUSAL_MEMORY } from '#domain/refusal-memory';
 import { MAX_SCRIPT_BYTES } from '#domain/scripts';
 import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
-import { AUTHORIZER_CACHE_SECONDS } from '#domain/tokens';
+import { AUTHORIZER_CACHE_SECONDS, MAX_TOKENS_PER_OWNER } from '#domain/tokens';
 import { UNSIGNED_REFUSALS } from '#domain/unsigned-refusals';
 import { LINK_MEMORY } from '#http/discord-interactions';
 import { STUB_MAX_AGE_SECONDS, UNKNOWN_PROJECTS } from '#http/loader-stub';
@@ -67,6 +68,7 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
       ["A route function's timeout", `${API_FUNCTION_TIMEOUT_SECONDS} s`, '`API_FUNCTION_TIMEOUT_SECONDS` (lambdas/http/routes.ts)'],
       ["The bulk revoke's timeout", `${timeoutSecondsOf(revokeBulkRoute)} s`, '`timeoutSeconds` (lambdas/http/owner-routes/revoke-bulk.ts)'],
       ["The authorizer's cached answer", `${AUTHORIZER_CACHE_SECONDS} s`, '`AUTHORIZER_CACHE_SECONDS` (lambdas/domain/tokens.ts)'],
+      ['Working tokens per owner', number(MAX_TOKENS_PER_OWNER), '`MAX_TOKENS_PER_OWNER` (lambdas/domain/tokens.ts)'],
       ["A ban's reason", `${BAN_REASON_LENGTH.min}–${number(BAN_REASON_LENGTH.max)} characters`, '`BAN_REASON_LENGTH` (lambdas/schemas/requests.ts)'],
       [
         "An order's repeat window (the same order id answers the same keys)",
@@ -131,6 +133,13 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
       ],
       ['A session unused', `ends after ${hours(SESSION_IDLE_SECONDS)}`, '`SESSION_IDLE_SECONDS`'],
       ['A session at most', days(SESSION_MAX_SECONDS), '`SESSION_MAX_SECONDS`'],
+      [
+        'Failed sign-ins per client address (past them every sign-in waits for the next window)',
+        `${number(SIGN_IN_FAILURE_LIMIT.requests)} per ${SIGN_IN_FAILURE_LIMIT.windowSeconds} s`,
+        '`SIGN_IN_FAILURE_LIMIT` (lambdas/domain/console-session.ts)',
+      ],
+      ['Keys per page of the CSV export', number(EXPORT_PAGE_KEYS), '`EXPORT_PAGE_KEYS` (lambdas/domain/key-search.ts)'],
+      ['Live sessions per token (another ends the oldest)', number(MAX_SESSIONS_PER_TOKEN), '`MAX_SESSIONS_PER_TOKEN` (lambdas/domain/console-session.ts)'],
     ],
   ],
   [

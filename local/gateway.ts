@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { GATEWAY_RESPONSE_HEADERS, GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import type { HttpApiHandler } from '#http/http-api';
+import { pathMatcher } from '#http/path-template';
 import type { LoaderRoute } from '#http/public-routes';
 import { LAMBDA_RESPONSE_BYTES, SECURITY_HEADERS } from '#http/responses';
 import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, needsToken, type Route, timeoutSecondsOf } from '#http/routes';
@@ -74,35 +75,15 @@ export function gatewayResponse(type: GatewayResponseType, requestId: string, st
   };
 }
 
-const routePatterns = ALL_ROUTES.map((route) => ({
-  route,
-  names: [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? ''),
-  // A path parameter is one non-empty segment, as in API Gateway.
-  pattern: new RegExp(`^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '([^/]+)')}$`),
-}));
+const matchAnyRoute = pathMatcher<AnyRoute>(ALL_ROUTES);
 
 /**
  * The route for a method and a raw (still percent-encoded) path, with the path parameters decoded.
  * Undefined for an unknown path or method: API Gateway answers those before any authorizer runs.
  */
 export function matchRoute(method: string, path: string): RouteMatch | undefined {
-  for (const { route, names, pattern } of routePatterns) {
-    if (route.method !== method) continue;
-    const match = pattern.exec(path);
-    if (!match) continue;
-    const values = match.slice(1).map(decodeSegment);
-    if (values.some((value) => value === undefined)) return undefined;
-    return { route, pathParameters: Object.fromEntries(names.map((name, i) => [name, values[i] ?? ''])) };
-  }
-  return undefined;
-}
-
-function decodeSegment(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
+  const match = matchAnyRoute(method, path);
+  return match && { route: match.route, pathParameters: match.params };
 }
 
 export function splitTarget(target: string): { path: string; query: string } {

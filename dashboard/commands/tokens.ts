@@ -3,7 +3,18 @@ import { type Flags, oneOf, UsageError } from '#dashboard/args';
 import type { Command } from '#dashboard/command';
 import { CommandError, type DashboardContext } from '#dashboard/context';
 import type { AuditEntry } from '#domain/audit';
-import { hashToken, issueToken, newApiToken, revokeToken, TOKEN_ID_PATTERN, TOKEN_SCOPES, type TokenLimits, type TokenScope, tokenIdOf } from '#domain/tokens';
+import {
+  hashToken,
+  issueToken,
+  newApiToken,
+  requireRoomForToken,
+  revokeToken,
+  TOKEN_ID_PATTERN,
+  TOKEN_SCOPES,
+  type TokenLimits,
+  type TokenScope,
+  tokenIdOf,
+} from '#domain/tokens';
 import { ROUTES } from '#http/routes';
 import { auditLimit, idFlag, ownerId, requireOwner } from './input';
 
@@ -39,6 +50,8 @@ export async function newTokenFor(
   limits: TokenLimits = {},
 ): Promise<{ ownerId: string; token: string; tokenId: string }> {
   await context.tokenKeys.check();
+  // A new owner has none yet; an owner's token past MAX_TOKENS_PER_OWNER is refused before its API key is made.
+  if (owner !== undefined) await requireRoomForToken(context.stores.tokens, owner);
   const token = newApiToken();
   const tokenHash = hashToken(token);
   const tokenId = tokenIdOf(tokenHash);

@@ -1,13 +1,29 @@
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type ConsoleSession, sessionExpiresAt } from '#domain/console-session';
+import { type ConsoleSession, sessionExpiresAt, sessionIdOf } from '#domain/console-session';
 import type { Project } from '#domain/model';
-import type { ConsoleReads, PendingUpload, SessionStore, UploadStore } from '#domain/ports';
+import type { ConsoleReads, ListedSession, PendingUpload, SessionStore, UploadStore } from '#domain/ports';
 import { scopeOf } from '#domain/tokens';
 import { batchGetConsistent, itemKeyId } from './batch-get';
+import { ifCondition, transact } from './conditions';
 import { CHILD_PREFIX, ENTITY, keyIdOfPartition, keyOf, RETENTION_SECONDS } from './layout';
 import { type Item, queryAll } from './paging';
 import { issueOrderEntries, toProject } from './project-store';
 import { TABLE } from './table-definition';
+
+/** A session's place in its owner's list: what the Tokens page shows, and the hash that ends it. */
+function listedItem(sessionHash: string, session: ConsoleSession, lastUsedAt: number) {
+  const sessionId = sessionIdOf(sessionHash);
+  return {
+    ...keyOf.ownerSession({ ...session, sessionId }),
+    entity: ENTITY.ownerSession,
+    sessionHash,
+    sessionId,
+    tokenId: session.tokenId,
+    createdAt: session.createdAt,
+    lastUsedAt,
+    [TABLE.ttlAttribute]: sessionExpiresAt({ ...session, lastUsedAt }),
+  };
+}
 
 /**
  * The console's own items on the one table: sessions (by the hash of their secret, expiring by TTL at the
@@ -19,14 +35,20 @@ export class DynamoConsoleStore implements SessionStore, UploadStore, ConsoleRea
     readonly tableName: string,
   ) {}
 
+  /** The session and its place in its owner's list, in one transaction; both expire with the session. */
   async create(sessionHash: string, session: ConsoleSession): Promise<void> {
-    await this.db.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...keyOf.consoleSession(sessionHash), entity: ENTITY.consoleSession, ...session, [TABLE.ttlAttribute]: sessionExpiresAt(session) },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    await transact(this.db, {
+      TransactItems: [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { ...keyOf.consoleSession(sessionHash), entity: ENTITY.consoleSession, ...session, [TABLE.ttlAttribute]: sessionExpiresAt(session) },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        { Put: { TableName: this.tableName, Item: listedItem(sessionHash, session, session.lastUsedAt) } },
+      ],
+    });
   }
 
   async get(sessionHash: string): Promise<ConsoleSession | undefined> {
@@ -44,10 +66,13 @@ export class DynamoConsoleStore implements SessionStore, UploadStore, ConsoleRea
     };
   }
 
-  /** The session's last use moves forward, and its TTL with it; a session deleted meanwhile stays deleted. */
+  /**
+   * The session's last use moves forward, and its TTL with it; a session deleted meanwhile stays deleted. Its place
+   * in the owner's list follows (at most once a minute, as the touch), unless the session was deleted.
+   */
   async touch(sessionHash: string, session: ConsoleSession, now: number): Promise<void> {
-    await this.db
-      .send(
+    const touched = await ifCondition(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keyOf.consoleSession(sessionHash),
@@ -56,14 +81,37 @@ export class DynamoConsoleStore implements SessionStore, UploadStore, ConsoleRea
           ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
           ExpressionAttributeValues: { ':now': now, ':ttl': sessionExpiresAt({ ...session, lastUsedAt: now }) },
         }),
-      )
-      .catch((error: unknown) => {
-        if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-      });
+      ),
+    );
+    if (touched) await this.db.send(new PutCommand({ TableName: this.tableName, Item: listedItem(sessionHash, session, now) }));
   }
 
-  async delete(sessionHash: string): Promise<void> {
-    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: keyOf.consoleSession(sessionHash) }));
+  async delete(sessionHash: string, session: Pick<ConsoleSession, 'ownerId' | 'tokenId' | 'createdAt'>): Promise<void> {
+    await transact(this.db, {
+      TransactItems: [
+        { Delete: { TableName: this.tableName, Key: keyOf.consoleSession(sessionHash) } },
+        { Delete: { TableName: this.tableName, Key: keyOf.ownerSession({ ...session, sessionId: sessionIdOf(sessionHash) }) } },
+      ],
+    });
+  }
+
+  async sessionsOf(ownerId: string, tokenId?: string): Promise<ListedSession[]> {
+    return queryAll(
+      this.db,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': keyOf.owner(ownerId).pk, ':prefix': `${CHILD_PREFIX.session}${tokenId === undefined ? '' : `${tokenId}#`}` },
+        ConsistentRead: true,
+      },
+      (item): ListedSession => ({
+        sessionHash: String(item.sessionHash),
+        sessionId: String(item.sessionId),
+        tokenId: String(item.tokenId),
+        createdAt: Number(item.createdAt),
+        lastUsedAt: Number(item.lastUsedAt),
+      }),
+    );
   }
 
   async save(upload: PendingUpload): Promise<void> {

@@ -42,6 +42,7 @@ import { TABLE } from './table-definition';
  * | stats unit applied | STATS_UNIT#<sha256(unit)>   | <projectId>#<dayStart>                      | 7 days                   |
  * | owner's project    | OWNER#<ownerId>             | PROJECT#<projectId>                         | always                   |
  * | console session    | SESSION#<sha256>            | SESSION                                     | its expiry (12 h idle, 7 d)|
+ * | owner's session    | OWNER#<ownerId>             | SESSION#<tokenId>#<opened>#<sessionId>      | with its session         |
  * | script upload      | PROJECT#<id>                | UPLOAD#<uploadId>                           | 1 hour, or its commit    |
  * | note word          | NOTE#<projectId>            | <word>#<keyId>                              | always (with its key)    |
  *
@@ -99,6 +100,7 @@ export const ENTITY = {
   statsUnit: 'STATS_UNIT',
   ownerProject: 'OWNER_PROJECT',
   consoleSession: 'SESSION',
+  ownerSession: 'OWNER_SESSION',
   upload: 'UPLOAD',
   noteWord: 'NOTE_WORD',
 } as const;
@@ -145,6 +147,11 @@ export const keyOf = {
   token: (tokenHash: string): ItemKey => ({ pk: `${PARTITION.token}${tokenHash}`, sk: ENTITY.token }),
   tokenById: (tokenId: string): ItemKey => ({ pk: `${PARTITION.tokenById}${tokenId}`, sk: ENTITY.tokenById }),
   ownerToken: (ownerId: string, tokenId: string): ItemKey => ({ pk: `${PARTITION.owner}${ownerId}`, sk: `${CHILD_PREFIX.token}${tokenId}` }),
+  /** A session in its owner's list, by token and then by when it opened (ten digits: seconds sort as text). */
+  ownerSession: (session: { ownerId: string; tokenId: string; createdAt: number; sessionId: string }): ItemKey => ({
+    pk: `${PARTITION.owner}${session.ownerId}`,
+    sk: `${CHILD_PREFIX.session}${session.tokenId}#${String(session.createdAt).padStart(10, '0')}#${session.sessionId}`,
+  }),
   auditPartition: (subject: AuditSubject): string =>
     subject.projectId !== undefined ? `${PARTITION.projectAudit}${subject.projectId}` : `${PARTITION.ownerAudit}${subject.ownerId}`,
   auditEntry: (entry: AuditSubject & { entryId: string }): ItemKey => ({ pk: keyOf.auditPartition(entry), sk: `${AUDIT_ENTRY_PREFIX}${entry.entryId}` }),
@@ -215,7 +222,7 @@ export const STATS_NAME_PREFIX = 'n:';
 export const scriptObjectKey = (object: { projectId: string; versionId: string }): string => `scripts/${object.projectId}/${object.versionId}.luau`;
 
 /** Sort-key prefixes of a project's (and an owner's) children, for the queries that list them. */
-export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#', project: 'PROJECT#' } as const;
+export const CHILD_PREFIX = { version: 'VERSION#', webhook: 'WEBHOOK#', token: 'TOKEN#', project: 'PROJECT#', session: 'SESSION#' } as const;
 
 /**
  * A staged console upload's object in the scripts bucket: the browser PUTs it there (a presigned URL), the commit

@@ -33,4 +33,29 @@ export class DynamoRateLimitStore implements RateLimitStore {
       throw error;
     }
   }
+
+  /**
+   * The same conditional write adding nothing: the condition reads the count where the function may only write
+   * (its grant has UpdateItem on rate windows, no GetItem), and an empty window is left with a count of 0.
+   */
+  async isFull(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<boolean> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf.rateWindow(bucket, window.start),
+          UpdateExpression: 'ADD requests :zero SET #ttl = :ttl, entity = :entity',
+          ConditionExpression: 'attribute_not_exists(requests) OR requests < :limit',
+          ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
+          ExpressionAttributeValues: { ':zero': 0, ':limit': limit, ':ttl': window.start + RATE_WINDOWS_KEPT * window.seconds, ':entity': ENTITY.rateWindow },
+          // The one ReturnValues the rate windows' grant allows.
+          ReturnValues: RATE_WINDOW_RETURN_VALUES[0],
+        }),
+      );
+      return false;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return true;
+      throw error;
+    }
+  }
 }

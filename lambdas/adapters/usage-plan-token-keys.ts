@@ -1,4 +1,5 @@
 import type { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { TokenLimitReached } from '#domain/errors';
 import { AUTHORIZER_CACHE_SECONDS, SECOND_FLUSH_AFTER_SECONDS } from '#domain/tokens';
 
 /**
@@ -73,7 +74,8 @@ export function usagePlanTokenKeys({ gateway: known, locate, fail, sleep = wait 
           }),
         );
       } catch (error) {
-        if (error instanceof Error && error.name === 'LimitExceededException') throw fail(apiKeyLimitSentence(oneLine(error)));
+        // A 4xx for the console as for the CLI, never its 500: the limit is the caller's to act on.
+        if (error instanceof Error && error.name === 'LimitExceededException') throw new TokenLimitReached(apiKeyLimitSentence(oneLine(error)));
         throw error;
       }
       await client.send(new sdk.CreateUsagePlanKeyCommand({ usagePlanId, keyId: key.id, keyType: 'API_KEY' }));

@@ -26,6 +26,9 @@ export const AUDIT_ACTIONS = {
   migrateToken: 'token.migrate',
   linkDiscord: 'discord.link',
   unlinkDiscord: 'discord.unlink',
+  // A console session opened with a token, and ended (sign-out, by the owner, or as the oldest past the limit).
+  openSession: 'session.open',
+  closeSession: 'session.close',
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
 

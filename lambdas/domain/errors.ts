@@ -48,6 +48,11 @@ export class TokenTooWide extends DomainError {
   }
 }
 
+/** One token too many for its owner, or for the account's API keys: `message` names the limit and what to do. */
+export class TokenLimitReached extends DomainError {
+  override readonly name = 'TokenLimitReached';
+}
+
 export class ProjectNotFound extends DomainError {
   override readonly name = 'ProjectNotFound';
   constructor() {
@@ -107,6 +112,7 @@ export type DomainErrorName =
   | 'InvalidInput'
   | 'RouteNotAllowed'
   | 'TokenTooWide'
+  | 'TokenLimitReached'
   | 'Unauthenticated'
   | 'ScopeMissing'
   | 'ProjectNotFound'

@@ -17,6 +17,13 @@ export const MAX_SEARCH_CANDIDATES = 1000;
 /** Keys a listing with a status filter reads for one page at most, so a page never reads the whole project. */
 export const MAX_LISTING_READ = 1000;
 
+/**
+ * Keys per page of the CSV export: one request reads at most this many (50 reads of 100), well inside the
+ * console function's timeout and Lambda's 6 MB answer; the page says where the next one starts and the browser
+ * joins the pages into one file. Read whole, 50,000 keys and more failed after paying for every read.
+ */
+export const EXPORT_PAGE_KEYS = 5000;
+
 /** Words of a note kept as search items: enough for any real note, and a key's write cost stays bounded. */
 export const MAX_NOTE_WORDS = 16;
 /** A word is cut here: a prefix search of a longer word still finds it. */

@@ -109,6 +109,8 @@ export interface RateLimitStore {
    * reached. Returns the count after this request, or undefined when the request was refused.
    */
   countRequest(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<number | undefined>;
+  /** Whether the window already holds `limit` requests, counting nothing. */
+  isFull(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<boolean>;
 }
 
 // ---- Selling keys ----
@@ -433,12 +435,27 @@ export interface DeliveryStore {
 
 // ---- The publisher console ----
 
-/** The console's sessions, by the hash of their cookie's secret (#domain/console-session). */
+/** A session in its owner's list: its hash (the store's key), id, token and times. */
+export interface ListedSession {
+  sessionHash: string;
+  sessionId: string;
+  tokenId: string;
+  createdAt: number;
+  lastUsedAt: number;
+}
+
+/**
+ * The console's sessions, by the hash of their cookie's secret (#domain/console-session), and listed under their
+ * owner (each with its token), so an owner sees and ends them and a token's oldest can be found.
+ */
 export interface SessionStore {
   create(sessionHash: string, session: ConsoleSession): Promise<void>;
   get(sessionHash: string): Promise<ConsoleSession | undefined>;
   touch(sessionHash: string, session: ConsoleSession, now: number): Promise<void>;
-  delete(sessionHash: string): Promise<void>;
+  /** The session and its place in its owner's list. */
+  delete(sessionHash: string, session: Pick<ConsoleSession, 'ownerId' | 'tokenId' | 'createdAt'>): Promise<void>;
+  /** The owner's sessions (of one token when `tokenId` is given), oldest first, live or not yet swept. */
+  sessionsOf(ownerId: string, tokenId?: string): Promise<ListedSession[]>;
 }
 
 /** What the console reads besides the owner API's stores. */

@@ -60,6 +60,40 @@ export async function revokeKey(store: ProjectStore, project: Project, keyId: st
   return { ok: true };
 }
 
+/** How many selected keys are revoked at once: each is one transaction (the revoke and its entry). */
+const REVOKE_SELECTED_CONCURRENCY = 10;
+
+/**
+ * The console's "Revoke selected": each key revoked as revokeKey revokes one (its `key.revoke` entry in the same
+ * transaction), a few at a time. `revoked_count` counts the keys this call revoked; a key not found or already
+ * revoked counts nothing and is entered nowhere.
+ */
+export async function revokeSelected(
+  store: ProjectStore,
+  project: Project,
+  keyIds: readonly string[],
+  now: number,
+  trail: AuditTrail,
+): Promise<{ revoked_count: number }> {
+  let revoked = 0;
+  for (let start = 0; start < keyIds.length; start += REVOKE_SELECTED_CONCURRENCY) {
+    const outcomes = await Promise.all(
+      keyIds.slice(start, start + REVOKE_SELECTED_CONCURRENCY).map((keyId) => {
+        const entry = apiEntry(trail, {
+          projectId: project.id,
+          at: now,
+          action: AUDIT_ACTIONS.revokeKey,
+          target: { key_id: keyId },
+          outcome: { revoked_count: 1 },
+        });
+        return store.revokeKey(project.id, keyId, now, entry);
+      }),
+    );
+    revoked += outcomes.filter((outcome) => outcome === 'revoked').length;
+  }
+  return { revoked_count: revoked };
+}
+
 /**
  * Spec §4.3. Revokes every active key of this project carrying the watermark. `revoked_count` counts only
  * keys this call changed: each write is conditional on the key still being active, so two concurrent bulk

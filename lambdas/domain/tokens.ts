@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type ApiActor, AUDIT_ACTIONS, dashboardEntry, ownerEntryBy } from './audit';
-import { RouteNotAllowed, ScopeMissing, TokenTooWide } from './errors';
+import { RouteNotAllowed, ScopeMissing, TokenLimitReached, TokenTooWide } from './errors';
 import type { Caller } from './model';
 import type { TokenWrites } from './ports';
 import type { ScopeNeed, TokenGrant, TokenLimits, TokenScope } from './token-model';
@@ -111,6 +111,25 @@ export function widerLimits(candidate: TokenLimits, holder: TokenLimits): string
 export function requireWithinReach(candidate: Reach, holder: Reach): void {
   const wider = widerReach(candidate, holder);
   if (wider !== undefined) throw new TokenTooWide(wider);
+}
+
+/**
+ * An owner's working tokens at most (DESIGN.md "Limits that protect every tenant"): each token is an API key on the
+ * usage plan, and an AWS account holds 10,000 API keys a Region for every owner together.
+ */
+export const MAX_TOKENS_PER_OWNER = 100;
+
+/**
+ * Room for one more token of `ownerId`, checked before anything is made (its API key at the gateway first), or the
+ * 403 naming the limit. Two creations racing at the last place can both pass: the limit guards the account's keys
+ * from one owner's loop, and a person or a script creating tokens one by one meets it exactly.
+ */
+export async function requireRoomForToken(store: { tokensOf(ownerId: string): Promise<readonly unknown[]> }, ownerId: string): Promise<void> {
+  const working = (await store.tokensOf(ownerId)).length;
+  if (working >= MAX_TOKENS_PER_OWNER)
+    throw new TokenLimitReached(
+      `An owner has at most ${MAX_TOKENS_PER_OWNER} working tokens, and this one has ${working}: revoke tokens no one uses, then create the token again`,
+    );
 }
 
 /**

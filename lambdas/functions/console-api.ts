@@ -2,7 +2,7 @@ import { createS3Client, S3ScriptStore } from '#adapters/script-store';
 import { presigningS3Client, S3UploadStaging } from '#adapters/upload-staging';
 import { usagePlanTokenKeys } from '#adapters/usage-plan-token-keys';
 import { consoleStoresOf, createConsoleHandler } from '#http/console-api';
-import { awsApiDeps, awsStores, lazyHandler, settings } from '#runtime/aws';
+import { awsApiDeps, awsStores, lazyHandler, readOriginSecrets, settings } from '#runtime/aws';
 
 /**
  * The publisher console's API (`/console/api/*`, lambdas/http/console-api.ts): one function behind the console's
@@ -10,6 +10,10 @@ import { awsApiDeps, awsStores, lazyHandler, settings } from '#runtime/aws';
  * API key on the usage plan, and a revoke flushes the authorizer cache, exactly as the dashboard's token commands
  * (the same adapter, whose API Gateway client is loaded only when a token is created or revoked).
  */
+// At the container's init: none until the stack gives the console function the secret (sign-in then counts the
+// viewer's address, not CloudFront's).
+const originSecrets = await readOriginSecrets();
+
 export const handler = lazyHandler(() => {
   const s3 = createS3Client();
   const tokenKeys = usagePlanTokenKeys({
@@ -25,5 +29,6 @@ export const handler = lazyHandler(() => {
     discordApiBase: settings.discordApiBase(),
     loaderBaseUrl: settings.loaderBaseUrl(),
     consoleOrigin: settings.consoleOrigin(),
+    originSecrets,
   });
 });

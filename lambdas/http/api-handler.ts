@@ -2,7 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import type { ApiActor } from '#domain/audit';
+import { type ApiActor, AUDIT_UNSETTLED, type ManyWritesAuditTrail } from '#domain/audit';
 import { InvalidInput, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
 import type { Caller, Project } from '#domain/model';
 import type { AuditLog, KeySecret, KeyStore, ProjectStore, RateLimitStore } from '#domain/ports';
@@ -36,100 +36,141 @@ export interface ApiDeps {
   logger: Logger;
 }
 
+/** What a route's `run` gets, named once for every route: the request made into values, and what to act with. */
+interface RouteContext<Query, Body> {
+  project: Project;
+  query: Query;
+  body: Body;
+  now: number;
+  /** The caller's token scope, for answers a read token sees less of. */
+  scope: TokenScope;
+  /** The `{key_id}` of the routes that name one key in their path; empty for the others. */
+  keyId: string;
+  /** Where a change's audit entries go and whom they name; an entry a change could not settle is logged. */
+  trail: ManyWritesAuditTrail;
+  /** The project store, and the key store with the secret order keys derive from. */
+  stores: { projects: ProjectStore; keys: KeyIssuing };
+  timeLeftMs: () => number;
+}
+
 export interface Endpoint<Query, Body, Result> {
   /** The token scope the route needs (its route's, see #api/routes). */
   scope: ScopeNeed;
   query: z.ZodMiniType<Query, unknown>;
   /** Present for endpoints that take a JSON body. */
   body?: z.ZodMiniType<Body, unknown>;
-  /**
-   * A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
-   * `actor` and `audit` are for the endpoints that change something: their audit entries name the actor. `scope` is
-   * the caller's token's, for answers a read token sees less of; `logger` is the function's. `keyId` is the
-   * `{key_id}` of the routes that name one key in their path.
-   */
-  run(
-    input: {
-      project: Project;
-      query: Query;
-      body: Body;
-      now: number;
-      timeLeftMs: () => number;
-      actor: ApiActor;
-      scope: TokenScope;
-      logger: Logger;
-      keyId: string;
-    },
-    projects: ProjectStore,
-    audit: AuditLog,
-    keys: KeyIssuing,
-  ): Promise<Result>;
+  /** A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>. */
+  run(context: RouteContext<Query, Body>): Promise<Result>;
 }
 
 export type ApiHandler = ProxyHandler;
 
-/**
- * How a front door serves the endpoints. The owner API (the default) counts each request against the token's
- * 100 a minute and audits `source: "api"`; the console serves the same endpoints behind its session, which has its
- * own limit (counted once per request before the endpoint, lambdas/http/console-api.ts) and audits `"console"`.
- */
-export interface FrontDoor {
+/** One request of an endpoint, whichever door it came through: who asks, from where, and what it sent. */
+export interface EndpointRequest {
+  caller: Caller;
   source: NonNullable<ApiActor['source']>;
-  tokenRateLimit: boolean;
+  requestId: string;
+  /** The `{id}` of the path, as sent. */
+  projectId: string;
+  keyId: string;
+  /** Query parameters, each once. */
+  query: Record<string, string>;
+  /** The JSON body as parsed (undefined for an endpoint without one). */
+  body: unknown;
+  timeLeftMs: () => number;
 }
 
-export const OWNER_API: FrontDoor = { source: 'api', tokenRateLimit: true };
-export const CONSOLE: FrontDoor = { source: 'console', tokenRateLimit: false };
+/**
+ * The caller may call the endpoint: its token's scope and named routes (a read token learns it may not write before
+ * its body is read). The project limit is openProject's, in runEndpoint.
+ */
+export function requireAccess(caller: Caller, need: ScopeNeed): void {
+  requireScope(caller.scope, need);
+  requireRoute(caller.routes, need);
+}
 
 /**
- * One API endpoint as a Lambda handler: HTTP in, JSON out. Every request goes the same straight line:
- * caller (from the authorizer) → rate limit → token scope → body and query validation → project access → the
- * endpoint's rule.
- * Every failure leaves as `{"error": "..."}` with its status; nothing unexpected leaks past a 500.
+ * An endpoint's work once the door let the request in (requireAccess): body and query validation → project access
+ * (the token's project limit included) → the endpoint's rule. Both doors run it: the REST adapter below, and the
+ * console's mirror of the owner routes with its session's caller.
  */
-export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: ApiDeps, door: FrontDoor = OWNER_API): ApiHandler {
-  const { stores, now } = deps;
+export async function runEndpoint<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: ApiDeps, request: EndpointRequest): Promise<Result> {
+  const { stores } = deps;
+  const query = parse(endpoint.query, request.query);
+  const body = endpoint.body ? parse(endpoint.body, request.body) : (undefined as Body);
+  const project = await openProject(stores.projects, request.caller, projectIdOf(request.projectId));
+  const actor: ApiActor = { tokenId: request.caller.tokenId, requestId: request.requestId, source: request.source };
+  const trail: ManyWritesAuditTrail = {
+    log: stores.audit,
+    actor,
+    unsettled: (entry, outcome, error) => deps.logger.error(AUDIT_UNSETTLED, { entryId: entry.entryId, projectId: entry.projectId, outcome, error }),
+  };
+  return endpoint.run({
+    project,
+    query,
+    body,
+    now: deps.now(),
+    scope: request.caller.scope,
+    keyId: request.keyId,
+    trail,
+    stores: { projects: stores.projects, keys: { store: stores.keys, secret: deps.keySecret } },
+    timeLeftMs: request.timeLeftMs,
+  });
+}
+
+/**
+ * One API endpoint as a REST proxy Lambda handler (the owner API's door: audited `source: "api"`, each request
+ * counted against the token's 100 a minute): HTTP in, JSON out. Every request goes the same straight line:
+ * caller (from the authorizer, derived once) → rate limit → token scope and routes → body and query validation →
+ * project access → the endpoint's rule. Every failure leaves as `{"error": "..."}` with its status; nothing
+ * unexpected leaks past a 500.
+ */
+export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: ApiDeps): ApiHandler {
   const chain = middy<JsonEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(requestIdsInLogs(deps.logger))
     .use(jsonErrors(deps.logger))
     .use(lowercaseHeaders());
-  if (door.tokenRateLimit) chain.use(rateLimit(deps));
-  chain.use(tokenScope(endpoint.scope));
+  chain.use(rateLimit(deps));
+  chain.use(tokenAccess(endpoint.scope));
   if (endpoint.body) chain.use(jsonBody());
   const handler = chain.handler(async (event, context) => {
-    const query = parse(endpoint.query, singleValuedQuery(event));
-    const body = endpoint.body ? parse(endpoint.body, event.body) : (undefined as Body);
-    const caller = callerOf(event);
-    const project = await openProject(stores.projects, caller, projectIdOf(event));
-    const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId, source: door.source };
-    const keyId = event.pathParameters?.key_id ?? '';
-    const result = await endpoint.run(
-      { project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor, scope: caller.scope, logger: deps.logger, keyId },
-      stores.projects,
-      stores.audit,
-      { store: stores.keys, secret: deps.keySecret },
-    );
+    const result = await runEndpoint(endpoint, deps, {
+      caller: callerOf(event),
+      source: 'api',
+      requestId: event.requestContext.requestId,
+      projectId: event.pathParameters?.id ?? '',
+      keyId: event.pathParameters?.key_id ?? '',
+      query: singleValuedQuery(event),
+      body: event.body,
+      timeLeftMs: () => context.getRemainingTimeInMillis(),
+    });
     return jsonResponse(200, result);
   });
   return handler;
 }
 
+const callers = new WeakMap<object, Caller>();
+
 /**
- * The caller the authorizer established; without one the request never passed API Gateway's auth. An answer
- * cached from before scopes existed carries no scope, like the tokens of then: write.
+ * The caller the authorizer established, derived once per request (the rate limit, the scope check and the
+ * endpoint ask for it); without one the request never passed API Gateway's auth. An answer cached from before
+ * scopes existed carries no scope, like the tokens of then: write.
  */
 function callerOf(event: Pick<APIGatewayProxyEvent, 'requestContext'>): Caller {
+  const known = callers.get(event);
+  if (known) return known;
   const authorizer = event.requestContext.authorizer;
   const ownerId = authorizer?.ownerId;
   const tokenHash = authorizer?.tokenHash;
   if (typeof ownerId !== 'string' || typeof tokenHash !== 'string') throw new Unauthenticated();
-  return callerOfToken(ownerId, tokenHash, scopeOf(authorizer?.scope), limitsFromContext(authorizer));
+  const caller = callerOfToken(ownerId, tokenHash, scopeOf(authorizer?.scope), limitsFromContext(authorizer));
+  callers.set(event, caller);
+  return caller;
 }
 
-function projectIdOf(event: Pick<APIGatewayProxyEvent, 'pathParameters'>): string {
-  const id = event.pathParameters?.id;
+function projectIdOf(id: string): string {
   // An id that this service could never have made names no project: answer as for any unknown project.
-  if (!id || !PATH_ID_PATTERN.test(id)) throw new ProjectNotFound();
+  if (!PATH_ID_PATTERN.test(id)) throw new ProjectNotFound();
   return id;
 }
 
@@ -142,14 +183,8 @@ function singleValuedQuery(event: Pick<APIGatewayProxyEvent, 'queryStringParamet
 }
 
 /** Before the body is read: a read token learns it may not write, whatever it sent. */
-function tokenScope(need: ScopeNeed): HttpMiddleware {
-  return {
-    before: ({ event }) => {
-      const caller = callerOf(event);
-      requireScope(caller.scope, need);
-      requireRoute(caller.routes, need);
-    },
-  };
+function tokenAccess(need: ScopeNeed): HttpMiddleware {
+  return { before: ({ event }) => requireAccess(callerOf(event), need) };
 }
 
 /** The exact per-token 100/min rule; every authenticated request counts, whatever its outcome. */

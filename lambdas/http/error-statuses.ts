@@ -10,6 +10,7 @@ export const ERROR_STATUSES = {
   ScopeMissing: { status: 403, description: 'The token has the read scope and this operation writes; `error` names the scope it needs.' },
   RouteNotAllowed: { status: 403, description: 'The token was created for named routes only and this is not one of them; `error` names them.' },
   TokenTooWide: { status: 403, description: 'The token asked for would reach further than the one the session was opened with; `error` says how.' },
+  TokenLimitReached: { status: 403, description: 'The owner has as many working tokens as allowed; `error` names the limit.' },
   PlanNotAllowed: { status: 403, description: 'The project is not on the Business plan.' },
   ProjectNotFound: { status: 404, description: 'The project does not exist or is not yours (the same answer, so ids cannot be enumerated).' },
   KeyNotFound: { status: 404, description: 'No key with this id in the project.' },

@@ -106,15 +106,20 @@ function parserError(message: string): InvalidInput {
   return new InvalidInput(MALFORMED_JSON);
 }
 
+/** A failure of the body middlewares as the caller hears it: middy's own HTTP errors (422 for malformed JSON) are 400s. */
+function asDomainFailure(error: unknown): unknown {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  return !(error instanceof DomainError) && typeof status === 'number' && status >= 400 && status < 500
+    ? parserError((error as { message?: string }).message ?? '')
+    : error;
+}
+
 export function jsonErrors(logger: Logger): HttpMiddleware {
   return {
     onError: (request) => {
       const error = request.error;
       const rateHeaders = request.internal.rateHeaders ?? {};
-      // middy's JSON body parser throws HTTP errors of its own (422 for malformed JSON): the spec says 400.
-      const status = (error as { statusCode?: unknown } | null)?.statusCode;
-      const failure =
-        !(error instanceof DomainError) && typeof status === 'number' && status >= 400 && status < 500 ? parserError(error?.message ?? '') : error;
+      const failure = asDomainFailure(error);
       if (failure instanceof DomainError) {
         request.response = errorResponse(statusOf(failure), failure.message, { ...rateHeaders, ...errorHeadersOf(failure) });
         return;
@@ -124,4 +129,18 @@ export function jsonErrors(logger: Logger): HttpMiddleware {
       request.response = errorResponse(500, INTERNAL_ERROR, rateHeaders, request.context.awsRequestId ?? request.event.requestContext?.requestId);
     },
   };
+}
+
+/**
+ * A JSON body read by the rules of jsonBody(), the same middlewares in the same order, for a request that is not a
+ * middy one (the console's mirror of the owner routes): the parsed body, or the InvalidInput the API would answer.
+ */
+export async function readJsonBody(request: { body: string | null; isBase64Encoded: boolean; headers: Record<string, string | undefined> }): Promise<unknown> {
+  const event = { ...request, headers: { ...request.headers } };
+  try {
+    for (const middleware of jsonBody()) await middleware.before?.({ event } as unknown as Parameters<NonNullable<HttpMiddleware['before']>>[0]);
+  } catch (error) {
+    throw asDomainFailure(error);
+  }
+  return event.body;
 }

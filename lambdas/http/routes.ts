@@ -1,4 +1,4 @@
-import { type ApiDeps, type ApiHandler, createApiHandler, type Endpoint, type FrontDoor, OWNER_API } from './api-handler';
+import { type ApiDeps, type ApiHandler, createApiHandler, type Endpoint } from './api-handler';
 import { banKeyRoute } from './owner-routes/ban-key';
 import { extendKeyRoute } from './owner-routes/extend-key';
 import { getKeyRoute } from './owner-routes/get-key';
@@ -43,9 +43,9 @@ export const ROUTES = [
 
 export type Route = (typeof ROUTES)[number];
 
-/** Every route's handler, built from the same dependencies (the local stack's stores, a test's), for one front door. */
-export function createRouteHandlers(deps: ApiDeps, door: FrontDoor = OWNER_API): Record<Route['entry'], ApiHandler> {
-  return Object.fromEntries(ROUTES.map((route) => [route.entry, createApiHandler(route as Endpoint<unknown, unknown, unknown>, deps, door)])) as Record<
+/** Every route's REST handler, built from the same dependencies (the local stack's stores, a test's). */
+export function createRouteHandlers(deps: ApiDeps): Record<Route['entry'], ApiHandler> {
+  return Object.fromEntries(ROUTES.map((route) => [route.entry, createApiHandler(route as Endpoint<unknown, unknown, unknown>, deps)])) as Record<
     Route['entry'],
     ApiHandler
   >;

@@ -55,6 +55,11 @@ export const LeakRevokeBody = z.object({
     .check(z.minLength(1, 'watermarks must name 1 to 100 watermarks'), z.maxLength(100, 'watermarks must name 1 to 100 watermarks')),
 });
 
+/** A page of the CSV export: the keys issued after position `after` (0, the default, is the first page, with the header row). */
+export const ExportQuery = z.object({
+  after: z._default(z.pipe(z.string().check(z.regex(/^[0-9]{1,15}$/, 'after must be a whole number')), z.transform(Number)), 0),
+});
+
 export const AuditQuery = z.object({
   limit: z._default(z.pipe(z.string().check(z.regex(/^[0-9]{1,4}$/, 'limit must be a whole number from 1 to 1000')), z.transform(Number)), 100),
 });

@@ -4,12 +4,14 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyOf } from '#adapters/layout';
-import { SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, sessionHashOf } from '#domain/console-session';
+import { MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, SIGN_IN_FAILURE_LIMIT, sessionHashOf, sessionIdOf } from '#domain/console-session';
+import { EXPORT_PAGE_KEYS } from '#domain/key-search';
 import type { PendingUpload, UploadStaging } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import { sha256Hex } from '#domain/scripts';
-import { callerOfToken, hashToken, issueToken, newApiToken, revokeToken } from '#domain/tokens';
-import { CONSOLE_ROUTES, type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
+import { callerOfToken, hashToken, issueToken, MAX_TOKENS_PER_OWNER, newApiToken, revokeToken } from '#domain/tokens';
+import { type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
+import { CONSOLE_ROUTES } from '#http/console-routes';
 import { ROUTES } from '#http/routes';
 import { buildHttpApiEvent } from '#local/proxy-event';
 import {
@@ -58,6 +60,7 @@ interface Call {
   cookie?: string;
   origin?: string | null;
   host?: string;
+  sourceIp?: string;
 }
 
 async function call(path: string, options: Call = {}) {
@@ -78,7 +81,7 @@ async function call(path: string, options: Call = {}) {
     isBase64Encoded: false,
     requestId: `req-${Math.random()}`,
     timeEpoch: clock * 1000,
-    sourceIp: '127.0.0.1',
+    sourceIp: options.sourceIp ?? '127.0.0.1',
     stage: '$default',
     accountId: '000000000000',
     apiId: 'local',
@@ -188,7 +191,8 @@ describe('console session', () => {
     });
     expect(revoke.status).toBe(403);
     expect((await scanTable(table)).length).toBe(settled);
-    expect(settled).toBe(before + 1);
+    // The sign-in wrote its session, the session's place in the owner's list and its session.open entry.
+    expect(settled).toBe(before + 3);
   });
 
   it('answers GET /session with the owner and scope while signed in, 401 without a cookie', async () => {
@@ -502,6 +506,121 @@ describe('console routes', () => {
   });
 });
 
+describe('failed sign-ins per address', () => {
+  it(`refuses every sign-in from an address past ${SIGN_IN_FAILURE_LIMIT.requests} failed ones in a minute with 429 and Retry-After, until the minute ends`, async () => {
+    const start = clock;
+    try {
+      clock = start - (start % 60) + 5;
+      const guesser = { sourceIp: '203.0.113.7' };
+      for (let i = 0; i < SIGN_IN_FAILURE_LIMIT.requests; i += 1) {
+        expect((await call('/session', { ...guesser, body: { token: `sdt_guess${i}` } })).status).toBe(401);
+      }
+      const refused = await call('/session', { ...guesser, body: { token: owner.token } });
+      expect(refused).toMatchObject({ status: 429, cookies: [], headers: { 'Retry-After': '55' } });
+      expect(refused.body?.error).toBe(`Too many failed sign-ins from this address: at most ${SIGN_IN_FAILURE_LIMIT.requests} a minute. Try again in 55 s`);
+      expect((await call('/session', { sourceIp: '203.0.113.8', body: { token: owner.token } })).status).toBe(200);
+      clock += 55;
+      expect((await call('/session', { ...guesser, body: { token: owner.token } })).status).toBe(200);
+    } finally {
+      clock = start;
+    }
+  });
+
+  it('counts successful sign-ins and malformed bodies as no failure', async () => {
+    const start = clock;
+    try {
+      clock = start - (start % 60) + 120;
+      const busy = { sourceIp: '203.0.113.9' };
+      for (let i = 0; i < SIGN_IN_FAILURE_LIMIT.requests; i += 1) {
+        expect((await call('/session', { ...busy, body: { token: owner.token } })).status).toBe(200);
+      }
+      for (let i = 0; i < SIGN_IN_FAILURE_LIMIT.requests; i += 1) expect((await call('/session', { ...busy, body: {} })).status).toBe(400);
+      expect((await call('/session', { ...busy, body: { token: owner.token } })).status).toBe(200);
+    } finally {
+      clock = start;
+    }
+  });
+});
+
+describe('sessions per token', () => {
+  it(`ends the oldest live session when the ${MAX_SESSIONS_PER_TOKEN + 1}th opens: its cookie gets 401, the rest stay; each open and close audited`, async () => {
+    const start = clock;
+    try {
+      const busy = await seedOwner(table.stores);
+      const cookies: string[] = [];
+      for (let i = 0; i <= MAX_SESSIONS_PER_TOKEN; i += 1) {
+        clock = start + i;
+        cookies.push(await signIn(busy.token));
+      }
+      expect((await call('/session', { cookie: cookies[0] })).status).toBe(401);
+      for (const cookie of cookies.slice(1)) expect((await call('/session', { cookie })).status).toBe(200);
+      const trail = await table.stores.audit.list({ ownerId: busy.ownerId }, 100);
+      expect(trail.filter((entry) => entry.action === 'session.open')).toHaveLength(MAX_SESSIONS_PER_TOKEN + 1);
+      expect(trail.filter((entry) => entry.action === 'session.close')).toEqual([
+        expect.objectContaining({ source: 'console', tokenId: busy.tokenId, outcome: { reason: 'oldest past the limit' } }),
+      ]);
+      const listed = listOf<{ token_id: string }>((await call('/sessions', { cookie: cookies[1] })).body?.sessions);
+      expect(listed.filter((session) => session.token_id === busy.tokenId)).toHaveLength(MAX_SESSIONS_PER_TOKEN);
+    } finally {
+      clock = start;
+    }
+  });
+
+  it("lists the owner's live sessions and ends one: its cookie gets 401, and the end is audited; sign-out is too", async () => {
+    const person = await seedOwner(table.stores);
+    const laptop = await signIn(person.token);
+    const phone = await signIn(person.token);
+    const listed = listOf<{ session_id: string; token_id: string; opened_at: number; last_used_at: number }>(
+      (await call('/sessions', { cookie: laptop })).body?.sessions,
+    );
+    expect(listed).toHaveLength(2);
+    expect(listed[0]).toEqual({ session_id: expect.stringMatching(/^ses_[0-9a-f]{20}$/), token_id: person.tokenId, opened_at: clock, last_used_at: clock });
+    expect(JSON.stringify(listed)).not.toContain(laptop.slice('sd_session='.length));
+    const phoneId = sessionIdOf(sessionHashOf(phone.slice('sd_session='.length)));
+    expect(listed.map((session) => session.session_id)).toContain(phoneId);
+    expect((await call(`/sessions/${phoneId}`, { method: 'DELETE', cookie: laptop })).status).toBe(204);
+    expect((await call('/session', { cookie: phone })).status).toBe(401);
+    expect((await call('/session', { cookie: laptop })).status).toBe(200);
+    expect((await call(`/sessions/${phoneId}`, { method: 'DELETE', cookie: laptop })).status).toBe(404);
+    expect((await call('/session', { method: 'DELETE', cookie: laptop })).status).toBe(204);
+    const closes = (await table.stores.audit.list({ ownerId: person.ownerId }, 10)).filter((entry) => entry.action === 'session.close');
+    expect(closes.map((entry) => entry.outcome)).toEqual([{ reason: 'sign-out' }, { reason: 'ended by the owner' }]);
+  });
+
+  it('names the cookie __Host-sd_session with Path=/ and Secure over https, and takes it back', async () => {
+    const https = { host: 'console.example.com', origin: 'https://console.example.com' };
+    const answer = await call('/session', { ...https, body: { token: owner.token } });
+    const [cookie = ''] = answer.cookies;
+    expect(cookie).toMatch(/^__Host-sd_session=sds_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Strict; Secure$/);
+    const pair = cookie.split(';')[0] ?? '';
+    expect((await call('/session', { ...https, cookie: pair })).status).toBe(200);
+    const out = await call('/session', { ...https, method: 'DELETE', cookie: pair });
+    expect(out.cookies[0]).toMatch(/^__Host-sd_session=; Path=\/; Max-Age=0/);
+  });
+});
+
+describe('tokens per owner', () => {
+  it(`refuses the console's token past ${MAX_TOKENS_PER_OWNER} working ones with 403 naming the limit, writing nothing; a revoke makes room`, async () => {
+    const crowded = await seedOwner(table.stores);
+    for (let i = 1; i < MAX_TOKENS_PER_OWNER; i += 1) {
+      await issueToken(table.stores.tokens, { ownerId: crowded.ownerId, tokenHash: hashToken(newApiToken()), now: clock, scope: 'read' });
+    }
+    const cookie = await signIn(crowded.token);
+    const before = (await scanTable(table)).filter((item) => !String(item.pk).startsWith('RATE#')).length;
+    const refused = await call('/tokens', { cookie, body: { scope: 'read' } });
+    expect(refused).toMatchObject({
+      status: 403,
+      body: {
+        error: `An owner has at most ${MAX_TOKENS_PER_OWNER} working tokens, and this one has ${MAX_TOKENS_PER_OWNER}: revoke tokens no one uses, then create the token again`,
+      },
+    });
+    expect((await scanTable(table)).filter((item) => !String(item.pk).startsWith('RATE#')).length).toBe(before);
+    const other = listOf<{ token_id: string }>((await call('/tokens', { cookie })).body?.tokens).find((token) => token.token_id !== crowded.tokenId);
+    expect((await call(`/tokens/${other?.token_id}`, { method: 'DELETE', cookie })).status).toBe(204);
+    expect((await call('/tokens', { cookie, body: { scope: 'read' } })).status).toBe(200);
+  });
+});
+
 describe('a console session keeps its token limits (project, routes, scope)', () => {
   const FAKE_KEY = 'key_0123456789abcdef0123';
   const FAKE_WATERMARK = '0123456789abcdef';
@@ -543,7 +662,7 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
     rollback: { version_id: 'ver_0123456789abcdef0123' },
   };
   /** The console's routes of no project: each has its own case below. */
-  const OF_NO_PROJECT = ['GET /projects', 'GET /tokens', 'POST /tokens', 'DELETE /tokens/{token_id}'];
+  const OF_NO_PROJECT = ['GET /projects', 'GET /tokens', 'POST /tokens', 'DELETE /tokens/{token_id}', 'GET /sessions', 'DELETE /sessions/{session_id}'];
 
   interface Case {
     name: string;
@@ -718,5 +837,30 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
     expect(await table.stores.tokens.findToken(hashToken(target.token))).toBeDefined();
     const narrow = await tokenOf({ projectId: mine, routes: ['issue-keys'], scope: 'read' });
     expect((await call(`/tokens/${narrow.tokenId}`, { method: 'DELETE', cookie: sessions.shopHook.cookie })).status).toBe(204);
+  });
+});
+
+// Last in the file: the thousands of keys it seeds would slow every table scan of the tests before it.
+describe('the CSV export of a large project', () => {
+  let cookie: string;
+  beforeAll(async () => {
+    cookie = await signIn(owner.token);
+  });
+
+  it(`exports in pages of ${EXPORT_PAGE_KEYS} keys: the header row first, X-Export-Next-After while keys remain, every key once`, async () => {
+    const { projectId: large } = await seedProject(table.stores, { ownerId: owner.ownerId, name: 'Large', keys: EXPORT_PAGE_KEYS + 30 });
+    const first = await call(`/projects/${large}/keys/export.csv`, { cookie });
+    const firstLines = first.text.trim().split('\r\n');
+    expect(firstLines[0]).toMatch(/^id,watermark,status,/);
+    expect(firstLines).toHaveLength(EXPORT_PAGE_KEYS + 1);
+    const next = first.headers['X-Export-Next-After'];
+    expect(next).toBe(String(EXPORT_PAGE_KEYS));
+    const second = await call(`/projects/${large}/keys/export.csv?after=${next}`, { cookie });
+    const secondLines = second.text.trim().split('\r\n');
+    expect(secondLines).toHaveLength(30);
+    expect(secondLines[0]).toMatch(/^key_/);
+    expect(second.headers['X-Export-Next-After']).toBeUndefined();
+    const ids = [...firstLines.slice(1), ...secondLines].map((line) => line.split(',')[0]);
+    expect(new Set(ids).size).toBe(EXPORT_PAGE_KEYS + 30);
   });
 });

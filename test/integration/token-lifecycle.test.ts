@@ -4,7 +4,8 @@ import { keyOf } from '#adapters/layout';
 import { COMMANDS } from '#dashboard/commands';
 import { CommandError, type DashboardContext, openContext } from '#dashboard/context';
 import type { AuditEntry } from '#domain/audit';
-import { hashToken, newApiToken, type TokenScope, tokenIdOf } from '#domain/tokens';
+import { TokenLimitReached } from '#domain/errors';
+import { hashToken, issueToken, MAX_TOKENS_PER_OWNER, newApiToken, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { ROUTES } from '#http/routes';
 import { type LocalServer, startLocalServer } from '#local/server';
 import { startTelemetryPipeline, type TelemetryPipeline } from '#local/telemetry-pipeline';
@@ -226,6 +227,21 @@ describe('revoking a token', () => {
     expect(tokens[0]).toEqual({ tokenId: legacyId, scope: 'write', createdAt: 1_700_000_000 });
     expect(await dashboardRun('token revoke', '--token-id', legacyId)).toEqual({ tokenId: legacyId, revoked: true });
     expect((await api(legacy, '/keys')).status).toBe(401);
+  });
+
+  it(`refuses an owner's token past ${MAX_TOKENS_PER_OWNER} working ones with a 403 naming the limit, before any key is made; a revoke makes room`, async () => {
+    const { ownerId } = await dashboardRun<{ ownerId: string }>('owner create');
+    for (let i = 1; i < MAX_TOKENS_PER_OWNER; i += 1) {
+      await issueToken(table.stores.tokens, { ownerId, tokenHash: hashToken(newApiToken()), now: 1_700_000_000, scope: 'read' });
+    }
+    const before = JSON.stringify(await scanTable(table));
+    const refused = dashboardRun('token create', '--owner', ownerId);
+    await expect(refused).rejects.toBeInstanceOf(TokenLimitReached);
+    await expect(refused).rejects.toThrow(`An owner has at most ${MAX_TOKENS_PER_OWNER} working tokens, and this one has ${MAX_TOKENS_PER_OWNER}`);
+    expect(JSON.stringify(await scanTable(table))).toBe(before);
+    const [oldest] = (await dashboardRun<{ tokens: { tokenId: string }[] }>('token list', '--owner', ownerId)).tokens;
+    await dashboardRun('token revoke', '--token-id', String(oldest?.tokenId));
+    expect(await dashboardRun('token create', '--owner', ownerId)).toMatchObject({ token: expect.stringMatching(/^sdt_/) });
   });
 
   it('leaves no raw token anywhere in the table', async () => {

@@ -389,6 +389,10 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     return counted.requests + 1;
   }
 
+  async isFull(bucket: string, window: { start: number; seconds: number }, limit: number): Promise<boolean> {
+    return (this.windows.get(`${bucket}#${window.start}`)?.requests ?? 0) >= limit;
+  }
+
   // ---- FanoutStore and DeliveryStore ----
 
   async webhooksOf(projectId: string): Promise<WebhookTarget[]> {

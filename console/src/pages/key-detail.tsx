@@ -47,6 +47,14 @@ export function KeyDetailPage({ projectId, keyId }: { projectId: string; keyId: 
           <dl class="fields">
             <dt>Status</dt>
             <dd>{status}</dd>
+            {detail.revoked_by !== null && (
+              <>
+                <dt>Revoked by</dt>
+                <dd>
+                  <code>{detail.revoked_by}</code>
+                </dd>
+              </>
+            )}
             <dt>Watermark</dt>
             <dd>
               <code>{detail.watermark}</code>

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { KeyDetail as ServerKeyDetail } from '../../../lambdas/schemas/resources';
 import { apiBase, consolePath, get, ownerPath, post } from '../api';
 import { ConfirmDialog, CopyButton, downloadText, Field, LoadError, Notice, nowSeconds, useAction, useLoad } from '../components';
 import { type IssuedKey, issuedKeysCsv, issuedKeysText } from '../logic/csv';
@@ -21,24 +22,11 @@ import {
 } from '../logic/paging';
 import { href } from '../logic/routes';
 
-/** The key detail the search route answers (DESIGN.md "Selling keys", with `ban` once keys can be banned). */
-export interface KeyDetail {
-  id: string;
-  user_hash: string;
-  tier: string;
-  watermark: string;
-  issued_at: number;
-  expires_at: number;
-  max_uses: number | null;
-  current_uses: number;
-  revoked: number;
-  note: string | null;
-  discord_id: string | null;
-  max_fingerprints: number | null;
-  fingerprints: { fingerprint: string; bound_at: number }[];
-  last_check_at: number | null;
-  ban?: { reason: string; until: number | null } | null;
-}
+/**
+ * The key detail the search route answers: the server's own type (its zod schema), imported as a type only, so
+ * nothing of zod reaches the page's bundle and a field the server adds (`revoked_by`) is here at once.
+ */
+export type KeyDetail = ServerKeyDetail;
 
 interface SearchAnswer {
   keys: KeyDetail[];
@@ -124,7 +112,7 @@ export function KeysPage({ projectId }: { projectId: string }) {
               </select>
             )}
           </Field>
-          <a class="button" href={`${apiBase()}${consolePath(projectId, '/keys/export.csv')}`} download>
+          <a class="button" href={`${apiBase()}${consolePath(projectId, '/keys/export.csv')}`} download onClick={(event) => exportAll(event, projectId)}>
             Export CSV
           </a>
         </form>
@@ -219,6 +207,26 @@ export function KeysPage({ projectId }: { projectId: string }) {
 }
 
 const EMPTY_ISSUE_FORM: IssueFormFields = { count: '1', duration: '30d', maxUses: '', maxMachines: '', note: '', discordId: '' };
+
+/**
+ * The CSV export comes in pages (the server reads a few thousand keys a request and names where the next page
+ * starts): the page asks for each in turn and saves them as one file. The link's own download is the first page,
+ * for a browser that runs no script.
+ */
+async function exportAll(event: Event, projectId: string): Promise<void> {
+  event.preventDefault();
+  const parts: string[] = [];
+  for (let after: string | null = '0'; after !== null; ) {
+    const response = await fetch(`${apiBase()}${consolePath(projectId, `/keys/export.csv?after=${after}`)}`, { credentials: 'same-origin' });
+    if (!response.ok) throw new Error(`The export stopped: the server answered ${response.status}`);
+    parts.push(await response.text());
+    after = response.headers.get(EXPORT_NEXT_HEADER);
+  }
+  downloadText(`keys-${projectId}.csv`, parts.join(''), 'text/csv;charset=utf-8');
+}
+
+/** Where the next page of the export starts (the server's EXPORT_NEXT_HEADER); absent on the last page. */
+const EXPORT_NEXT_HEADER = 'X-Export-Next-After';
 
 /** `Issue keys`: the form, then the raw keys of the answer, shown this once with `Copy` and `Download`. */
 function IssueKeys({ projectId, onIssued }: { projectId: string; onIssued: () => void }) {

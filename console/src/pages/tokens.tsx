@@ -13,6 +13,13 @@ interface TokenView {
   routes?: string[];
 }
 
+interface SessionView {
+  session_id: string;
+  token_id: string;
+  opened_at: number;
+  last_used_at: number;
+}
+
 /** `issue-keys, get-key` → the routes a new token asks for; empty: every route. */
 const routeNames = (text: string): string[] =>
   text
@@ -22,6 +29,7 @@ const routeNames = (text: string): string[] =>
 
 export function TokensPage({ session, projects }: { session: Session | null; projects: Project[] }) {
   const tokens = useLoad(() => get<{ tokens: TokenView[] }>('/tokens').then((answer) => answer.tokens), []);
+  const sessions = useLoad(() => get<{ sessions: SessionView[] }>('/sessions').then((answer) => answer.sessions), []);
   const [scope, setScope] = useState('read');
   // A limited session makes tokens within its own limits only: the form starts from them.
   const [projectId, setProjectId] = useState(session?.project_id ?? '');
@@ -52,6 +60,14 @@ export function TokensPage({ session, projects }: { session: Session | null; pro
       return `Token ${token.token_id} revoked: requests with it get 401, and console sessions opened with it end.`;
     });
     if (ok) tokens.reload();
+  };
+
+  const endSession = async (ended: SessionView) => {
+    const ok = await action.run(async () => {
+      await api('DELETE', `/sessions/${encodeURIComponent(ended.session_id)}`);
+      return `Session ${ended.session_id} ended: it is signed out.`;
+    });
+    if (ok) sessions.reload();
   };
 
   return (
@@ -142,6 +158,45 @@ export function TokensPage({ session, projects }: { session: Session | null; pro
           </table>
         </div>
       )}
+      <section aria-labelledby="sessions-heading">
+        <h2 id="sessions-heading">Console sessions</h2>
+        <p>Where the console is signed in, by token (at most ten each: signing in again ends the oldest).</p>
+        {sessions.error !== undefined && <LoadError error={sessions.error} />}
+        {sessions.data && (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Session</th>
+                  <th scope="col">Token id</th>
+                  <th scope="col">Opened</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">End</th>
+                </tr>
+              </thead>
+              <tbody>
+                {sessions.data.map((listed) => (
+                  <tr key={listed.session_id}>
+                    <td>
+                      <code>{listed.session_id}</code>
+                    </td>
+                    <td>
+                      <code>{listed.token_id}</code>
+                    </td>
+                    <td>{formatTime(listed.opened_at)}</td>
+                    <td>{formatTime(listed.last_used_at)}</td>
+                    <td>
+                      <button type="button" class="danger" disabled={action.busy} onClick={() => endSession(listed)}>
+                        End session
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
       {revoking && (
         <ConfirmDialog title={`Revoke token ${revoking.token_id}?`} confirmLabel="Revoke" onConfirm={() => revoke(revoking)} onCancel={() => setRevoking(null)}>
           <p>Everything using it stops at once, this console session too if it was opened with it.</p>

@@ -15,5 +15,5 @@ export const banKeyRoute = defineOwnerRoute({
   tableAccess: [{ actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyBan }, RECORD_AUDIT],
   query: NoQuery,
   body: BanKeyBody,
-  run: ({ project, body, now, actor }, _projects, audit, keys) => banKey(keys.store, project, body, now, { log: audit, actor }),
+  run: ({ project, body, now, trail, stores }) => banKey(stores.keys.store, project, body, now, trail),
 });

@@ -21,5 +21,5 @@ export const extendKeyRoute = defineOwnerRoute({
   ],
   query: NoQuery,
   body: ExtendKeyBody,
-  run: ({ project, body, now, actor }, _projects, audit, keys) => extendKey(keys.store, project, body, now, { log: audit, actor }),
+  run: ({ project, body, now, trail, stores }) => extendKey(stores.keys.store, project, body, now, trail),
 });

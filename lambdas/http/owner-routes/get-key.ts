@@ -10,5 +10,5 @@ export const getKeyRoute = defineOwnerRoute({
   doing: 'reading a key',
   tableAccess: [{ actions: ['dynamodb:GetItem'], partitions: ['key'] }],
   query: NoQuery,
-  run: ({ project, keyId, now }, _projects, _audit, keys) => keyDetail(keys.store, project, keyId, now),
+  run: ({ project, keyId, now, stores }) => keyDetail(stores.keys.store, project, keyId, now),
 });

@@ -12,5 +12,5 @@ export const getStatsRoute = defineOwnerRoute({
   // One Query of the project's stats counters (stats-store.ts).
   tableAccess: [{ actions: ['dynamodb:Query'], partitions: ['stats'] }],
   query: StatsQuery,
-  run: ({ project, query, now }, projects) => projectStats(projects, project, query, now),
+  run: ({ project, query, now, stores }) => projectStats(stores.projects, project, query, now),
 });

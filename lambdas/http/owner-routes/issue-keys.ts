@@ -23,5 +23,5 @@ export const issueKeysRoute = defineOwnerRoute({
   ],
   query: NoQuery,
   body: IssueKeysBody,
-  run: ({ project, body, now, actor }, _projects, audit, keys) => issueKeys(keys, project, body, now, { log: audit, actor }),
+  run: ({ project, body, now, trail, stores }) => issueKeys(stores.keys, project, body, now, trail),
 });

@@ -12,5 +12,5 @@ export const listKeysRoute = defineOwnerRoute({
   // from one consistent BatchGetItem.
   tableAccess: [{ queryIndex: 'byIssueOrder' }, { queryIndex: 'byWatermark' }, { actions: ['dynamodb:BatchGetItem'], partitions: ['key'] }],
   query: ListKeysQuery,
-  run: ({ project, query }, projects) => listKeys(projects, project, query),
+  run: ({ project, query, stores }) => listKeys(stores.projects, project, query),
 });

@@ -10,5 +10,5 @@ export const listVersionsRoute = defineOwnerRoute({
   doing: 'listing versions',
   tableAccess: [{ actions: ['dynamodb:Query'], partitions: ['project'] }],
   query: ListPageQuery,
-  run: ({ project, query }, projects) => listVersions(projects, project, query),
+  run: ({ project, query, stores }) => listVersions(stores.projects, project, query),
 });

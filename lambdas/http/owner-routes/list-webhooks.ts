@@ -10,5 +10,5 @@ export const listWebhooksRoute = defineOwnerRoute({
   doing: 'listing webhooks',
   tableAccess: [{ actions: ['dynamodb:Query'], partitions: ['project'] }],
   query: ListPageQuery,
-  run: ({ project, scope, query }, projects) => listWebhooks(projects, project, scope, query),
+  run: ({ project, scope, query, stores }) => listWebhooks(stores.projects, project, scope, query),
 });

@@ -20,5 +20,5 @@ export const resetHwidRoute = defineOwnerRoute({
   ],
   query: NoQuery,
   body: ResetHwidBody,
-  run: ({ project, body, now, actor }, _projects, audit, keys) => resetHwid(keys.store, project, body.key_id, now, { log: audit, actor }),
+  run: ({ project, body, now, trail, stores }) => resetHwid(stores.keys.store, project, body.key_id, now, trail),
 });

@@ -1,5 +1,4 @@
 import { UPDATED_ATTRIBUTES } from '#adapters/layout';
-import { AUDIT_UNSETTLED } from '#domain/audit';
 import { revokeBulkAudited } from '#domain/project-api';
 import { defineOwnerRoute } from '#http/owner-route';
 import { RECORD_AUDIT } from '#http/table-grants';
@@ -24,10 +23,5 @@ export const revokeBulkRoute = defineOwnerRoute({
   ],
   query: NoQuery,
   body: RevokeBulkBody,
-  run: ({ project, body, now, timeLeftMs, actor, logger }, projects, audit) =>
-    revokeBulkAudited(projects, project, body.watermark, now, timeLeftMs, {
-      log: audit,
-      actor,
-      unsettled: (entry, outcome, error) => logger.error(AUDIT_UNSETTLED, { entryId: entry.entryId, projectId: entry.projectId, outcome, error }),
-    }),
+  run: ({ project, body, now, timeLeftMs, trail, stores }) => revokeBulkAudited(stores.projects, project, body.watermark, now, timeLeftMs, trail),
 });

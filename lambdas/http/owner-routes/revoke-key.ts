@@ -13,5 +13,5 @@ export const revokeKeyRoute = defineOwnerRoute({
   tableAccess: [{ actions: ['dynamodb:UpdateItem'], partitions: ['key'] }, RECORD_AUDIT],
   query: NoQuery,
   body: RevokeKeyBody,
-  run: ({ project, body, now, actor }, projects, audit) => revokeKey(projects, project, body.key_id, now, { log: audit, actor }),
+  run: ({ project, body, now, trail, stores }) => revokeKey(stores.projects, project, body.key_id, now, trail),
 });

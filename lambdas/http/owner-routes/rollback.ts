@@ -18,5 +18,5 @@ export const rollbackRoute = defineOwnerRoute({
   ],
   query: NoQuery,
   body: RollbackBody,
-  run: ({ project, body, now, actor }, projects, audit) => rollback(projects, project, body.version_id, now, { log: audit, actor }),
+  run: ({ project, body, now, trail, stores }) => rollback(stores.projects, project, body.version_id, now, trail),
 });

@@ -15,5 +15,5 @@ export const unbanKeyRoute = defineOwnerRoute({
   tableAccess: [{ actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyBan }, RECORD_AUDIT],
   query: NoQuery,
   body: UnbanKeyBody,
-  run: ({ project, body, now, actor }, _projects, audit, keys) => unbanKey(keys.store, project, body, now, { log: audit, actor }),
+  run: ({ project, body, now, trail, stores }) => unbanKey(stores.keys.store, project, body, now, trail),
 });

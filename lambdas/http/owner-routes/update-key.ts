@@ -19,5 +19,5 @@ export const updateKeyRoute = defineOwnerRoute({
   ],
   query: NoQuery,
   body: UpdateKeyBody,
-  run: ({ project, keyId, body, now, actor }, _projects, audit, keys) => updateKey(keys.store, project, keyId, body, now, { log: audit, actor }),
+  run: ({ project, keyId, body, now, trail, stores }) => updateKey(stores.keys.store, project, keyId, body, now, trail),
 });

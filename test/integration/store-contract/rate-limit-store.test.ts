@@ -23,6 +23,17 @@ forEachImplementation('stores', (world: () => StoreWorld) => {
     expect(await world().rateLimits.countRequest(newBucket(), WINDOW, 1)).toBe(1);
   });
 
+  it('tells whether a window holds its limit without counting', async () => {
+    const bucket = newBucket();
+    expect(await world().rateLimits.isFull(bucket, WINDOW, 2)).toBe(false);
+    await world().rateLimits.countRequest(bucket, WINDOW, 2);
+    expect(await world().rateLimits.isFull(bucket, WINDOW, 2)).toBe(false);
+    await world().rateLimits.countRequest(bucket, WINDOW, 2);
+    expect(await world().rateLimits.isFull(bucket, WINDOW, 2)).toBe(true);
+    expect(await world().rateLimits.countRequest(bucket, WINDOW, 3)).toBe(3);
+    expect(await world().rateLimits.isFull(bucket, { ...WINDOW, start: WINDOW.start + 60 }, 2)).toBe(false);
+  });
+
   it("counts a window's first request even at a limit of 0", async () => {
     const bucket = newBucket();
     expect(await world().rateLimits.countRequest(bucket, WINDOW, 0)).toBe(1);

@@ -7,12 +7,13 @@ import {
   GetApiKeysCommand,
   GetUsagePlanCommand,
 } from '@aws-sdk/client-api-gateway';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keyOf, tokenItems } from '#adapters/layout';
 import { tokenCreate, tokenRevoke } from '#dashboard/commands/tokens';
 import { CommandError, type DashboardContext, openContext, type StackOutputsReader, type TableLocation } from '#dashboard/context';
+import { TokenLimitReached } from '#domain/errors';
 import { AUTHORIZER_CACHE_SECONDS, hashToken, SECOND_FLUSH_AFTER_SECONDS, tokenIdOf } from '#domain/tokens';
 
 /**
@@ -50,6 +51,8 @@ beforeEach(() => {
   const active = tokenItems({ ownerId: OWNER, tokenId: TOKEN_ID, tokenHash: TOKEN_HASH, scope: 'write', createdAt: NOW - 86_400 }).byId;
   ddb.on(GetCommand, { Key: keyOf.tokenById(TOKEN_ID) }).callsFake(record('DynamoDB.Get', { Item: active }));
   ddb.on(GetCommand, { Key: keyOf.owner(OWNER) }).callsFake(record('DynamoDB.Get', { Item: { ...keyOf.owner(OWNER), id: OWNER } }));
+  // The owner's working tokens, counted against MAX_TOKENS_PER_OWNER before a new one is made: none.
+  ddb.on(QueryCommand).callsFake(record('DynamoDB.Query', { Items: [] }));
   ddb.on(TransactWriteCommand).callsFake(record('DynamoDB.TransactWrite'));
   ddb.on(UpdateCommand).callsFake(record('DynamoDB.Update'));
   apiGateway.on(GetUsagePlanCommand).callsFake(record('APIGateway.GetUsagePlan', { id: GATEWAY.usagePlanId }));
@@ -227,7 +230,14 @@ describe('token create in AWS', () => {
   it('registers an API key named by the token id, valued by its hash, on the usage plan, before the table is written', async () => {
     const created = await tokenCreate.run(dashboard.context, { ownerId: OWNER, scope: 'read', limits: {} });
     expect(created).toEqual({ token: expect.stringMatching(/^sdt_/), tokenId: tokenIdOf(hashToken(created.token)), scope: 'read' });
-    expect(calls).toEqual(['DynamoDB.Get', 'APIGateway.GetUsagePlan', 'APIGateway.CreateApiKey', 'APIGateway.CreateUsagePlanKey', 'DynamoDB.TransactWrite']);
+    expect(calls).toEqual([
+      'DynamoDB.Get',
+      'APIGateway.GetUsagePlan',
+      'DynamoDB.Query',
+      'APIGateway.CreateApiKey',
+      'APIGateway.CreateUsagePlanKey',
+      'DynamoDB.TransactWrite',
+    ]);
     expect(apiGateway.commandCalls(CreateApiKeyCommand)[0]?.args[0].input).toEqual({
       name: created.tokenId,
       description: 'Usage-plan key of a developer API token (value: SHA-256 of the token)',
@@ -250,11 +260,11 @@ describe('token create in AWS', () => {
     const refusal = Object.assign(new Error('API key limit exceeded'), { name: 'LimitExceededException' });
     apiGateway.on(CreateApiKeyCommand).rejects(refusal);
     const attempt = tokenCreate.run(dashboard.context, { ownerId: OWNER, scope: 'read', limits: {} });
-    await expect(attempt).rejects.toBeInstanceOf(CommandError);
+    await expect(attempt).rejects.toBeInstanceOf(TokenLimitReached);
     await expect(attempt).rejects.toThrow(
       /^API Gateway refused the token's API key \(API key limit exceeded\): an account holds at most 10,000 API keys per Region, one per token .* Nothing was written: revoke tokens no one uses/,
     );
-    expect(calls).toEqual(['DynamoDB.Get', 'APIGateway.GetUsagePlan']);
+    expect(calls).toEqual(['DynamoDB.Get', 'APIGateway.GetUsagePlan', 'DynamoDB.Query']);
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifySearch, keyStatus, MAX_NOTE_WORDS, MAX_WORD_LENGTH, mostSelectiveWord, noteMatches, noteWords } from '#domain/key-search';
-import { csvField } from '#http/console-api';
+import { csvField } from '#http/console-routes/keys';
 
 describe('console key search', () => {
   it('reads a key id, a watermark, a Discord id, and anything else as note words', () => {
