@@ -31,7 +31,19 @@ export class LuauLexError extends Error {}
 
 const SYMBOLS_3 = new Set(['...', '..=', '//=']);
 const SYMBOLS_2 = new Set(['..', '==', '~=', '<=', '>=', '+=', '-=', '*=', '/=', '%=', '^=', '//', '->', '::']);
-const SYMBOLS_1 = new Set('+-*/%^#&~|<>=(){}[];:,.?@'.split(''));
+/** Characters that are a symbol alone; those that may start a longer one are looked up in the sets above. */
+const SINGLE = new Uint8Array(128);
+for (const c of '+-*/%^#&~|<>=(){}[];:,.?@') SINGLE[c.charCodeAt(0)] = 1;
+const MAY_GROW = new Uint8Array(128);
+for (const symbol of [...SYMBOLS_3, ...SYMBOLS_2]) MAY_GROW[symbol.charCodeAt(0)] = 1;
+
+/** The length of the symbol at `i` (3, 2 or 1), 0 when none starts there. */
+function symbolLength(text: string, i: number, c: number): number {
+  if (c >= 128 || SINGLE[c] === 0) return 0;
+  if (MAY_GROW[c] === 0) return 1;
+  if (SYMBOLS_3.has(text.slice(i, i + 3))) return 3;
+  return SYMBOLS_2.has(text.slice(i, i + 2)) ? 2 : 1;
+}
 
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 const isAlpha = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
@@ -233,8 +245,7 @@ export function lexLuau(text: string, sink: TokenSink, options: { lenient?: bool
       sink(TOKEN.SYMBOL, start, i);
       continue;
     }
-    const three = text.slice(i, i + 3);
-    const length = SYMBOLS_3.has(three) ? 3 : SYMBOLS_2.has(three.slice(0, 2)) ? 2 : SYMBOLS_1.has(three[0] ?? '') ? 1 : 0;
+    const length = symbolLength(text, i, c);
     if (length === 0) {
       i = fail(`unexpected character ${JSON.stringify(text[i])}`, start, i + 1);
       continue;

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import luaparse from 'luaparse';
+import luaparse, { type Lexer } from 'luaparse';
 import { describe, expect, it } from 'vitest';
 import { LuauLexError, lexLuau, luauTokens, TOKEN, type TokenKind } from '#domain/luau-lexer';
 
@@ -8,9 +8,7 @@ const kinds = (source: string) => luauTokens(source).map(([kind]) => kind);
 
 /** luaparse's tokens (Lua 5.3) as source slices: the reference where the two grammars overlap. */
 function luaparseTokens(source: string): string[] {
-  const parser = luaparse.parse(source, { wait: true, comments: false, luaVersion: '5.3' }) as unknown as {
-    lex(): { type: number; range: [number, number] };
-  };
+  const parser = luaparse.parse(source, { wait: true, comments: false, luaVersion: '5.3' }) as unknown as Lexer;
   const out: string[] = [];
   for (let token = parser.lex(); token.type !== luaparse.tokenTypes.EOF; token = parser.lex()) out.push(source.slice(token.range[0], token.range[1]));
   return out;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
 import { RateLimited } from '#domain/errors';
 import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE, FullCopyTally } from '#domain/full-copies';
+import { planStamp } from '#domain/hidden-mark';
 import type { TelemetrySink } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
 import {
@@ -83,7 +84,7 @@ describe('REFUSAL_SENTENCES', () => {
 });
 
 describe('ScriptCache', () => {
-  const script = (versionId: string) => ({ versionId, versionNumber: 1, parts: [versionId] });
+  const script = (versionId: string) => ({ versionId, versionNumber: 1, plan: planStamp(versionId) });
 
   it('evicts the least recently used bodies once their bytes pass the bound', () => {
     const cache = new ScriptCache(100);
