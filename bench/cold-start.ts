@@ -240,6 +240,14 @@ async function serviceFunctions(
     rollback: (run) => apiGatewayEvent({ ...route('rollback'), caller: caller(), body: { version_id: at(versions, run).id } }),
     'list-webhooks': () => apiGatewayEvent({ ...route('list-webhooks'), caller: caller() }),
     'get-stats': () => apiGatewayEvent({ ...route('get-stats'), caller: caller(), query: { granularity: 'hour', by: 'result' } }),
+    'trace-leak': (run) => {
+      const event = apiGatewayEvent({ ...route('trace-leak'), caller: caller() });
+      return {
+        ...event,
+        headers: { ...event.headers, 'Content-Type': 'text/plain; charset=utf-8' },
+        body: `print("run ${run}")\n-- WM_${at(watermarks, run)}`,
+      };
+    },
   };
   const authorizerEvent: APIGatewayTokenAuthorizerEvent = {
     type: 'TOKEN',

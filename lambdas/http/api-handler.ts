@@ -21,6 +21,7 @@ import {
   type ProxyHandler,
   parse,
   requestIdsInLogs,
+  textBody,
 } from './middlewares';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { jsonResponse } from './responses';
@@ -42,6 +43,8 @@ export interface Endpoint<Query, Body, Result> {
   query: z.ZodMiniType<Query, unknown>;
   /** Present for endpoints that take a JSON body. */
   body?: z.ZodMiniType<Body, unknown>;
+  /** Present for endpoints whose body is UTF-8 text (`text/plain`), read by textBody(): a string schema. */
+  textBody?: z.ZodMiniType<Body, unknown>;
   /**
    * A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
    * `actor` and `audit` are for the endpoints that change something: their audit entries name the actor. `scope` is
@@ -96,9 +99,11 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
   if (door.tokenRateLimit) chain.use(rateLimit(deps));
   chain.use(tokenScope(endpoint.scope));
   if (endpoint.body) chain.use(jsonBody());
+  if (endpoint.textBody) chain.use(textBody());
   const handler = chain.handler(async (event, context) => {
     const query = parse(endpoint.query, singleValuedQuery(event));
-    const body = endpoint.body ? parse(endpoint.body, event.body) : (undefined as Body);
+    const bodySchema = endpoint.body ?? endpoint.textBody;
+    const body = bodySchema ? parse(bodySchema, event.body) : (undefined as Body);
     const caller = callerOf(event);
     const projectId = projectIdOf(event);
     // A token limited to one project finds no other: the same 404 as a project of another owner.

@@ -86,7 +86,7 @@ describe('sdapi against the local stack', () => {
     const leak = await run(['leak', file, '--yes']);
     expect(leak.code).toBe(EXIT.ok);
     expect(leak.stdout).toContain(`Revoked 2 keys carrying ${demo.sharedWatermark} (revoked_count 2).`);
-    expect(leak.stdout).toMatch(/00000000000000ff\s+1\s+0\s+unknown: no key carries it, not revoked/);
+    expect(leak.stdout).toMatch(/00000000000000ff\s+visible\s+1\s+0\s+unknown: no key carries it, not revoked/);
     expect(leak.stdout).toContain('uppercase hex; a watermark is lowercase');
 
     const again = await run(['keys', 'revoke-bulk', demo.sharedWatermark, '--json']);
