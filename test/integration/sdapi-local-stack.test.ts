@@ -93,7 +93,7 @@ describe('sdapi against the local stack', () => {
     expect(JSON.parse(again.stdout)).toEqual({ ok: true, revoked_count: 0, complete: true });
     const repeat = await run(['leak', file, '--yes']);
     expect(repeat.code).toBe(EXIT.ok);
-    expect(repeat.stdout).toMatch(new RegExp(`${demo.sharedWatermark}\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
+    expect(repeat.stdout).toMatch(new RegExp(`${demo.sharedWatermark}\\s+visible\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
   });
 
   it("exits 1 with the API's message for a project that is not the caller's", async () => {
