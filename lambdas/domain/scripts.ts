@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LoaderCheckRequest, RefusalCode } from '#schemas/loader';
 import type { FullCopyTally } from './full-copies';
-import { PLACES_USED, planStamp, type StampPlan, stampWithPlan } from './hidden-mark';
+import { type HiddenMarkSummary, PLACES_USED, planStamp, type StampPlan, stampWithPlan } from './hidden-mark';
 import { checkKey, type KeyCheckDeps, type Refusal } from './key-check';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { ScriptStore, ScriptVersionStore } from './ports';
@@ -302,6 +302,15 @@ export interface VersionWriter {
   uploadVersion(input: NewScriptVersion): Promise<{ id: string; version_number: number }>;
 }
 
+/** What an upload answers (dashboard `versions upload`, the console's upload): the version, and its hidden mark's places. */
+export interface UploadAnswer {
+  id: string;
+  version_number: number;
+  size_bytes: number;
+  sha256: string;
+  hidden_mark: HiddenMarkSummary;
+}
+
 /**
  * An upload: the file is checked whole first (nothing written for a bad one), then the script is stored under the
  * fresh version id, then the version item is written and made current. A failed version write deletes the stored
@@ -310,10 +319,12 @@ export interface VersionWriter {
 export async function publishScript(
   deps: { scripts: ScriptStore; versions: VersionWriter },
   input: { id: string; projectId: string; bytes: Uint8Array; notes: string; now: number },
-): Promise<{ id: string; version_number: number; size_bytes: number; sha256: string }> {
+): Promise<UploadAnswer> {
   const problem = scriptFileProblem(input.bytes);
   if (problem) throw new Error(`The script ${problem}`);
   const sha256 = sha256Hex(input.bytes);
+  // What the hidden mark will have to work with (docs/script-delivery.md, "The hidden mark"); checked before anything is written.
+  const hiddenMark = planStamp(new TextDecoder().decode(input.bytes)).summary;
   const object = { projectId: input.projectId, versionId: input.id };
   await deps.scripts.put(object, input.bytes);
   try {
@@ -325,7 +336,7 @@ export async function publishScript(
       notes: input.notes,
       now: input.now,
     });
-    return { ...version, size_bytes: input.bytes.length, sha256 };
+    return { ...version, size_bytes: input.bytes.length, sha256, hidden_mark: hiddenMark };
   } catch (error) {
     await deps.scripts.delete(object);
     throw error;
