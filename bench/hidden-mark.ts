@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { planStamp, stampWithPlan } from '#domain/hidden-mark';
+import { newId } from '#domain/ids';
+import { MAX_DUMP_BYTES } from '#domain/leak-trace';
+import { unixSeconds } from '#domain/model';
+import { placeholderParts, sha256Hex, stampParts } from '#domain/scripts';
+import { callerOfToken } from '#domain/tokens';
+import { createApiHandler } from '#http/api-handler';
+import { traceLeakRoute } from '#http/owner-routes/trace-leak';
+import { memoryKeySecret } from '#local/key-secret';
+import type { TraceLeakResponse } from '#schemas/responses';
+import { obfuscatedScript, readableScript } from '#test-support/luau-fixtures';
+import type { BenchTable } from './support/dynamodb';
+import { apiGatewayEvent, createBusinessProject, issueKeys, lambdaContext, nowSeconds } from './support/fixtures';
+import { type BenchResult, row } from './support/report';
+import { median, round } from './support/stats';
+
+const NAME = 'hidden-mark';
+const MIB = 1024 * 1024;
+const HIDDEN_MARK_SETTINGS = {
+  /** The issue's script: 2 MiB, obfuscated-like (one line, encrypted string table). */
+  stampBytes: 2 * MIB,
+  /** Stamps of each kind, interleaved (visible, both, visible, …) so drift on a busy machine hits both alike. */
+  stampRounds: 60,
+  versions: 50,
+  traceRuns: 3,
+} as const;
+
+/**
+ * The hidden mark's costs: stamping a 2 MiB obfuscated-like script with both marks against the visible marks alone,
+ * side by side in one run (each stamp followed by the body's SHA-256, as every 200 of the loader computes it: the
+ * visible stamp is a rope until something reads it), and `POST …/leak/trace` of a 5 MiB dump through the route's
+ * handler on DynamoDB Local, for a project with 50 versions: time, and the heap and RSS it took.
+ */
+export async function benchHiddenMark(table: BenchTable, log: (line: string) => void): Promise<BenchResult> {
+  const s = HIDDEN_MARK_SETTINGS;
+  const script = obfuscatedScript(7, s.stampBytes);
+  const planStarted = performance.now();
+  const plan = planStamp(script);
+  const planMs = performance.now() - planStarted;
+  const parts = placeholderParts(script);
+  log(`${NAME}: planned ${script.length} bytes in ${Math.round(planMs)} ms: ${plan.summary.positions} places, weak ${plan.summary.weak}`);
+
+  const visibleMs: number[] = [];
+  const bothMs: number[] = [];
+  const versionId = newId('ver');
+  for (let round = 0; round < s.stampRounds; round++) {
+    const watermark = randomBytes(8).toString('hex');
+    const first = performance.now();
+    sha256Hex(stampParts(parts, watermark));
+    const second = performance.now();
+    sha256Hex(stampWithPlan(plan, versionId, watermark));
+    const third = performance.now();
+    // The first rounds warm the JIT; the rest are counted.
+    if (round >= 5) {
+      visibleMs.push(second - first);
+      bothMs.push(third - second);
+    }
+  }
+  const ratio = median(bothMs) / median(visibleMs);
+
+  // A project with 50 versions, the leaked one among them, and the leaker's key.
+  const project = await createBusinessProject(table.stores, 'bench hidden-mark');
+  const versionIds: string[] = [];
+  for (let n = 0; n < s.versions; n++) {
+    const id = newId('ver');
+    await table.stores.dashboard.uploadVersion({
+      id,
+      projectId: project.projectId,
+      sizeBytes: 1000 + n,
+      sha256: sha256Hex(id),
+      notes: `v${n}`,
+      now: nowSeconds(),
+    });
+    versionIds.push(id);
+  }
+  const leaker = randomBytes(8).toString('hex');
+  await issueKeys(table.stores, project.projectId, 1, leaker);
+  const leakedVersion = versionIds[37] ?? '';
+  const copy = stampWithPlan(plan, leakedVersion, leaker);
+  // The leaked copy without its --WM_ line, between a readable script and other text, to 5 MiB.
+  const prose = 'Here\'s the leak, don\'t share it! [[ raw ]] "quoted"\n';
+  let dump = `${readableScript(3, 3000)}\n${prose}${copy.slice(copy.indexOf('\n') + 1)}\n`;
+  while (Buffer.byteLength(dump) + prose.length <= MAX_DUMP_BYTES) dump += prose;
+
+  const handler = createApiHandler(traceLeakRoute, {
+    stores: table.stores,
+    keySecret: memoryKeySecret(),
+    now: () => unixSeconds(),
+    logger: new Logger({ serviceName: 'bench', logLevel: 'WARN' }),
+  });
+  const traceMs: number[] = [];
+  let heapMiB = 0;
+  let found: TraceLeakResponse['found'] = [];
+  const rssBefore = process.resourceUsage().maxRSS / 1024;
+  for (let run = 0; run < s.traceRuns; run++) {
+    const event = apiGatewayEvent({
+      method: 'POST',
+      resource: traceLeakRoute.path,
+      projectId: project.projectId,
+      caller: callerOfToken(project.ownerId, randomBytes(32).toString('hex'), 'read'),
+    });
+    const textEvent = { ...event, headers: { ...event.headers, 'Content-Type': 'text/plain; charset=utf-8' }, body: dump };
+    const heapBefore = process.memoryUsage().heapUsed;
+    const started = performance.now();
+    const response = await handler(textEvent, lambdaContext('trace-leak'));
+    traceMs.push(performance.now() - started);
+    heapMiB = Math.max(heapMiB, (process.memoryUsage().heapUsed - heapBefore) / MIB);
+    if (response.statusCode !== 200) throw new Error(`trace answered ${response.statusCode}: ${response.body}`);
+    found = (JSON.parse(response.body) as TraceLeakResponse).found;
+  }
+  const named = found.filter((entry) => entry.mark === 'hidden').map((entry) => `${entry.watermark}@${entry.version_id}`);
+  if (named.join() !== `${leaker}@${leakedVersion}`) throw new Error(`the trace named ${named.join() || 'nothing'}, not ${leaker}@${leakedVersion}`);
+  const rssAfter = process.resourceUsage().maxRSS / 1024;
+  log(`${NAME}: traced ${Buffer.byteLength(dump)} bytes in ${traceMs.map(Math.round).join(', ')} ms`);
+
+  return {
+    rows: [
+      row(NAME, 'Stamp + SHA-256, 2 MiB obfuscated-like, visible marks alone (median)', round(median(visibleMs), 2), 'ms'),
+      row(NAME, 'Stamp + SHA-256, 2 MiB obfuscated-like, both marks (median)', round(median(bothMs), 2), 'ms'),
+      row(NAME, 'Both marks ÷ visible alone, same run', round(ratio, 2), '×', { target: { op: '<=', limit: 1.25 } }),
+      row(NAME, 'Plan a 2 MiB version (once per container and version)', Math.round(planMs), 'ms', {
+        note: `${plan.summary.positions} places, ${plan.slots.length} cuts, weak ${plan.summary.weak}`,
+      }),
+      row(NAME, 'Trace a 5 MiB dump, 50 versions (median of 3)', Math.round(median(traceMs)), 'ms', { note: 'through the route handler on DynamoDB Local' }),
+      row(NAME, 'Trace a 5 MiB dump: heap growth (largest of 3)', round(heapMiB, 1), 'MiB'),
+      row(NAME, 'Trace a 5 MiB dump: peak RSS of the bench process', Math.round(rssAfter), 'MiB', { note: `${Math.round(rssBefore)} MiB before the traces` }),
+    ],
+    details: { settings: s, visibleMs, bothMs, traceMs, dumpBytes: Buffer.byteLength(dump), found },
+  };
+}
