@@ -174,7 +174,7 @@ const maskOf = (h2: number) => h2 >>> 31;
 const selectedAt = (h2: number, rate: number) => (h2 & ((1 << rate) - 1)) === 0;
 
 /** The 104-bit word a key's copy of a version carries: the watermark's 64 bits, then 40 check bits. */
-export function markWord(versionId: string, watermark: string): Uint8Array {
+function markWord(versionId: string, watermark: string): Uint8Array {
   const word = new Uint8Array(WORD_BITS);
   const check = createHmac('sha256', versionId).update(`hidden-mark:${watermark}`).digest();
   for (let i = 0; i < WATERMARK_BITS; i++) word[i] = (Number.parseInt(watermark[i >> 2] ?? '0', 16) >> (3 - (i & 3))) & 1;

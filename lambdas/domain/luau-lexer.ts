@@ -47,7 +47,7 @@ function symbolLength(text: string, i: number, c: number): number {
 
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 const isAlpha = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
-export const isWordChar = (c: number) => isAlpha(c) || isDigit(c);
+const isWordChar = (c: number) => isAlpha(c) || isDigit(c);
 const isNewline = (c: number) => c === 0x0a || c === 0x0d;
 const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x0b || c === 0x0c;
 
