@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LoaderCheckRequest, RefusalCode } from '#schemas/loader';
 import type { FullCopyTally } from './full-copies';
-import { type HiddenMarkSummary, PLACES_USED, planStamp, type StampPlan, stampWithPlan } from './hidden-mark';
+import { type HiddenMarkSummary, PLACES_USED, planStamp, type StampPlan, stampBytes } from './hidden-mark';
 import { checkKey, type KeyCheckDeps, type Refusal } from './key-check';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { ScriptStore, ScriptVersionStore } from './ports';
@@ -122,7 +122,7 @@ export interface LoadedScript {
  * The script as one key receives it: the visible marks (stampParts) and the hidden mark (hidden-mark.ts) in the
  * whitespace between its tokens. A script that does not lex as Luau has no places: the visible marks only.
  */
-export const stampScript = (script: LoadedScript, watermark: string): string => stampWithPlan(script.plan, script.versionId, watermark);
+export const stampScript = (script: LoadedScript, watermark: string): Buffer => stampBytes(script.plan, script.versionId, watermark);
 
 /** Projects whose last-read current version a container remembers: a few MB of ids at most. */
 const CURRENT_VERSIONS_REMEMBERED = 50_000;
@@ -273,8 +273,8 @@ export async function deliverScript(
     return { outcome: 'not_modified', script, etag, sha256 };
   }
   deps.fullCopies.served(keyId, script.versionId, etag, window.start);
-  const body = stampScript(script, watermark);
-  return { outcome: 'served', script, body, etag, sha256: deps.cache.digest(etag, () => sha256Hex(body)) };
+  const bytes = stampScript(script, watermark);
+  return { outcome: 'served', script, body: bytes.toString('utf8'), etag, sha256: deps.cache.digest(etag, () => sha256Hex(bytes)) };
 }
 
 /** A promise started early whose failure waits to be asked for: no unhandled rejection when it is never awaited. */

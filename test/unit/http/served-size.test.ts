@@ -34,7 +34,7 @@ function servedResponseBytes(script: string): number {
   const response = scriptResponse({
     outcome: 'served',
     script: loaded,
-    body: stampScript(loaded, watermark),
+    body: stampScript(loaded, watermark).toString('utf8'),
     etag: scriptEtag(versionId, watermark),
     sha256: 'e'.repeat(64),
   });
