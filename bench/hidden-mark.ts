@@ -21,8 +21,8 @@ const MIB = 1024 * 1024;
 const HIDDEN_MARK_SETTINGS = {
   /** The issue's script: 2 MiB, obfuscated-like (one line, encrypted string table). */
   stampBytes: 2 * MIB,
-  /** Stamps of each kind, interleaved (visible, both, visible, …) so drift on a busy machine hits both alike. */
-  stampRounds: 60,
+  /** Stamps of each kind (the first 10 not counted), interleaved (visible, both, …) so drift hits both alike. */
+  stampRounds: 210,
   versions: 50,
   traceRuns: 3,
 } as const;
@@ -43,23 +43,36 @@ export async function benchHiddenMark(table: BenchTable, log: (line: string) => 
   const parts = placeholderParts(script);
   log(`${NAME}: planned ${script.length} bytes in ${Math.round(planMs)} ms: ${plan.summary.positions} places, weak ${plan.summary.weak}`);
 
+  // CPU time of this process (user + system) per stamp, beside wall time: on a machine other work keeps busy, wall
+  // time mostly measures the wait for a core, and the two kinds would be compared through that noise.
   const visibleMs: number[] = [];
   const bothMs: number[] = [];
+  const visibleWallMs: number[] = [];
+  const bothWallMs: number[] = [];
+  const cpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
   const versionId = newId('ver');
   for (let round = 0; round < s.stampRounds; round++) {
     const watermark = randomBytes(8).toString('hex');
-    const first = performance.now();
+    const wall0 = performance.now();
+    const cpu0 = cpuMs();
     sha256Hex(stampParts(parts, watermark));
-    const second = performance.now();
+    const wall1 = performance.now();
+    const cpu1 = cpuMs();
     // As deliverScript does: the body's hash from its bytes, the body as text for the response.
     const bytes = stampBytes(plan, versionId, watermark);
     sha256Hex(bytes);
     bytes.toString('utf8');
-    const third = performance.now();
+    const wall2 = performance.now();
+    const cpu2 = cpuMs();
     // The first rounds warm the JIT; the rest are counted.
-    if (round >= 5) {
-      visibleMs.push(second - first);
-      bothMs.push(third - second);
+    if (round >= 10) {
+      visibleMs.push(cpu1 - cpu0);
+      bothMs.push(cpu2 - cpu1);
+      visibleWallMs.push(wall1 - wall0);
+      bothWallMs.push(wall2 - wall1);
     }
   }
   const ratio = median(bothMs) / median(visibleMs);
@@ -121,9 +134,16 @@ export async function benchHiddenMark(table: BenchTable, log: (line: string) => 
 
   return {
     rows: [
-      row(NAME, 'Stamp + SHA-256, 2 MiB obfuscated-like, visible marks alone (median)', round(median(visibleMs), 2), 'ms'),
-      row(NAME, 'Stamp + SHA-256, 2 MiB obfuscated-like, both marks (median)', round(median(bothMs), 2), 'ms'),
-      row(NAME, 'Both marks ÷ visible alone, same run', round(ratio, 2), '×', { target: { op: '<=', limit: 1.25 } }),
+      row(NAME, 'Stamp + SHA-256, 2 MiB obfuscated-like, visible marks alone (median CPU)', round(median(visibleMs), 2), 'ms', {
+        note: `wall ${round(median(visibleWallMs), 2)} ms`,
+      }),
+      row(NAME, 'Stamp + SHA-256, 2 MiB obfuscated-like, both marks (median CPU)', round(median(bothMs), 2), 'ms', {
+        note: `wall ${round(median(bothWallMs), 2)} ms`,
+      }),
+      row(NAME, 'Both marks ÷ visible alone, same run (CPU)', round(ratio, 2), '×', {
+        target: { op: '<=', limit: 1.25 },
+        note: `wall time: ${round(median(bothWallMs) / median(visibleWallMs), 2)}×`,
+      }),
       row(NAME, 'Plan a 2 MiB version (once per container and version)', Math.round(planMs), 'ms', {
         note: `${plan.summary.positions} places, ${plan.slots.length} cuts, weak ${plan.summary.weak}`,
       }),
@@ -131,6 +151,6 @@ export async function benchHiddenMark(table: BenchTable, log: (line: string) => 
       row(NAME, 'Trace a 5 MiB dump: heap growth (largest of 3)', round(heapMiB, 1), 'MiB'),
       row(NAME, 'Trace a 5 MiB dump: peak RSS of the bench process', Math.round(rssAfter), 'MiB', { note: `${Math.round(rssBefore)} MiB before the traces` }),
     ],
-    details: { settings: s, visibleMs, bothMs, traceMs, dumpBytes: Buffer.byteLength(dump), found },
+    details: { settings: s, visibleMs, bothMs, visibleWallMs, bothWallMs, traceMs, dumpBytes: Buffer.byteLength(dump), found },
   };
 }
