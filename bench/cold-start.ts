@@ -318,6 +318,14 @@ async function serviceFunctions(
     'revoke-bulk': (run) => apiGatewayEvent({ ...route('revoke-bulk'), caller: caller(), body: { watermark: at(watermarks, run) } }),
     rollback: (run) => apiGatewayEvent({ ...route('rollback'), caller: caller(), body: { version_id: at(versions, run).id } }),
     'get-stats': () => apiGatewayEvent({ ...route('get-stats'), caller: caller(), query: { granularity: 'hour', by: 'result' } }),
+    'trace-leak': (run) => {
+      const event = apiGatewayEvent({ ...route('trace-leak'), caller: caller() });
+      return {
+        ...event,
+        headers: { ...event.headers, 'Content-Type': 'text/plain; charset=utf-8' },
+        body: `print("run ${run}")\n-- WM_${at(watermarks, run)}`,
+      };
+    },
   };
   const bareRequest = (r: Route) => (run: number) =>
     apiGatewayEvent({ ...route(r.entry), caller: caller(), ...(r.path.includes('{key_id}') ? { keyId: at(telemetryKeys, run).id } : {}) });

@@ -12,6 +12,7 @@ import { benchConsoleRequests } from './console-requests';
 import { benchDelivery } from './delivery';
 import { benchDiscord } from './discord';
 import { benchEdge } from './edge';
+import { benchHiddenMark } from './hidden-mark';
 import { benchListKeys } from './list-keys';
 import { benchLoaderCheck } from './loader-check';
 import { benchLoaderCost } from './loader-cost';
@@ -31,8 +32,8 @@ import { round } from './support/stats';
  */
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--against REF] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
-                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, selling-keys, edge,
-                 stats, console, console-requests, discord
+                 loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, hidden-mark,
+                 selling-keys, edge, stats, console, console-requests, discord
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -59,6 +60,7 @@ const BENCHMARKS = {
   'script-fetch': async ({ table, stack, log }) => benchScriptFetch(table, await stack(), log),
   'clone-detection': ({ table, log }) => benchCloneDetection(table, log),
   'sdapi-leak': ({ table, log }) => benchSdapiLeak(table, log),
+  'hidden-mark': ({ table, log }) => benchHiddenMark(table, log),
   'selling-keys': ({ table, log }) => benchSellingKeys(table, log),
   edge: ({ log }) => benchEdge(log),
   stats: ({ table, log }) => benchStats(table, log),

@@ -5,8 +5,10 @@ import { CONSOLE_RATE_LIMIT, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSI
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { SIGNATURE_MAX_SKEW_SECONDS } from '#domain/discord/signature';
 import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE } from '#domain/full-copies';
+import { PLACES_USED } from '#domain/hidden-mark';
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
 import { EXPORT_PAGE_KEYS } from '#domain/key-search';
+import { MAX_DUMP_BYTES, MAX_KEYS_PER_TRACED_WATERMARK, MAX_TRACED_WATERMARKS } from '#domain/leak-trace';
 import { RATE_LIMIT } from '#domain/rate-limit';
 import { REFUSAL_MEMORY } from '#domain/refusal-memory';
 import { MAX_SCRIPT_BYTES } from '#domain/scripts';
@@ -17,6 +19,7 @@ import { LINK_MEMORY } from '#http/discord-interactions';
 import { STUB_MAX_AGE_SECONDS, UNKNOWN_PROJECTS } from '#http/loader-stub';
 import { MAX_BODY_BYTES } from '#http/middlewares';
 import { revokeBulkRoute } from '#http/owner-routes/revoke-bulk';
+import { traceLeakRoute } from '#http/owner-routes/trace-leak';
 import { API_FUNCTION_TIMEOUT_SECONDS, timeoutSecondsOf } from '#http/routes';
 import { MAX_VERSION_NOTES_LENGTH } from '#schemas/console';
 import { BAN_REASON_LENGTH, KEYS_PAGE, MAX_FINGERPRINTS, MAX_KEYS_PER_API_ISSUE, MAX_NOTE_LENGTH } from '#schemas/requests';
@@ -76,6 +79,15 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
         '`ORDER_REPEAT_WINDOW_SECONDS` (lambdas/domain/selling-keys.ts)',
       ],
       ['A script version', `${number(MAX_SCRIPT_BYTES / 1024 / 1024)} MiB`, '`MAX_SCRIPT_BYTES` (lambdas/domain/scripts.ts)'],
+      ['A leaked dump to trace', `1 byte to ${number(MAX_DUMP_BYTES / 1024 / 1024)} MiB`, '`MAX_DUMP_BYTES` (lambdas/domain/leak-trace.ts)'],
+      ['Watermarks one trace answers, with their keys', number(MAX_TRACED_WATERMARKS), '`MAX_TRACED_WATERMARKS` (lambdas/domain/leak-trace.ts)'],
+      ['Keys listed per traced watermark', number(MAX_KEYS_PER_TRACED_WATERMARK), '`MAX_KEYS_PER_TRACED_WATERMARK`'],
+      ["The trace's timeout", `${timeoutSecondsOf(traceLeakRoute)} s`, '`timeoutSeconds` (lambdas/http/owner-routes/trace-leak.ts)'],
+      [
+        'Places the hidden mark uses in one version',
+        `at most ${number(PLACES_USED)} (a longer script uses a hashed share of its places)`,
+        '`PLACES_USED` (lambdas/domain/hidden-mark.ts)',
+      ],
       [
         'Stats window, by hour',
         `${GRANULARITY.hour.limit}, kept ${days(GRANULARITY.hour.keptSeconds)}`,

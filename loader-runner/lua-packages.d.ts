@@ -75,8 +75,18 @@ declare module 'luaparse' {
     scope?: boolean;
     comments?: boolean;
     onCreateNode?: (node: Node) => void;
+    /** Returns a parser to pull tokens from with lex() instead of parsing (the Luau lexer's tests compare tokens). */
+    wait?: boolean;
+  }
+  /** A token as lex() returns it: its type (tokenTypes) and its [start, end) offsets. */
+  export interface Token {
+    type: number;
+    range: [number, number];
+  }
+  export interface Lexer {
+    lex(): Token;
   }
   export function parse(code: string, options?: ParseOptions): Chunk;
-  const luaparse: { parse: typeof parse };
+  const luaparse: { parse: typeof parse; tokenTypes: { EOF: number } };
   export default luaparse;
 }

@@ -12,6 +12,7 @@ import {
   RevokeBulkResponse,
   RollbackResponse,
   StatsResponse,
+  TraceLeakResponse,
 } from '#schemas/responses';
 import type { ApiConfig } from './config';
 import { ApiFailure } from './errors';
@@ -148,6 +149,11 @@ export class ApiClient {
     return this.call('GET', 'webhooks', ListWebhooksResponse);
   }
 
+  /** POST …/leak/trace: the watermarks a dump names, visible markers and hidden mark, with their keys. */
+  traceLeak(dump: string): Promise<TraceLeakResponse> {
+    return this.call('POST', 'leak/trace', TraceLeakResponse, new TextBody(dump));
+  }
+
   /** GET …/stats with the parameters given (the API fills in the others). */
   stats(query: Record<string, string>): Promise<StatsResponse> {
     return this.call('GET', `stats?${new URLSearchParams(query)}`, StatsResponse);
@@ -178,7 +184,10 @@ export class ApiClient {
 
   private async send(method: string, path: string, request: string, body: unknown): Promise<Response> {
     const startedAt = Date.now();
-    this.deps.trace?.(`-> ${method} ${this.config.baseUrl}${path}${body === undefined ? '' : ` ${JSON.stringify(body)}`}`);
+    const text = body instanceof TextBody ? body.text : undefined;
+    // A dump is never echoed: megabytes of someone's script have no place in a trace line.
+    const shown = text !== undefined ? ` <${Buffer.byteLength(text)} bytes of text>` : body === undefined ? '' : ` ${JSON.stringify(body)}`;
+    this.deps.trace?.(`-> ${method} ${this.config.baseUrl}${path}${shown}`);
     let response: Response;
     try {
       response = await this.deps.fetch(`${this.config.baseUrl}${path}`, {
@@ -186,9 +195,9 @@ export class ApiClient {
         headers: {
           Authorization: `Bearer ${this.config.token}`,
           Accept: 'application/json',
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+          ...(body === undefined ? {} : { 'Content-Type': text !== undefined ? 'text/plain; charset=utf-8' : 'application/json' }),
         },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: text ?? (body === undefined ? undefined : JSON.stringify(body)),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
     } catch (error) {
@@ -197,6 +206,11 @@ export class ApiClient {
     this.deps.trace?.(`<- ${response.status} ${method} ${path} (${Date.now() - startedAt} ms)`);
     return response;
   }
+}
+
+/** A body sent as `text/plain` rather than JSON (a leaked dump). */
+class TextBody {
+  constructor(readonly text: string) {}
 }
 
 /** `Retry-After` as seconds: either delta-seconds or an HTTP date (RFC 9110 §10.2.3). */

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { MAX_DUMP_BYTES } from '#domain/leak-trace';
 import type { CommandContext } from './command';
 import { EXIT, UsageError } from './errors';
 import { plural, table } from './format';
@@ -9,7 +11,17 @@ export interface LeakReport {
   file: string;
   bytes: number;
   project_id: string;
-  watermarks: { watermark: string; occurrences: number; active_keys: number; already_revoked: number; revoked_count: number | null }[];
+  watermarks: {
+    watermark: string;
+    /** Which marks named it: the visible `WM_` marker, the hidden mark, or both. */
+    marks: Array<'visible' | 'hidden'>;
+    occurrences: number;
+    /** The hidden reading: the version it was read against and its agreement; null when only visible. */
+    hidden: { version_id: string; agreement: number } | null;
+    active_keys: number;
+    already_revoked: number;
+    revoked_count: number | null;
+  }[];
   malformed: MalformedMarker[];
   malformed_not_listed: number;
   confirmed: boolean;
@@ -22,8 +34,9 @@ function size(bytes: number): string {
 }
 
 /**
- * `sdapi leak FILE`: stream the dump for `WM_` markers, look up the keys carrying each valid watermark (the key
- * list's watermark filter, so a 50,000-key project is never listed), ask (or take --yes), then bulk-revoke each
+ * `sdapi leak FILE`: stream the dump for `WM_` markers, have the API read its hidden mark (`POST …/leak/trace`, which
+ * names the keys of obfuscated copies whose `--WM_` line was deleted), look up the keys carrying each watermark (the
+ * key list's watermark filter, so a 50,000-key project is never listed), ask (or take --yes), then bulk-revoke each
  * watermark that has active keys. Malformed markers, watermarks no key carries and watermarks whose keys are all
  * revoked already (a repeat run) are reported and left alone.
  */
@@ -52,6 +65,12 @@ export async function leakCommand(context: CommandContext<readonly ['FILE']>): P
   };
   const malformedCount = scan.malformed.length + scan.malformedNotListed;
   human(`Scanned ${file} (${size(scan.bytes)}): ${plural(scan.watermarks.size, 'watermark')}, ${plural(malformedCount, 'malformed marker')}.\n`);
+  const hidden = await readHidden(context, file);
+  human(
+    hidden.size > 0
+      ? `The hidden mark names ${plural(hidden.size, 'watermark')}.\n`
+      : `The hidden mark names no watermark (read by the API: obfuscated copies are traced even without their WM_ line).\n`,
+  );
   if (scan.malformed.length > 0) {
     human(`\nMalformed markers (reported, not revoked):\n`);
     human(
@@ -65,19 +84,29 @@ export async function leakCommand(context: CommandContext<readonly ['FILE']>): P
     if (scan.malformedNotListed > 0) human(`  ...and ${plural(scan.malformedNotListed, 'more distinct marker')}, not listed.\n`);
   }
 
-  if (scan.watermarks.size === 0) {
+  const named = new Set([...scan.watermarks.keys(), ...hidden.keys()]);
+  if (named.size === 0) {
     if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    stderr.write(`sdapi: no valid WM_ watermark (WM_ + 16 lowercase hex characters) in ${file}; nothing to revoke\n`);
+    stderr.write(`sdapi: no valid WM_ watermark (WM_ + 16 lowercase hex characters) and no hidden mark in ${file}; nothing to revoke\n`);
     return EXIT.noWatermark;
   }
 
   const looking = progressBar(stderr, 'watermarks');
   try {
-    for (const [watermark, occurrences] of scan.watermarks) {
-      looking.update(report.watermarks.length, scan.watermarks.size);
+    for (const watermark of named) {
+      looking.update(report.watermarks.length, named.size);
       const keys = await client.keysWithWatermark(watermark);
       const active = keys.filter((key) => key.revoked === 0).length;
-      report.watermarks.push({ watermark, occurrences, active_keys: active, already_revoked: keys.length - active, revoked_count: null });
+      const reading = hidden.get(watermark);
+      report.watermarks.push({
+        watermark,
+        marks: [...(scan.watermarks.has(watermark) ? ['visible' as const] : []), ...(reading ? ['hidden' as const] : [])],
+        occurrences: scan.watermarks.get(watermark) ?? 0,
+        hidden: reading ?? null,
+        active_keys: active,
+        already_revoked: keys.length - active,
+        revoked_count: null,
+      });
     }
   } finally {
     looking.done();
@@ -87,8 +116,8 @@ export async function leakCommand(context: CommandContext<readonly ['FILE']>): P
   human(
     indent(
       table(
-        ['WATERMARK', 'SEEN', 'ACTIVE KEYS', ''],
-        report.watermarks.map((w) => [w.watermark, String(w.occurrences), String(w.active_keys), standing(w)]),
+        ['WATERMARK', 'NAMED BY', 'SEEN', 'ACTIVE KEYS', ''],
+        report.watermarks.map((w) => [w.watermark, namedBy(w), String(w.occurrences), String(w.active_keys), standing(w)]),
       ),
     ),
   );
@@ -130,6 +159,52 @@ export async function leakCommand(context: CommandContext<readonly ['FILE']>): P
   if (targets.length > 1) human(`Revoked ${plural(total, 'key')} in all.\n`);
   if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   return EXIT.ok;
+}
+
+/** The marks that named a watermark, as the table says it: `visible`, `hidden (agreement 0.98)`, or both. */
+function namedBy(w: LeakReport['watermarks'][number]): string {
+  return w.marks.map((mark) => (mark === 'hidden' && w.hidden ? `hidden (agreement ${w.hidden.agreement.toFixed(2)})` : mark)).join(' + ');
+}
+
+/**
+ * The watermarks the dump's hidden mark names, read by the API (`POST …/leak/trace`), which knows the project's
+ * versions. A dump past the API's 5 MiB is sent in pieces cut at line ends; one that is not UTF-8 is not sent.
+ */
+async function readHidden(context: CommandContext<readonly ['FILE']>, file: string): Promise<Map<string, { version_id: string; agreement: number }>> {
+  const found = new Map<string, { version_id: string; agreement: number }>();
+  const bytes = await readFile(file);
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    context.stderr.write(`sdapi: ${file} is not UTF-8 text: its hidden mark is not read, only its WM_ markers\n`);
+    return found;
+  }
+  for (const piece of piecesOf(bytes, MAX_DUMP_BYTES)) {
+    for (const entry of (await context.client.traceLeak(piece)).found) {
+      if (entry.mark !== 'hidden' || entry.version_id === null || entry.agreement === null) continue;
+      const known = found.get(entry.watermark);
+      if (!known || known.agreement < entry.agreement) found.set(entry.watermark, { version_id: entry.version_id, agreement: entry.agreement });
+    }
+  }
+  return found;
+}
+
+/** The UTF-8 bytes in pieces of at most `maxBytes`, each cut after a line end in its second half or else between characters. */
+function piecesOf(bytes: Uint8Array, maxBytes: number): string[] {
+  const decoder = new TextDecoder();
+  const pieces: string[] = [];
+  for (let start = 0; start < bytes.length; ) {
+    let end = Math.min(bytes.length, start + maxBytes);
+    if (end < bytes.length) {
+      const newline = bytes.lastIndexOf(0x0a, end - 1);
+      if (newline >= start + maxBytes / 2) end = newline + 1;
+      // Not inside a character: continuation bytes are 10xxxxxx.
+      else while (((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+    }
+    pieces.push(decoder.decode(bytes.subarray(start, end)));
+    start = end;
+  }
+  return pieces;
 }
 
 /** Why a watermark is left alone, or nothing when it will be revoked. */

@@ -43,6 +43,8 @@ async function errorOf(response: Response): Promise<ApiError> {
 
 export interface RequestOptions {
   body?: unknown;
+  /** A text body (a leaked dump), sent as `text/plain` instead of JSON. */
+  text?: string;
   /** Sign-in and the session check answer 401 as a result, not as a session that ended. */
   quietUnauthorized?: boolean;
 }
@@ -53,8 +55,13 @@ export async function api<T>(method: string, path: string, options: RequestOptio
     response = await fetch(`${apiBase()}${path}`, {
       method,
       credentials: 'same-origin',
-      headers: options.body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      headers:
+        options.text !== undefined
+          ? { Accept: 'application/json', 'Content-Type': 'text/plain; charset=utf-8' }
+          : options.body === undefined
+            ? { Accept: 'application/json' }
+            : { Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: options.text ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
     });
   } catch {
     throw new ApiError(0, 'The console cannot reach its server: check the connection and try again');

@@ -3,7 +3,7 @@ import { UsageError } from '#dashboard/args';
 import type { Command } from '#dashboard/command';
 import { CommandError, oneLine } from '#dashboard/context';
 import { newId } from '#domain/ids';
-import { publishScript, scriptFileProblem } from '#domain/scripts';
+import { publishScript, scriptFileProblem, type UploadAnswer } from '#domain/scripts';
 import { MAX_VERSION_NOTES_LENGTH } from '#schemas/console';
 import { printableText, projectId, requireProject } from './input';
 
@@ -26,10 +26,7 @@ async function scriptFile(path: string): Promise<Uint8Array> {
  * stored and its version written and made current (#domain/scripts publishScript says in what order, and how a
  * failed version write is cleaned up).
  */
-export const versionsUpload: Command<
-  { projectId: string; file: string; notes: string },
-  { id: string; version_number: number; size_bytes: number; sha256: string }
-> = {
+export const versionsUpload: Command<{ projectId: string; file: string; notes: string }, UploadAnswer> = {
   name: 'versions upload',
   flags: {
     project: { required: true, placeholder: 'ID' },

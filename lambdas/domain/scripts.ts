@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LoaderCheckRequest, RefusalCode } from '#schemas/loader';
 import type { FullCopyTally } from './full-copies';
+import { type HiddenMarkSummary, PLACES_USED, planStamp, type StampPlan, stampBytes } from './hidden-mark';
 import { checkKey, type KeyCheckDeps, type Refusal } from './key-check';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from './key-values';
 import type { ScriptStore, ScriptVersionStore } from './ports';
@@ -22,8 +23,9 @@ export const MAX_SCRIPT_BYTES = 5 * 1024 * 1024;
  * and the watermark line around the script (test/unit/http/served-size.test.ts pins that they fit). A backslash
  * or a quote takes 2 bytes there and a control character up to 6, so a script of escape sequences (`\65\66...`,
  * as obfuscators write string constants) can pass 5 MiB and still be too big to serve: it is refused at upload.
+ * The hidden mark adds at most one space per place it uses (PLACES_USED), kept free too.
  */
-export const MAX_SERVED_SCRIPT_BYTES = 6 * 1024 * 1024 - 4 * 1024;
+export const MAX_SERVED_SCRIPT_BYTES = 6 * 1024 * 1024 - 4 * 1024 - PLACES_USED;
 
 /** The bytes a script takes inside the JSON of the response that serves it. */
 export const servedScriptBytes = (script: string): number => Buffer.byteLength(JSON.stringify(script), 'utf8');
@@ -109,12 +111,18 @@ export function refusalSentence(refusal: Refusal): string {
   return `This key is banned by the seller: "${reason}". ${end}`;
 }
 
-/** One immutable version's script, as a container keeps it: cut at its placeholders (placeholderParts). */
+/** One immutable version's script, as a container keeps it: cut at its placeholders and hidden mark places (planStamp). */
 export interface LoadedScript {
   versionId: string;
   versionNumber: number;
-  parts: readonly string[];
+  plan: StampPlan;
 }
+
+/**
+ * The script as one key receives it: the visible marks (stampParts) and the hidden mark (hidden-mark.ts) in the
+ * whitespace between its tokens. A script that does not lex as Luau has no places: the visible marks only.
+ */
+export const stampScript = (script: LoadedScript, watermark: string): Buffer => stampBytes(script.plan, script.versionId, watermark);
 
 /** Projects whose last-read current version a container remembers: a few MB of ids at most. */
 const CURRENT_VERSIONS_REMEMBERED = 50_000;
@@ -217,7 +225,7 @@ async function currentScript(deps: Pick<ScriptDeliveryDeps, 'versions' | 'script
   const version = await deps.versions.version(projectId, versionId);
   const bytes = version && (await deps.scripts.get({ projectId, versionId }));
   if (!version || !bytes) throw new Error(`Version ${versionId} of project ${projectId} has no stored script`);
-  const script = { versionId, versionNumber: version.versionNumber, parts: placeholderParts(new TextDecoder().decode(bytes)) };
+  const script = { versionId, versionNumber: version.versionNumber, plan: planStamp(new TextDecoder().decode(bytes)) };
   deps.cache.set(script, bytes.length);
   return script;
 }
@@ -261,12 +269,12 @@ export async function deliverScript(
   const etag = scriptEtag(script.versionId, watermark);
   if (holds(etag)) {
     // The hash of the copy the loader kept, so it can tell that copy from one something else on the machine edited.
-    const sha256 = deps.cache.digest(etag, () => sha256Hex(stampParts(script.parts, watermark)));
+    const sha256 = deps.cache.digest(etag, () => sha256Hex(stampScript(script, watermark)));
     return { outcome: 'not_modified', script, etag, sha256 };
   }
   deps.fullCopies.served(keyId, script.versionId, etag, window.start);
-  const body = stampParts(script.parts, watermark);
-  return { outcome: 'served', script, body, etag, sha256: deps.cache.digest(etag, () => sha256Hex(body)) };
+  const bytes = stampScript(script, watermark);
+  return { outcome: 'served', script, body: bytes.toString('utf8'), etag, sha256: deps.cache.digest(etag, () => sha256Hex(bytes)) };
 }
 
 /** A promise started early whose failure waits to be asked for: no unhandled rejection when it is never awaited. */
@@ -294,6 +302,15 @@ export interface VersionWriter {
   uploadVersion(input: NewScriptVersion): Promise<{ id: string; version_number: number }>;
 }
 
+/** What an upload answers (dashboard `versions upload`, the console's upload): the version, and its hidden mark's places. */
+export interface UploadAnswer {
+  id: string;
+  version_number: number;
+  size_bytes: number;
+  sha256: string;
+  hidden_mark: HiddenMarkSummary;
+}
+
 /**
  * An upload: the file is checked whole first (nothing written for a bad one), then the script is stored under the
  * fresh version id, then the version item is written and made current. A failed version write deletes the stored
@@ -302,10 +319,12 @@ export interface VersionWriter {
 export async function publishScript(
   deps: { scripts: ScriptStore; versions: VersionWriter },
   input: { id: string; projectId: string; bytes: Uint8Array; notes: string; now: number },
-): Promise<{ id: string; version_number: number; size_bytes: number; sha256: string }> {
+): Promise<UploadAnswer> {
   const problem = scriptFileProblem(input.bytes);
   if (problem) throw new Error(`The script ${problem}`);
   const sha256 = sha256Hex(input.bytes);
+  // What the hidden mark will have to work with (docs/script-delivery.md, "The hidden mark"); checked before anything is written.
+  const hiddenMark = planStamp(new TextDecoder().decode(input.bytes)).summary;
   const object = { projectId: input.projectId, versionId: input.id };
   await deps.scripts.put(object, input.bytes);
   try {
@@ -317,7 +336,7 @@ export async function publishScript(
       notes: input.notes,
       now: input.now,
     });
-    return { ...version, size_bytes: input.bytes.length, sha256 };
+    return { ...version, size_bytes: input.bytes.length, sha256, hidden_mark: hiddenMark };
   } catch (error) {
     await deps.scripts.delete(object);
     throw error;

@@ -21,6 +21,7 @@ import {
   type ProxyHandler,
   parse,
   requestIdsInLogs,
+  textBody,
 } from './middlewares';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { jsonResponse } from './responses';
@@ -59,6 +60,8 @@ export interface Endpoint<Query, Body, Result> {
   query: z.ZodMiniType<Query, unknown>;
   /** Present for endpoints that take a JSON body. */
   body?: z.ZodMiniType<Body, unknown>;
+  /** Present for endpoints whose body is UTF-8 text (`text/plain`), read by textBody(): a string schema. */
+  textBody?: z.ZodMiniType<Body, unknown>;
   /** A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>. */
   run(context: RouteContext<Query, Body>): Promise<Result>;
 }
@@ -97,7 +100,8 @@ export function requireAccess(caller: Caller, need: ScopeNeed): void {
 export async function runEndpoint<Query, Body, Result>(endpoint: Endpoint<Query, Body, Result>, deps: ApiDeps, request: EndpointRequest): Promise<Result> {
   const { stores } = deps;
   const query = parse(endpoint.query, request.query);
-  const body = endpoint.body ? parse(endpoint.body, request.body) : (undefined as Body);
+  const bodySchema = endpoint.body ?? endpoint.textBody;
+  const body = bodySchema ? parse(bodySchema, request.body) : (undefined as Body);
   const project = await openProject(stores.projects, request.caller, projectIdOf(request.projectId));
   const actor: ApiActor = { tokenId: request.caller.tokenId, requestId: request.requestId, source: request.source };
   const trail: ManyWritesAuditTrail = {
@@ -133,6 +137,7 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
   chain.use(rateLimit(deps));
   chain.use(tokenAccess(endpoint.scope));
   if (endpoint.body) chain.use(jsonBody());
+  if (endpoint.textBody) chain.use(textBody());
   const handler = chain.handler(async (event, context) => {
     const result = await runEndpoint(endpoint, deps, {
       caller: callerOf(event),

@@ -30,7 +30,7 @@ import type { Answer, ConsoleContext, ConsoleDeps, ConsoleRoute } from './consol
 import { CONSOLE_ROUTES } from './console-routes';
 import { errorHeadersOf, statusOf } from './error-statuses';
 import { clientAddressOf } from './http-api';
-import { parse, readJsonBody } from './middlewares';
+import { parse, readJsonBody, readTextBody } from './middlewares';
 import { pathMatcher } from './path-template';
 import { SECURITY_HEADERS } from './responses';
 import { ROUTES } from './routes';
@@ -165,7 +165,8 @@ async function runOwnerRoute(
 ): Promise<Answer> {
   const { event } = request;
   requireAccess(request.caller, endpoint.scope);
-  const body = endpoint.body ? await readJsonBody({ body: event.body ?? null, isBase64Encoded: event.isBase64Encoded, headers: event.headers }) : undefined;
+  const raw = { body: event.body ?? null, isBase64Encoded: event.isBase64Encoded, headers: event.headers };
+  const body = endpoint.body ? await readJsonBody(raw) : endpoint.textBody ? readTextBody(raw) : undefined;
   const endpointRequest: EndpointRequest = {
     caller: request.caller,
     source: 'console',

@@ -100,6 +100,44 @@ function jsonBodyContract(): HttpMiddleware {
   };
 }
 
+/** The media type a text body is sent as. */
+export const TEXT_BODY_TYPE = 'text/plain';
+
+/**
+ * A text body (a leaked dump): `text/plain`, UTF-8 (no charset or `utf-8`). A body API Gateway passed base64-encoded
+ * is decoded strictly, so bytes that are not UTF-8 are refused; one passed as text reaches the rule as it came (the
+ * rule refuses U+FFFD, what such bytes become on the way). Its size is the rule's to judge.
+ */
+export function textBody(): HttpMiddleware {
+  return {
+    before: ({ event }) => {
+      event.body = readTextBody(event);
+      event.isBase64Encoded = false;
+    },
+  };
+}
+
+/** A `text/plain; charset=utf-8` body as a string, or the 400 that says what to send instead (the console's mirror reads it too). */
+export function readTextBody(event: { body: unknown; isBase64Encoded?: boolean; headers: Record<string, string | undefined> }): string {
+  const [mediaType = '', ...parameters] = (event.headers['content-type'] ?? '').split(';').map((part) => part.trim().toLowerCase());
+  const charset = parameters
+    .find((parameter) => parameter.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
+  if (mediaType !== TEXT_BODY_TYPE || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
+    throw new InvalidInput(
+      `Send the body as Content-Type: text/plain; charset=utf-8; got ${mediaType ? `Content-Type ${mediaType}${charset ? `; charset=${charset}` : ''}` : 'no Content-Type'}`,
+    );
+  }
+  const raw = typeof event.body === 'string' ? event.body : '';
+  if (!event.isBase64Encoded) return raw;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(raw, 'base64'));
+  } catch {
+    throw new InvalidInput('The body is not valid UTF-8: send it as UTF-8 text');
+  }
+}
+
 /** What middy's JSON body parser throws, said so a person knows what to fix. */
 function parserError(message: string): InvalidInput {
   if (message === 'Forbidden key in JSON body') return new InvalidInput('Request body contains a forbidden key (__proto__ or constructor)');

@@ -11,6 +11,7 @@ import { resetHwidRoute } from './owner-routes/reset-hwid';
 import { revokeBulkRoute } from './owner-routes/revoke-bulk';
 import { revokeKeyRoute } from './owner-routes/revoke-key';
 import { rollbackRoute } from './owner-routes/rollback';
+import { traceLeakRoute } from './owner-routes/trace-leak';
 import { unbanKeyRoute } from './owner-routes/unban-key';
 import { updateKeyRoute } from './owner-routes/update-key';
 import { type LoaderRoute, PUBLIC_ROUTES } from './public-routes';
@@ -35,6 +36,7 @@ export const ROUTES = [
   extendKeyRoute,
   revokeKeyRoute,
   revokeBulkRoute,
+  traceLeakRoute,
   listVersionsRoute,
   rollbackRoute,
   listWebhooksRoute,

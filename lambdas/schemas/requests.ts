@@ -270,3 +270,6 @@ export const UpdateKeyBody = requestPart('body', {
   ),
 }).check(z.refine((body) => Object.keys(body).length > 0, 'Send at least one of note, discord_id, max_uses, max_fingerprints (null clears one)'));
 export type UpdateKeyBody = z.infer<typeof UpdateKeyBody>;
+
+/** A leaked dump to trace (`POST /v1/projects/{id}/leak/trace`): text; its size and encoding are the rule's to judge. */
+export const LeakDump = z.string();

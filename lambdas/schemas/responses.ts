@@ -71,3 +71,18 @@ export const StatsResponse = z.strictObject({
   buckets: z.array(StatsBucketSchema),
 });
 export type StatsResponse = z.infer<typeof StatsResponse>;
+
+/** One watermark a leaked dump names (DESIGN.md, "Leak tracing that survives obfuscation: the hidden mark"). */
+export const TracedWatermark = z.strictObject({
+  watermark: z.string(),
+  mark: z.enum(['visible', 'hidden']),
+  /** The version a hidden mark was read against; null for a visible marker. */
+  version_id: z.nullable(z.string()),
+  /** For a hidden mark, the share of its places that agree with it (0..1); null for a visible marker. */
+  agreement: z.nullable(z.number().check(z.gte(0), z.lte(1))),
+  keys: z.array(z.strictObject({ id: z.string(), revoked: z.union([z.literal(0), z.literal(1)]) })),
+});
+export type TracedWatermark = z.infer<typeof TracedWatermark>;
+
+export const TraceLeakResponse = z.strictObject({ found: z.array(TracedWatermark) });
+export type TraceLeakResponse = z.infer<typeof TraceLeakResponse>;

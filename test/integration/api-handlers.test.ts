@@ -35,6 +35,7 @@ const VALID_BODIES: Partial<Record<RouteEntry, unknown>> = {
   'revoke-key': { key_id: 'key_x' },
   'revoke-bulk': { watermark: WATERMARK },
   rollback: { version_id: 'ver_x' },
+  'trace-leak': `print("WM_${WATERMARK}")`,
 };
 
 let table: TestTable;

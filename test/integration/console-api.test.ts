@@ -384,7 +384,13 @@ describe('console routes', () => {
     const uploadId = String(started.body?.upload_id);
     staged.set(`${projectId}/${uploadId}`, script);
     const committed = await call(`/projects/${projectId}/versions/uploads/${uploadId}/commit`, { cookie, body: {} });
-    expect(committed.body).toMatchObject({ version_number: 2, size_bytes: script.length, sha256: sha256Hex(script) });
+    // Four tokens: too few for a place of the hidden mark (each needs sixteen tokens around it), so weak.
+    expect(committed.body).toMatchObject({
+      version_number: 2,
+      size_bytes: script.length,
+      sha256: sha256Hex(script),
+      hidden_mark: { positions: 0, weak: true },
+    });
     const versions = await call(`/v1/projects/${projectId}/versions`, { cookie });
     expect(versions.body?.current_version_id).toBe(committed.body?.id);
     expect(staged.has(`${projectId}/${uploadId}`)).toBe(false);

@@ -276,7 +276,8 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     await page.getByRole('button', { name: 'Find keys' }).click();
     const row = page.getByRole('row').filter({ hasText: stack.sharedWatermark });
     await row.waitFor();
-    expect(Number(await row.getByRole('cell').nth(1).textContent())).toBeGreaterThan(0);
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe('WM_ marker');
+    expect(Number(await row.getByRole('cell').nth(2).textContent())).toBeGreaterThan(0);
     await page.getByRole('button', { name: 'Revoke', exact: true }).click();
     await page
       .getByRole('status')

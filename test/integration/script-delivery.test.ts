@@ -172,7 +172,14 @@ describe('POST /v1/loader/script on the local stack', () => {
     // Its event delivered, so later tests count only their own.
     await expectEmbeds(stack.discord, EMBED_COLORS.version_deployed, 1, 'plain upload');
     const plain = 'print("no placeholder here")\n';
-    expect(uploaded).toEqual({ id: expect.any(String), version_number: 4, size_bytes: Buffer.byteLength(plain), sha256: sha256Hex(plain) });
+    // Five tokens: no place for the hidden mark (a place needs sixteen tokens around it), so the upload calls it weak.
+    expect(uploaded).toEqual({
+      id: expect.any(String),
+      version_number: 4,
+      size_bytes: Buffer.byteLength(plain),
+      sha256: sha256Hex(plain),
+      hidden_mark: { positions: 0, weak: true },
+    });
     const served = await fetchScript(stack.projectId, key.key);
     expect(served.headers.get('x-version-id')).toBe(uploaded.id);
     expect(served.text).toBe(`--WM_${key.watermark}\nprint("no placeholder here")\n`);

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { planStamp, stampWithPlan } from '#domain/hidden-mark';
+import { obfuscatedScript } from '#test-support/luau-fixtures';
 import { PROJECT_ID, runCli, TOKEN } from '#test-support/sdapi-run-cli';
 import { makeKey, StandInApi } from '#test-support/sdapi-stand-in-api';
 import { EXIT } from '../../sdapi/errors';
@@ -121,9 +123,9 @@ describe('sdapi leak on a 50 MB dump', () => {
     expect(result.stdout).toMatch(new RegExp(`WM_${LEAKED.toUpperCase()}\\s+1\\s+uppercase hex; a watermark is lowercase`));
     expect(result.stdout).toMatch(new RegExp(`WM_${LEAKED.slice(0, 12)}\\s+1\\s+12 hex characters, a watermark has 16`));
     expect(result.stdout).toMatch(new RegExp(`WM_${ALSO_LEAKED}ff\\s+1\\s+18 hex characters, a watermark has 16`));
-    expect(result.stdout).toMatch(new RegExp(`${LEAKED}\\s+2\\s+2\\n`));
-    expect(result.stdout).toMatch(new RegExp(`${ALSO_LEAKED}\\s+2\\s+1\\n`));
-    expect(result.stdout).toMatch(new RegExp(`${UNKNOWN}\\s+1\\s+0\\s+unknown: no key carries it, not revoked`));
+    expect(result.stdout).toMatch(new RegExp(`${LEAKED}\\s+visible\\s+2\\s+2\\n`));
+    expect(result.stdout).toMatch(new RegExp(`${ALSO_LEAKED}\\s+visible\\s+2\\s+1\\n`));
+    expect(result.stdout).toMatch(new RegExp(`${UNKNOWN}\\s+visible\\s+1\\s+0\\s+unknown: no key carries it, not revoked`));
     expect(result.stdout).toContain(`Revoked 2 keys carrying ${LEAKED} (revoked_count 2).`);
     expect(result.stdout).toContain(`Revoked 1 key carrying ${ALSO_LEAKED} (revoked_count 1).`);
     expect(result.stdout).toContain('Revoked 3 keys in all.');
@@ -142,8 +144,9 @@ describe('sdapi leak', () => {
   it('says so and exits 3 when the dump has no marker', async () => {
     const result = await runCli(['leak', dump('clean.lua', 'print("hello")\n')], { api });
     expect(result.code).toBe(EXIT.noWatermark);
-    expect(result.stderr).toContain('no valid WM_ watermark (WM_ + 16 lowercase hex characters)');
-    expect(api.requests).toEqual([]);
+    expect(result.stderr).toContain('no valid WM_ watermark (WM_ + 16 lowercase hex characters) and no hidden mark');
+    // Only the API's reading of the hidden mark: no key looked up, nothing revoked.
+    expect(api.requests.map((request) => `${request.method} ${request.path}`)).toEqual([`POST /v1/projects/${PROJECT_ID}/leak/trace`]);
   });
 
   it('exits 3 listing the malformed markers when no marker is valid', async () => {
@@ -151,7 +154,7 @@ describe('sdapi leak', () => {
     expect(result.code).toBe(EXIT.noWatermark);
     expect(result.stdout).toContain('Malformed markers (reported, not revoked):');
     expect(result.stdout).toContain(`WM_${LEAKED.toUpperCase()}`);
-    expect(api.requests).toEqual([]);
+    expect(api.requests.map((request) => `${request.method} ${request.path}`)).toEqual([`POST /v1/projects/${PROJECT_ID}/leak/trace`]);
   });
 
   it('refuses without a terminal and without --yes, revoking nothing', async () => {
@@ -161,7 +164,7 @@ describe('sdapi leak', () => {
       `sdapi: Not revoking without confirmation: run in a terminal to be asked, or pass --yes (Revoke 2 active keys carrying 1 watermark in project ${PROJECT_ID}?)\n`,
     );
     expect(result.prompts).toEqual([]);
-    expect(api.requests.some((request) => request.method === 'POST')).toBe(false);
+    expect(api.requests.some((request) => request.path.endsWith('/revoke-bulk'))).toBe(false);
   });
 
   it('asks on a terminal and revokes only on yes', async () => {
@@ -170,7 +173,7 @@ describe('sdapi leak', () => {
     expect(declined.code).toBe(EXIT.declined);
     expect(declined.prompts).toEqual([`Revoke 3 active keys carrying 2 watermarks in project ${PROJECT_ID}? [y/N] `]);
     expect(declined.stdout).toContain('Nothing revoked.');
-    expect(api.requests.some((request) => request.method === 'POST')).toBe(false);
+    expect(api.requests.some((request) => request.path.endsWith('/revoke-bulk'))).toBe(false);
 
     const accepted = await runCli(['leak', file], { api, stdinIsTTY: true, answers: ['y'] });
     expect(accepted.code).toBe(EXIT.ok);
@@ -183,7 +186,7 @@ describe('sdapi leak', () => {
     expect(result.code).toBe(EXIT.ok);
     expect(result.prompts).toEqual([]);
     expect(result.stdout).toContain('No active key carries any of these watermarks; nothing to revoke.');
-    expect(api.requests.some((request) => request.method === 'POST')).toBe(false);
+    expect(api.requests.some((request) => request.path.endsWith('/revoke-bulk'))).toBe(false);
   });
 
   it('on a repeat says each watermark is already revoked, naming how many keys, and revokes nothing', async () => {
@@ -191,10 +194,33 @@ describe('sdapi leak', () => {
     expect((await runCli(['leak', file, '--yes'], { api })).code).toBe(EXIT.ok);
     const repeat = await runCli(['leak', file, '--yes'], { api });
     expect(repeat.code).toBe(EXIT.ok);
-    expect(repeat.stdout).toMatch(new RegExp(`${LEAKED}\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
-    expect(repeat.stdout).toMatch(new RegExp(`${ALSO_LEAKED}\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
+    expect(repeat.stdout).toMatch(new RegExp(`${LEAKED}\\s+visible\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
+    expect(repeat.stdout).toMatch(new RegExp(`${ALSO_LEAKED}\\s+visible\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
     expect(repeat.stdout).not.toContain('unknown');
     expect(repeat.stdout).toContain('No active key carries any of these watermarks; nothing to revoke.');
+  });
+
+  it('names and revokes the buyer of an obfuscated copy whose WM_ line was deleted, saying the hidden mark named it', async () => {
+    const version = { id: 'ver_00000000000000000002', version_number: 2, uploaded_at: 1, size_bytes: 1, notes: '' };
+    const traced = new StandInApi({ token: TOKEN, projectId: PROJECT_ID, keys: [makeKey({ watermark: LEAKED }), makeKey()], versions: [version] });
+    const copy = stampWithPlan(planStamp(obfuscatedScript(5, 60_000)), version.id, LEAKED);
+    const file = dump('obfuscated.lua', copy.slice(copy.indexOf('\n') + 1));
+    const result = await runCli(['leak', file, '--yes', '--json'], { api: traced });
+    expect(result.code).toBe(EXIT.ok);
+    const report = JSON.parse(result.stdout) as LeakReport;
+    expect(report.watermarks).toEqual([
+      {
+        watermark: LEAKED,
+        marks: ['hidden'],
+        occurrences: 0,
+        hidden: { version_id: version.id, agreement: 1 },
+        active_keys: 1,
+        already_revoked: 0,
+        revoked_count: 1,
+      },
+    ]);
+    const human = await runCli(['leak', file, '--yes'], { api: traced });
+    expect(human.stdout).toMatch(new RegExp(`${LEAKED}\\s+hidden \\(agreement 1.00\\)\\s+0\\s+0\\s+already revoked`));
   });
 
   it('pages a watermark carried by more keys than one page holds', async () => {

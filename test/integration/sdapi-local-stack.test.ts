@@ -86,14 +86,14 @@ describe('sdapi against the local stack', () => {
     const leak = await run(['leak', file, '--yes']);
     expect(leak.code).toBe(EXIT.ok);
     expect(leak.stdout).toContain(`Revoked 2 keys carrying ${demo.sharedWatermark} (revoked_count 2).`);
-    expect(leak.stdout).toMatch(/00000000000000ff\s+1\s+0\s+unknown: no key carries it, not revoked/);
+    expect(leak.stdout).toMatch(/00000000000000ff\s+visible\s+1\s+0\s+unknown: no key carries it, not revoked/);
     expect(leak.stdout).toContain('uppercase hex; a watermark is lowercase');
 
     const again = await run(['keys', 'revoke-bulk', demo.sharedWatermark, '--json']);
     expect(JSON.parse(again.stdout)).toEqual({ ok: true, revoked_count: 0, complete: true });
     const repeat = await run(['leak', file, '--yes']);
     expect(repeat.code).toBe(EXIT.ok);
-    expect(repeat.stdout).toMatch(new RegExp(`${demo.sharedWatermark}\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
+    expect(repeat.stdout).toMatch(new RegExp(`${demo.sharedWatermark}\\s+visible\\s+1\\s+0\\s+already revoked \\(2 keys\\)`));
   });
 
   it("exits 1 with the API's message for a project that is not the caller's", async () => {

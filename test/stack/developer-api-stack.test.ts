@@ -98,10 +98,10 @@ describe('the functions', () => {
     expect(serviceFunctions()).toHaveLength(ROUTES.length + FUNCTIONS_BESIDE_ROUTES + 1);
   });
 
-  it('gives the bulk revoke 28 s, inside the 29 s API Gateway waits, and every other route function 10 s', () => {
+  it('gives the bulk revoke and the leak trace 28 s, inside the 29 s API Gateway waits, and every other route function 10 s', () => {
     for (const route of ROUTES) {
       const [, fn] = serviceFunctions().find(([id]) => id === functionIdOf(route)) ?? [];
-      expect(fn?.Properties.Timeout, route.entry).toBe(route.entry === 'revoke-bulk' ? 28 : 10);
+      expect(fn?.Properties.Timeout, route.entry).toBe(route.entry === 'revoke-bulk' || route.entry === 'trace-leak' ? 28 : 10);
     }
   });
 
@@ -525,6 +525,13 @@ describe('least privilege on the table', () => {
       'dynamodb:UpdateItem table AUDIT#PROJECT#* only status,outcome',
     ],
     'list-versions': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
+    'trace-leak': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:Query table PROJECT#*',
+      'dynamodb:Query index/byWatermark prj_*',
+      'dynamodb:BatchGetItem table KEY#*',
+    ],
     rollback: [READ_PROJECT, COUNT_REQUEST, 'dynamodb:ConditionCheckItem table PROJECT#*', 'dynamodb:UpdateItem table PROJECT#* only currentVersionId', AUDIT],
     'list-webhooks': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
     'get-stats': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table STATS#*'],

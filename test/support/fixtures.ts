@@ -74,7 +74,7 @@ export function apiEvent(entry: RouteEntry, input: ApiEventInput = {}): APIGatew
       Accept: 'application/json',
       Host: `${TEST_API_ID}.execute-api.us-east-1.amazonaws.com`,
       'User-Agent': 'vitest',
-      ...(hasBody ? { 'Content-Type': 'application/json' } : {}),
+      ...(hasBody ? { 'Content-Type': 'textBody' in route ? 'text/plain; charset=utf-8' : 'application/json' } : {}),
       ...input.headers,
     },
     queryStringParameters: input.query ?? null,

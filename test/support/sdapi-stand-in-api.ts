@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as z from 'zod/mini';
 import { PROJECT_NOT_FOUND } from '#domain/errors';
+import { dumpProblem, traceLeak } from '#domain/leak-trace';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
 import { ListKeysQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
@@ -66,11 +67,11 @@ export class StandInApi {
       body,
       at: Date.now(),
     });
-    return this.answer(request.method, url, request.headers, body);
+    return this.answer(request.method, url, request.headers, body, text);
   };
 
-  private answer(method: string, url: URL, headers: Headers, body: unknown): Response {
-    const match = /^\/v1\/projects\/([^/]+)\/(keys|keys\/revoke|keys\/revoke-bulk|versions|versions\/rollback|webhooks)$/.exec(url.pathname);
+  private async answer(method: string, url: URL, headers: Headers, body: unknown, text: string): Promise<Response> {
+    const match = /^\/v1\/projects\/([^/]+)\/(keys|keys\/revoke|keys\/revoke-bulk|versions|versions\/rollback|webhooks|leak\/trace)$/.exec(url.pathname);
     if (!match) return json(404, { error: GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN.error });
     if (headers.get('authorization') !== `Bearer ${this.options.token}`) return json(401, { error: GATEWAY_RESPONSES.UNAUTHORIZED.error });
     const retryAfter = this.rateLimitQueue.shift();
@@ -114,6 +115,19 @@ export class StandInApi {
       }
       case 'GET webhooks':
         return json(200, { webhooks: this.webhooks, total: this.webhooks.length });
+      case 'POST leak/trace': {
+        // The API's own rule, on the stand-in's keys and versions.
+        const problem = dumpProblem(text);
+        if (problem) return json(400, { error: problem });
+        const store = {
+          listVersions: async () => this.versions,
+          listKeysWithWatermark: async (_project: string, watermark: string, offset: number, limit: number) => {
+            const listed = this.keys.filter((key) => key.watermark === watermark);
+            return { keys: listed.slice(offset, offset + limit), total: listed.length };
+          },
+        };
+        return json(200, await traceLeak(store, { id: this.options.projectId }, text));
+      }
       default:
         return json(404, { error: GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN.error });
     }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, consolePath, get, ownerPath, post } from '../api';
 import { ConfirmDialog, Field, LoadError, Notice, useAction, useLoad } from '../components';
-import { formatBytes, formatTime } from '../logic/format';
+import { formatBytes, formatCount, formatTime } from '../logic/format';
 import { hex, scriptFileProblem } from '../logic/forms';
 
 interface Version {
@@ -95,6 +95,14 @@ export function VersionsPage({ projectId }: { projectId: string }) {
  * Upload: the file goes straight to storage (a presigned PUT, so no 6 MB request limit of a Lambda is in the way),
  * then a commit makes it a version after the server checked it; a bad file is named and leaves nothing behind.
  */
+/** The upload's hidden mark in words: how many places it has, and what "weak" asks of the publisher. */
+function hiddenMarkSentence(mark: { positions: number; weak: boolean }): string {
+  const places = `${formatCount(mark.positions)} place${mark.positions === 1 ? '' : 's'}`;
+  return mark.weak
+    ? `Hidden mark: weak (${places}): a leaked copy whose WM_ line was deleted, or a part of one, may not name its buyer (docs: script delivery, the hidden mark).`
+    : `Hidden mark: ${places}, enough for any half of a leaked copy to name its buyer.`;
+}
+
 function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: () => void }) {
   const [file, setFile] = useState<File | null>(null);
   const [notes, setNotes] = useState('');
@@ -125,8 +133,10 @@ function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: 
         throw new ApiError(0, 'The script file could not be sent to storage: check the connection and upload again');
       }
       if (!put.ok) throw new ApiError(put.status, `Storage refused the script file (${put.status}): upload it again`);
-      const version = await post<{ version_number: number }>(consolePath(projectId, `/versions/uploads/${encodeURIComponent(upload.upload_id)}/commit`));
-      return `Uploaded version ${version.version_number}: it is current now, and version_deployed goes to your webhooks.`;
+      const version = await post<{ version_number: number; hidden_mark: { positions: number; weak: boolean } }>(
+        consolePath(projectId, `/versions/uploads/${encodeURIComponent(upload.upload_id)}/commit`),
+      );
+      return `Uploaded version ${version.version_number}: it is current now, and version_deployed goes to your webhooks. ${hiddenMarkSentence(version.hidden_mark)}`;
     });
     if (ok) {
       setFile(null);

@@ -10,6 +10,7 @@ import { resetHwidDoc } from '#http/owner-routes/reset-hwid.doc';
 import { revokeBulkDoc } from '#http/owner-routes/revoke-bulk.doc';
 import { revokeKeyDoc } from '#http/owner-routes/revoke-key.doc';
 import { rollbackDoc } from '#http/owner-routes/rollback.doc';
+import { traceLeakDoc } from '#http/owner-routes/trace-leak.doc';
 import { unbanKeyDoc } from '#http/owner-routes/unban-key.doc';
 import { updateKeyDoc } from '#http/owner-routes/update-key.doc';
 import type { Route } from '#http/routes';
@@ -32,6 +33,7 @@ export const OWNER_DOCS: Record<Route['entry'], () => OperationDoc> = {
   'revoke-bulk': revokeBulkDoc,
   'revoke-key': revokeKeyDoc,
   rollback: rollbackDoc,
+  'trace-leak': traceLeakDoc,
   'unban-key': unbanKeyDoc,
   'update-key': updateKeyDoc,
 };

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { RateLimited, ScopeMissing } from '#domain/errors';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { ERROR_STATUSES, statusOf } from '#http/error-statuses';
-import { MAX_BODY_BYTES } from '#http/middlewares';
+import { MAX_BODY_BYTES, TEXT_BODY_TYPE } from '#http/middlewares';
 import type { Route } from '#http/routes';
 import type { ErrorExample, OperationDoc } from './operation-doc';
 import { OWNER_DOCS } from './owner-docs';
@@ -40,9 +40,9 @@ function queryParameters(query: z.core.$ZodType, descriptions: Record<string, st
  * answers of the same status beside them; 401, 413, 429 and 5xx are shared components. A `write` route adds the 403
  * of a read-only token, with the service's own message for that route.
  */
-function errorResponses(route: Route, doc: OperationDoc, hasBody: boolean): Record<string, ResponseObject | Ref> {
+function errorResponses(route: Route, doc: OperationDoc, hasJsonBody: boolean, hasBody: boolean): Record<string, ResponseObject | Ref> {
   const readOnlyToken: ErrorExample[] = route.access === 'write' ? [{ summary: 'Read-only token', error: new ScopeMissing('read', route.scope) }] : [];
-  const failures = [...doc.errors, ...readOnlyToken, ...(hasBody ? BODY_FAILS_WITH : []), ...EVERY_OPERATION_FAILS_WITH];
+  const failures = [...doc.errors, ...readOnlyToken, ...(hasJsonBody ? BODY_FAILS_WITH : []), ...EVERY_OPERATION_FAILS_WITH];
   const byStatus = new Map<number, ErrorExample[]>();
   for (const failure of failures) byStatus.set(statusOf(failure.error), [...(byStatus.get(statusOf(failure.error)) ?? []), failure]);
   const responses: Record<string, ResponseObject | Ref> = { 401: responseRef('Unauthorized') };
@@ -60,7 +60,9 @@ function errorResponses(route: Route, doc: OperationDoc, hasBody: boolean): Reco
 /** An owner route's operation: its OperationDoc, with the parameters, body and failures its route implies. */
 export function ownerOperation(route: Route): Operation {
   const doc = OWNER_DOCS[route.entry]();
-  const hasBody = 'body' in route && route.body !== undefined;
+  const hasJsonBody = 'body' in route && route.body !== undefined;
+  const hasTextBody = 'textBody' in route && route.textBody !== undefined;
+  const hasBody = hasJsonBody || hasTextBody;
   if (hasBody !== (doc.requestBody !== undefined))
     throw new Error(`${route.entry}: a route with a body documents it (requestBody in its .doc.ts), and only such a route`);
   const responses: Record<string, ResponseObject | Ref> = {
@@ -69,7 +71,7 @@ export function ownerOperation(route: Route): Operation {
       headers: { RateLimit: headerRef('RateLimit'), 'RateLimit-Policy': headerRef('RateLimit-Policy') },
       content: { [JSON_TYPE]: { schema: schemaRef(doc.ok.name), examples: { ok: { summary: doc.summary, value: doc.ok.example } } } },
     },
-    ...errorResponses(route, doc, hasBody),
+    ...errorResponses(route, doc, hasJsonBody, hasBody),
   };
 
   return {
@@ -83,13 +85,22 @@ export function ownerOperation(route: Route): Operation {
       ...(route.path.includes('{key_id}') ? [{ $ref: '#/components/parameters/KeyId' }] : []),
       ...queryParameters(route.query, doc.queryDescriptions),
     ],
-    ...(doc.requestBody && {
-      requestBody: {
-        required: true,
-        description: `${doc.requestBody.description} JSON, \`Content-Type: application/json\`, at most ${MAX_BODY_BYTES / 1024} KB.`,
-        content: { [JSON_TYPE]: { schema: schemaRef(doc.requestBody.name), examples: doc.requestBody.examples } },
-      },
-    }),
+    ...(doc.requestBody &&
+      hasTextBody && {
+        requestBody: {
+          required: true,
+          description: `${doc.requestBody.description} Text, \`Content-Type: text/plain; charset=utf-8\`.`,
+          content: { [TEXT_BODY_TYPE]: { schema: { type: 'string' }, examples: doc.requestBody.examples } },
+        },
+      }),
+    ...(doc.requestBody &&
+      hasJsonBody && {
+        requestBody: {
+          required: true,
+          description: `${doc.requestBody.description} JSON, \`Content-Type: application/json\`, at most ${MAX_BODY_BYTES / 1024} KB.`,
+          content: { [JSON_TYPE]: { schema: schemaRef(doc.requestBody.name), examples: doc.requestBody.examples } },
+        },
+      }),
     responses,
   };
 }

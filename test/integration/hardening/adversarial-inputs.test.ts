@@ -54,6 +54,7 @@ const PROJECT_NOT_FOUND = 'Project not found';
 const pathOf = (route: Route, projectId: string) => route.path.replace('{id}', projectId).replace('{key_id}', 'key_00000000000000000000');
 const bearer = (token: string): [string, string] => ['Authorization', `Bearer ${token}`];
 const json: [string, string] = ['Content-Type', 'application/json'];
+const text: [string, string] = ['Content-Type', 'text/plain; charset=utf-8'];
 
 /** A well-formed body per endpoint, so a case that changes something else is refused for that and not for its body. */
 const VALID_BODY: Partial<Record<Route['entry'], string>> = {
@@ -66,6 +67,7 @@ const VALID_BODY: Partial<Record<Route['entry'], string>> = {
   'revoke-key': JSON.stringify({ key_id: 'key_00000000000000000000' }),
   'revoke-bulk': JSON.stringify({ watermark: '0000000000000000' }),
   rollback: JSON.stringify({ version_id: 'ver_00000000000000000000' }),
+  'trace-leak': 'print("a leaked script")',
 };
 
 /** A request to the route for the demo project, with a valid token and a well-formed body unless the case changes them. */
@@ -75,7 +77,7 @@ function call(route: Route, token: string, change: Partial<RawRequestInput> & { 
   return {
     method: route.method,
     target: `${pathOf(route, projectId)}${query ? `?${query}` : ''}`,
-    headers: [bearer(token), ...(hasBody ? [json] : [])],
+    headers: [bearer(token), ...(hasBody ? ['textBody' in route ? text : json] : [])],
     body: VALID_BODY[route.entry],
     ...rest,
   };
@@ -390,6 +392,18 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'repeated parameter', request: query('x=1&x=1&x=1'), status: 400, message: 'Query parameter "x" was given 3 times' },
     { name: 'parameter with an empty name', request: query('=1'), status: 400, message: 'Unknown query parameter' },
     { name: 'limit of 101', request: query('limit=101'), status: 400, message: 'limit must be a whole number between 1 and 100' },
+  ],
+  'trace-leak': [
+    { name: 'empty body', request: body(''), status: 400, message: 'The dump is empty' },
+    { name: 'sent as JSON', request: body('{"dump":"x"}', [json]), status: 400, message: 'Send the body as Content-Type: text/plain; charset=utf-8' },
+    { name: 'no Content-Type', request: body('print(1)', []), status: 400, message: 'got no Content-Type' },
+    { name: 'charset latin1', request: body('print(1)', [['Content-Type', 'text/plain; charset=latin1']]), status: 400, message: 'charset=latin1' },
+    { name: 'not UTF-8 (U+FFFD on the way in)', request: body('print("\uFFFD")', [text]), status: 400, message: 'not valid UTF-8' },
+    { name: 'one byte past 5 MiB', request: body('a'.repeat(5 * 1024 * 1024 + 1), [text]), status: 400, message: 'at most 5242880 (5 MiB)' },
+    { name: 'a query parameter', request: query('watermark=3f9a1c7e5b2d8046'), status: 400, message: NO_QUERY },
+    { name: 'form-encoded', request: body('dump=x', [['Content-Type', 'application/x-www-form-urlencoded']]), status: 400, message: 'text/plain' },
+    { name: 'text/html', request: body('<p>x</p>', [['Content-Type', 'text/html']]), status: 400, message: 'text/plain' },
+    { name: 'project of another owner', request: (r, t) => call(r, t, { projectId: targets.foreignProjectId }), status: 404, message: PROJECT_NOT_FOUND },
   ],
   'get-stats': [
     { name: 'granularity=week', request: query('granularity=week'), status: 400, message: 'granularity must be hour or day' },

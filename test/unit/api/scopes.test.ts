@@ -23,6 +23,7 @@ function apiWithData() {
     'revoke-key': { key_id: key!.id },
     'revoke-bulk': { watermark: 'aaaaaaaaaaaaaaaa' },
     rollback: { version_id: 'ver_1' },
+    'trace-leak': 'print("WM_aaaaaaaaaaaaaaaa")',
   };
   return { ...api, keyId: key!.id, bodies };
 }
@@ -45,6 +46,7 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     rollback: 403,
     'list-webhooks': 200,
     'get-stats': 200,
+    'trace-leak': 200,
   },
   write: {
     'list-keys': 200,
@@ -61,6 +63,7 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     rollback: 200,
     'list-webhooks': 200,
     'get-stats': 200,
+    'trace-leak': 200,
   },
 };
 
@@ -76,10 +79,10 @@ describe('token scopes × routes', () => {
     expect(reply.status, reply.raw).toBe(status);
   });
 
-  it('each route needs the scope of its access: read for every GET, write for every POST and PATCH', () => {
+  it('each route needs the scope of its access: read for every GET and for tracing a leak (a POST that changes nothing), write for every other POST and PATCH', () => {
     for (const route of ROUTES) {
       expect(route.scope, route.entry).toEqual({ scope: route.access, doing: route.doing, route: route.entry });
-      expect(route.access).toBe(route.method === 'GET' ? 'read' : 'write');
+      expect(route.access).toBe(route.method === 'GET' || route.entry === 'trace-leak' ? 'read' : 'write');
     }
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AddressTally } from '#domain/address-tally';
 import { RateLimited } from '#domain/errors';
 import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE, FullCopyTally } from '#domain/full-copies';
+import { planStamp } from '#domain/hidden-mark';
 import type { TelemetrySink } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
 import {
@@ -19,6 +20,7 @@ import {
   WATERMARK_PLACEHOLDER,
 } from '#domain/scripts';
 import { REFUSAL_CODES } from '#schemas/loader';
+import { obfuscatedScript } from '#test-support/luau-fixtures';
 import { MemoryKeyCheckStore, MemoryScriptStore, MemoryStores } from '#test-support/memory-stores';
 
 const PROJECT = 'prj_scripts';
@@ -83,7 +85,7 @@ describe('REFUSAL_SENTENCES', () => {
 });
 
 describe('ScriptCache', () => {
-  const script = (versionId: string) => ({ versionId, versionNumber: 1, parts: [versionId] });
+  const script = (versionId: string) => ({ versionId, versionNumber: 1, plan: planStamp(versionId) });
 
   it('evicts the least recently used bodies once their bytes pass the bound', () => {
     const cache = new ScriptCache(100);
@@ -252,7 +254,7 @@ describe('publishScript', () => {
       },
       input,
     );
-    expect(result).toEqual({ id: 'ver_new', version_number: 1, size_bytes: 8, sha256: sha256Hex('print(1)') });
+    expect(result).toEqual({ id: 'ver_new', version_number: 1, size_bytes: 8, sha256: sha256Hex('print(1)'), hidden_mark: { positions: 0, weak: true } });
     expect(written).toEqual([{ id: 'ver_new', projectId: PROJECT, sizeBytes: 8, sha256: sha256Hex('print(1)'), notes: '', now: NOW }]);
     expect(scripts.has({ projectId: PROJECT, versionId: 'ver_new' })).toBe(true);
   });
@@ -262,6 +264,15 @@ describe('publishScript', () => {
     const failing = { uploadVersion: async () => Promise.reject(new Error('table unavailable')) };
     await expect(publishScript({ scripts, versions: failing }, input)).rejects.toThrow('table unavailable');
     expect(scripts.has({ projectId: PROJECT, versionId: 'ver_new' })).toBe(false);
+  });
+
+  it("answers the hidden mark's places: an obfuscated script has many and is not weak", async () => {
+    const script = obfuscatedScript(31, 100_000);
+    const versions = { uploadVersion: async (version: NewScriptVersion) => ({ id: version.id, version_number: 2 }) };
+    const result = await publishScript({ scripts: new MemoryScriptStore(), versions }, { ...input, bytes: encode(script) });
+    expect(result.hidden_mark).toEqual(planStamp(script).summary);
+    expect(result.hidden_mark.positions).toBeGreaterThan(10_000);
+    expect(result.hidden_mark.weak).toBe(false);
   });
 
   it('writes nothing for a file that is not a script', async () => {
