@@ -240,6 +240,15 @@ async function serviceFunctions(
     rollback: (run) => apiGatewayEvent({ ...route('rollback'), caller: caller(), body: { version_id: at(versions, run).id } }),
     'list-webhooks': () => apiGatewayEvent({ ...route('list-webhooks'), caller: caller() }),
     'get-stats': () => apiGatewayEvent({ ...route('get-stats'), caller: caller(), query: { granularity: 'hour', by: 'result' } }),
+    'add-to-blacklist': (run) =>
+      apiGatewayEvent({
+        ...route('add-to-blacklist'),
+        caller: caller(),
+        body: { discord_id: String(100_000_000_000_000_000n + BigInt(run)), reason: 'bench' },
+      }),
+    'list-blacklist': () => apiGatewayEvent({ ...route('list-blacklist'), caller: caller(), query: { limit: '50' } }),
+    'remove-from-blacklist': (run) =>
+      apiGatewayEvent({ ...route('remove-from-blacklist'), entryId: `bld_${100_000_000_000_000_000n + BigInt(run)}`, caller: caller() }),
   };
   const authorizerEvent: APIGatewayTokenAuthorizerEvent = {
     type: 'TOKEN',

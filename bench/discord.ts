@@ -56,6 +56,7 @@ export async function benchDiscord(table: BenchTable, log: (line: string) => voi
   const handler = createInteractionsHandler({
     store: stores.discord,
     audit: stores.audit,
+    blacklist: stores.blacklist,
     loaderBaseUrl: () => 'https://loader.example.com',
     now: nowSeconds,
     logger: new Logger({ serviceName: 'bench-discord', logLevel: 'ERROR' }),

@@ -9,6 +9,7 @@ import { FullCopyTally } from '#domain/full-copies';
 import { unixSeconds } from '#domain/model';
 import type {
   AuditLog,
+  BlacklistStore,
   DiscordKeyStore,
   KeyCheckStore,
   KeySecret,
@@ -79,6 +80,7 @@ type LocalServerStores = {
   scriptVersions: ScriptVersionStore;
   audit: AuditLog;
   discord: DiscordKeyStore;
+  blacklist: BlacklistStore;
 };
 
 /** The stub loader the hosted stub route serves; the Lambda bundles the same file as text. */
@@ -120,6 +122,7 @@ function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, s
       'discord-interactions': createInteractionsHandler({
         store: stores.discord,
         audit: stores.audit,
+        blacklist: stores.blacklist,
         loaderBaseUrl: localLoaderBaseUrl,
         now,
         logger: new Logger({ serviceName: 'discord' }),

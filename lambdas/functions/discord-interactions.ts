@@ -9,5 +9,12 @@ import { awsLoaderBaseUrl, awsLogger, awsStores, clock, lazyHandler } from '#run
  */
 export const handler = lazyHandler(() => {
   const stores = awsStores();
-  return createInteractionsHandler({ store: stores.discord, audit: stores.audit, loaderBaseUrl: awsLoaderBaseUrl, now: clock, logger: awsLogger('discord') });
+  return createInteractionsHandler({
+    store: stores.discord,
+    audit: stores.audit,
+    blacklist: stores.blacklist,
+    loaderBaseUrl: awsLoaderBaseUrl,
+    now: clock,
+    logger: awsLogger('discord'),
+  });
 });

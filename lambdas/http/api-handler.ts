@@ -5,7 +5,7 @@ import type * as z from 'zod/mini';
 import type { ApiActor } from '#domain/audit';
 import { InvalidInput, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
 import type { Caller, Project } from '#domain/model';
-import type { AuditLog, KeySecret, KeyStore, ProjectStore, RateLimitStore } from '#domain/ports';
+import type { AuditLog, BlacklistStore, KeySecret, KeyStore, ProjectStore, RateLimitStore } from '#domain/ports';
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import type { KeyIssuing } from '#domain/selling-keys';
@@ -30,7 +30,7 @@ import { jsonResponse } from './responses';
  * derive from (read only by an issue call with an order id), the clock and the logger.
  */
 export interface ApiDeps {
-  stores: { projects: ProjectStore; rateLimits: RateLimitStore; audit: AuditLog; keys: KeyStore };
+  stores: { projects: ProjectStore; rateLimits: RateLimitStore; audit: AuditLog; keys: KeyStore; blacklist: BlacklistStore };
   keySecret: KeySecret;
   now: () => number;
   logger: Logger;
@@ -46,7 +46,7 @@ export interface Endpoint<Query, Body, Result> {
    * A method, so that an endpoint of any query and body types is also an Endpoint<unknown, unknown, unknown>.
    * `actor` and `audit` are for the endpoints that change something: their audit entries name the actor. `scope` is
    * the caller's token's, for answers a read token sees less of; `logger` is the function's. `keyId` is the
-   * `{key_id}` of the routes that name one key in their path.
+   * `{key_id}` of the routes that name one key in their path, `entryId` the `{entry_id}` of a blacklist entry's.
    */
   run(
     input: {
@@ -59,10 +59,12 @@ export interface Endpoint<Query, Body, Result> {
       scope: TokenScope;
       logger: Logger;
       keyId: string;
+      entryId: string;
     },
     projects: ProjectStore,
     audit: AuditLog,
     keys: KeyIssuing,
+    blacklist: BlacklistStore,
   ): Promise<Result>;
 }
 
@@ -106,11 +108,24 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
     const project = await openProject(stores.projects, caller, projectId);
     const actor: ApiActor = { tokenId: caller.tokenId, requestId: event.requestContext.requestId, source: door.source };
     const keyId = event.pathParameters?.key_id ?? '';
+    const entryId = event.pathParameters?.entry_id ?? '';
     const result = await endpoint.run(
-      { project, query, body, now: now(), timeLeftMs: () => context.getRemainingTimeInMillis(), actor, scope: caller.scope, logger: deps.logger, keyId },
+      {
+        project,
+        query,
+        body,
+        now: now(),
+        timeLeftMs: () => context.getRemainingTimeInMillis(),
+        actor,
+        scope: caller.scope,
+        logger: deps.logger,
+        keyId,
+        entryId,
+      },
       stores.projects,
       stores.audit,
       { store: stores.keys, secret: deps.keySecret },
+      stores.blacklist,
     );
     return jsonResponse(200, result);
   });

@@ -65,3 +65,22 @@ export const StatsResponse = z.strictObject({
   buckets: z.array(StatsBucketSchema),
 });
 export type StatsResponse = z.infer<typeof StatsResponse>;
+
+/** One blacklist entry: exactly one of `fingerprint`, `discord_id`, `email_sha256` names the buyer. */
+export const BlacklistEntrySchema = z.strictObject({
+  id: z.string(),
+  fingerprint: z.optional(z.string()),
+  discord_id: z.optional(z.string()),
+  email_sha256: z.optional(z.string()),
+  reason: z.string(),
+  /** Who added it: the token id, or `dashboard`. */
+  added_by: z.string(),
+  created_at: z.int(),
+});
+export type BlacklistEntrySchema = z.infer<typeof BlacklistEntrySchema>;
+
+export const AddBlacklistResponse = z.strictObject({ id: z.string(), banned_keys: z.int().check(z.nonnegative()) });
+export type AddBlacklistResponse = z.infer<typeof AddBlacklistResponse>;
+
+export const ListBlacklistResponse = z.strictObject({ entries: z.array(BlacklistEntrySchema), total: z.int().check(z.nonnegative()) });
+export type ListBlacklistResponse = z.infer<typeof ListBlacklistResponse>;

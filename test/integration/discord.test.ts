@@ -57,6 +57,7 @@ async function send(projectId: string, body: string, now = FIXED_NOW + 10) {
   const handler = createInteractionsHandler({
     store: table.stores.discord,
     audit: table.stores.audit,
+    blacklist: table.stores.blacklist,
     loaderBaseUrl: () => 'https://loader.example.com',
     now: () => now,
     logger,

@@ -21,5 +21,7 @@ export const DISCORD_ROUTE = definePublicRoute({
     { actions: ['dynamodb:BatchGetItem'], partitions: ['key'] },
     { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: DISCORD_KEY_ATTRIBUTES, returnValues: DISCORD_RETURN_VALUES },
     { actions: ['dynamodb:PutItem'], partitions: ['projectAudit'] },
+    // A redeem first reads the user's blacklist entry (#domain/blacklist blacklistProblem).
+    { actions: ['dynamodb:GetItem'], partitions: ['blacklist'] },
   ],
 });

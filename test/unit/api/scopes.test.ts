@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { blacklistEntryId } from '#domain/blacklist';
 import { callerOfToken, hashToken, type TokenScope } from '#domain/tokens';
 import { ROUTES } from '#http/routes';
 import { CALLER, expectError, invoke, memoryApi, PROJECT_ID, watchStoreCalls } from '#test-support/api-harness';
@@ -22,10 +23,17 @@ function apiWithData() {
     'extend-key': { key_id: key!.id, duration: '7d' },
     'revoke-key': { key_id: key!.id },
     'revoke-bulk': { watermark: 'aaaaaaaaaaaaaaaa' },
+    'add-to-blacklist': { discord_id: DISCORD_ID, reason: 'Chargeback' },
     rollback: { version_id: 'ver_1' },
   };
-  return { ...api, keyId: key!.id, bodies };
+  const listed = { kind: 'discord_id', value: LISTED_DISCORD_ID } as const;
+  const entryId = blacklistEntryId(listed);
+  api.store.addBlacklistEntry(PROJECT_ID, { ...listed, id: entryId, reason: 'Leaked', addedBy: 'tok_1', createdAt: 1 });
+  return { ...api, keyId: key!.id, entryId, bodies };
 }
+
+const DISCORD_ID = '80351110224678912';
+const LISTED_DISCORD_ID = '80351110224678913';
 
 const callerWith = (scope: TokenScope) => callerOfToken(CALLER.ownerId, hashToken(`sdt_${scope}-token`), scope);
 
@@ -45,6 +53,9 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     rollback: 403,
     'list-webhooks': 200,
     'get-stats': 200,
+    'add-to-blacklist': 403,
+    'list-blacklist': 200,
+    'remove-from-blacklist': 403,
   },
   write: {
     'list-keys': 200,
@@ -61,6 +72,9 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     rollback: 200,
     'list-webhooks': 200,
     'get-stats': 200,
+    'add-to-blacklist': 200,
+    'list-blacklist': 200,
+    'remove-from-blacklist': 200,
   },
 };
 
@@ -71,7 +85,7 @@ describe('token scopes × routes', () => {
     const api = apiWithData();
     const reply = await invoke(
       api.handlers[entry],
-      apiEvent(entry, { projectId: PROJECT_ID, keyId: api.keyId, caller: callerWith(scope), body: api.bodies[entry] }),
+      apiEvent(entry, { projectId: PROJECT_ID, keyId: api.keyId, entryId: api.entryId, caller: callerWith(scope), body: api.bodies[entry] }),
     );
     expect(reply.status, reply.raw).toBe(status);
   });
@@ -93,6 +107,8 @@ describe('token scopes × routes', () => {
     ['revoke-key', 'revoking a key'],
     ['revoke-bulk', 'revoking keys by watermark'],
     ['rollback', 'rolling back a version'],
+    ['add-to-blacklist', 'adding to the blacklist'],
+    ['remove-from-blacklist', 'removing from the blacklist'],
   ] as const)(
     'refuses %s to a read token with a 403 naming the write scope, before reading the body or the project, and changes nothing',
     async (entry, doing) => {
