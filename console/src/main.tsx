@@ -5,6 +5,7 @@ import { api, get, messageOf, onSessionEnded } from './api';
 import { useLoad } from './components';
 import { href, PAGE_TITLES, PROJECT_PAGES, parseRoute, type Route } from './logic/routes';
 import { AuditPage } from './pages/audit';
+import { BlacklistPage } from './pages/blacklist';
 import { KeyDetailPage } from './pages/key-detail';
 import { KeysPage } from './pages/keys';
 import { LeakPage } from './pages/leak';
@@ -142,6 +143,8 @@ function Page({ route, projects }: { route: Route; projects: ReturnType<typeof u
       return <StatsPage projectId={route.projectId} />;
     case 'leak':
       return <LeakPage projectId={route.projectId} />;
+    case 'blacklist':
+      return <BlacklistPage projectId={route.projectId} />;
     case 'audit':
       return <AuditPage projectId={route.projectId} />;
     case 'loader':

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { consolePath, post } from '../api';
 import { Field, Notice, useAction } from '../components';
 import { formatCount } from '../logic/format';
+import { BlacklistLeakers } from './leak-blacklist';
 
 /** `complete` false: the bulk revoke stopped part-way (its audit entry says how far); revoking again finishes it. */
 interface RevokeResult {
@@ -99,6 +100,7 @@ export function LeakPage({ projectId }: { projectId: string }) {
           )}
         </section>
       )}
+      {revoked && revoked.length > 0 && <BlacklistLeakers projectId={projectId} watermarks={revoked.map((result) => result.watermark)} />}
     </>
   );
 }
