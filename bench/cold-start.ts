@@ -326,6 +326,15 @@ async function serviceFunctions(
         body: `print("run ${run}")\n-- WM_${at(watermarks, run)}`,
       };
     },
+    'add-to-blacklist': (run) =>
+      apiGatewayEvent({
+        ...route('add-to-blacklist'),
+        caller: caller(),
+        body: { discord_id: String(100_000_000_000_000_000n + BigInt(run)), reason: 'bench' },
+      }),
+    'list-blacklist': () => apiGatewayEvent({ ...route('list-blacklist'), caller: caller(), query: { limit: '50' } }),
+    'remove-from-blacklist': (run) =>
+      apiGatewayEvent({ ...route('remove-from-blacklist'), entryId: `bld_${100_000_000_000_000_000n + BigInt(run)}`, caller: caller() }),
   };
   const bareRequest = (r: Route) => (run: number) =>
     apiGatewayEvent({ ...route(r.entry), caller: caller(), ...(r.path.includes('{key_id}') ? { keyId: at(telemetryKeys, run).id } : {}) });

@@ -59,6 +59,7 @@ export async function benchDiscord(table: BenchTable, log: (line: string) => voi
     audit: stores.audit,
     rateLimits: stores.rateLimits,
     refusals: new RefusalTally(),
+    blacklist: stores.blacklist,
     loaderBaseUrl: () => 'https://loader.example.com',
     now: nowSeconds,
     logger: new Logger({ serviceName: 'bench-discord', logLevel: 'ERROR' }),

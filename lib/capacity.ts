@@ -136,12 +136,13 @@ export const STAGE_METHOD_THROTTLE = { rateLimit: 500, burstLimit: 500 } as cons
 
 /**
  * The throttle of the owner routes marked `capacity: 'quiet'` in lambdas/http/routes.ts (ban, unban, extend, edit a
- * key, read stats): a publisher's hand, a console page or one sale's hook calls them, never a fleet. A tenth of a busy route's rate and
- * reservation (RESERVED_CONCURRENCY.quietRoute: 50 a second at 120 ms is 6 instances), so they fit beside the others
+ * key, read stats, the blacklist): a publisher's hand, a console page or one sale's hook calls them, never a fleet.
+ * Under a tenth of a busy route's rate and reservation (RESERVED_CONCURRENCY.quietRoute: 40 a second at 120 ms is 5
+ * instances; it was 50 and 6 until the blacklist's three routes made the 900 reservable instances too few), so they fit beside the others
  * inside the account's 10,000 requests a second and 900 reservable instances; rate and burst stay at or above the
  * usage plan's, so a single client still meets its plan first.
  */
-export const QUIET_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 300 } as const satisfies TokenBucket;
+export const QUIET_ROUTE_THROTTLE = { rateLimit: 40, burstLimit: 300 } as const satisfies TokenBucket;
 
 /**
  * Lambda's default concurrency per account and Region, and what must stay unreserved for every other function: "You
@@ -155,15 +156,15 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. With the 9 busy owner routes and 5 quiet ones: 9 × 60 + 5 × 6 + 100 + 100 + 10 + 5 + 50 +
- * 20 + 10 + 2 + 2 + 10 + 10 = 889 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
+ * cannot take another's. With the 9 busy owner routes and 8 quiet ones: 9 × 60 + 8 × 5 + 100 + 100 + 10 + 5 + 50 +
+ * 20 + 10 + 2 + 2 + 10 + 10 = 899 of the account's 1,000 (the 900 a default account may reserve). The stack reserves them only when `-c reservableConcurrency` holds
  * them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {
   /** Each owner API route's function: STAGE_METHOD_THROTTLE's 500 a second at 120 ms a request. */
   route: 60,
-  /** Each quiet owner route's function: QUIET_ROUTE_THROTTLE's 50 a second at 120 ms a request. */
-  quietRoute: 6,
+  /** Each quiet owner route's function: QUIET_ROUTE_THROTTLE's 40 a second at 120 ms a request. */
+  quietRoute: 5,
   /**
    * Token checks the 30-second cache does not answer. A flood of made-up tokens stops here (as 500s for uncached
    * tokens only: a token checked in the last 30 s is answered from the cache and never reaches the function).

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { MAX_KEYS_PER_DASHBOARD_ISSUE } from '#dashboard/commands/input';
 import { GRANULARITY, TOP_NAMES } from '#domain/analytics/stats';
+import { BLACKLIST_LIMITS } from '#domain/blacklist';
 import { CONSOLE_RATE_LIMIT, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, SIGN_IN_FAILURE_LIMIT } from '#domain/console-session';
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { SIGNATURE_MAX_SKEW_SECONDS } from '#domain/discord/signature';
@@ -73,6 +74,9 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
       ["The authorizer's cached answer", `${AUTHORIZER_CACHE_SECONDS} s`, '`AUTHORIZER_CACHE_SECONDS` (lambdas/domain/tokens.ts)'],
       ['Working tokens per owner', number(MAX_TOKENS_PER_OWNER), '`MAX_TOKENS_PER_OWNER` (lambdas/domain/tokens.ts)'],
       ["A ban's reason", `${BAN_REASON_LENGTH.min}–${number(BAN_REASON_LENGTH.max)} characters`, '`BAN_REASON_LENGTH` (lambdas/schemas/requests.ts)'],
+      ['Blacklist entries per project', number(BLACKLIST_LIMITS.entriesPerProject), '`BLACKLIST_LIMITS` (lambdas/domain/blacklist.ts)'],
+      ['Blacklist entries per page', `default ${KEYS_PAGE.defaultLimit}, at most ${KEYS_PAGE.maxLimit}`, '`KEYS_PAGE` (lambdas/schemas/requests.ts)'],
+      ['Keys one blacklisting bans', `at most ${number(BLACKLIST_LIMITS.keysBannedPerEntry)}`, '`BLACKLIST_LIMITS` (lambdas/domain/blacklist.ts)'],
       [
         "An order's repeat window (the same order id answers the same keys)",
         hours(ORDER_REPEAT_WINDOW_SECONDS),

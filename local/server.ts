@@ -9,6 +9,7 @@ import { FullCopyTally } from '#domain/full-copies';
 import { unixSeconds } from '#domain/model';
 import type {
   AuditLog,
+  BlacklistStore,
   DiscordKeyStore,
   KeyCheckStore,
   KeySecret,
@@ -80,6 +81,7 @@ type LocalServerStores = {
   scriptVersions: ScriptVersionStore;
   audit: AuditLog;
   discord: DiscordKeyStore;
+  blacklist: BlacklistStore;
 };
 
 /** The stub loader the hosted stub route serves; the Lambda bundles the same file as text. */
@@ -126,6 +128,7 @@ function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, s
         audit: stores.audit,
         rateLimits: stores.rateLimits,
         refusals: new RefusalTally(),
+        blacklist: stores.blacklist,
         loaderBaseUrl: localLoaderBaseUrl,
         now,
         logger: new Logger({ serviceName: 'discord' }),

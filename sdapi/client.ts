@@ -1,9 +1,11 @@
 import * as z from 'zod/mini';
-import { type BanKeyBody, type IssueKeysBody, KEYS_PAGE, type UpdateKeyBody } from '#schemas/requests';
+import { type AddBlacklistBody, type BanKeyBody, type IssueKeysBody, KEYS_PAGE, type UpdateKeyBody } from '#schemas/requests';
 import {
+  AddBlacklistResponse,
   ExtendKeyResponse,
   IssueKeysResponse,
   KeyDetailResponse,
+  ListBlacklistResponse,
   ListKeysResponse,
   ListVersionsResponse,
   ListWebhooksResponse,
@@ -137,6 +139,18 @@ export class ApiClient {
     );
   }
 
+  addToBlacklist(body: AddBlacklistBody): Promise<AddBlacklistResponse> {
+    return this.call('POST', 'blacklist', AddBlacklistResponse, body);
+  }
+
+  listBlacklist(limit: number, offset: number): Promise<ListBlacklistResponse> {
+    return this.call('GET', `blacklist?limit=${limit}&offset=${offset}`, ListBlacklistResponse);
+  }
+
+  removeFromBlacklist(entryId: string): Promise<OkResponse> {
+    return this.call('DELETE', `blacklist/${encodeURIComponent(entryId)}`, OkResponse);
+  }
+
   listVersions(): Promise<ListVersionsResponse> {
     return this.call('GET', 'versions', ListVersionsResponse);
   }
@@ -159,7 +173,7 @@ export class ApiClient {
     return this.call('GET', `stats?${new URLSearchParams(query)}`, StatsResponse);
   }
 
-  private async call<T>(method: 'GET' | 'POST' | 'PATCH', resource: string, schema: z.ZodMiniType<T>, body?: unknown): Promise<T> {
+  private async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', resource: string, schema: z.ZodMiniType<T>, body?: unknown): Promise<T> {
     const path = `/v1/projects/${encodeURIComponent(this.config.projectId)}/${resource}`;
     const request = `${method} ${path.split('?')[0]}`;
     for (let attempt = 1; ; attempt++) {

@@ -29,6 +29,10 @@ export const OPTIONS = {
   by: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
+  fingerprint: { type: 'string' },
+  email: { type: 'string' },
+  'email-sha256': { type: 'string' },
+  blacklist: { type: 'boolean' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -3,6 +3,7 @@ import { MAX_DUMP_BYTES } from '#domain/leak-trace';
 import type { CommandContext } from './command';
 import { EXIT, UsageError } from './errors';
 import { plural, table } from './format';
+import { type LeakBlacklisting, offerBlacklist } from './leak-blacklist';
 import { progressBar } from './progress';
 import { type MalformedMarker, scanFile } from './scan';
 
@@ -25,6 +26,8 @@ export interface LeakReport {
   malformed: MalformedMarker[];
   malformed_not_listed: number;
   confirmed: boolean;
+  /** The buyers of the revoked keys that were blacklisted (sdapi/leak-blacklist.ts). */
+  blacklisted: LeakBlacklisting[];
 }
 
 function size(bytes: number): string {
@@ -62,7 +65,9 @@ export async function leakCommand(context: CommandContext<readonly ['FILE']>): P
     malformed: scan.malformed,
     malformed_not_listed: scan.malformedNotListed,
     confirmed: false,
+    blacklisted: [],
   };
+  const activeKeys = new Map<string, string[]>();
   const malformedCount = scan.malformed.length + scan.malformedNotListed;
   human(`Scanned ${file} (${size(scan.bytes)}): ${plural(scan.watermarks.size, 'watermark')}, ${plural(malformedCount, 'malformed marker')}.\n`);
   const hidden = await readHidden(context, file);
@@ -96,6 +101,10 @@ export async function leakCommand(context: CommandContext<readonly ['FILE']>): P
     for (const watermark of named) {
       looking.update(report.watermarks.length, named.size);
       const keys = await client.keysWithWatermark(watermark);
+      activeKeys.set(
+        watermark,
+        keys.filter((key) => key.revoked === 0).map((key) => key.id),
+      );
       const active = keys.filter((key) => key.revoked === 0).length;
       const reading = hidden.get(watermark);
       report.watermarks.push({
@@ -157,6 +166,8 @@ export async function leakCommand(context: CommandContext<readonly ['FILE']>): P
     human(`Revoked ${plural(revoked, 'key')} carrying ${target.watermark} (revoked_count ${revoked}${calls > 1 ? `, ${calls} calls` : ''}).\n`);
   }
   if (targets.length > 1) human(`Revoked ${plural(total, 'key')} in all.\n`);
+  const revoked = targets.flatMap((target) => (activeKeys.get(target.watermark) ?? []).map((keyId) => ({ keyId, watermark: target.watermark })));
+  report.blacklisted = await offerBlacklist(context, revoked);
   if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   return EXIT.ok;
 }

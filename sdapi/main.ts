@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { SLASH_COMMANDS } from '#domain/discord/commands';
 import { watermarkProblem } from '#schemas/formats';
 import { BanKeyBody, IssueKeysBody, KEYS_PAGE, parseDuration, StatsQuery, UpdateKeyBody } from '#schemas/requests';
+import { BLACKLIST_COMMANDS } from './blacklist';
 import { ApiClient } from './client';
 import { type Command, type CommandContext, defineCommand, OPTIONS, type OptionName } from './command';
 import { LOCAL_STACK_FILE, resolveConfig } from './config';
@@ -151,11 +152,12 @@ const COMMANDS: Record<string, Command> = {
     options: ['granularity', 'by', 'from', 'to'],
     run: stats,
   },
+  ...BLACKLIST_COMMANDS,
   leak: defineCommand({
-    usage: 'leak FILE [--yes]',
+    usage: 'leak FILE [--yes] [--blacklist]',
     summary: 'Find WM_ watermarks in a leaked dump and revoke the keys carrying them',
     args: ['FILE'],
-    options: ['yes'],
+    options: ['yes', 'blacklist'],
     run: leakCommand,
   }),
 };
@@ -194,6 +196,7 @@ Options:
   --json           Print JSON instead of tables
   --verbose        Trace each request on stderr (never the token)
   -y, --yes        leak: revoke without asking
+  --blacklist      leak: also blacklist the machines and Discord ids of the revoked keys, without asking
   -h, --help       Show this help (or: sdapi help)
 
 Settings not given by flag or variable come from ${LOCAL_STACK_FILE}, which npm start writes.

@@ -59,12 +59,14 @@ export class CallerPool {
 }
 
 export interface ApiRequest {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Resource path with `{id}`, as in routes.ts. */
   resource: string;
   projectId: string;
   /** `{key_id}` of the routes that name a key. */
   keyId?: string;
+  /** `{entry_id}` of the route that names a blacklist entry. */
+  entryId?: string;
   caller: Caller;
   query?: Record<string, string>;
   body?: unknown;
@@ -75,8 +77,15 @@ export function apiGatewayEvent(request: ApiRequest): APIGatewayProxyEvent {
   return buildProxyEvent({
     method: request.method,
     resource: request.resource,
-    path: request.resource.replace('{id}', request.projectId).replace('{key_id}', request.keyId ?? ''),
-    pathParameters: { id: request.projectId, ...(request.keyId === undefined ? {} : { key_id: request.keyId }) },
+    path: request.resource
+      .replace('{id}', request.projectId)
+      .replace('{key_id}', request.keyId ?? '')
+      .replace('{entry_id}', request.entryId ?? ''),
+    pathParameters: {
+      id: request.projectId,
+      ...(request.keyId === undefined ? {} : { key_id: request.keyId }),
+      ...(request.entryId === undefined ? {} : { entry_id: request.entryId }),
+    },
     headers: {
       Accept: 'application/json',
       Authorization: 'Bearer <redacted>',

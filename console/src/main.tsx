@@ -6,6 +6,7 @@ import { useLoad } from './components';
 import { formatLimits } from './logic/format';
 import { href, PAGE_TITLES, PROJECT_PAGES, parseRoute, type Route } from './logic/routes';
 import { AuditPage } from './pages/audit';
+import { BlacklistPage } from './pages/blacklist';
 import { KeyDetailPage } from './pages/key-detail';
 import { KeysPage } from './pages/keys';
 import { LeakPage } from './pages/leak';
@@ -146,6 +147,8 @@ function Page({ route, projects, session }: { route: Route; projects: ReturnType
       return <StatsPage projectId={route.projectId} />;
     case 'leak':
       return <LeakPage projectId={route.projectId} />;
+    case 'blacklist':
+      return <BlacklistPage projectId={route.projectId} />;
     case 'audit':
       return <AuditPage projectId={route.projectId} />;
     case 'loader':

@@ -5,6 +5,7 @@ import { needsBinding } from '#domain/key-check';
 import type { KeyCheck, KeyCheckStore } from '#domain/ports';
 import { rateWindowAt } from '#domain/rate-limit';
 import type { CheckTiming } from '#schemas/telemetry';
+import { machineBinding } from './blacklist-store';
 import { banOf, boundFingerprints, fingerprintAttribute, keyOf } from './layout';
 import type { Item } from './paging';
 
@@ -137,6 +138,9 @@ export class DynamoKeyCheckStore implements KeyCheckStore {
       const wanted = needsBinding(result.key, fingerprint) ? BINDING.bind : BINDING.known;
       // The machine's binding was not what this write assumed (or another check just bound it): the same write again.
       if (wanted !== binding) {
+        // A machine is bound only when the project has not blacklisted it (blacklist-store.ts machineBinding).
+        const listed = wanted === BINDING.bind ? await machineBinding(this.db, this.tableName, check) : undefined;
+        if (listed !== undefined) return { outcome: 'machine_blacklisted', keyId, reason: listed };
         binding = wanted;
         continue;
       }

@@ -45,6 +45,10 @@ import { TABLE } from './table-definition';
  * | owner's session    | OWNER#<ownerId>             | SESSION#<tokenId>#<opened>#<sessionId>      | with its session         |
  * | script upload      | PROJECT#<id>                | UPLOAD#<uploadId>                           | 1 hour, or its commit    |
  * | note word          | NOTE#<projectId>            | <word>#<keyId>                              | always (with its key)    |
+ * | blacklist entry    | BLACKLIST#<projectId>       | ENTRY#<kind>#<value>                        | until removed            |
+ * | blacklist slot     | BLACKLIST#<projectId>       | SLOT#<position, 10 digits>                  | until removed (moves)    |
+ * | blacklist count    | BLACKLIST#<projectId>       | COUNT                                       | always                   |
+ * | machine's key      | MACHINE#<projectId>#<fp>    | <keyId>                                     | always (keys never go)   |
  *
  * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
  * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
@@ -103,6 +107,10 @@ export const ENTITY = {
   ownerSession: 'OWNER_SESSION',
   upload: 'UPLOAD',
   noteWord: 'NOTE_WORD',
+  blacklistEntry: 'BLACKLIST_ENTRY',
+  blacklistSlot: 'BLACKLIST_SLOT',
+  blacklistCount: 'BLACKLIST_COUNT',
+  machineKey: 'MACHINE_KEY',
 } as const;
 
 /** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
@@ -129,6 +137,10 @@ export const PARTITION = {
   consoleSession: 'SESSION#',
   /** The console's search by words of a key's note: one item per word of a note (see noteWordItems). */
   noteWords: 'NOTE#',
+  /** A project's buyer blacklist: its entries, their dense positions and their count (blacklist-store.ts). */
+  blacklist: 'BLACKLIST#',
+  /** The keys a machine was bound to, per project: written by the loader before it binds (blacklist-store.ts). */
+  machine: 'MACHINE#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 
@@ -198,12 +210,21 @@ export const keyOf = {
   upload: (projectId: string, uploadId: string): ItemKey => ({ pk: `${PARTITION.project}${projectId}`, sk: `UPLOAD#${uploadId}` }),
   noteWordPartition: (projectId: string): string => `${PARTITION.noteWords}${projectId}`,
   noteWord: (projectId: string, word: string, keyId: string): ItemKey => ({ pk: keyOf.noteWordPartition(projectId), sk: `${word}#${keyId}` }),
+  blacklistPartition: (projectId: string): string => `${PARTITION.blacklist}${projectId}`,
+  blacklistEntry: (projectId: string, kind: string, value: string): ItemKey => ({ pk: keyOf.blacklistPartition(projectId), sk: `ENTRY#${kind}#${value}` }),
+  blacklistSlot: (projectId: string, slot: number): ItemKey => ({ pk: keyOf.blacklistPartition(projectId), sk: blacklistSlotSortKey(slot) }),
+  blacklistCount: (projectId: string): ItemKey => ({ pk: keyOf.blacklistPartition(projectId), sk: 'COUNT' }),
+  machinePartition: (projectId: string, fingerprint: string): string => `${PARTITION.machine}${projectId}#${fingerprint}`,
+  machineKey: (projectId: string, fingerprint: string, keyId: string): ItemKey => ({ pk: keyOf.machinePartition(projectId, fingerprint), sk: keyId }),
   alertHourShard: (hourStart: number, shard: number): string => `${PARTITION.alerts}${hourStart}#${shard}`,
   alertHour: (hourStart: number, projectId: string, name: AnalyticsEventName): ItemKey => ({
     pk: keyOf.alertHourShard(hourStart, shardOf(projectId, ALERT_HOUR_SHARDS)),
     sk: `${PARTITION.project}${projectId}#${name}`,
   }),
 };
+
+/** A blacklist slot's sort key: positions padded to 10 digits, so a page of positions is one sort-key range. */
+export const blacklistSlotSortKey = (slot: number): string => `SLOT#${String(slot).padStart(10, '0')}`;
 
 /** A stats counter's sort key; `t` padded to 11 digits so that keys sort as their bucket starts do. */
 export const statsSortKey = (granularity: StatsGranularity, dimension: StatsDimension, t: number): string =>
@@ -269,6 +290,11 @@ export const UPDATED_ATTRIBUTES = {
    * unbound key gives it its empty `fingerprints` map, one set to null removes both; a Discord id keeps `discordKey`.
    */
   keyEdit: ['note', 'discord_id', 'discordKey', 'max_uses', 'max_fingerprints', 'fingerprints', 'projectId'],
+  /**
+   * A blacklisting bans the buyer's keys: a ban without end, on the condition that the key is the project's, not
+   * revoked, and not banned for good already (blacklist-store.ts banKeys).
+   */
+  blacklistBan: ['ban_reason', 'ban_until', 'projectId', 'revoked'],
 } as const;
 
 /**

@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoAuditStore } from './audit-store';
+import { DynamoBlacklistStore } from './blacklist-store';
 import { DynamoConsoleStore } from './console-store';
 import { DashboardStore } from './dashboard-store';
 import { DynamoDeliveryStore } from './delivery-store';
@@ -26,6 +27,7 @@ export interface Stores {
   audit: DynamoAuditStore;
   console: DynamoConsoleStore;
   discord: DynamoDiscordStore;
+  blacklist: DynamoBlacklistStore;
 }
 
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
@@ -43,5 +45,6 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     audit: new DynamoAuditStore(db, tableName),
     console: new DynamoConsoleStore(db, tableName),
     discord: new DynamoDiscordStore(db, tableName, (projectId, discordId) => keys.keyIdsByDiscordId(projectId, discordId)),
+    blacklist: new DynamoBlacklistStore(db, tableName),
   };
 }

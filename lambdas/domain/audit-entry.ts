@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS = {
   unbanKey: 'key.unban',
   extendKey: 'key.extend',
   updateKey: 'key.update',
+  addToBlacklist: 'blacklist.add',
+  removeFromBlacklist: 'blacklist.remove',
   createToken: 'token.create',
   revokeToken: 'token.revoke',
   // The dashboard's writes (dashboard/audited.ts), entered with the identity that ran them; its `keys issue` is

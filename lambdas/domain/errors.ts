@@ -97,6 +97,14 @@ export class VersionNotFound extends DomainError {
   }
 }
 
+/** No blacklist entry with this id in the project (another project's entry reads the same). */
+export class BlacklistEntryNotFound extends DomainError {
+  override readonly name = 'BlacklistEntryNotFound';
+  constructor(entryId: string) {
+    super(`Blacklist entry ${entryId} not found in this project`);
+  }
+}
+
 /** Over a limit, which `message` names (spec §8's is RATE_LIMIT_MESSAGE); `retryAfterSeconds` is when the next window opens. */
 export class RateLimited extends DomainError {
   override readonly name = 'RateLimited';
@@ -119,4 +127,5 @@ export type DomainErrorName =
   | 'PlanNotAllowed'
   | 'KeyNotFound'
   | 'VersionNotFound'
+  | 'BlacklistEntryNotFound'
   | 'RateLimited';

@@ -35,7 +35,9 @@ export type CountedKey = Pick<KeyState, 'expiresAt' | 'maxUses' | 'currentUses'>
  */
 export type CheckWrite =
   | { outcome: 'counted'; keyId: string; key: CountedKey }
-  | { outcome: 'not_counted'; keyId: string; key: KeyState | undefined; checksThisWindow: number };
+  | { outcome: 'not_counted'; keyId: string; key: KeyState | undefined; checksThisWindow: number }
+  /** The key would have bound the asking machine, which the project blacklisted (DESIGN.md, "Buyer blacklist"): nothing counted or bound. */
+  | { outcome: 'machine_blacklisted'; keyId: string; reason: string };
 
 /**
  * What a check tells the detectors: the request's fields the telemetry records are made of, and the stub's timing

@@ -210,6 +210,8 @@ export async function checkKey<Served extends { versionId: string }>(
     refusalFor(write.key, request.project_id, keyHash, now, request.fingerprint) === undefined &&
     write.checksThisWindow < LOADER_LIMITS.perKeyPerMinute;
   const counted = lifted(first) ? await count() : first;
+  // A blacklisted machine's binding is refused as a ban without end, with the entry's reason.
+  if (counted.outcome === 'machine_blacklisted') return refuse({ code: 'KEY_BANNED', ban: { reason: counted.reason, until: null } }, executed);
   if (counted.outcome === 'not_counted') {
     // The write's condition held the key to the rule: the state it saw says why (and a refusal wins over the limit).
     const refusal = refusalFor(counted.key, request.project_id, keyHash, now, request.fingerprint);

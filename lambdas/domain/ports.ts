@@ -17,6 +17,7 @@ import type {
 import type { ExecutionRecord, ValidationRecord } from '#schemas/telemetry';
 import type { StatsDimension, StatsGranularity, StatsUnit, StoredStatsBucket } from './analytics/stats';
 import type { AuditDetails, AuditEntry, AuditStatus } from './audit-entry';
+import type { BlacklistAdd, BlacklistEntry, BlacklistTarget } from './blacklist-model';
 import type { ConsoleSession } from './console-session';
 import type { CheckReport, CheckWrite, KeyState } from './key-check-model';
 import type { Key, KeyDetail, Project, Version, Webhook } from './model';
@@ -200,6 +201,33 @@ export interface KeyEdit {
   discordId?: string | null;
   maxUses?: number | null;
   maxFingerprints?: number | null;
+}
+
+// ---- Buyer blacklist ----
+
+/** A project's buyer blacklist (#domain/blacklist decides; the store says what the table holds and did). */
+export interface BlacklistStore {
+  /** The project's entry naming this buyer, read consistently (one GetItem); undefined when none. */
+  findEntry(projectId: string, target: BlacklistTarget): Promise<BlacklistEntry | undefined>;
+  /**
+   * Add the entry at the end of the project's dense positions, atomically with the count; `exists` (with the entry
+   * kept) when the buyer is listed already, `full` when the project holds `maxEntries`.
+   */
+  addEntry(projectId: string, entry: BlacklistEntry, maxEntries: number): Promise<BlacklistAdd>;
+  /** Remove the entry naming this buyer (the last position moves into its place); the entry removed, undefined when none. */
+  removeEntry(projectId: string, target: BlacklistTarget): Promise<BlacklistEntry | undefined>;
+  /** Entries at positions offset+1 … offset+limit (one Query, whatever the offset), and how many the project holds. */
+  listEntries(projectId: string, offset: number, limit: number): Promise<{ entries: BlacklistEntry[]; total: number }>;
+  /**
+   * Ids of the project's keys this buyer holds, at most `limit`: the keys the machine was ever bound to, the keys
+   * linked to the Discord id; none for an email hash (no key carries one).
+   */
+  keyIdsOfBuyer(projectId: string, target: BlacklistTarget, limit: number): Promise<string[]>;
+  /**
+   * Ban each of the project's keys among `keyIds` without end, with `reason`, unless it is revoked or banned for
+   * good already; how many this call banned.
+   */
+  banKeys(projectId: string, keyIds: readonly string[], reason: string): Promise<number>;
 }
 
 // ---- Discord ----

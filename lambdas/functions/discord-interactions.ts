@@ -16,6 +16,7 @@ export const handler = lazyHandler(() => {
   return createInteractionsHandler({
     store: stores.discord,
     audit: stores.audit,
+    blacklist: stores.blacklist,
     rateLimits: stores.rateLimits,
     refusals: new RefusalTally(),
     loaderBaseUrl: awsLoaderBaseUrl,

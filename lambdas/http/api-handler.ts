@@ -5,7 +5,7 @@ import type * as z from 'zod/mini';
 import { type ApiActor, AUDIT_UNSETTLED, type ManyWritesAuditTrail } from '#domain/audit';
 import { InvalidInput, ProjectNotFound, RateLimited, Unauthenticated } from '#domain/errors';
 import type { Caller, Project } from '#domain/model';
-import type { AuditLog, KeySecret, KeyStore, ProjectStore, RateLimitStore } from '#domain/ports';
+import type { AuditLog, BlacklistStore, KeySecret, KeyStore, ProjectStore, RateLimitStore } from '#domain/ports';
 import { openProject } from '#domain/project-api';
 import { consumeRateLimit, RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import type { KeyIssuing } from '#domain/selling-keys';
@@ -31,7 +31,7 @@ import { jsonResponse } from './responses';
  * derive from (read only by an issue call with an order id), the clock and the logger.
  */
 export interface ApiDeps {
-  stores: { projects: ProjectStore; rateLimits: RateLimitStore; audit: AuditLog; keys: KeyStore };
+  stores: { projects: ProjectStore; rateLimits: RateLimitStore; audit: AuditLog; keys: KeyStore; blacklist: BlacklistStore };
   keySecret: KeySecret;
   now: () => number;
   logger: Logger;
@@ -47,10 +47,12 @@ interface RouteContext<Query, Body> {
   scope: TokenScope;
   /** The `{key_id}` of the routes that name one key in their path; empty for the others. */
   keyId: string;
+  /** The `{entry_id}` of the routes that name one blacklist entry; empty for the others. */
+  entryId: string;
   /** Where a change's audit entries go and whom they name; an entry a change could not settle is logged. */
   trail: ManyWritesAuditTrail;
-  /** The project store, and the key store with the secret order keys derive from. */
-  stores: { projects: ProjectStore; keys: KeyIssuing };
+  /** The project store, the key store with the secret order keys derive from, and the buyer blacklist. */
+  stores: { projects: ProjectStore; keys: KeyIssuing; blacklist: BlacklistStore };
   timeLeftMs: () => number;
 }
 
@@ -76,6 +78,7 @@ export interface EndpointRequest {
   /** The `{id}` of the path, as sent. */
   projectId: string;
   keyId: string;
+  entryId: string;
   /** Query parameters, each once. */
   query: Record<string, string>;
   /** The JSON body as parsed (undefined for an endpoint without one). */
@@ -116,8 +119,9 @@ export async function runEndpoint<Query, Body, Result>(endpoint: Endpoint<Query,
     now: deps.now(),
     scope: request.caller.scope,
     keyId: request.keyId,
+    entryId: request.entryId,
     trail,
-    stores: { projects: stores.projects, keys: { store: stores.keys, secret: deps.keySecret } },
+    stores: { projects: stores.projects, keys: { store: stores.keys, secret: deps.keySecret }, blacklist: stores.blacklist },
     timeLeftMs: request.timeLeftMs,
   });
 }
@@ -145,6 +149,7 @@ export function createApiHandler<Query, Body, Result>(endpoint: Endpoint<Query, 
       requestId: event.requestContext.requestId,
       projectId: event.pathParameters?.id ?? '',
       keyId: event.pathParameters?.key_id ?? '',
+      entryId: event.pathParameters?.entry_id ?? '',
       query: singleValuedQuery(event),
       body: event.body,
       timeLeftMs: () => context.getRemainingTimeInMillis(),

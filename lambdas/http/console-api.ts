@@ -173,6 +173,7 @@ async function runOwnerRoute(
     requestId: event.requestContext.requestId,
     projectId: params.id ?? '',
     keyId: params.key_id ?? '',
+    entryId: params.entry_id ?? '',
     query: queryOf(event),
     body,
     timeLeftMs: () => request.context.getRemainingTimeInMillis(),

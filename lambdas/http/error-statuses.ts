@@ -15,6 +15,7 @@ export const ERROR_STATUSES = {
   ProjectNotFound: { status: 404, description: 'The project does not exist or is not yours (the same answer, so ids cannot be enumerated).' },
   KeyNotFound: { status: 404, description: 'No key with this id in the project.' },
   VersionNotFound: { status: 404, description: 'No version with this id in the project.' },
+  BlacklistEntryNotFound: { status: 404, description: 'No blacklist entry with this id in the project.' },
   RateLimited: { status: 429, description: 'Over the rate limit; wait `Retry-After` seconds.' },
 } as const satisfies Record<DomainErrorName, { status: number; description: string }>;
 

@@ -1,12 +1,15 @@
 import { type ApiDeps, type ApiHandler, createApiHandler, type Endpoint } from './api-handler';
+import { addToBlacklistRoute } from './owner-routes/add-to-blacklist';
 import { banKeyRoute } from './owner-routes/ban-key';
 import { extendKeyRoute } from './owner-routes/extend-key';
 import { getKeyRoute } from './owner-routes/get-key';
 import { getStatsRoute } from './owner-routes/get-stats';
 import { issueKeysRoute } from './owner-routes/issue-keys';
+import { listBlacklistRoute } from './owner-routes/list-blacklist';
 import { listKeysRoute } from './owner-routes/list-keys';
 import { listVersionsRoute } from './owner-routes/list-versions';
 import { listWebhooksRoute } from './owner-routes/list-webhooks';
+import { removeFromBlacklistRoute } from './owner-routes/remove-from-blacklist';
 import { resetHwidRoute } from './owner-routes/reset-hwid';
 import { revokeBulkRoute } from './owner-routes/revoke-bulk';
 import { revokeKeyRoute } from './owner-routes/revoke-key';
@@ -41,6 +44,9 @@ export const ROUTES = [
   rollbackRoute,
   listWebhooksRoute,
   getStatsRoute,
+  addToBlacklistRoute,
+  listBlacklistRoute,
+  removeFromBlacklistRoute,
 ] as const;
 
 export type Route = (typeof ROUTES)[number];

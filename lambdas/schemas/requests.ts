@@ -209,14 +209,18 @@ export type ResetHwidBody = z.infer<typeof ResetHwidBody>;
 /** A ban's reason: what the buyer's loader prints, so one line of text a person wrote. */
 export const BAN_REASON_LENGTH = { min: 1, max: 200 } as const;
 
-/** `POST /v1/projects/:id/keys/ban`. `until` must be in the future, which only the rule (knowing now) can check. */
-export const BanKeyBody = requestPart('body', {
-  key_id: requiredId('key_id'),
-  reason: z.string({ error: (issue) => (issue.input === undefined ? 'reason is required: the sentence the buyer reads' : 'reason must be a string') }).check(
+/** A ban's (or a blacklist entry's) reason, the sentence the buyer's loader prints. */
+const banReason = () =>
+  z.string({ error: (issue) => (issue.input === undefined ? 'reason is required: the sentence the buyer reads' : 'reason must be a string') }).check(
     z.minLength(BAN_REASON_LENGTH.min, 'reason must not be empty: it is what the buyer reads'),
     z.maxLength(BAN_REASON_LENGTH.max, `reason must be at most ${BAN_REASON_LENGTH.max} characters`),
     z.refine((reason) => !UNSAFE_TEXT_CHARACTERS.test(reason), 'reason must be one line, without control or bidirectional-override characters'),
-  ),
+  );
+
+/** `POST /v1/projects/:id/keys/ban`. `until` must be in the future, which only the rule (knowing now) can check. */
+export const BanKeyBody = requestPart('body', {
+  key_id: requiredId('key_id'),
+  reason: banReason(),
   until: z.optional(
     z
       .int({ error: 'until must be a whole number of Unix seconds (when the ban ends), or left out for a ban until unbanned' })
@@ -273,3 +277,46 @@ export type UpdateKeyBody = z.infer<typeof UpdateKeyBody>;
 
 /** A leaked dump to trace (`POST /v1/projects/{id}/leak/trace`): text; its size and encoding are the rule's to judge. */
 export const LeakDump = z.string();
+
+// ---- Buyer blacklist (DESIGN.md, "Buyer blacklist") ----
+
+/** 64 lowercase hex: a machine fingerprint (as the loader sends it) or the SHA-256 of an email address. */
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** The three ways a buyer is named on the blacklist, as the body names them. */
+export const BLACKLIST_FIELDS = ['fingerprint', 'discord_id', 'email_sha256'] as const;
+
+/** `POST /v1/projects/:id/blacklist`: exactly one of the three, and the reason. */
+export const AddBlacklistBody = requestPart('body', {
+  fingerprint: z.optional(
+    z
+      .string({ error: 'fingerprint must be a string' })
+      .check(z.regex(HEX64, "fingerprint must be 64 lowercase hex characters: the SHA-256 of the machine's id, as the loader sends it")),
+  ),
+  discord_id: z.optional(
+    z.string({ error: 'discord_id must be a string' }).check(z.regex(DISCORD_USER_ID, 'discord_id must be a Discord user id: 17 to 20 digits')),
+  ),
+  email_sha256: z.optional(
+    z
+      .string({ error: 'email_sha256 must be a string' })
+      .check(z.regex(HEX64, 'email_sha256 must be 64 lowercase hex characters: the SHA-256 of the trimmed, lowercased email address')),
+  ),
+  reason: banReason(),
+}).check(
+  z.refine((body) => BLACKLIST_FIELDS.filter((field) => body[field] !== undefined).length === 1, {
+    error: (issue) => {
+      const sent = BLACKLIST_FIELDS.filter((field) => (issue.input as Record<string, unknown>)[field] !== undefined);
+      return sent.length === 0
+        ? 'Send one of fingerprint, discord_id or email_sha256: the buyer to blacklist'
+        : `Send exactly one of fingerprint, discord_id or email_sha256, not ${sent.join(' and ')}: one entry names one buyer`;
+    },
+  }),
+);
+export type AddBlacklistBody = z.infer<typeof AddBlacklistBody>;
+
+/** `GET /v1/projects/:id/blacklist`: pages as `GET …/keys` does. */
+export const ListBlacklistQuery = requestPart('query', {
+  limit: wholeNumberParam('limit', 1, KEYS_PAGE.maxLimit, KEYS_PAGE.defaultLimit),
+  offset: wholeNumberParam('offset', 0, KEYS_PAGE.maxOffset, KEYS_PAGE.defaultOffset),
+});
+export type ListBlacklistQuery = z.infer<typeof ListBlacklistQuery>;

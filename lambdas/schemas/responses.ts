@@ -86,3 +86,22 @@ export type TracedWatermark = z.infer<typeof TracedWatermark>;
 
 export const TraceLeakResponse = z.strictObject({ found: z.array(TracedWatermark) });
 export type TraceLeakResponse = z.infer<typeof TraceLeakResponse>;
+
+/** One blacklist entry: exactly one of `fingerprint`, `discord_id`, `email_sha256` names the buyer. */
+export const BlacklistEntrySchema = z.strictObject({
+  id: z.string(),
+  fingerprint: z.optional(z.string()),
+  discord_id: z.optional(z.string()),
+  email_sha256: z.optional(z.string()),
+  reason: z.string(),
+  /** Who added it: the token id, or `dashboard`. */
+  added_by: z.string(),
+  created_at: z.int(),
+});
+export type BlacklistEntrySchema = z.infer<typeof BlacklistEntrySchema>;
+
+export const AddBlacklistResponse = z.strictObject({ id: z.string(), banned_keys: z.int().check(z.nonnegative()) });
+export type AddBlacklistResponse = z.infer<typeof AddBlacklistResponse>;
+
+export const ListBlacklistResponse = z.strictObject({ entries: z.array(BlacklistEntrySchema), total: z.int().check(z.nonnegative()) });
+export type ListBlacklistResponse = z.infer<typeof ListBlacklistResponse>;

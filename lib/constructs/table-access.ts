@@ -38,6 +38,9 @@ export const CONSOLE_TABLE_ACCESS = [
   { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['tokenById'] },
   { actions: ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: ['owner'] },
   { actions: ['dynamodb:PutItem'], partitions: ['ownerAudit'] },
+  // The blacklist routes' mirror: entries, positions and count, and the machines' records of their keys.
+  { actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], partitions: ['blacklist'] },
+  { actions: ['dynamodb:Query'], partitions: ['machine'] },
   { queryIndex: 'byIssueOrder' },
   { queryIndex: 'byWatermark' },
   { queryIndex: 'byDiscordId' },

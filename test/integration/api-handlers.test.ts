@@ -36,6 +36,7 @@ const VALID_BODIES: Partial<Record<RouteEntry, unknown>> = {
   'revoke-bulk': { watermark: WATERMARK },
   rollback: { version_id: 'ver_x' },
   'trace-leak': `print("WM_${WATERMARK}")`,
+  'add-to-blacklist': { discord_id: '123456789012345678', reason: 'Leaked' },
 };
 
 let table: TestTable;
@@ -253,6 +254,29 @@ describe('GET /v1/projects/:id/webhooks end to end', () => {
     });
     expect(byUrl['https://discord.com/api/webhooks/222/bbb']).toMatchObject({ events: '["execution_drop"]', enabled: 0 });
     expect(webhooks).toHaveLength(2);
+  });
+});
+
+describe('the buyer blacklist end to end', () => {
+  it('adds, lists, removes; a second remove and a foreign project answer 404; a bad body 400 naming the field', async () => {
+    const project = await ownProject();
+    const fingerprint = 'c'.repeat(64);
+    const added = await call('add-to-blacklist', project.projectId, { body: { fingerprint, reason: 'Leaked the script' } });
+    expect(added).toMatchObject({ status: 200, body: { id: expect.stringMatching(/^blf_/), banned_keys: 0 } });
+    const listed = await call('list-blacklist', project.projectId, { query: { limit: '10' } });
+    expect(listed).toMatchObject({
+      status: 200,
+      body: { total: 1, entries: [{ id: added.body.id, fingerprint, reason: 'Leaked the script', added_by: caller.tokenId }] },
+    });
+    const entryId = String(added.body.id);
+    expect(await call('remove-from-blacklist', foreign.projectId, { entryId })).toMatchObject({ status: 404 });
+    expect(await call('remove-from-blacklist', project.projectId, { entryId })).toMatchObject({ status: 200, body: { ok: true } });
+    expect(await call('remove-from-blacklist', project.projectId, { entryId })).toMatchObject({
+      status: 404,
+      body: { error: `Blacklist entry ${entryId} not found in this project` },
+    });
+    const bad = await call('add-to-blacklist', project.projectId, { body: { email_sha256: 'not-a-hash', reason: 'x' } });
+    expect(bad).toMatchObject({ status: 400, body: { error: expect.stringContaining('email_sha256 must be 64 lowercase hex') } });
   });
 });
 

@@ -283,6 +283,29 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
       .getByRole('status')
       .filter({ hasText: /Revoked [1-9]\d* key/ })
       .waitFor();
+    // Then it offers to blacklist the buyers of those keys, confirmed in a dialog.
+    await page.getByRole('button', { name: 'Blacklist buyers' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Blacklist' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Blacklisted \d+ buyer|nobody to blacklist/ })
+      .waitFor();
+  });
+
+  it('adds a buyer to the blacklist, lists the entry, and removes it after a confirmation', async () => {
+    await openProjectPage('blacklist', 'Blacklist');
+    await page.getByLabel('Kind').selectOption('discord_id');
+    await page.getByLabel('Buyer').fill('323456789012345678');
+    await page.getByLabel('Reason').fill('<img src=x onerror=alert(1)> chargeback');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Blacklisted as bld_323456789012345678' }).waitFor();
+    const row = page.getByRole('row').filter({ hasText: 'Discord 323456789012345678' });
+    await row.waitFor();
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe('<img src=x onerror=alert(1)> chargeback');
+    await row.getByRole('button', { name: 'Remove bld_323456789012345678' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('status').filter({ hasText: 'Removed bld_323456789012345678' }).waitFor();
+    await expect.poll(() => row.count()).toBe(0);
   });
 
   it('creates a token shown once and revokes it after a confirmation', async () => {
@@ -342,7 +365,7 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     const pages: [string, string][] = [
       ['#/projects', 'Projects'],
       ['#/tokens', 'Tokens'],
-      ...(['keys', 'versions', 'webhooks', 'stats', 'leak', 'audit', 'loader'] as const).map((name): [string, string] => [
+      ...(['keys', 'versions', 'webhooks', 'stats', 'leak', 'blacklist', 'audit', 'loader'] as const).map((name): [string, string] => [
         `#/projects/${stack.projectId}/${name}`,
         name[0]?.toUpperCase() + name.slice(1),
       ]),

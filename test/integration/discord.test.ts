@@ -60,6 +60,7 @@ async function send(projectId: string, body: string, now = FIXED_NOW + 10) {
     audit: table.stores.audit,
     rateLimits: table.stores.rateLimits,
     refusals: new RefusalTally(),
+    blacklist: table.stores.blacklist,
     loaderBaseUrl: () => 'https://loader.example.com',
     now: () => now,
     logger,

@@ -1,5 +1,6 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoBlacklistStore, MACHINE_ENTRY_READ, MACHINE_RECORD_ATTRIBUTES } from '#adapters/blacklist-store';
 import { DynamoDeliveryStore, WEBHOOK_DISABLE_ATTRIBUTES, WEBHOOK_STATE_ATTRIBUTES } from '#adapters/delivery-store';
 import { DISCORD_KEY_ATTRIBUTES, DISCORD_RETURN_VALUES, DynamoDiscordStore } from '#adapters/discord-store';
 import { DynamoKeyCheckStore, KEY_CHECK_ATTRIBUTES, KEY_CHECK_RETURN_VALUES } from '#adapters/key-check-store';
@@ -302,5 +303,44 @@ describe('attributes the loader and delivery roles may name (issue 21: IAM scope
     expect(disable?.name).toBe(UpdateCommand.name);
     expect(besidesKeys(disable?.input)).toEqual([...WEBHOOK_DISABLE_ATTRIBUTES].toSorted());
     expect(disable?.input.ReturnValues).toBeUndefined();
+  });
+});
+
+describe('attributes the buyer blacklist names on items it shares (the loader function, add-to-blacklist)', () => {
+  const keys = Object.keys(KEY_ATTRIBUTE_TYPES);
+  const FP = 'b'.repeat(64);
+
+  it("a binding check's machine record holds only its keys and MACHINE_RECORD_ATTRIBUTES, and the blacklist read names only MACHINE_ENTRY_READ", async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const [key] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, maxFingerprints: 1, now: FIXED_NOW });
+    const { db, inputs } = recording(table.db);
+    const store = new DynamoKeyCheckStore(db, table.tableName);
+    const keyHash = hashKeyValue(key?.key ?? '');
+    const written = await store.checkAndCount({
+      projectId,
+      keyId: key?.id ?? '',
+      keyHash,
+      fingerprint: FP,
+      now: FIXED_NOW,
+      perKeyPerMinute: 120,
+      report: { project_id: projectId, executor: 'Wave', fingerprint: FP },
+      mayRun: (state: KeyState | undefined) => refusalOf(state, projectId, keyHash, FIXED_NOW, FP) === undefined,
+    });
+    expect(written.outcome).toBe('counted');
+    const record = await stored(keyOf.machineKey(projectId, FP, key?.id ?? ''));
+    expect(Object.keys(record).toSorted()).toEqual(['pk', 'sk', ...MACHINE_RECORD_ATTRIBUTES].toSorted());
+    const entryRead = inputs.find(({ input }) => String((input.Key as { pk?: string } | undefined)?.pk ?? '').startsWith('BLACKLIST#'));
+    expect(attributesNamed(entryRead?.input ?? {})).toEqual([...MACHINE_ENTRY_READ]);
+  });
+
+  it("a blacklisting's bans name only UPDATED_ATTRIBUTES.blacklistBan and the keys, and ask nothing back", async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId, keys: issued } = await seedProject(table.stores, { ownerId: owner.ownerId, keys: 1 });
+    const { db, inputs } = recording(table.db);
+    expect(await new DynamoBlacklistStore(db, table.tableName).banKeys(projectId, [issued[0]?.id ?? ''], 'Leaked')).toBe(1);
+    const [ban] = inputs;
+    expect(UPDATED_ATTRIBUTES.blacklistBan).toEqual(expect.arrayContaining(attributesNamed(ban?.input ?? {}).filter((name) => !keys.includes(name))));
+    expect(ban?.input.ReturnValues).toBeUndefined();
   });
 });

@@ -143,6 +143,17 @@ describe('DynamoDB requests on the answer path of one check', () => {
     expect(counts.slice(ADDRESS_COUNTING.sharedAfter)).toEqual([2, 2]);
   });
 
+  it("a machine-bound key's first check from a new machine binds it in five requests, one after another (the write that assumed a bound machine, the key's read, the machine's record of the key, its blacklist entry's read, the binding write); every later check from it is one request again", async () => {
+    const [bound] = await table.stores.dashboard.issueKeys({ projectId, count: 1, tier: 'standard', maxUses: null, maxFingerprints: 2, now: FIXED_NOW });
+    const loader = container();
+    const first = await loader.validate(bound?.key ?? '');
+    expect(JSON.parse(first.result.body)).toMatchObject({ valid: true });
+    expect(first.tally).toMatchObject({ requests: 5, inARow: 5, conditionFailures: 1 });
+    const again = await loader.validate(bound?.key ?? '');
+    expect(JSON.parse(again.result.body)).toMatchObject({ valid: true });
+    expect(again.tally).toMatchObject({ requests: 1, inARow: 1 });
+  });
+
   it("a value of no key's form makes no request at all; a well-formed unknown key two (failed write, read)", async () => {
     const loader = container();
     const malformed = await loader.validate('letmein');

@@ -268,6 +268,37 @@ describe('sdapi leak', () => {
     });
   });
 
+  it('with --blacklist blacklists the machines and Discord ids of the keys it revoked, each once, the reason naming the watermark', async () => {
+    const [first, , second] = api.keys;
+    const fingerprint = 'd'.repeat(64);
+    const buyers = {
+      [first?.id ?? '']: { fingerprints: [fingerprint], discordId: '123456789012345678' },
+      [second?.id ?? '']: { fingerprints: [fingerprint], discordId: null },
+    };
+    api = new StandInApi({ token: TOKEN, projectId: PROJECT_ID, keys: api.keys, buyers });
+    const result = await runCli(['leak', dump('leak-blacklist.lua', `WM_${LEAKED}`), '--yes', '--blacklist', '--json'], { api });
+    expect(result.code).toBe(EXIT.ok);
+    const reason = `Leaked the script (WM_${LEAKED})`;
+    expect(api.blacklisted).toEqual([
+      { fingerprint, reason },
+      { discord_id: '123456789012345678', reason },
+    ]);
+    expect((JSON.parse(result.stdout) as LeakReport).blacklisted.map((done) => done.buyer)).toEqual([{ fingerprint }, { discord_id: '123456789012345678' }]);
+  });
+
+  it('offers the blacklist on a terminal after the revoke and blacklists nothing on no; without one it names --blacklist', async () => {
+    const file = dump('leak-offer.lua', `WM_${LEAKED}`);
+    const asked = await runCli(['leak', file], { api, stdinIsTTY: true, answers: ['y', 'n'] });
+    expect(asked.code).toBe(EXIT.ok);
+    expect(asked.prompts[1]).toBe('Also blacklist the buyers of the 2 revoked keys (their machines and Discord ids)? [y/N] ');
+    expect(api.blacklisted).toEqual([]);
+    api.keys.forEach((key) => {
+      if (key.watermark === LEAKED) key.revoked = 0;
+    });
+    const hinted = await runCli(['leak', file, '--yes'], { api });
+    expect(hinted.stdout).toContain('run again with --blacklist');
+  });
+
   it('exits 2 when the file cannot be read', async () => {
     const result = await runCli(['leak', join(dir, 'missing.lua')], { api });
     expect(result.code).toBe(EXIT.usage);

@@ -100,6 +100,8 @@ describe('a read-only token', () => {
   });
 });
 
+const LISTED_DISCORD_ID = '423456789012345678';
+
 describe('every route with a read and a write token, through the authorizer and the handlers', () => {
   /** The body of each POST and PATCH route, by its path; a GET sends none. */
   const bodies: Record<string, () => unknown> = {
@@ -112,6 +114,8 @@ describe('every route with a read and a write token, through the authorizer and 
     '/keys/revoke': () => ({ key_id: keyIds[1] }),
     '/keys/revoke-bulk': () => ({ watermark: 'abababababababab' }),
     '/versions/rollback': () => ({ version_id: versionIds[1] }),
+    // The write token's add comes before its remove (ROUTES' order), which removes this entry.
+    '/blacklist': () => ({ discord_id: LISTED_DISCORD_ID, reason: 'Leaked' }),
   };
   const cases = (['read', 'write'] as const).flatMap((scope) =>
     ROUTES.map((route) => [route.method, route.path, scope, route.method === 'GET' || scope === 'write' ? 200 : 403] as const),
@@ -119,7 +123,7 @@ describe('every route with a read and a write token, through the authorizer and 
 
   it.each(cases)('%s %s with a %s token answers %i', async (method, path, scope, status) => {
     const template = path.replace('/v1/projects/{id}', '');
-    const rest = template.replace('{key_id}', keyIds[0]!);
+    const rest = template.replace('{key_id}', keyIds[0]!).replace('{entry_id}', `bld_${LISTED_DISCORD_ID}`);
     const token = scope === 'read' ? readToken.token : writeToken.token;
     const reply = await api(token, rest, method === 'GET' ? undefined : bodies[template]?.(), method);
     expect(reply.status, JSON.stringify(reply.body)).toBe(status);

@@ -99,6 +99,7 @@ function discordContainer() {
   const handler = createInteractionsHandler({
     store,
     audit: table.stores.audit,
+    blacklist: table.stores.blacklist,
     rateLimits: table.stores.rateLimits,
     refusals: new RefusalTally(),
     loaderBaseUrl: () => 'https://loader.example.com',

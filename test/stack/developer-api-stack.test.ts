@@ -413,10 +413,24 @@ describe('the loader key check', () => {
     expect(planReservations(FUNCTIONS_PER_GROUP, LOADER_RESERVED_CONCURRENCY).reserved).toEqual(['loaderCheck']);
   });
 
-  it('may update key items and rate windows naming only the attributes a check writes or tests, read key and project items, read script objects, and send to the telemetry queue: nothing else', () => {
+  it("may update key items and rate windows naming only the attributes a check writes or tests, record a binding's machine and read its blacklist reason, read key and project items, read script objects, and send to the telemetry queue: nothing else", () => {
     const statements = statementsOf(loaderFunctionId());
     const actions = statements.flatMap((statement) => [statement.Action].flat());
-    expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem']);
+    expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual([
+      'dynamodb:UpdateItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:PutItem',
+      'dynamodb:GetItem',
+      'dynamodb:GetItem',
+    ]);
+    // Before a binding (buyer blacklist): the machine's record of its key, and the reason of the machine's entry, nothing else of either.
+    const bindingGrants = statements.filter((statement) =>
+      (statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? []).some((keys) => keys === 'MACHINE#*' || keys === 'BLACKLIST#*'),
+    );
+    expect(bindingGrants.map((statement) => [statement.Action, statement.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes']])).toEqual([
+      ['dynamodb:PutItem', [...Object.keys(KEY_ATTRIBUTE_TYPES), 'entity', 'bound_at']],
+      ['dynamodb:GetItem', [...Object.keys(KEY_ATTRIBUTE_TYPES), 'reason']],
+    ]);
     const updates = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
     expect(updates.map((statement) => statement.Condition)).toEqual([
       {
@@ -448,7 +462,9 @@ describe('the loader key check', () => {
         StringEqualsIfExists: { 'dynamodb:ReturnValues': ['UPDATED_NEW'] },
       },
     ]);
-    const reads = statements.find((statement) => [statement.Action].flat().includes('dynamodb:GetItem'));
+    const reads = statements.find(
+      (statement) => [statement.Action].flat().includes('dynamodb:GetItem') && statement.Condition?.['ForAllValues:StringEquals'] === undefined,
+    );
     expect(reads?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(['KEY#*', 'PROJECT#*']);
     expect(actions.filter((action) => action.startsWith('s3:'))).toEqual(['s3:GetObject']);
     const s3Statement = statements.find((statement) => [statement.Action].flat().includes('s3:GetObject'));
@@ -535,6 +551,27 @@ describe('least privilege on the table', () => {
     rollback: [READ_PROJECT, COUNT_REQUEST, 'dynamodb:ConditionCheckItem table PROJECT#*', 'dynamodb:UpdateItem table PROJECT#* only currentVersionId', AUDIT],
     'list-webhooks': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table PROJECT#*'],
     'get-stats': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:Query table STATS#*'],
+    'add-to-blacklist': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:GetItem table BLACKLIST#*',
+      'dynamodb:PutItem table BLACKLIST#*',
+      'dynamodb:UpdateItem table BLACKLIST#*',
+      'dynamodb:Query table MACHINE#*',
+      'dynamodb:Query index/byDiscordId prj_*',
+      'dynamodb:UpdateItem table KEY#* only ban_reason,ban_until,projectId,revoked',
+      AUDIT,
+    ],
+    'list-blacklist': [READ_PROJECT, COUNT_REQUEST, 'dynamodb:GetItem table BLACKLIST#*', 'dynamodb:Query table BLACKLIST#*'],
+    'remove-from-blacklist': [
+      READ_PROJECT,
+      COUNT_REQUEST,
+      'dynamodb:GetItem table BLACKLIST#*',
+      'dynamodb:PutItem table BLACKLIST#*',
+      'dynamodb:UpdateItem table BLACKLIST#*',
+      'dynamodb:DeleteItem table BLACKLIST#*',
+      AUDIT,
+    ],
     'issue-keys': [
       READ_PROJECT,
       COUNT_REQUEST,

@@ -43,7 +43,7 @@ export function memoryApi(project: Partial<Project> = {}, now: () => number = ()
   return {
     store,
     handlers: createRouteHandlers({
-      stores: { projects: store, rateLimits: store, audit: store, keys: store },
+      stores: { projects: store, rateLimits: store, audit: store, keys: store, blacklist: store },
       keySecret: memoryKeySecret(),
       now,
       logger: new Logger({ serviceName: 'developer-api' }),

@@ -40,6 +40,8 @@ export interface ApiEventInput {
   projectId?: string;
   /** Path parameter `key_id`, for the routes that name a key in their path. */
   keyId?: string;
+  /** Path parameter `entry_id`, for the route that names a blacklist entry. */
+  entryId?: string;
   /** The authorizer context API Gateway passes on; null builds an event that never went through the authorizer. */
   caller?: Caller | null;
   query?: Record<string, string>;
@@ -63,13 +65,22 @@ export function apiEvent(entry: RouteEntry, input: ApiEventInput = {}): APIGatew
   const projectId = input.projectId;
   const caller = input.caller === undefined ? DEFAULT_CALLER : input.caller;
   const hasBody = route.method !== 'GET' && input.body !== undefined && input.body !== null;
-  const path = route.path.replace('{id}', projectId ?? '').replace('{key_id}', input.keyId ?? '');
+  const path = route.path
+    .replace('{id}', projectId ?? '')
+    .replace('{key_id}', input.keyId ?? '')
+    .replace('{entry_id}', input.entryId ?? '');
   return buildProxyEvent({
     method: route.method,
     resource: route.path,
     path,
     pathParameters:
-      projectId === undefined ? null : { id: projectId, ...(input.keyId !== undefined && route.path.includes('{key_id}') ? { key_id: input.keyId } : {}) },
+      projectId === undefined
+        ? null
+        : {
+            id: projectId,
+            ...(input.keyId !== undefined && route.path.includes('{key_id}') ? { key_id: input.keyId } : {}),
+            ...(input.entryId !== undefined && route.path.includes('{entry_id}') ? { entry_id: input.entryId } : {}),
+          },
     headers: {
       Accept: 'application/json',
       Host: `${TEST_API_ID}.execute-api.us-east-1.amazonaws.com`,

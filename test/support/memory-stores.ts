@@ -2,11 +2,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { type LastCheck, lastCheckOf } from '#adapters/key-check-store';
 import type { StatsDimension, StatsGranularity, StoredStatsBucket } from '#domain/analytics/stats';
 import type { AuditDetails, AuditEntry, AuditStatus } from '#domain/audit';
+import type { BlacklistAdd, BlacklistEntry, BlacklistTarget } from '#domain/blacklist-model';
 import { type CheckWrite, type KeyBan, type KeyState, needsBinding } from '#domain/key-check';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { Key, KeyDetail, Project, Version, Webhook } from '#domain/model';
 import type {
   AuditLog,
+  BlacklistStore,
   ClaimResult,
   DeliveryStore,
   FanoutStore,
@@ -61,7 +63,7 @@ const WATERMARK_PAGE_SIZE = 25;
 
 const SEEDED_AT = 1_700_000_000;
 
-export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, AuditLog, KeyStore, FanoutStore, DeliveryStore {
+export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, AuditLog, KeyStore, FanoutStore, DeliveryStore, BlacklistStore {
   private readonly projects = new Map<string, Project>();
   /** By key id: keys have a partition each, so ids are unique across projects. */
   private readonly keys = new Map<string, StoredKey>();
@@ -77,8 +79,28 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   private readonly statsCounters = new Map<string, Map<string, Map<number, StoredStatsBucket>>>();
   /** Webhook delivery claims by delivery id. */
   private readonly claims = new Map<string, DeliveryClaim>();
+  /** Each project's blacklist in its dense positions (position n is index n - 1). */
+  private readonly blacklists = new Map<string, BlacklistEntry[]>();
+  /** `<projectId>#<fingerprint>` → ids of the keys the machine was bound to, as the loader records them. */
+  private readonly machines = new Map<string, Set<string>>();
 
   // ---- Seeding, as the dashboard would ----
+
+  /** A blacklist entry, at the end of the project's positions (as addEntry leaves it). */
+  addBlacklistEntry(projectId: string, entry: BlacklistEntry): void {
+    this.blacklist(projectId).push({ ...entry });
+  }
+
+  /** A machine's binding of a key, as the loader leaves it: in the key's machines and in the machine's record. */
+  bindMachine(projectId: string, keyId: string, fingerprint: string, boundAt = SEEDED_AT): void {
+    const key = this.projectKey(projectId, keyId);
+    if (!key) throw new Error(`bindMachine: no key ${keyId} in ${projectId}`);
+    const selling = { ...(key.selling ?? NO_SELLING) };
+    selling.fingerprints = [...selling.fingerprints, { fingerprint, bound_at: boundAt }];
+    key.selling = selling;
+    const record = this.machines.get(`${projectId}#${fingerprint}`) ?? new Set<string>();
+    this.machines.set(`${projectId}#${fingerprint}`, record.add(keyId));
+  }
 
   addProject(project: Pick<Project, 'id' | 'ownerId'> & Partial<Project>): Project {
     const full: Project = { name: 'Test Script', plan: 'business', currentVersionId: null, keyCount: 0, createdAt: SEEDED_AT, ...project };
@@ -329,6 +351,62 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
   private projectKey(projectId: string, keyId: string): StoredKey | undefined {
     const key = this.keys.get(keyId);
     return key?.projectId === projectId ? key : undefined;
+  }
+
+  // ---- Buyer blacklist ----
+
+  async findEntry(projectId: string, target: BlacklistTarget): Promise<BlacklistEntry | undefined> {
+    const entry = this.blacklist(projectId).find((listed) => listed.kind === target.kind && listed.value === target.value);
+    return entry && { ...entry };
+  }
+
+  async addEntry(projectId: string, entry: BlacklistEntry, maxEntries: number): Promise<BlacklistAdd> {
+    const existing = await this.findEntry(projectId, entry);
+    if (existing) return { outcome: 'exists', entry: existing };
+    const list = this.blacklist(projectId);
+    if (list.length >= maxEntries) return { outcome: 'full' };
+    list.push({ ...entry });
+    return { outcome: 'added' };
+  }
+
+  async removeEntry(projectId: string, target: BlacklistTarget): Promise<BlacklistEntry | undefined> {
+    const list = this.blacklist(projectId);
+    const at = list.findIndex((listed) => listed.kind === target.kind && listed.value === target.value);
+    if (at === -1) return undefined;
+    const removed = list[at] as BlacklistEntry;
+    // As the table does: the last position moves into the freed one.
+    const last = list.pop() as BlacklistEntry;
+    if (at < list.length) list[at] = last;
+    return removed;
+  }
+
+  async listEntries(projectId: string, offset: number, limit: number): Promise<{ entries: BlacklistEntry[]; total: number }> {
+    const list = this.blacklist(projectId);
+    return { entries: list.slice(offset, offset + limit).map((entry) => ({ ...entry })), total: list.length };
+  }
+
+  async keyIdsOfBuyer(projectId: string, target: BlacklistTarget, limit: number): Promise<string[]> {
+    if (target.kind === 'email_sha256') return [];
+    const ids =
+      target.kind === 'fingerprint' ? [...(this.machines.get(`${projectId}#${target.value}`) ?? [])] : await this.keyIdsByDiscordId(projectId, target.value);
+    return ids.slice(0, limit);
+  }
+
+  async banKeys(projectId: string, keyIds: readonly string[], reason: string): Promise<number> {
+    let banned = 0;
+    for (const keyId of keyIds) {
+      const key = this.projectKey(projectId, keyId);
+      if (!key || key.revoked === 1 || (key.selling?.ban && key.selling.ban.until === null)) continue;
+      key.selling = { ...(key.selling ?? NO_SELLING), ban: { reason, until: null } };
+      banned += 1;
+    }
+    return banned;
+  }
+
+  private blacklist(projectId: string): BlacklistEntry[] {
+    const list = this.blacklists.get(projectId) ?? [];
+    this.blacklists.set(projectId, list);
+    return list;
   }
 
   async keyIdsByDiscordId(projectId: string, discordId: string): Promise<string[]> {

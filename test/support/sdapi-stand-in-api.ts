@@ -1,11 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as z from 'zod/mini';
+import { blacklistEntryId } from '#domain/blacklist';
 import { PROJECT_NOT_FOUND } from '#domain/errors';
 import { dumpProblem, traceLeak } from '#domain/leak-trace';
 import { RATE_LIMIT_MESSAGE } from '#domain/rate-limit';
 import { GATEWAY_RESPONSES } from '#http/gateway-responses';
-import { ListKeysQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
+import { AddBlacklistBody, ListKeysQuery, RevokeBulkBody, RevokeKeyBody, RollbackBody } from '#schemas/requests';
 import type { Key, Version, Webhook } from '#schemas/resources';
 
 /**
@@ -20,6 +21,8 @@ export interface StandInOptions {
   versions?: Version[];
   currentVersionId?: string | null;
   webhooks?: Webhook[];
+  /** The machines bound to a key and its Discord id, by key id, as the key detail shows them. */
+  buyers?: Record<string, { fingerprints: string[]; discordId: string | null }>;
   /** A bulk revoke changes at most this many keys per call and answers `complete: false` while more remain, as the API does when a call runs short of time. */
   bulkRevokePerCall?: number;
 }
@@ -41,6 +44,8 @@ export class StandInApi {
   readonly requests: RecordedRequest[] = [];
   /** The next requests answered 429 with this `Retry-After` (seconds, or absent when null), one entry each. */
   readonly rateLimitQueue: (number | null)[] = [];
+  /** The blacklist requests answered, in order (their bodies). */
+  readonly blacklisted: AddBlacklistBody[] = [];
 
   constructor(private readonly options: StandInOptions) {
     this.keys = options.keys ?? [];
@@ -71,7 +76,10 @@ export class StandInApi {
   };
 
   private async answer(method: string, url: URL, headers: Headers, body: unknown, text: string): Promise<Response> {
-    const match = /^\/v1\/projects\/([^/]+)\/(keys|keys\/revoke|keys\/revoke-bulk|versions|versions\/rollback|webhooks|leak\/trace)$/.exec(url.pathname);
+    const match =
+      /^\/v1\/projects\/([^/]+)\/(keys|keys\/revoke|keys\/revoke-bulk|keys\/key_[0-9a-f]+|versions|versions\/rollback|webhooks|leak\/trace|blacklist)$/.exec(
+        url.pathname,
+      );
     if (!match) return json(404, { error: GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN.error });
     if (headers.get('authorization') !== `Bearer ${this.options.token}`) return json(401, { error: GATEWAY_RESPONSES.UNAUTHORIZED.error });
     const retryAfter = this.rateLimitQueue.shift();
@@ -79,8 +87,36 @@ export class StandInApi {
       return json(429, { error: RATE_LIMIT_MESSAGE }, retryAfter === null ? {} : { 'Retry-After': String(retryAfter) });
     }
     if (decodeURIComponent(match[1]!) !== this.options.projectId) return json(404, { error: PROJECT_NOT_FOUND });
-    const route = `${method} ${match[2]}`;
+    const route = `${method} ${match[2]?.startsWith('keys/key_') ? 'keys/{key_id}' : match[2]}`;
     switch (route) {
+      case 'GET keys/{key_id}': {
+        const key = this.keys.find((candidate) => `keys/${candidate.id}` === match[2]);
+        if (!key) return json(404, { error: `Key ${match[2]?.slice(5)} not found in this project` });
+        const buyer = this.options.buyers?.[key.id];
+        const fingerprints = (buyer?.fingerprints ?? []).map((fingerprint) => ({ fingerprint, bound_at: key.issued_at }));
+        const detail = {
+          ...key,
+          note: null,
+          discord_id: buyer?.discordId ?? null,
+          max_fingerprints: buyer ? 10 : null,
+          fingerprints,
+          last_check_at: null,
+          ban: null,
+        };
+        return json(200, { key: { ...detail, revoked_by: null } });
+      }
+      case 'POST blacklist': {
+        const input = validate(AddBlacklistBody, body);
+        if ('error' in input) return json(400, input);
+        this.blacklisted.push(input);
+        const target =
+          input.fingerprint !== undefined
+            ? ({ kind: 'fingerprint', value: input.fingerprint } as const)
+            : input.discord_id !== undefined
+              ? ({ kind: 'discord_id', value: input.discord_id } as const)
+              : ({ kind: 'email_sha256', value: input.email_sha256 ?? '' } as const);
+        return json(200, { id: blacklistEntryId(target), banned_keys: 0 });
+      }
       case 'GET keys': {
         const query = validate(ListKeysQuery, Object.fromEntries(url.searchParams));
         if ('error' in query) return json(400, query);

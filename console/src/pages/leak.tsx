@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, consolePath, ownerPath, post } from '../api';
 import { Field, Notice, useAction } from '../components';
 import { formatCount } from '../logic/format';
+import { BlacklistLeakers } from './leak-blacklist';
 
 /** `complete` false: the bulk revoke stopped part-way (its audit entry says how far); revoking again finishes it. */
 interface RevokeResult {
@@ -145,6 +146,7 @@ export function LeakPage({ projectId }: { projectId: string }) {
           )}
         </section>
       )}
+      {revoked && revoked.length > 0 && <BlacklistLeakers projectId={projectId} watermarks={revoked.map((result) => result.watermark)} />}
     </>
   );
 }

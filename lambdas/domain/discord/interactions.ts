@@ -1,7 +1,8 @@
 import { EPHEMERAL, INTERACTION_TYPE, type Interaction, type InteractionReply, type MessageReply, type ModalReply, REPLY_TYPE } from '#schemas/discord';
 import { AUDIT_ACTIONS, discordEntry } from '../audit';
+import { blacklistProblem } from '../blacklist';
 import { hashKeyValue, hasKeyValueForm, keyIdOf } from '../key-values';
-import type { AuditLog, DiscordKeyStore, DiscordKeyView } from '../ports';
+import type { AuditLog, BlacklistStore, DiscordKeyStore, DiscordKeyView } from '../ports';
 import { actionOf, BUTTON_PREFIX, type DiscordAction, KEY_OPTION, REDEEM_MODAL_ID } from './commands';
 import type { DiscordLink } from './link';
 
@@ -15,6 +16,8 @@ import type { DiscordLink } from './link';
 export interface InteractionDeps {
   store: DiscordKeyStore;
   audit: AuditLog;
+  /** The project's buyer blacklist: a listed Discord user redeems nothing. */
+  blacklist: BlacklistStore;
 }
 
 /** The request's context: the linked project, where its hosted stub is, who asked, when. */
@@ -32,6 +35,7 @@ export interface InteractionContext {
 const REPLIES = {
   unknownCommand: (name: string) => `Unknown command "${name}". The commands are /redeem, /status, /resethwid and /loader.`,
   missingKey: 'Give your key: /redeem key:YOUR-KEY',
+  blacklisted: (reason: string) => `The seller does not let this account redeem keys (reason: ${reason}). Ask the seller.`,
   noUser: 'This interaction names no Discord user.',
   notAKey: 'That is not a key of this script. Check that you copied the whole key.',
   linkedToOther: 'That key is linked to another Discord account, so it cannot be linked to yours. Ask the seller if you think this is wrong.',
@@ -127,6 +131,9 @@ async function redeem(deps: InteractionDeps, context: InteractionContext, userId
   const key = value?.trim();
   if (!key) return REPLIES.missingKey;
   if (!hasKeyValueForm(key)) return REPLIES.notAKey;
+  // A blacklisted user links nothing (DESIGN.md, "Buyer blacklist"): one read before the link's write.
+  const listed = await blacklistProblem(deps.blacklist, context.projectId, { discordId: userId });
+  if (listed) return REPLIES.blacklisted(listed.reason);
   const keyHash = hashKeyValue(key);
   const ref = { projectId: context.projectId, keyId: keyIdOf(keyHash), keyHash };
   const write = await deps.store.linkKeyToUser(ref, userId, context.now);

@@ -69,6 +69,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
       { name: 'Versions', description: 'Script versions and the current-version pointer.' },
       { name: 'Webhooks', description: 'Webhook configurations (read-only; managed in the dashboard).' },
       { name: 'Stats', description: "The project's key checks and executions by hour or day." },
+      { name: 'Blacklist', description: 'Buyers (a machine, a Discord user, an email hash) who get no new key, binding or redeem.' },
       {
         name: 'Loader',
         description:
@@ -88,6 +89,14 @@ export function buildOpenApiDocument(): OpenApiDocument {
           description: 'Project identifier.',
           schema: { type: 'string', pattern: PATH_ID_PATTERN.source },
           example: EXAMPLE.projectId,
+        },
+        EntryId: {
+          name: 'entry_id',
+          in: 'path',
+          required: true,
+          description: 'Blacklist entry identifier (`blf_…`, `bld_…`, `ble_…`), as the blacklist list and the add call give it.',
+          schema: { type: 'string', pattern: PATH_ID_PATTERN.source },
+          example: 'bld_80351110224678912',
         },
         KeyId: {
           name: 'key_id',

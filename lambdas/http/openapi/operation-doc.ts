@@ -16,7 +16,7 @@ export interface ErrorExample {
  */
 export interface OperationDoc {
   operationId: string;
-  tag: 'Keys' | 'Versions' | 'Webhooks' | 'Stats';
+  tag: 'Keys' | 'Versions' | 'Webhooks' | 'Stats' | 'Blacklist';
   summary: string;
   description: string;
   /** What each query parameter means; a parameter without a line is described by its name. */

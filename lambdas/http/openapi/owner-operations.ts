@@ -83,6 +83,7 @@ export function ownerOperation(route: Route): Operation {
     parameters: [
       { $ref: '#/components/parameters/ProjectId' },
       ...(route.path.includes('{key_id}') ? [{ $ref: '#/components/parameters/KeyId' }] : []),
+      ...(route.path.includes('{entry_id}') ? [{ $ref: '#/components/parameters/EntryId' }] : []),
       ...queryParameters(route.query, doc.queryDescriptions),
     ],
     ...(doc.requestBody &&

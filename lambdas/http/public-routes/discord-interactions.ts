@@ -25,5 +25,7 @@ export const DISCORD_ROUTE = definePublicRoute({
     { actions: ['dynamodb:PutItem'], partitions: ['projectAudit'] },
     // A refused signature counts in its address's window (lambdas/domain/unsigned-refusals.ts).
     { actions: ['dynamodb:UpdateItem'], partitions: ['rateWindow'], attributes: UPDATED_ATTRIBUTES.rateWindow, returnValues: RATE_WINDOW_RETURN_VALUES },
+    // A redeem first reads the user's blacklist entry (#domain/blacklist blacklistProblem).
+    { actions: ['dynamodb:GetItem'], partitions: ['blacklist'] },
   ],
 });

@@ -51,7 +51,8 @@ const NO_ROUTE = 'no such route';
 const PROJECT_NOT_FOUND = 'Project not found';
 
 /** A route that names a key names one no project has. */
-const pathOf = (route: Route, projectId: string) => route.path.replace('{id}', projectId).replace('{key_id}', 'key_00000000000000000000');
+const pathOf = (route: Route, projectId: string) =>
+  route.path.replace('{id}', projectId).replace('{key_id}', 'key_00000000000000000000').replace('{entry_id}', 'bld_00000000000000000');
 const bearer = (token: string): [string, string] => ['Authorization', `Bearer ${token}`];
 const json: [string, string] = ['Content-Type', 'application/json'];
 const text: [string, string] = ['Content-Type', 'text/plain; charset=utf-8'];
@@ -68,6 +69,7 @@ const VALID_BODY: Partial<Record<Route['entry'], string>> = {
   'revoke-bulk': JSON.stringify({ watermark: '0000000000000000' }),
   rollback: JSON.stringify({ version_id: 'ver_00000000000000000000' }),
   'trace-leak': 'print("a leaked script")',
+  'add-to-blacklist': JSON.stringify({ discord_id: '00000000000000000', reason: 'Leaked' }),
 };
 
 /** A request to the route for the demo project, with a valid token and a well-formed body unless the case changes them. */
@@ -415,6 +417,37 @@ const SPECIFIC_CASES: Record<Route['entry'], Case[]> = {
     { name: 'hourly window of 8 days', request: query('from=1699308800&to=1700000000'), status: 400, message: 'spans at most 7 days (168 buckets)' },
     { name: 'daily window of 91 days', request: query('granularity=day&from=1692137600&to=1700000000'), status: 400, message: 'spans at most 90 days' },
     { name: 'unknown parameter', request: query('window=7d'), status: 400, message: 'Unknown query parameter "window"' },
+  ],
+  'add-to-blacklist': [
+    { name: 'no buyer', request: jsonBody({ reason: 'Leaked' }), status: 400, message: 'Send one of fingerprint, discord_id or email_sha256' },
+    {
+      name: 'two buyers',
+      request: jsonBody({ discord_id: '00000000000000000', email_sha256: 'a'.repeat(64), reason: 'x' }),
+      status: 400,
+      message: 'not discord_id and email_sha256',
+    },
+    {
+      name: 'fingerprint in capitals',
+      request: jsonBody({ fingerprint: 'A'.repeat(64), reason: 'x' }),
+      status: 400,
+      message: 'fingerprint must be 64 lowercase hex',
+    },
+    { name: 'discord_id of 5 digits', request: jsonBody({ discord_id: '12345', reason: 'x' }), status: 400, message: 'discord_id must be a Discord user id' },
+    { name: 'no reason', request: jsonBody({ discord_id: '00000000000000000' }), status: 400, message: 'reason is required' },
+    { name: 'reason of 201 characters', request: jsonBody({ discord_id: '00000000000000000', reason: 'r'.repeat(201) }), status: 400, message: 'at most 200' },
+  ],
+  'list-blacklist': [
+    { name: 'limit=0', request: query('limit=0'), status: 400, message: LIMIT },
+    { name: 'offset=-1', request: query('offset=-1'), status: 400, message: OFFSET },
+  ],
+  'remove-from-blacklist': [
+    { name: 'no such entry', request: (r, t) => call(r, t), status: 404, message: 'not found in this project' },
+    {
+      name: 'an id of no entry form',
+      request: (r, t) => ({ ...call(r, t), target: pathOf(r, targets.projectId).replace(/bld_\d+$/, 'key_1') }),
+      status: 404,
+      message: 'not found in this project',
+    },
   ],
 };
 

@@ -7,6 +7,7 @@ import { refusalFor } from '#domain/key-check';
 import { hashKeyValue } from '#domain/key-values';
 import type {
   AuditLog,
+  BlacklistStore,
   DeliveryStore,
   DiscordKeyStore,
   FanoutStore,
@@ -45,6 +46,7 @@ export interface StoreWorld {
   audit: AuditLog;
   rateLimits: RateLimitStore;
   delivery: FanoutStore & DeliveryStore;
+  blacklist: BlacklistStore;
   newProject(name?: string): Promise<string>;
   /** Keys issued through KeyStore.issue; their raw values, ids and watermarks. */
   issueKeys(projectId: string, count: number, fields?: KeyFields & { watermark?: string }): Promise<{ id: string; key: string; watermark: string }[]>;
@@ -115,6 +117,7 @@ function memoryWorlds(): Worlds {
     audit: memory,
     rateLimits: memory,
     delivery: memory,
+    blacklist: memory,
     async newProject(name = 'Contract Script') {
       return memory.addProject({ id: newId('prj'), ownerId: OWNER_ID, name, createdAt: FIXED_NOW }).id;
     },
@@ -222,6 +225,7 @@ function dynamoWorlds(table: TestTable): Worlds {
     audit: dynamo.audit,
     rateLimits: dynamo.rateLimits,
     delivery: dynamo.delivery,
+    blacklist: dynamo.blacklist,
     newProject,
     issueKeys,
     async uploadVersion(projectId, notes, now) {

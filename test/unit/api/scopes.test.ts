@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { blacklistEntryId } from '#domain/blacklist';
 import { callerOfToken, hashToken, type TokenScope } from '#domain/tokens';
 import { ROUTES } from '#http/routes';
 import { CALLER, expectError, invoke, memoryApi, PROJECT_ID, watchStoreCalls } from '#test-support/api-harness';
@@ -22,11 +23,18 @@ function apiWithData() {
     'extend-key': { key_id: key!.id, duration: '7d' },
     'revoke-key': { key_id: key!.id },
     'revoke-bulk': { watermark: 'aaaaaaaaaaaaaaaa' },
+    'add-to-blacklist': { discord_id: DISCORD_ID, reason: 'Chargeback' },
     rollback: { version_id: 'ver_1' },
     'trace-leak': 'print("WM_aaaaaaaaaaaaaaaa")',
   };
-  return { ...api, keyId: key!.id, bodies };
+  const listed = { kind: 'discord_id', value: LISTED_DISCORD_ID } as const;
+  const entryId = blacklistEntryId(listed);
+  api.store.addBlacklistEntry(PROJECT_ID, { ...listed, id: entryId, reason: 'Leaked', addedBy: 'tok_1', createdAt: 1 });
+  return { ...api, keyId: key!.id, entryId, bodies };
 }
+
+const DISCORD_ID = '80351110224678912';
+const LISTED_DISCORD_ID = '80351110224678913';
 
 const callerWith = (scope: TokenScope) => callerOfToken(CALLER.ownerId, hashToken(`sdt_${scope}-token`), scope);
 
@@ -47,6 +55,9 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     'list-webhooks': 200,
     'get-stats': 200,
     'trace-leak': 200,
+    'add-to-blacklist': 403,
+    'list-blacklist': 200,
+    'remove-from-blacklist': 403,
   },
   write: {
     'list-keys': 200,
@@ -64,6 +75,9 @@ const EXPECTED: Record<TokenScope, Record<RouteEntry, number>> = {
     'list-webhooks': 200,
     'get-stats': 200,
     'trace-leak': 200,
+    'add-to-blacklist': 200,
+    'list-blacklist': 200,
+    'remove-from-blacklist': 200,
   },
 };
 
@@ -74,7 +88,7 @@ describe('token scopes × routes', () => {
     const api = apiWithData();
     const reply = await invoke(
       api.handlers[entry],
-      apiEvent(entry, { projectId: PROJECT_ID, keyId: api.keyId, caller: callerWith(scope), body: api.bodies[entry] }),
+      apiEvent(entry, { projectId: PROJECT_ID, keyId: api.keyId, entryId: api.entryId, caller: callerWith(scope), body: api.bodies[entry] }),
     );
     expect(reply.status, reply.raw).toBe(status);
   });
@@ -96,6 +110,8 @@ describe('token scopes × routes', () => {
     ['revoke-key', 'revoking a key'],
     ['revoke-bulk', 'revoking keys by watermark'],
     ['rollback', 'rolling back a version'],
+    ['add-to-blacklist', 'adding to the blacklist'],
+    ['remove-from-blacklist', 'removing from the blacklist'],
   ] as const)(
     'refuses %s to a read token with a 403 naming the write scope, before reading the body or the project, and changes nothing',
     async (entry, doing) => {

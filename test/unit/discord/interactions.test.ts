@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '#domain/audit';
+import { blacklistEntryId } from '#domain/blacklist';
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { hashKeyValue, keyIdOf, newKeyValue } from '#domain/key-values';
 import type { AuditLog, DiscordKeyView } from '#domain/ports';
@@ -26,6 +27,7 @@ const BASE = 'https://loader.example.com';
 const application = memoryDiscordKeyPair();
 
 let store: MemoryDiscordStore;
+let blacklist: MemoryStores;
 let entries: AuditEntry[];
 const audit: AuditLog = { record: async (entry) => void entries.push(entry), finish: async () => undefined };
 const handler = () =>
@@ -34,6 +36,7 @@ const handler = () =>
     audit,
     rateLimits: new MemoryStores(),
     refusals: new RefusalTally(),
+    blacklist,
     loaderBaseUrl: () => BASE,
     now: () => NOW,
     logger: new Logger({ serviceName: 'discord-test', logLevel: 'SILENT' }),
@@ -61,6 +64,7 @@ function addKey(view: Partial<DiscordKeyView> = {}): { value: string; id: string
 }
 
 beforeEach(() => {
+  blacklist = new MemoryStores();
   store = new MemoryDiscordStore();
   store.projects.add(PROJECT);
   store.links.set(PROJECT, { publicKey: application.publicKeyHex, applicationId: null, resetCooldown: RESET_COOLDOWN_SECONDS.default, linkedAt: NOW });
@@ -164,6 +168,18 @@ describe('PING and the shape of every reply', () => {
 });
 
 describe('redeem', () => {
+  it('refuses a blacklisted user with the reason and links nothing; another user redeems the key', async () => {
+    const key = addKey();
+    const listed = { kind: 'discord_id', value: BUYER } as const;
+    blacklist.addBlacklistEntry(PROJECT, { ...listed, id: blacklistEntryId(listed), reason: 'Chargeback', addedBy: 'tok_1', createdAt: NOW });
+    const refused = await send({ body: command('redeem', [{ name: 'key', type: 3, value: key.value }]) });
+    expect(contentOf(refused)).toBe('The seller does not let this account redeem keys (reason: Chargeback). Ask the seller.');
+    expect(store.keys.get(key.id)?.discordId).toBeNull();
+    expect(entries).toEqual([]);
+    const other = await send({ body: command('redeem', [{ name: 'key', type: 3, value: key.value }], OTHER) });
+    expect(contentOf(other)).toContain('is linked to your account');
+  });
+
   it('links an unlinked key to the user and says when it expires and how many machines are bound; again for the same user it changes nothing', async () => {
     const key = addKey();
     const redeem = command('redeem', [{ name: 'key', type: 3, value: key.value }]);

@@ -61,12 +61,14 @@ describe('mergeGrants', () => {
     expect(mergeGrants(lines)).toEqual(lines);
   });
 
-  it("grants the loader's function what its three routes need: the key check's writes and the script fetch's and stub's reads", () => {
+  it("grants the loader's function what its three routes need: the key check's writes, a binding's machine record and blacklist read, and the script fetch's and stub's reads", () => {
     expect(LOADER_FUNCTION_ROUTES).toEqual(PUBLIC_ROUTES.filter((route) => route.mappingKey === 'v1/loader'));
     const grants = mergeGrants(LOADER_FUNCTION_ROUTES.flatMap((route) => route.tableAccess));
     expect(grants.map((grant) => ('queryIndex' in grant ? grant : { actions: grant.actions, partitions: grant.partitions }))).toEqual([
       { actions: ['dynamodb:UpdateItem'], partitions: ['key'] },
       { actions: ['dynamodb:UpdateItem'], partitions: ['rateWindow'] },
+      { actions: ['dynamodb:PutItem'], partitions: ['machine'] },
+      { actions: ['dynamodb:GetItem'], partitions: ['blacklist'] },
       { actions: ['dynamodb:GetItem'], partitions: ['key', 'project'] },
     ]);
   });

@@ -72,9 +72,13 @@ function expectGatewayResponse(
 describe('matchRoute', () => {
   it('matches every route of ROUTES by method and path template', () => {
     for (const route of ROUTES) {
-      const match = matchRoute(route.method, route.path.replace('{id}', 'prj_abc').replace('{key_id}', 'key_1'));
+      const match = matchRoute(route.method, route.path.replace('{id}', 'prj_abc').replace('{key_id}', 'key_1').replace('{entry_id}', 'bld_1'));
       expect(match?.route).toBe(route);
-      expect(match?.pathParameters).toEqual(route.path.includes('{key_id}') ? { id: 'prj_abc', key_id: 'key_1' } : { id: 'prj_abc' });
+      expect(match?.pathParameters).toEqual({
+        id: 'prj_abc',
+        ...(route.path.includes('{key_id}') && { key_id: 'key_1' }),
+        ...(route.path.includes('{entry_id}') && { entry_id: 'bld_1' }),
+      });
     }
   });
 
