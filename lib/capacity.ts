@@ -55,8 +55,14 @@ export const STUB_ROUTE_THROTTLE = {
 export const DISCORD_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const satisfies TokenBucket;
 
 /**
+ * Shops' webhooks (`POST /v1/shops/{connection_id}`): one request per order item and event, a few a second at a
+ * big sale's launch; SellAuth retries a refused one twice 5 s later, Stripe for days.
+ */
+export const SHOP_ROUTE_THROTTLE = { rateLimit: 20, burstLimit: 40 } as const satisfies TokenBucket;
+
+/**
  * API Gateway's requests a second per account and Region, across every API. The default is 10,000; every route at
- * its throttle makes 9 × 500 + 5 × 50 + 2 × 2,500 + 1,000 + 50 = 10,800, so docs/operations.md asks for `requested` in
+ * its throttle makes 9 × 500 + 5 × 50 + 2 × 2,500 + 1,000 + 50 + 20 = 10,820, so docs/operations.md asks for `requested` in
  * Service Quotas before a flood could meet the account's throttle instead of a route's.
  */
 export const ACCOUNT_API_RATE = { default: 10_000, requested: 11_000 } as const;
@@ -130,7 +136,7 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
  * cannot take another's. With the 9 busy owner routes and 5 quiet ones: 9 × 60 + 5 × 6 + 100 + 100 + 10 + 5 + 50 +
- * 20 + 10 + 2 + 2 + 10 + 10 = 889 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
+ * 20 + 10 + 2 + 2 + 10 + 10 + 5 = 894 of the account's 1,000. The stack reserves them only when `-c reservableConcurrency` holds
  * them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {
@@ -165,6 +171,11 @@ export const RESERVED_CONCURRENCY = {
   discord: 10,
   /** The console's API: a few publishers' pages at a time (its own limit is 600 requests a minute per session). */
   console: 10,
+  /**
+   * Shops' webhooks: SHOP_ROUTE_THROTTLE's 20 a second at about 150 ms an answer (a few DynamoDB writes) is 3 in
+   * flight; held apart so a loader flood never delays an answer SellAuth shows its buyer within 10 s.
+   */
+  shops: 5,
 } as const;
 
 export type ConcurrencyGroup = keyof typeof RESERVED_CONCURRENCY;
@@ -184,6 +195,7 @@ export const FUNCTIONS_PER_GROUP: Readonly<Record<ConcurrencyGroup, number>> = {
   alertDigest: 1,
   discord: 1,
   console: 1,
+  shops: 1,
 };
 
 /**
@@ -202,6 +214,7 @@ const RESERVATION_PRIORITY = [
   'dailyDetector',
   'alertDigest',
   'discord',
+  'shops',
   'console',
   'ingest',
   'quietRoute',

@@ -127,6 +127,10 @@ export const PARTITION = {
   consoleSession: 'SESSION#',
   /** The console's search by words of a key's note: one item per word of a note (see noteWordItems). */
   noteWords: 'NOTE#',
+  /** A shop connection, with the keys each of its orders got (lambdas/adapters/shop-store.ts). */
+  shop: 'SHOP#',
+  /** A project's shop delivery log, 90 days. */
+  shopLog: 'SHOPLOG#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 

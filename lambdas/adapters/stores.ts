@@ -9,6 +9,7 @@ import { DynamoKeyStore } from './key-store';
 import { DynamoProjectStore } from './project-store';
 import { DynamoRateLimitStore } from './rate-limit-store';
 import { DynamoScriptVersionStore } from './script-version-store';
+import { DynamoShopStore } from './shop-store';
 import { DynamoTelemetryStore } from './telemetry-store';
 import { DynamoTokenStore } from './token-store';
 
@@ -26,6 +27,7 @@ export interface Stores {
   audit: DynamoAuditStore;
   console: DynamoConsoleStore;
   discord: DynamoDiscordStore;
+  shops: DynamoShopStore;
 }
 
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
@@ -43,5 +45,6 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     audit: new DynamoAuditStore(db, tableName),
     console: new DynamoConsoleStore(db, tableName),
     discord: new DynamoDiscordStore(db, tableName, (projectId, discordId) => keys.keyIdsByDiscordId(projectId, discordId)),
+    shops: new DynamoShopStore(db, tableName),
   };
 }

@@ -26,6 +26,12 @@ export const AUDIT_ACTIONS = {
   migrateToken: 'token.migrate',
   linkDiscord: 'discord.link',
   unlinkDiscord: 'discord.unlink',
+  // A shop's requests (lambdas/domain/shops/receive.ts), source `shop`, and its connection's changes.
+  shopDeliver: 'shop.deliver',
+  shopBan: 'shop.ban',
+  shopUnban: 'shop.unban',
+  shopAdd: 'shop.add',
+  shopRemove: 'shop.remove',
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
 
@@ -42,7 +48,7 @@ export type AuditDetails = Record<string, AuditValue>;
 /** What an entry is about: a project (changes through the API) or an owner (its tokens). */
 export type AuditSubject = { projectId: string; ownerId?: never } | { ownerId: string; projectId?: never };
 
-export const AUDIT_SOURCES = ['api', 'dashboard', 'console', 'discord'] as const;
+export const AUDIT_SOURCES = ['api', 'dashboard', 'console', 'discord', 'shop'] as const;
 export type AuditSource = (typeof AUDIT_SOURCES)[number];
 
 export type AuditEntry = AuditSubject & {

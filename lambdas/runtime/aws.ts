@@ -78,7 +78,7 @@ export function lazyHandler<Handler extends (...args: never[]) => unknown>(build
  * other route (and no order-less issue) waits on Secrets Manager.
  */
 let keySecret: Promise<Uint8Array> | undefined;
-const awsKeySecret: KeySecret = {
+export const awsKeySecret: KeySecret = {
   get: () => {
     keySecret ??= new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: settings.keySecretArn() })).then(({ SecretString }) => {
       if (!SecretString) throw new Error('The key secret has no SecretString');

@@ -73,6 +73,7 @@ export const BEHAVIOURS = {
   stub: '/v1/loader/stub/*',
   loader: '/v1/loader/*',
   discord: '/v1/discord/*',
+  shops: '/v1/shops/*',
 } as const;
 
 /**
@@ -186,6 +187,7 @@ export class FrontDoor extends Construct {
     };
     additionalBehaviors[BEHAVIOURS.loader] = { ...api, origin: loader };
     additionalBehaviors[BEHAVIOURS.discord] = { ...api, origin: loader };
+    additionalBehaviors[BEHAVIOURS.shops] = { ...api, origin: loader };
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'Script Distribution: console, owner API, loader and Discord routes on one URL',

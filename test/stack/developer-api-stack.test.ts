@@ -17,6 +17,7 @@ import {
   mappedPathOf,
   PUBLIC_ROUTES,
   SCRIPT_ROUTE,
+  SHOP_ROUTE,
   STUB_ROUTE,
   VALIDATE_ROUTE,
 } from '#http/public-routes';
@@ -29,6 +30,7 @@ import {
   LOADER_RESERVED_CONCURRENCY,
   LOADER_ROUTE_THROTTLE,
   planReservations,
+  SHOP_ROUTE_THROTTLE,
   STUB_ROUTE_THROTTLE,
   USAGE_PLAN_THROTTLE,
 } from '#lib/capacity';
@@ -296,7 +298,7 @@ describe('the loader key check', () => {
       .map((route) => route.Properties.RouteKey)
       .toSorted();
 
-  it("serves the public routes from an HTTP API with payload format 2.0, no other route; Discord's from its own function", () => {
+  it("serves the public routes from an HTTP API with payload format 2.0, no other route; Discord's and the shops' from their own functions", () => {
     const [, api] = only('AWS::ApiGatewayV2::Api');
     expect(api.Properties.ProtocolType).toBe('HTTP');
     expect(routeKeys(resources())).toEqual(PUBLIC_ROUTES.map((route) => `${route.method} ${route.path}`).toSorted());
@@ -305,7 +307,7 @@ describe('the loader key check', () => {
       expect(route.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
     }
     const integrations = ofType('AWS::ApiGatewayV2::Integration');
-    expect(integrations).toHaveLength(2);
+    expect(integrations).toHaveLength(3);
     for (const [, integration] of integrations) expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
     const discordFunctionId = built.stack.getLogicalId(built.stack.discord.function.node.defaultChild as never);
     const targetOf = (route: LoaderRoute) => {
@@ -315,13 +317,15 @@ describe('the loader key check', () => {
     };
     for (const route of [VALIDATE_ROUTE, SCRIPT_ROUTE, STUB_ROUTE]) expect(targetOf(route)).toContain(loaderFunctionId());
     expect(targetOf(DISCORD_ROUTE)).toContain(discordFunctionId);
+    expect(targetOf(SHOP_ROUTE)).toContain(built.stack.getLogicalId(built.stack.shops.function.node.defaultChild as never));
   });
 
-  it("throttles the hosted stub and Discord's interactions with throttles of their own", () => {
+  it("throttles the hosted stub, Discord's interactions and the shop receiver with throttles of their own", () => {
     const [, stage] = only('AWS::ApiGatewayV2::Stage');
     expect(stage.Properties.RouteSettings).toEqual({
       [`GET ${STUB_ROUTE.path}`]: { ThrottlingRateLimit: STUB_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: STUB_ROUTE_THROTTLE.burstLimit },
       [`POST ${DISCORD_ROUTE.path}`]: { ThrottlingRateLimit: DISCORD_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: DISCORD_ROUTE_THROTTLE.burstLimit },
+      [`POST ${SHOP_ROUTE.path}`]: { ThrottlingRateLimit: SHOP_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: SHOP_ROUTE_THROTTLE.burstLimit },
     });
   });
 
@@ -374,7 +378,7 @@ describe('the loader key check', () => {
       const mappings = ofTypeIn('AWS::ApiGatewayV2::ApiMapping').map(([, mapping]) => mapping.Properties);
       const [httpId] = ofTypeIn('AWS::ApiGatewayV2::Api')[0] ?? [];
       const [restId] = ofTypeIn('AWS::ApiGateway::RestApi')[0] ?? [];
-      expect(mappings).toHaveLength(3);
+      expect(mappings).toHaveLength(4);
       expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: LOADER_MAPPING_KEY, DomainName: { Ref: domainId } }));
       expect(mappings).toContainEqual(
         expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: DISCORD_ROUTE.mappingKey, DomainName: { Ref: domainId } }),
@@ -635,15 +639,18 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
     expect(secret).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
   });
 
-  it('is readable by the issue function alone, which gets its ARN in KEY_SECRET_ARN', () => {
+  it('is readable by the issue function and the shop receiver alone, which get its ARN in KEY_SECRET_ARN', () => {
     const issueFunction = functionIdOf(ROUTES.find((route) => route.entry === 'issue-keys')!);
+    const shopFunction = built.stack.getLogicalId(built.stack.shops.function.node.defaultChild as never);
     const readers = serviceFunctions()
       .map(([id]) => id)
       .filter((id) => statementsOf(id).some((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue')));
-    expect(readers).toEqual([issueFunction]);
-    const reads = statementsOf(issueFunction).filter((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue'));
-    expect(reads.map((statement) => statement.Resource)).toEqual([{ Ref: secretId() }]);
-    expect(resources()[issueFunction]?.Properties).toMatchObject({ Environment: { Variables: { KEY_SECRET_ARN: { Ref: secretId() } } } });
+    expect(readers.toSorted()).toEqual([issueFunction, shopFunction].toSorted());
+    for (const reader of readers) {
+      const reads = statementsOf(reader).filter((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue'));
+      expect(reads.map((statement) => statement.Resource)).toEqual([{ Ref: secretId() }]);
+      expect(resources()[reader]?.Properties).toMatchObject({ Environment: { Variables: { KEY_SECRET_ARN: { Ref: secretId() } } } });
+    }
   });
 });
 

@@ -80,7 +80,7 @@ const behaviour = (config: DistributionConfig, pattern: string) => {
 };
 
 describe('one distribution in front of every route', () => {
-  it('routes the console API, the console, the owner API, the loader, the stub and Discord to their origins, the more specific first', () => {
+  it('routes the console API, the console, the owner API, the loader, the stub, Discord and the shops to their origins, the more specific first', () => {
     const config = configOf(built.resources);
     expect(config.CacheBehaviors.map((candidate) => [candidate.PathPattern, originKindOf(config, candidate)])).toEqual([
       [BEHAVIOURS.consoleApi, 'console API'],
@@ -89,6 +89,7 @@ describe('one distribution in front of every route', () => {
       [BEHAVIOURS.stub, 'loader HTTP API'],
       [BEHAVIOURS.loader, 'loader HTTP API'],
       [BEHAVIOURS.discord, 'loader HTTP API'],
+      [BEHAVIOURS.shops, 'loader HTTP API'],
     ]);
     // Any other path reaches the owner API, whose gateway responses answer it in JSON.
     expect(originKindOf(config, config.DefaultCacheBehavior)).toBe('owner API');
@@ -106,7 +107,7 @@ describe('one distribution in front of every route', () => {
     const config = configOf(built.resources);
     for (const api of [
       config.DefaultCacheBehavior,
-      ...[BEHAVIOURS.ownerApi, BEHAVIOURS.loader, BEHAVIOURS.discord].map((pattern) => behaviour(config, pattern)),
+      ...[BEHAVIOURS.ownerApi, BEHAVIOURS.loader, BEHAVIOURS.discord, BEHAVIOURS.shops].map((pattern) => behaviour(config, pattern)),
     ]) {
       expect(api, api.PathPattern).toMatchObject({
         CachePolicyId: CACHING_DISABLED,
@@ -233,6 +234,7 @@ describe("the console's files", () => {
       BEHAVIOURS.stub,
       BEHAVIOURS.loader,
       BEHAVIOURS.discord,
+      BEHAVIOURS.shops,
     ]);
     expect(Object.values(withoutConsole.resources).filter((resource) => resource.Type === 'Custom::CDKBucketDeployment')).toEqual([]);
     expect(withoutConsole.stack.frontDoor.consoleBucket).toBeUndefined();
