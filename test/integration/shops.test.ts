@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySecretSealer } from '#adapters/secret-sealer';
+import { classifySearch, mostSelectiveWord } from '#domain/key-search';
 import { addShop, mapShopProducts } from '#domain/shops/connections';
 import { emailSha256 } from '#domain/shops/receipts';
 import { type IsBuyerBlacklisted, NO_BLACKLIST, replayReceipt } from '#domain/shops/receive';
@@ -122,6 +123,14 @@ describe('shop receiver', () => {
     expect(key?.max_fingerprints).toBe(1);
     const audit = await table.stores.audit.list({ projectId: shop.projectId }, 10);
     expect(audit.filter((entry) => entry.action === 'shop.deliver').map((entry) => entry.source)).toEqual(['shop', 'shop']);
+
+    // Support finds the buyer's keys with the console's search, by email and by order id.
+    for (const text of [EMAIL, '10042']) {
+      const search = classifySearch(text);
+      if (search?.kind !== 'note') throw new Error(`${text} is not a note search`);
+      const found = await table.stores.console.keyIdsWithNoteWord(shop.projectId, mostSelectiveWord(search.words), 100);
+      expect(found.toSorted(), text).toEqual([...(log[1]?.keyIds ?? [])].sort());
+    }
   });
 
   it('a wrong, missing or stale signature and an unknown connection are 401 and write nothing', async () => {
