@@ -212,7 +212,7 @@ export class DeveloperApiStack extends Stack {
     Validations.of(this.keySecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'Order keys derive from this secret: rotating it would make every recorded order answer other keys than it issued. Only the issue function and the shop receiver read it.',
+        'Order keys derive from this secret: rotating it would make every recorded order answer other keys than it issued. Only the issue function, the shop receiver and the console (which seals shop secrets) read it.',
     });
 
     const usagePlan = this.api.addUsagePlan('UsagePlan', {
@@ -268,6 +268,11 @@ export class DeveloperApiStack extends Stack {
           loaderBaseUrl: this.loaderApi.httpApi.apiEndpoint,
         })
       : undefined;
+    if (this.consoleApi) {
+      // The console seals a shop's signing secret when it connects one (lambdas/adapters/secret-sealer.ts).
+      this.keySecret.grantRead(this.consoleApi.function);
+      this.consoleApi.function.addEnvironment('KEY_SECRET_ARN', this.keySecret.secretArn);
+    }
     this.reservations = this.reserveConcurrency();
 
     this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {

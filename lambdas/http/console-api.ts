@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { postEmbeds } from '#adapters/discord-client';
+import { keySecretSealer } from '#adapters/secret-sealer';
 import type { Stores } from '#adapters/stores';
 import type { TokenRecord, TokenSummary } from '#adapters/token-store';
 import { AUDIT_ACTIONS, type AuditEntry, type AuditSubject, apiEntry } from '#domain/audit';
@@ -45,6 +46,8 @@ import type {
 import { openProject, revokeBulkAudited } from '#domain/project-api';
 import { consumeRateLimit } from '#domain/rate-limit';
 import { publishScript, scriptFileProblem, sha256Hex, type VersionWriter } from '#domain/scripts';
+import { addShop, receiverUrlOf } from '#domain/shops/connections';
+import { type IsBuyerBlacklisted, NO_BLACKLIST, type ReceiptLogEntry, replayReceipt, type ShopStore } from '#domain/shops/receive';
 import { hashToken, issueToken, newApiToken, requireScope, revokeToken, type ScopeNeed, type TokenScope, tokenIdOf } from '#domain/tokens';
 import { WatermarkScanner } from '#domain/watermark-scan';
 import { executeWebhookUrl, parseDiscordWebhookUrl, redactWebhookUrl, webhookUrlProblem } from '#domain/webhooks/discord-webhook-url';
@@ -59,6 +62,7 @@ import {
   LeakRevokeBody,
   RevokeSelectedBody,
   SearchQuery,
+  ShopAddBody,
   SignInBody,
   UploadBody,
 } from '#schemas/console';
@@ -123,6 +127,8 @@ export interface ConsoleDeps extends ApiDeps {
     versions: VersionWriter;
     /** The project's Discord application link (lambdas/adapters/discord-store.ts). */
     discord: DiscordLinkStore;
+    /** The project's shop connections and delivery log (lambdas/adapters/shop-store.ts). */
+    shops: ShopStore;
     auditEntries: { list(subject: AuditSubject, limit: number): Promise<AuditEntry[]> };
   };
   scripts: ScriptStore;
@@ -130,8 +136,10 @@ export interface ConsoleDeps extends ApiDeps {
   tokenKeys: ConsoleTokenKeys;
   /** Where webhook posts go (Discord's API, or the local stand-in). */
   discordApiBase: string;
-  /** The loader routes' base URL, for the hosted stub's address. */
+  /** The loader routes' base URL, for the hosted stub's address (and the shops' receiver URL, on the same front door). */
   loaderBaseUrl: string;
+  /** The buyer blacklist's check, for a replayed shop order; none unless given. */
+  isBuyerBlacklisted?: IsBuyerBlacklisted;
   /**
    * The console's own origin, which every change's `Origin` must equal: a configured one (AWS), else the
    * request's host (the local server, which answers loopback hosts only).
@@ -435,6 +443,74 @@ const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
       return { status: 204 };
     },
   },
+  // Shops (DESIGN.md, "Shops deliver keys by themselves"), as `shop add|list|remove` set them, with the delivery log.
+  {
+    method: 'GET',
+    path: '/projects/{id}/shops',
+    run: async (request, deps) => {
+      const project = await projectOf(request, deps);
+      const [connections, receipts] = await Promise.all([deps.stores.shops.connections(project.id), deps.stores.shops.receipts(project.id, SHOP_LOG_PAGE)]);
+      return json({
+        connections: connections.map((view) => ({
+          connection_id: view.connectionId,
+          provider: view.provider,
+          products: view.products,
+          created_at: view.createdAt,
+          receiver_url: receiverUrlOf(deps.loaderBaseUrl, view.connectionId),
+        })),
+        receipts: receipts.map(receiptAnswer),
+      });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/projects/{id}/shops',
+    need: write('connecting a shop'),
+    run: async (request, deps) => {
+      const project = await projectOf(request, deps);
+      const body = parse(ShopAddBody, bodyOf(request.event));
+      const view = await addShop(deps.stores.shops, keySecretSealer(deps.keySecret), { projectId: project.id, ...body }, request.now);
+      if (!view) throw new ProjectNotFound();
+      await audit(
+        deps,
+        request,
+        project,
+        AUDIT_ACTIONS.shopAdd,
+        { provider: view.provider, products: Object.keys(view.products).join(',') },
+        { connection_id: view.connectionId },
+      );
+      return json({ connection_id: view.connectionId, receiver_url: receiverUrlOf(deps.loaderBaseUrl, view.connectionId) });
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/projects/{id}/shops/{connection_id}',
+    need: write('removing a shop'),
+    run: async (request, deps) => {
+      const project = await projectOf(request, deps);
+      const connectionId = request.params.connection_id ?? '';
+      if (!(await deps.stores.shops.removeConnection(project.id, connectionId))) throw new InvalidInput(`No shop connection ${connectionId} in this project`);
+      await audit(deps, request, project, AUDIT_ACTIONS.shopRemove, { connection_id: connectionId }, { removed: true });
+      return { status: 204 };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/projects/{id}/shops/receipts/{receipt_id}/replay',
+    need: write('replaying a shop order'),
+    run: async (request, deps) => {
+      const project = await projectOf(request, deps);
+      const shopDeps = {
+        ...deps.stores,
+        keySecret: deps.keySecret,
+        sealer: keySecretSealer(deps.keySecret),
+        isBuyerBlacklisted: deps.isBuyerBlacklisted ?? NO_BLACKLIST,
+      };
+      return json(
+        await replayReceipt(shopDeps, project.id, request.params.receipt_id ?? '', { now: request.now, requestId: request.event.requestContext.requestId }),
+      );
+    },
+  },
   { method: 'GET', path: '/projects/{id}/keys/search', run: searchKeys },
   {
     method: 'POST',
@@ -691,6 +767,23 @@ function parseEvents(events: string): string[] {
     return [];
   }
 }
+
+/** Receipts the Shops page lists: the newest of the 90-day delivery log. */
+const SHOP_LOG_PAGE = 100;
+
+/** A delivery log line as the console shows it: never the stored receipt itself (it holds no email, but needs none). */
+const receiptAnswer = (entry: ReceiptLogEntry) => ({
+  receipt_id: entry.receiptId,
+  at: entry.at,
+  connection_id: entry.connectionId,
+  provider: entry.provider,
+  event_id: entry.eventId,
+  order_id: entry.orderId,
+  result: entry.result,
+  detail: entry.detail,
+  key_ids: entry.keyIds,
+  replayable: entry.receipt !== undefined,
+});
 
 /** A project's Discord link as the console shows it; every field null while the project has none. */
 function discordLinkAnswer(link: DiscordLink | undefined, loaderBaseUrl: string, projectId: string) {

@@ -38,6 +38,10 @@ export const CONSOLE_TABLE_ACCESS = [
   { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['tokenById'] },
   { actions: ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: ['owner'] },
   { actions: ['dynamodb:PutItem'], partitions: ['ownerAudit'] },
+  // Shop connections (added, mapped, removed in transactions with their project list item), the delivery log and a
+  // replayed order's key ids.
+  { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], partitions: ['shop'] },
+  { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], partitions: ['shopLog'] },
   { queryIndex: 'byIssueOrder' },
   { queryIndex: 'byWatermark' },
   { queryIndex: 'byDiscordId' },

@@ -639,13 +639,14 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
     expect(secret).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
   });
 
-  it('is readable by the issue function and the shop receiver alone, which get its ARN in KEY_SECRET_ARN', () => {
+  it('is readable by the issue function, the shop receiver and the console alone, which get its ARN in KEY_SECRET_ARN', () => {
     const issueFunction = functionIdOf(ROUTES.find((route) => route.entry === 'issue-keys')!);
     const shopFunction = built.stack.getLogicalId(built.stack.shops.function.node.defaultChild as never);
+    const consoleFunction = built.stack.getLogicalId(built.stack.consoleApi?.function.node.defaultChild as never);
     const readers = serviceFunctions()
       .map(([id]) => id)
       .filter((id) => statementsOf(id).some((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue')));
-    expect(readers.toSorted()).toEqual([issueFunction, shopFunction].toSorted());
+    expect(readers.toSorted()).toEqual([issueFunction, shopFunction, consoleFunction].toSorted());
     for (const reader of readers) {
       const reads = statementsOf(reader).filter((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue'));
       expect(reads.map((statement) => statement.Resource)).toEqual([{ Ref: secretId() }]);
