@@ -298,7 +298,7 @@ describe('the loader key check', () => {
       .map((route) => route.Properties.RouteKey)
       .toSorted();
 
-  it("serves the public routes from an HTTP API with payload format 2.0, no other route; Discord's and the shops' from their own functions", () => {
+  it("serves the public routes from an HTTP API with payload format 2.0, no other route; Discord's from its own function", () => {
     const [, api] = only('AWS::ApiGatewayV2::Api');
     expect(api.Properties.ProtocolType).toBe('HTTP');
     expect(routeKeys(resources())).toEqual(PUBLIC_ROUTES.map((route) => `${route.method} ${route.path}`).toSorted());

@@ -80,7 +80,7 @@ const behaviour = (config: DistributionConfig, pattern: string) => {
 };
 
 describe('one distribution in front of every route', () => {
-  it('routes the console API, the console, the owner API, the loader, the stub, Discord and the shops to their origins, the more specific first', () => {
+  it('routes the console API, the console, the owner API, the loader, the stub and Discord to their origins, the more specific first', () => {
     const config = configOf(built.resources);
     expect(config.CacheBehaviors.map((candidate) => [candidate.PathPattern, originKindOf(config, candidate)])).toEqual([
       [BEHAVIOURS.consoleApi, 'console API'],
