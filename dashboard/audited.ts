@@ -79,6 +79,16 @@ export const DASHBOARD_AUDITS = {
       },
     ],
   },
+  shopMap: {
+    action: AUDIT_ACTIONS.shopMap,
+    entries: (_input: unknown, result: { connection_id: string; project_id: string; products: Record<string, string> }) => [
+      {
+        subject: { projectId: result.project_id },
+        target: { connection_id: result.connection_id },
+        outcome: { products: Object.keys(result.products).join(',') },
+      },
+    ],
+  },
   shopRemove: {
     action: AUDIT_ACTIONS.shopRemove,
     entries: (_input: unknown, result: { connection_id: string; project_id: string }) => [

@@ -57,7 +57,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [discordSimulate.name]: entry(discordSimulate),
   [shopAdd.name]: entry(audited(shopAdd, DASHBOARD_AUDITS.shopAdd)),
   [shopList.name]: entry(shopList),
-  [shopMap.name]: entry(shopMap),
+  [shopMap.name]: entry(audited(shopMap, DASHBOARD_AUDITS.shopMap)),
   [shopRemove.name]: entry(audited(shopRemove, DASHBOARD_AUDITS.shopRemove)),
   [shopSimulate.name]: entry(shopSimulate),
 };

@@ -116,7 +116,10 @@ export const shopRemove: Command<{ connectionId: string }, { connection_id: stri
   },
 };
 
-export const shopMap: Command<{ connectionId: string; products: Record<string, string> }, { connection_id: string; products: Record<string, string> }> = {
+export const shopMap: Command<
+  { connectionId: string; products: Record<string, string> },
+  { connection_id: string; project_id: string; products: Record<string, string> }
+> = {
   name: 'shop map',
   flags: {
     connection: { required: true, placeholder: 'ID' },
@@ -131,7 +134,7 @@ export const shopMap: Command<{ connectionId: string; products: Record<string, s
   async run(context, input) {
     const view = await mapShopProducts(context.stores.shops, input.connectionId, input.products);
     if (!view) throw new CommandError(`Shop connection ${input.connectionId} not found: "shop list --project ID" lists a project's connections`);
-    return { connection_id: view.connectionId, products: view.products };
+    return { connection_id: view.connectionId, project_id: view.projectId, products: view.products };
   },
 };
 

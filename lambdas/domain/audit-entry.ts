@@ -31,6 +31,7 @@ export const AUDIT_ACTIONS = {
   shopBan: 'shop.ban',
   shopUnban: 'shop.unban',
   shopAdd: 'shop.add',
+  shopMap: 'shop.map',
   shopRemove: 'shop.remove',
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];

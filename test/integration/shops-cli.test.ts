@@ -100,8 +100,17 @@ describe('shop commands', () => {
     });
     expect(JSON.stringify(listed)).not.toContain(SECRET);
 
+    const mapped = await cli('shop', 'map', '--connection', connectionId, '--product', '79=7d,keys=2');
+    expect(mapped.json).toEqual({
+      connection_id: connectionId,
+      project_id: projectId,
+      products: { '77': '30d,machines=1', '78': 'lifetime', '79': '7d,keys=2' },
+    });
+    expect((await cli('shop', 'map', '--connection', connectionId, '--product', '80=2w')).code).toBe(EXIT.usage);
+
     const audit = await cli('audit', 'list', '--project', projectId);
     expect(JSON.stringify(audit.json)).toContain('shop.add');
+    expect(JSON.stringify(audit.json)).toContain('shop.map');
     expect(JSON.stringify(audit.json)).not.toContain(SECRET);
 
     expect((await cli('shop', 'remove', '--connection', connectionId)).json).toEqual({ connection_id: connectionId, project_id: projectId, removed: true });
