@@ -20,6 +20,7 @@ import { benchLoaderFlood } from './loader-flood';
 import { benchScriptFetch } from './script-fetch';
 import { benchSdapiLeak } from './sdapi-leak';
 import { benchSellingKeys } from './selling-keys';
+import { benchShops } from './shops';
 import { benchStats } from './stats';
 import { type BenchTable, createBenchTable, deleteBenchTable, existingTables } from './support/dynamodb';
 import { type StackProcess, startStackProcess } from './support/local-stack';
@@ -33,7 +34,7 @@ import { round } from './support/stats';
 const USAGE = `usage: npx tsx bench/run.ts [--only NAME,...] [--seed batch|issue] [--experiments] [--against REF] [--out FILE]
   --only         run these benchmarks only: cold-start, delivery, api-path, list-keys, bulk-revoke,
                  loader-check, loader-cost, loader-flood, script-fetch, clone-detection, sdapi-leak, hidden-mark,
-                 selling-keys, edge, stats, console, console-requests, discord
+                 selling-keys, edge, stats, console, console-requests, discord, shops
   --seed         how list-keys writes its 100,000 keys: BatchWriteItem in the repository's layout (batch, default)
                  or DashboardStore.issueKeys itself (issue, slower)
   --experiments  also measure the alternatives (cold-start builds, stream poll intervals) beside what is deployed
@@ -67,6 +68,7 @@ const BENCHMARKS = {
   console: async ({ stack, log }) => benchConsole(await stack(), log),
   'console-requests': ({ table, log }) => benchConsoleRequests(table, log),
   discord: ({ table, log }) => benchDiscord(table, log),
+  shops: ({ table, log }) => benchShops(table, log),
 } satisfies Record<string, (context: BenchContext) => Promise<BenchResult>>;
 type BenchName = keyof typeof BENCHMARKS;
 const USES_STACK = new Set<BenchName>(['delivery', 'api-path', 'loader-check', 'script-fetch', 'console']);

@@ -10,8 +10,8 @@ export class UsageError extends Error {
 }
 
 interface FlagSpec {
-  /** `value` flags take one value (the default); `switch` flags take none. */
-  kind?: 'value' | 'switch';
+  /** `value` flags take one value (the default); `switch` flags take none; `list` flags take one value each time given. */
+  kind?: 'value' | 'switch' | 'list';
   required?: boolean;
   /** How the value reads in the usage line, e.g. `ID`, `N`, `HEX16`. */
   placeholder?: string;
@@ -23,7 +23,8 @@ export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
 export function usageLine(command: string, specs: FlagSpecs): string {
   const parts = Object.entries(specs).map(([name, spec]) => {
     const flag = spec.kind === 'switch' ? `--${name}` : `--${name} ${spec.placeholder ?? 'VALUE'}`;
-    return spec.required ? flag : `[${flag}]`;
+    const shown = spec.kind === 'list' ? `${flag} [${flag} ...]` : flag;
+    return spec.required ? shown : `[${shown}]`;
   });
   return [command, ...parts].join(' ');
 }
@@ -33,7 +34,13 @@ export class Flags {
   constructor(
     private readonly command: string,
     private readonly values: ReadonlyMap<string, string | true>,
+    private readonly lists: ReadonlyMap<string, readonly string[]> = new Map(),
   ) {}
+
+  /** Every value of a `list` flag, in the order given. */
+  all(name: string): readonly string[] {
+    return this.lists.get(name) ?? [];
+  }
 
   /** The value of a required flag (parsing already made sure it is there). */
   required(name: string): string {
@@ -55,6 +62,7 @@ export class Flags {
 export function parseFlags(command: string, argv: readonly string[], specs: FlagSpecs): Flags {
   const usage = `usage: ${usageLine(command, specs)}`;
   const values = new Map<string, string | true>();
+  const lists = new Map<string, string[]>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (!arg.startsWith('--') || arg === '--') throw new UsageError(`Unexpected argument "${arg}" for "${command}"; ${usage}`);
@@ -62,28 +70,30 @@ export function parseFlags(command: string, argv: readonly string[], specs: Flag
     const name = equals === -1 ? arg.slice(2) : arg.slice(2, equals);
     const spec = specs[name];
     if (!Object.hasOwn(specs, name) || !spec) throw new UsageError(`Unknown flag --${name} for "${command}"; ${usage}`);
-    if (values.has(name)) throw new UsageError(`--${name} is given more than once; give it once`);
+    if (values.has(name) && spec.kind !== 'list') throw new UsageError(`--${name} is given more than once; give it once`);
     if (spec.kind === 'switch') {
       if (equals !== -1) throw new UsageError(`--${name} is a switch and takes no value`);
       values.set(name, true);
       continue;
     }
-    if (equals !== -1) {
-      values.set(name, arg.slice(equals + 1));
-      continue;
+    let value: string;
+    if (equals !== -1) value = arg.slice(equals + 1);
+    else {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) {
+        throw new UsageError(`--${name} needs a value (${spec.placeholder ?? 'VALUE'}); a value starting with -- goes as --${name}=VALUE`);
+      }
+      value = next;
+      i++;
     }
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) {
-      throw new UsageError(`--${name} needs a value (${spec.placeholder ?? 'VALUE'}); a value starting with -- goes as --${name}=VALUE`);
-    }
-    values.set(name, next);
-    i++;
+    values.set(name, value);
+    if (spec.kind === 'list') lists.set(name, [...(lists.get(name) ?? []), value]);
   }
   const missing = Object.entries(specs).filter(([name, spec]) => spec.required && !values.has(name));
   if (missing.length > 0) {
     throw new UsageError(`"${command}" needs ${missing.map(([name]) => `--${name}`).join(' and ')}; ${usage}`);
   }
-  return new Flags(command, values);
+  return new Flags(command, values, lists);
 }
 
 /** A whole number written in plain decimal digits, so `1e3`, `0x10`, `1.0` and ` 7` are refused. */

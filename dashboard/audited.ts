@@ -68,6 +68,33 @@ export const DASHBOARD_AUDITS = {
     action: AUDIT_ACTIONS.unlinkDiscord,
     entries: (input: { projectId: string }) => [{ subject: { projectId: input.projectId }, target: {}, outcome: { unlinked: true } }],
   },
+  shopAdd: {
+    action: AUDIT_ACTIONS.shopAdd,
+    // The secret is never entered: only the provider and which products are mapped.
+    entries: (input: { projectId: string; provider: string; products: Record<string, string> }, result: { connection_id: string }) => [
+      {
+        subject: { projectId: input.projectId },
+        target: { provider: input.provider, products: Object.keys(input.products).join(',') },
+        outcome: { connection_id: result.connection_id },
+      },
+    ],
+  },
+  shopMap: {
+    action: AUDIT_ACTIONS.shopMap,
+    entries: (_input: unknown, result: { connection_id: string; project_id: string; products: Record<string, string> }) => [
+      {
+        subject: { projectId: result.project_id },
+        target: { connection_id: result.connection_id },
+        outcome: { products: Object.keys(result.products).join(',') },
+      },
+    ],
+  },
+  shopRemove: {
+    action: AUDIT_ACTIONS.shopRemove,
+    entries: (_input: unknown, result: { connection_id: string; project_id: string }) => [
+      { subject: { projectId: result.project_id }, target: { connection_id: result.connection_id }, outcome: { removed: true } },
+    ],
+  },
   tokenMigrate: {
     action: AUDIT_ACTIONS.migrateToken,
     entries: (_input: unknown, result: { tokens: readonly { ownerId: string; tokenId: string; scope: string }[] }) =>

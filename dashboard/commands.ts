@@ -6,6 +6,7 @@ import { discordLink, discordSimulate, discordUnlink } from './commands/discord'
 import { keysIssue } from './commands/keys';
 import { ownerCreate } from './commands/owner';
 import { projectCreate } from './commands/projects';
+import { shopAdd, shopList, shopMap, shopRemove, shopSimulate } from './commands/shops';
 import { detectDaily, telemetryExecution, telemetryValidation } from './commands/telemetry';
 import { tokenAudit, tokenCreate, tokenList, tokenMigrate, tokenRevoke } from './commands/tokens';
 import { versionsUpload } from './commands/versions';
@@ -54,6 +55,11 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [discordLink.name]: entry(audited(discordLink, DASHBOARD_AUDITS.discordLink)),
   [discordUnlink.name]: entry(audited(discordUnlink, DASHBOARD_AUDITS.discordUnlink)),
   [discordSimulate.name]: entry(discordSimulate),
+  [shopAdd.name]: entry(audited(shopAdd, DASHBOARD_AUDITS.shopAdd)),
+  [shopList.name]: entry(shopList),
+  [shopMap.name]: entry(audited(shopMap, DASHBOARD_AUDITS.shopMap)),
+  [shopRemove.name]: entry(audited(shopRemove, DASHBOARD_AUDITS.shopRemove)),
+  [shopSimulate.name]: entry(shopSimulate),
 };
 
 /** The command named by the leading words of argv (the longest name that matches) and the rest. */

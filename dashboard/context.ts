@@ -1,14 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { createDocumentClient, localDynamoConfig } from '#adapters/client';
 import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
 import { createStores, type Stores } from '#adapters/stores';
 import { type GatewayOutputs, usagePlanTokenKeys as gatewayTokenKeys, oneLine, type TokenKeys } from '#adapters/usage-plan-token-keys';
 import { unixSeconds } from '#domain/model';
-import type { ScriptStore } from '#domain/ports';
+import type { KeySecret, ScriptStore } from '#domain/ports';
 import { DEFAULT_STACK_NAME } from '#lib/context';
+import { fileKeySecret } from '#local/key-secret';
 import type { StackInfo } from '#local/state-file';
 
 /** A failure that is not a typo on the command line (unknown owner, unreachable table): exit code 1. */
@@ -31,6 +33,11 @@ export interface DashboardContext {
   warn: (line: string) => void;
   /** The loader routes' base URL (the local stack's, the stack's ServiceUrl, custom domain or LoaderUrl, or LOADER_BASE_URL); undefined when unknown. */
   loaderBaseUrl?: string;
+  /**
+   * The stack's key secret, which shop signing secrets are sealed under (lambdas/adapters/secret-sealer.ts): locally
+   * `.local/key-secret` (or KEY_SECRET_FILE), in AWS the secret KEY_SECRET_ARN names; undefined when neither is known.
+   */
+  keySecret?: KeySecret;
 }
 
 /** The OS user running a command on the local stack, which has no identity of its own. */
@@ -204,6 +211,7 @@ export function openContext(
   const sts = location.kind === 'aws' ? new STSClient({}) : undefined;
   const bucket = location.scripts;
   const s3 = bucket && createS3Client(bucket.endpoint ? { ...localS3Config(bucket.endpoint), maxAttempts: 2 } : {});
+  const keySecret = location.kind === 'local' ? fileKeySecret(process.env.KEY_SECRET_FILE || undefined) : secretsManagerKeySecret(process.env.KEY_SECRET_ARN);
   return {
     context: {
       stores: createStores(db, location.tableName),
@@ -213,6 +221,7 @@ export function openContext(
       caller: sts ? awsCaller(sts) : async () => localCaller(),
       warn: (line) => void process.stderr.write(`${line}\n`),
       ...(location.loaderBaseUrl ? { loaderBaseUrl: location.loaderBaseUrl } : {}),
+      ...(keySecret ? { keySecret } : {}),
     },
     close: () => {
       db.destroy();
@@ -224,3 +233,16 @@ export function openContext(
 }
 
 export { oneLine };
+
+/** The deployed key secret, read once with the dashboard's credentials; undefined without its ARN. */
+function secretsManagerKeySecret(arn: string | undefined): KeySecret | undefined {
+  if (!arn) return undefined;
+  let secret: Promise<Uint8Array> | undefined;
+  return {
+    get: () =>
+      (secret ??= new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn })).then(({ SecretString }) => {
+        if (!SecretString) throw new CommandError(`The key secret ${arn} has no SecretString`);
+        return Buffer.from(SecretString, 'utf8');
+      })),
+  };
+}

@@ -88,8 +88,14 @@ export const STUB_ROUTE_THROTTLE = {
 export const DISCORD_ROUTE_THROTTLE = { rateLimit: 500, burstLimit: 1_000 } as const satisfies TokenBucket;
 
 /**
+ * Shops' webhooks (`POST /v1/shops/{connection_id}`): one request per order item and event, a few a second at a
+ * big sale's launch; SellAuth retries a refused one twice 5 s later, Stripe for days.
+ */
+export const SHOP_ROUTE_THROTTLE = { rateLimit: 20, burstLimit: 40 } as const satisfies TokenBucket;
+
+/**
  * API Gateway's requests a second per account and Region, across every API. The default is 10,000; every route at
- * its throttle makes 9 × 500 + 5 × 50 + 2 × 2,500 + 1,000 + 500 = 11,250, so docs/operations.md asks for `requested` in
+ * its throttle makes 9 × 500 + 9 × 30 + 2 × 2,500 + 1,000 + 500 + 20 = 11,290, so docs/operations.md asks for `requested` in
  * Service Quotas before a flood could meet the account's throttle instead of a route's.
  */
 export const ACCOUNT_API_RATE = { default: 10_000, requested: 12_000 } as const;
@@ -137,12 +143,13 @@ export const STAGE_METHOD_THROTTLE = { rateLimit: 500, burstLimit: 500 } as cons
 /**
  * The throttle of the owner routes marked `capacity: 'quiet'` in lambdas/http/routes.ts (ban, unban, extend, edit a
  * key, read stats, the blacklist): a publisher's hand, a console page or one sale's hook calls them, never a fleet.
- * Under a tenth of a busy route's rate and reservation (RESERVED_CONCURRENCY.quietRoute: 40 a second at 120 ms is 5
- * instances; it was 50 and 6 until the blacklist's three routes made the 900 reservable instances too few), so they fit beside the others
+ * Under a tenth of a busy route's rate and reservation (RESERVED_CONCURRENCY.quietRoute: 30 a second at 120 ms is 3.6
+ * instances; it was 50 and 6 until the blacklist's three routes, the leak trace and the shops' receiver made the 900
+ * reservable instances too few), so they fit beside the others
  * inside the account's 10,000 requests a second and 900 reservable instances; rate and burst stay at or above the
  * usage plan's, so a single client still meets its plan first.
  */
-export const QUIET_ROUTE_THROTTLE = { rateLimit: 40, burstLimit: 300 } as const satisfies TokenBucket;
+export const QUIET_ROUTE_THROTTLE = { rateLimit: 30, burstLimit: 300 } as const satisfies TokenBucket;
 
 /**
  * Lambda's default concurrency per account and Region, and what must stay unreserved for every other function: "You
@@ -156,15 +163,15 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. With the 9 busy owner routes and 8 quiet ones: 9 × 60 + 8 × 5 + 100 + 100 + 10 + 5 + 50 +
- * 20 + 10 + 2 + 2 + 10 + 10 = 899 of the account's 1,000 (the 900 a default account may reserve). The stack reserves them only when `-c reservableConcurrency` holds
+ * cannot take another's. With the 9 busy owner routes and 9 quiet ones: 9 × 60 + 9 × 4 + 100 + 100 + 10 + 5 + 50 +
+ * 20 + 10 + 2 + 2 + 10 + 10 + 5 = 900 of the account's 1,000 (the 900 a default account may reserve). The stack reserves them only when `-c reservableConcurrency` holds
  * them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {
   /** Each owner API route's function: STAGE_METHOD_THROTTLE's 500 a second at 120 ms a request. */
   route: 60,
-  /** Each quiet owner route's function: QUIET_ROUTE_THROTTLE's 40 a second at 120 ms a request. */
-  quietRoute: 5,
+  /** Each quiet owner route's function: QUIET_ROUTE_THROTTLE's 30 a second at 120 ms a request (3.6 in flight). */
+  quietRoute: 4,
   /**
    * Token checks the 30-second cache does not answer. A flood of made-up tokens stops here (as 500s for uncached
    * tokens only: a token checked in the last 30 s is answered from the cache and never reaches the function).
@@ -192,6 +199,11 @@ export const RESERVED_CONCURRENCY = {
   discord: 10,
   /** The console's API: a few publishers' pages at a time (its own limit is 600 requests a minute per session). */
   console: 10,
+  /**
+   * Shops' webhooks: SHOP_ROUTE_THROTTLE's 20 a second at about 150 ms an answer (a few DynamoDB writes) is 3 in
+   * flight; held apart so a loader flood never delays an answer SellAuth shows its buyer within 10 s.
+   */
+  shops: 5,
 } as const;
 
 export type ConcurrencyGroup = keyof typeof RESERVED_CONCURRENCY;
@@ -211,6 +223,7 @@ export const FUNCTIONS_PER_GROUP: Readonly<Record<ConcurrencyGroup, number>> = {
   alertDigest: 1,
   discord: 1,
   console: 1,
+  shops: 1,
 };
 
 /**
@@ -229,6 +242,7 @@ const RESERVATION_PRIORITY = [
   'dailyDetector',
   'alertDigest',
   'discord',
+  'shops',
   'console',
   'ingest',
   'quietRoute',

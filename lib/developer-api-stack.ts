@@ -36,6 +36,7 @@ import { Monitoring } from '#lib/constructs/monitoring';
 import { EdgeFirewallStack, PerAddressFirewall } from '#lib/constructs/per-address-firewall';
 import { ScriptBucket } from '#lib/constructs/script-bucket';
 import { ServiceFunction } from '#lib/constructs/service-function';
+import { ShopReceiver } from '#lib/constructs/shop-receiver';
 import { bindTable, TOKEN_LOOKUP } from '#lib/constructs/table-access';
 import { WebhookDelivery } from '#lib/constructs/webhook-delivery';
 import { booleanContext, customDomainContext, EDGE_FIREWALL_REGION, emailContext, integerContext, principalArnContext } from '#lib/context';
@@ -50,9 +51,9 @@ export const STAGE_NAME = 'prod';
 
 /**
  * The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector,
- * the alert digest, the loader check, the Discord interactions.
+ * the alert digest, the loader check, the Discord interactions, the shop receiver.
  */
-export const FUNCTIONS_BESIDE_ROUTES = 10;
+export const FUNCTIONS_BESIDE_ROUTES = 11;
 
 /** The most `-c reservableConcurrency` may say: Lambda's concurrency quota can be raised to tens of thousands. */
 const MAX_RESERVABLE_CONCURRENCY = 1_000_000;
@@ -91,6 +92,8 @@ export class DeveloperApiStack extends Stack {
   readonly loaderCheck: LoaderCheck;
   /** Buyers' Discord commands, on the loader routes' front door (docs/discord.md). */
   readonly discord: DiscordInteractions;
+  /** Shops' webhooks, on the public routes' front door (docs/selling-keys.md). */
+  readonly shops: ShopReceiver;
   /** The loader routes' own front door (an HTTP API), and the custom domain when one is given. */
   readonly loaderApi: LoaderApi;
   readonly scripts: ScriptBucket;
@@ -210,7 +213,7 @@ export class DeveloperApiStack extends Stack {
     Validations.of(this.keySecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'Order keys derive from this secret: rotating it would make every recorded order answer other keys than it issued. It never leaves the issue function.',
+        'Order keys derive from this secret: rotating it would make every recorded order answer other keys than it issued. Only the issue function, the shop receiver and the console (which seals shop secrets) read it.',
     });
 
     const usagePlan = this.api.addUsagePlan('UsagePlan', {
@@ -247,9 +250,11 @@ export class DeveloperApiStack extends Stack {
     if (!loaderRole) throw new Error('The loader function has no role to let read the scripts');
     this.scripts.readableOnlyBy(loaderRole);
     this.discord = new DiscordInteractions(this, 'Discord', { table: this.table });
+    this.shops = new ShopReceiver(this, 'Shops', { table: this.table, keySecret: this.keySecret });
     this.loaderApi = new LoaderApi(this, 'LoaderApi', {
       function: this.loaderCheck.function,
       discordFunction: this.discord.function,
+      shopFunction: this.shops.function,
       restApi: this.api,
       domain: customDomainContext(this.node),
     });
@@ -264,6 +269,11 @@ export class DeveloperApiStack extends Stack {
           loaderBaseUrl: this.loaderApi.httpApi.apiEndpoint,
         })
       : undefined;
+    if (this.consoleApi) {
+      // The console seals a shop's signing secret when it connects one (lambdas/adapters/secret-sealer.ts).
+      this.keySecret.grantRead(this.consoleApi.function);
+      this.consoleApi.function.addEnvironment('KEY_SECRET_ARN', this.keySecret.secretArn);
+    }
     this.reservations = this.reserveConcurrency();
 
     this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
@@ -400,6 +410,7 @@ export class DeveloperApiStack extends Stack {
       [this.analytics.dailyDetectorFunction, 'dailyDetector'],
       [this.analytics.alertDigestFunction, 'alertDigest'],
       [this.discord.function, 'discord'],
+      [this.shops.function, 'shops'],
     ];
   }
 

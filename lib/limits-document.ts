@@ -14,6 +14,10 @@ import { RATE_LIMIT } from '#domain/rate-limit';
 import { REFUSAL_MEMORY } from '#domain/refusal-memory';
 import { MAX_SCRIPT_BYTES } from '#domain/scripts';
 import { ORDER_REPEAT_WINDOW_SECONDS } from '#domain/selling-keys';
+import { MAX_SHOP_PRODUCTS } from '#domain/shops/connections';
+import { SHOP_LOG_RETENTION_SECONDS } from '#domain/shops/receive';
+import { SHOP_SIGNATURE_TOLERANCE_SECONDS } from '#domain/shops/signatures';
+import { MAX_KEYS_PER_ORDER_ITEM } from '#domain/shops/terms';
 import { AUTHORIZER_CACHE_SECONDS, MAX_TOKENS_PER_OWNER } from '#domain/tokens';
 import { UNSIGNED_REFUSALS } from '#domain/unsigned-refusals';
 import { LINK_MEMORY } from '#http/discord-interactions';
@@ -36,6 +40,7 @@ import {
   QUIET_ROUTE_THROTTLE,
   RESERVED_CONCURRENCY,
   ROUTE_BURST_CEILING,
+  SHOP_ROUTE_THROTTLE,
   STAGE_METHOD_THROTTLE,
   STUB_ROUTE_THROTTLE,
   USAGE_PLAN_THROTTLE,
@@ -173,6 +178,24 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
         `${LINK_MEMORY.seconds} s, at most ${number(LINK_MEMORY.kept)} projects`,
         '`LINK_MEMORY` (lambdas/http/discord-interactions.ts)',
       ],
+    ],
+  ],
+  [
+    'Shops',
+    [
+      ['HTTP API throttle, the receiver route', bucket(SHOP_ROUTE_THROTTLE), '`SHOP_ROUTE_THROTTLE` (lib/capacity.ts)'],
+      [
+        "A shop's signed timestamp (SellAuth, Stripe)",
+        `${SHOP_SIGNATURE_TOLERANCE_SECONDS} s from now`,
+        '`SHOP_SIGNATURE_TOLERANCE_SECONDS` (lambdas/domain/shops/signatures.ts)',
+      ],
+      [
+        'Keys one order item issues (quantity × keys per unit)',
+        `at most ${MAX_KEYS_PER_ORDER_ITEM}`,
+        '`MAX_KEYS_PER_ORDER_ITEM` (lambdas/domain/shops/terms.ts)',
+      ],
+      ['Products mapped per connection', `at most ${MAX_SHOP_PRODUCTS}`, '`MAX_SHOP_PRODUCTS` (lambdas/domain/shops/connections.ts)'],
+      ['The delivery log', `kept ${days(SHOP_LOG_RETENTION_SECONDS)}`, '`SHOP_LOG_RETENTION_SECONDS` (lambdas/domain/shops/receive.ts)'],
     ],
   ],
   [

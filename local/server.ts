@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { keySecretSealer } from '#adapters/secret-sealer';
 import { AddressTally } from '#domain/address-tally';
 import { FullCopyTally } from '#domain/full-copies';
 import { unixSeconds } from '#domain/model';
@@ -23,6 +24,7 @@ import type {
 } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
+import { type IsBuyerBlacklisted, NO_BLACKLIST, type ShopStore } from '#domain/shops/receive';
 import { RefusalTally } from '#domain/unsigned-refusals';
 import { createAuthorizer } from '#functions/authorizer';
 import { createInteractionsHandler } from '#http/discord-interactions';
@@ -31,6 +33,7 @@ import { createStubHandler, type LoaderBaseUrlOf } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
 import { isLoopbackHostHeader } from '#http/loopback';
 import { createRouteHandlers } from '#http/routes';
+import { createShopReceiverHandler } from '#http/shop-receiver';
 import { CONSOLE_PATH, type LocalConsole } from './console';
 import type { LocalExtension } from './extension';
 import { type GatewayDeps, gatewayResponse, type HttpResponse, handleGatewayRequest, MAX_REQUEST_BODY_BYTES, splitTarget } from './gateway';
@@ -60,6 +63,8 @@ export interface LocalServerOptions {
   keySecret?: KeySecret;
   /** Where version scripts are read from (the local stack's S3). */
   scripts: ScriptStore;
+  /** The buyer blacklist's check for shop orders (none unless given). */
+  isBuyerBlacklisted?: IsBuyerBlacklisted;
   extensions?: readonly LocalExtension[];
   /** The publisher console (`/console/`, `/console/api/*`); `GET /` from a browser then goes there. */
   console?: LocalConsole;
@@ -82,6 +87,7 @@ type LocalServerStores = {
   audit: AuditLog;
   discord: DiscordKeyStore;
   blacklist: BlacklistStore;
+  shops: ShopStore;
 };
 
 /** The stub loader the hosted stub route serves; the Lambda bundles the same file as text. */
@@ -91,7 +97,13 @@ export const STUB_LOADER_FILE = fileURLToPath(new URL('../examples/roblox-loader
 const localLoaderBaseUrl: LoaderBaseUrlOf = (event) => `http://${event.requestContext.domainName ?? '127.0.0.1'}`;
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
-function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, scripts: ScriptStore, keySecret: KeySecret = memoryKeySecret()): GatewayDeps {
+function localGatewayDeps(
+  stores: LocalServerStores,
+  telemetry: TelemetrySink,
+  scripts: ScriptStore,
+  keySecret: KeySecret = memoryKeySecret(),
+  isBuyerBlacklisted: IsBuyerBlacklisted = NO_BLACKLIST,
+): GatewayDeps {
   const now = () => unixSeconds();
   const loader = {
     keys: stores.keyChecks,
@@ -133,13 +145,24 @@ function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, s
         now,
         logger: new Logger({ serviceName: 'discord' }),
       }),
+      'shop-receiver': createShopReceiverHandler({
+        shops: stores.shops,
+        keys: stores.keys,
+        projects: stores.projects,
+        audit: stores.audit,
+        keySecret,
+        sealer: keySecretSealer(keySecret),
+        isBuyerBlacklisted,
+        now,
+        logger: new Logger({ serviceName: 'shop-receiver' }),
+      }),
     },
   };
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const host = options.host ?? '127.0.0.1';
-  const deps = localGatewayDeps(options.stores, options.telemetry, options.scripts, options.keySecret);
+  const deps = localGatewayDeps(options.stores, options.telemetry, options.scripts, options.keySecret, options.isBuyerBlacklisted);
   const extensions = options.extensions ?? [];
   // Known once listening; no request arrives before that.
   let origin = `http://${host}:${options.port}`;

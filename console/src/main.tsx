@@ -12,6 +12,7 @@ import { KeysPage } from './pages/keys';
 import { LeakPage } from './pages/leak';
 import { LoaderPage } from './pages/loader';
 import { type Project, ProjectsPage } from './pages/projects';
+import { ShopsPage } from './pages/shops';
 import { type Session, SignInPage } from './pages/sign-in';
 import { StatsPage } from './pages/stats';
 import { TokensPage } from './pages/tokens';
@@ -153,6 +154,8 @@ function Page({ route, projects, session }: { route: Route; projects: ReturnType
       return <AuditPage projectId={route.projectId} />;
     case 'loader':
       return <LoaderPage projectId={route.projectId} />;
+    case 'shops':
+      return <ShopsPage projectId={route.projectId} />;
     case 'not-found':
       return (
         <>

@@ -141,6 +141,10 @@ export const PARTITION = {
   blacklist: 'BLACKLIST#',
   /** The keys a machine was bound to, per project: written by the loader before it binds (blacklist-store.ts). */
   machine: 'MACHINE#',
+  /** A shop connection, with the keys each of its orders got (lambdas/adapters/shop-store.ts). */
+  shop: 'SHOP#',
+  /** A project's shop delivery log, 90 days. */
+  shopLog: 'SHOPLOG#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 

@@ -10,6 +10,7 @@ import { DynamoKeyStore } from './key-store';
 import { DynamoProjectStore } from './project-store';
 import { DynamoRateLimitStore } from './rate-limit-store';
 import { DynamoScriptVersionStore } from './script-version-store';
+import { DynamoShopStore } from './shop-store';
 import { DynamoTelemetryStore } from './telemetry-store';
 import { DynamoTokenStore } from './token-store';
 
@@ -28,6 +29,7 @@ export interface Stores {
   console: DynamoConsoleStore;
   discord: DynamoDiscordStore;
   blacklist: DynamoBlacklistStore;
+  shops: DynamoShopStore;
 }
 
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
@@ -46,5 +48,6 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     console: new DynamoConsoleStore(db, tableName),
     discord: new DynamoDiscordStore(db, tableName, (projectId, discordId) => keys.keyIdsByDiscordId(projectId, discordId)),
     blacklist: new DynamoBlacklistStore(db, tableName),
+    shops: new DynamoShopStore(db, tableName),
   };
 }

@@ -31,6 +31,13 @@ export const AUDIT_ACTIONS = {
   // A console session opened with a token, and ended (sign-out, by the owner, or as the oldest past the limit).
   openSession: 'session.open',
   closeSession: 'session.close',
+  // A shop's requests (lambdas/domain/shops/receive.ts), source `shop`, and its connection's changes.
+  shopDeliver: 'shop.deliver',
+  shopBan: 'shop.ban',
+  shopUnban: 'shop.unban',
+  shopAdd: 'shop.add',
+  shopMap: 'shop.map',
+  shopRemove: 'shop.remove',
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
 
@@ -47,7 +54,7 @@ export type AuditDetails = Record<string, AuditValue>;
 /** What an entry is about: a project (changes through the API) or an owner (its tokens). */
 export type AuditSubject = { projectId: string; ownerId?: never } | { ownerId: string; projectId?: never };
 
-export const AUDIT_SOURCES = ['api', 'dashboard', 'console', 'discord'] as const;
+export const AUDIT_SOURCES = ['api', 'dashboard', 'console', 'discord', 'shop'] as const;
 export type AuditSource = (typeof AUDIT_SOURCES)[number];
 
 export type AuditEntry = AuditSubject & {

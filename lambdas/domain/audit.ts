@@ -24,8 +24,11 @@ export {
 export interface ApiActor {
   tokenId: string;
   requestId: string;
-  /** Where the request came in: the API (the default) or the console, which calls the same endpoints. */
-  source?: Extract<AuditSource, 'api' | 'console'>;
+  /**
+   * Where the request came in: the API (the default) or the console, which calls the same endpoints; `shop` for a
+   * shop's signed request (its `tokenId` is `shop:<connection id>`, which no API token id can be).
+   */
+  source?: Extract<AuditSource, 'api' | 'console' | 'shop'>;
 }
 
 /** Where an endpoint's change is entered, and by whom it was asked. */

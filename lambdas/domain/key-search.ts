@@ -1,6 +1,7 @@
 import { WATERMARK_PATTERN } from '#schemas/formats';
 import { DISCORD_USER_ID } from '#schemas/requests';
 import type { KeyDetail } from './model';
+import { emailSha256 } from './shops/receipts';
 
 /**
  * The console's key search (DESIGN.md "Publisher console", Keys): one text box that finds a key by its id, its
@@ -10,6 +11,9 @@ import type { KeyDetail } from './model';
 
 /** A key id as issuance derives it (#domain/key-values keyIdOf). */
 const KEY_ID = /^key_[0-9a-f]{20}$/;
+
+/** Text that reads as one email address. */
+const EMAIL_ADDRESS = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{1,63}$/;
 
 /** Results a page shows, and the most candidates one search reads (a note word shared by more is too vague). */
 export const SEARCH_PAGE = 100;
@@ -41,6 +45,9 @@ export function classifySearch(text: string): SearchQuery | undefined {
   if (KEY_ID.test(q)) return { kind: 'key_id', keyId: q };
   if (WATERMARK_PATTERN.test(q)) return { kind: 'watermark', watermark: q };
   if (DISCORD_USER_ID.test(q)) return { kind: 'discord_id', discordId: q };
+  // A buyer's email: a shop order's keys carry only its SHA-256 in their note (#domain/shops/receive), so that is
+  // the word looked up (cut as noteWords cuts it).
+  if (EMAIL_ADDRESS.test(q)) return { kind: 'note', words: [emailSha256(q).slice(0, MAX_WORD_LENGTH)] };
   const words = noteWords(q);
   return words.length > 0 ? { kind: 'note', words } : undefined;
 }

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PATH_ID_PATTERN } from '#schemas/formats';
 import { type IssueKeysBody, LIFETIME_EXPIRES_AT } from '#schemas/requests';
 import type { IssueKeysResponse, KeyDetailResponse, ResetHwidResponse } from '#schemas/responses';
-import { AUDIT_ACTIONS, type AuditTrail, apiEntry } from './audit';
+import { AUDIT_ACTIONS, type AuditAction, type AuditTrail, apiEntry } from './audit';
 import { KeyNotFound, OrderConflict, OrderRepeatClosed } from './errors';
 import { shownAt } from './key-lifecycle';
 import { hashKeyValue, keyIdOf, newKeyValue, type OrderKeyRef, orderKeyValue, orderWatermark } from './key-values';
@@ -83,9 +83,17 @@ export function batchOf(projectId: string, keys: readonly RawKey[], fields: Omit
  * record it) issues nothing, writes any key the first call did not get to, and answers the same keys with
  * `repeated: true` and the first call's `issued_at`. Only the token that placed the order may repeat it, within
  * ORDER_REPEAT_WINDOW_SECONDS.
- * The audit entry names the order, the count and the ids, never a raw value.
+ * The audit entry names the order, the count and the ids, never a raw value (`action`: a shop's delivery is entered
+ * as `shop.deliver`).
  */
-export async function issueKeys(issuing: KeyIssuing, project: Project, body: IssueKeysBody, now: number, trail: AuditTrail): Promise<IssueKeysResponse> {
+export async function issueKeys(
+  issuing: KeyIssuing,
+  project: Project,
+  body: IssueKeysBody,
+  now: number,
+  trail: AuditTrail,
+  action: AuditAction = AUDIT_ACTIONS.issueKeys,
+): Promise<IssueKeysResponse> {
   const orderId = body.order_id;
   const bodyHash = bodyHashOf(body);
   const fieldsAt = (issuedAt: number): Omit<KeyBatch, 'projectId' | 'keys'> => ({
@@ -102,7 +110,7 @@ export async function issueKeys(issuing: KeyIssuing, project: Project, body: Iss
       apiEntry(trail, {
         projectId: project.id,
         at: now,
-        action: AUDIT_ACTIONS.issueKeys,
+        action,
         target: { order_id: orderId ?? null, count: body.count },
         outcome: { issued_count: issuedCount, key_ids: keys.map((key) => key.id).join(',') },
       }),

@@ -6,6 +6,7 @@ import type { ConsoleSession } from '#domain/console-session';
 import type { Caller, Project } from '#domain/model';
 import type { ConsoleReads, DiscordLinkStore, ScriptStore, SessionStore, TokenWrites, UploadStaging, UploadStore } from '#domain/ports';
 import type { VersionWriter } from '#domain/scripts';
+import type { IsBuyerBlacklisted, ShopStore } from '#domain/shops/receive';
 import type { ScopeNeed, TokenGrant } from '#domain/tokens';
 import type { OriginSecrets } from '#http/origin-verify';
 import type { EventName } from '#schemas/resources';
@@ -49,6 +50,8 @@ export interface ConsoleDeps extends ApiDeps {
     versions: VersionWriter;
     /** The project's Discord application link (lambdas/adapters/discord-store.ts). */
     discord: DiscordLinkStore;
+    /** The project's shop connections and delivery log (lambdas/adapters/shop-store.ts). */
+    shops: ShopStore;
     auditEntries: { list(subject: AuditSubject, limit: number): Promise<AuditEntry[]> };
   };
   scripts: ScriptStore;
@@ -56,8 +59,10 @@ export interface ConsoleDeps extends ApiDeps {
   tokenKeys: ConsoleTokenKeys;
   /** Where webhook posts go (Discord's API, or the local stand-in). */
   discordApiBase: string;
-  /** The loader routes' base URL, for the hosted stub's address. */
+  /** The loader routes' base URL, for the hosted stub's address (and the shops' receiver URL, on the same front door). */
   loaderBaseUrl: string;
+  /** The buyer blacklist's check, for a replayed shop order; none unless given. */
+  isBuyerBlacklisted?: IsBuyerBlacklisted;
   /**
    * The console's own origin, which every change's `Origin` must equal: a configured one (AWS), else the
    * request's host (the local server, which answers loopback hosts only).

@@ -4,6 +4,7 @@ import { exportCsv, revokeSelectedKeys, searchKeys } from './console-routes/keys
 import { findLeak, revokeLeak } from './console-routes/leak';
 import { deleteDiscordLink, getDiscordLink, listProjects, loaderLine, putDiscordLink } from './console-routes/projects';
 import { endSession, listSessions } from './console-routes/sessions';
+import { addShopRoute, listShops, removeShop, replayShopReceipt } from './console-routes/shops';
 import { createToken, listTokens, revokeTokenRoute } from './console-routes/tokens';
 import { commitUpload, startUpload } from './console-routes/versions';
 import { addWebhook, deleteWebhook, editWebhook, listWebhooks, testWebhook } from './console-routes/webhooks';
@@ -31,6 +32,10 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   testWebhook,
   findLeak,
   revokeLeak,
+  listShops,
+  addShopRoute,
+  removeShop,
+  replayShopReceipt,
   listAudit,
   listTokens,
   createToken,

@@ -1,16 +1,17 @@
 import { DISCORD_ROUTE } from './public-routes/discord-interactions';
 import { SCRIPT_ROUTE } from './public-routes/script';
+import { SHOP_ROUTE } from './public-routes/shop-receiver';
 import { STUB_ROUTE } from './public-routes/stub';
 import { VALIDATE_ROUTE } from './public-routes/validate';
 
-export { DISCORD_ROUTE, SCRIPT_ROUTE, STUB_ROUTE, VALIDATE_ROUTE };
+export { DISCORD_ROUTE, SCRIPT_ROUTE, SHOP_ROUTE, STUB_ROUTE, VALIDATE_ROUTE };
 
 /**
  * The public routes: no bearer token (a key in the body, a public project id, or Discord's signature), each defined
  * in its own file of public-routes/ with its table grant and OpenAPI operation. They are served by their own HTTP
  * API (lib/constructs/loader-api.ts); the loader's module imports this list, never the owner routes (routes.ts).
  */
-export const PUBLIC_ROUTES = [VALIDATE_ROUTE, SCRIPT_ROUTE, STUB_ROUTE, DISCORD_ROUTE] as const;
+export const PUBLIC_ROUTES = [VALIDATE_ROUTE, SCRIPT_ROUTE, STUB_ROUTE, DISCORD_ROUTE, SHOP_ROUTE] as const;
 export type LoaderRoute = (typeof PUBLIC_ROUTES)[number];
 
 /**

@@ -79,6 +79,16 @@ export const CreateTokenBody = z.object({
  * `PUT /projects/{id}/discord`: the project's Discord application, as `discord link` takes it. The forms (64 hex, an
  * application id, the cooldown's range) are the rule's to judge: discordLinkProblem in lambdas/domain/discord/link.ts.
  */
+/**
+ * `POST /console/api/projects/{id}/shops`: a shop connection, as `shop add` takes it. What the values may be is the
+ * rule's to judge: addShopProblem in lambdas/domain/shops/connections.ts.
+ */
+export const ShopAddBody = z.object({
+  provider: text('provider'),
+  secret: text('secret'),
+  products: z.record(z.string(), z.string({ error: 'products must map product ids to TERMS text, e.g. {"12345": "30d,machines=1"}' })),
+});
+
 export const DiscordLinkBody = z.object({
   public_key: text('public_key'),
   application_id: z.optional(z.nullable(text('application_id'))),

@@ -7,8 +7,8 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { DISCORD_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, STUB_ROUTE } from '#http/public-routes';
-import { DISCORD_ROUTE_THROTTLE, LOADER_429_ALARM, LOADER_ROUTE_THROTTLE, STUB_ROUTE_THROTTLE } from '#lib/capacity';
+import { DISCORD_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, SHOP_ROUTE, STUB_ROUTE } from '#http/public-routes';
+import { DISCORD_ROUTE_THROTTLE, LOADER_429_ALARM, LOADER_ROUTE_THROTTLE, SHOP_ROUTE_THROTTLE, STUB_ROUTE_THROTTLE } from '#lib/capacity';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';
 
@@ -24,6 +24,8 @@ export interface LoaderApiProps {
   function: lambda.IFunction;
   /** The Discord interactions' own function. */
   discordFunction: lambda.IFunction;
+  /** The shop receiver's own function. */
+  shopFunction: lambda.IFunction;
   /** The owner API, mapped at the custom domain's root when there is one. */
   restApi: apigateway.RestApi;
   domain?: CustomDomain;
@@ -68,11 +70,15 @@ export class LoaderApi extends Construct {
     const discordIntegration = new HttpLambdaIntegration('DiscordIntegration', props.discordFunction, {
       payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
     });
+    const shopIntegration = new HttpLambdaIntegration('ShopIntegration', props.shopFunction, {
+      payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+    });
+    const integrationOf = (route: LoaderRoute) => (route === DISCORD_ROUTE ? discordIntegration : route === SHOP_ROUTE ? shopIntegration : integration);
     const addRoute = (route: LoaderRoute, path: string) =>
       new apigwv2.HttpRoute(this, `Route${path.replace(/[^A-Za-z0-9]/g, '')}`, {
         httpApi: this.httpApi,
         routeKey: apigwv2.HttpRouteKey.with(path, route.method === 'GET' ? apigwv2.HttpMethod.GET : apigwv2.HttpMethod.POST),
-        integration: route === DISCORD_ROUTE ? discordIntegration : integration,
+        integration: integrationOf(route),
       });
     const routes = PUBLIC_ROUTES.map((route: LoaderRoute) => addRoute(route, route.path));
 
@@ -113,6 +119,7 @@ export class LoaderApi extends Construct {
     const ownThrottles = [
       [STUB_ROUTE, STUB_ROUTE_THROTTLE],
       [DISCORD_ROUTE, DISCORD_ROUTE_THROTTLE],
+      [SHOP_ROUTE, SHOP_ROUTE_THROTTLE],
     ] as const;
     // A JSON property, passed to CloudFormation as written: its names are CloudFormation's own.
     const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};

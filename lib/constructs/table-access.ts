@@ -41,6 +41,10 @@ export const CONSOLE_TABLE_ACCESS = [
   // The blacklist routes' mirror: entries, positions and count, and the machines' records of their keys.
   { actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], partitions: ['blacklist'] },
   { actions: ['dynamodb:Query'], partitions: ['machine'] },
+  // Shop connections (added, mapped, removed in transactions with their project list item), the delivery log and a
+  // replayed order's key ids.
+  { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], partitions: ['shop'] },
+  { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], partitions: ['shopLog'] },
   { queryIndex: 'byIssueOrder' },
   { queryIndex: 'byWatermark' },
   { queryIndex: 'byDiscordId' },

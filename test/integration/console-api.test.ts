@@ -870,3 +870,33 @@ describe('the CSV export of a large project', () => {
     expect(new Set(ids).size).toBe(EXPORT_PAGE_KEYS + 30);
   });
 });
+
+describe('Shops (DESIGN.md, "Shops deliver keys by themselves")', () => {
+  it('connects a shop (the secret never shown again), lists it with its receiver URL, removes it; a read session may not change it', async () => {
+    const cookie = await signIn(owner.token);
+    const secret = 'whsec_console_secret_1';
+    const added = await call(`/projects/${projectId}/shops`, { cookie, body: { provider: 'stripe', secret, products: { price_1: '30d,machines=1' } } });
+    expect(added.status).toBe(200);
+    const connectionId = String(added.body?.connection_id);
+    expect(added.body).toEqual({ connection_id: connectionId, receiver_url: `https://loader.example.com/v1/shops/${connectionId}` });
+
+    const listed = await call(`/projects/${projectId}/shops`, { cookie });
+    expect(listed.body).toEqual({
+      connections: [
+        { connection_id: connectionId, provider: 'stripe', products: { price_1: '30d,machines=1' }, created_at: clock, receiver_url: added.body?.receiver_url },
+      ],
+      receipts: [],
+    });
+    expect(listed.text).not.toContain(secret);
+
+    const bad = await call(`/projects/${projectId}/shops`, { cookie, body: { provider: 'stripe', secret, products: { price_1: '2w' } } });
+    expect(bad.status).toBe(400);
+    expect(String(bad.body?.error)).toMatch(/product price_1: "2w" is no duration/);
+    expect(bad.text).not.toContain(secret);
+
+    const readCookie = await signIn(reader.token);
+    expect((await call(`/projects/${projectId}/shops/${connectionId}`, { cookie: readCookie, method: 'DELETE' })).status).toBe(403);
+    expect((await call(`/projects/${projectId}/shops/${connectionId}`, { cookie, method: 'DELETE' })).status).toBe(204);
+    expect(listOf((await call(`/projects/${projectId}/shops`, { cookie })).body?.connections)).toEqual([]);
+  });
+});

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { shopSignatureHeaders } from '#domain/shops/signatures';
 import { contentSecurityPolicy } from '#lib/front-door-rules';
 import { launchBrowser, NO_BROWSER_REASON } from '#local/browser';
 import { DEMO_PROJECT_NAME } from '#local/seed';
@@ -353,6 +354,34 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     expect(await page.getByLabel('Reset cooldown (seconds)').inputValue()).toBe('7200');
   });
 
+  it('connects a shop, shows its delivery log with a failed order to replay, and removes the shop, confirmed', async () => {
+    await openProjectPage('shops', 'Shops');
+    await page.getByLabel('Provider').selectOption('sellix');
+    await page.getByLabel('Signing secret').fill('sellix-browser-secret');
+    await page.getByLabel('Products').fill('prod_a=30d,machines=1');
+    await page.getByRole('button', { name: 'Connect shop' }).click();
+    await page.getByRole('status').filter({ hasText: 'Shop connected' }).waitFor();
+    const url = (await page.locator('code', { hasText: '/v1/shops/shop_' }).first().textContent()) ?? '';
+    expect(await page.content()).not.toContain('sellix-browser-secret');
+
+    // The shop sends an order of a product with no mapping: refused, logged, replayable.
+    const body = JSON.stringify({ event: 'order:paid', data: { uniqid: 'ord-browser', product_id: 'prod_b', quantity: 1, customer_email: 'b@example.com' } });
+    const refused = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...shopSignatureHeaders('sellix', 'sellix-browser-secret', body, 0) },
+      body,
+    });
+    expect(refused.status).toBe(422);
+    await page.reload();
+    await page.getByRole('button', { name: 'Replay order ord-browser' }).click();
+    await page.getByRole('status').filter({ hasText: 'Replayed: unmapped' }).waitFor();
+
+    await page.getByRole('button', { name: 'Remove sellix shop' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('status').filter({ hasText: 'Shop removed' }).waitFor();
+    await page.getByText('No shop is connected yet.').waitFor();
+  });
+
   it('draws stats charts with text alternatives and data tables, or says stats are not available yet', async () => {
     await openProjectPage('stats', 'Stats');
     const unavailable = page.getByText('Stats are not available yet');
@@ -365,7 +394,7 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     const pages: [string, string][] = [
       ['#/projects', 'Projects'],
       ['#/tokens', 'Tokens'],
-      ...(['keys', 'versions', 'webhooks', 'stats', 'leak', 'blacklist', 'audit', 'loader'] as const).map((name): [string, string] => [
+      ...(['keys', 'versions', 'webhooks', 'stats', 'leak', 'blacklist', 'audit', 'loader', 'shops'] as const).map((name): [string, string] => [
         `#/projects/${stack.projectId}/${name}`,
         name[0]?.toUpperCase() + name.slice(1),
       ]),

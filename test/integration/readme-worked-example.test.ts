@@ -57,8 +57,8 @@ beforeAll(async () => {
 
   const steps = workedExampleSteps(readFileSync(join(ROOT, 'README.md'), 'utf8'));
   const step5 = steps.find((step) => step.number === 5);
-  // A marker after each step cuts the output into steps; step 5 again (as 7) is the README's "run step 5 again".
-  const script = [...steps, ...(step5 ? [{ number: 7, text: step5.text }] : [])].map((step) => `${step.text}echo "@@step ${step.number}@@"\n`).join('');
+  // A marker after each step cuts the output into steps; step 5 again (as 8) is the README's "run step 5 again".
+  const script = [...steps, ...(step5 ? [{ number: 8, text: step5.text }] : [])].map((step) => `${step.text}echo "@@step ${step.number}@@"\n`).join('');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
@@ -66,6 +66,8 @@ beforeAll(async () => {
     TABLE_NAME: stack.tableName,
     SCRIPT_BUCKET: stack.bucketName,
     S3_ENDPOINT: stack.s3Endpoint,
+    // The table is named by the variables above rather than by .local/stack.json, so its URL is named too.
+    LOADER_BASE_URL: stack.baseUrl,
     TMPDIR: dir,
   };
   for (const name of ['SDAPI_BASE_URL', 'SDAPI_TOKEN', 'SDAPI_PROJECT', 'STACK_NAME']) delete env[name];
@@ -91,8 +93,8 @@ function step(number: number): string {
 }
 
 describe("README's worked example, run as written on a started local stack", () => {
-  it('has the six steps from a fresh owner to the refused key', () => {
-    expect(workedExampleSteps(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((s) => s.number)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  it('has the seven steps from a fresh owner to the refused key and a shop that delivers by itself', () => {
+    expect(workedExampleSteps(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((s) => s.number)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(step(0)).toBe('');
   });
 
@@ -119,10 +121,17 @@ describe("README's worked example, run as written on a started local stack", () 
     expect(stderr).toContain('(stub loader: HTTP 403)');
   });
 
+  it('7: a simulated SellAuth order gets its key as the plain text the shop shows its buyer', () => {
+    expect(step(7), stderr).not.toBe('');
+    const answer = JSON.parse(step(7)) as { order_id: string; status: number; answer: { keys: string[] } };
+    expect(answer).toMatchObject({ order_id: 'invoice-1', status: 200 });
+    expect(answer.answer.keys).toHaveLength(1);
+  });
+
   it('step 5 again on the same dump says already revoked (1 key) and revokes nothing', () => {
     const watermark = step(3).match(/watermark ([0-9a-f]{16})/)![1]!;
-    expect(step(7)).toMatch(new RegExp(`^  ${watermark} +1 +0 +already revoked \\(1 key\\)$`, 'm'));
-    expect(step(7)).toContain('nothing to revoke');
-    expect(step(7)).not.toContain('Revoked');
+    expect(step(8)).toMatch(new RegExp(`^  ${watermark} +1 +0 +already revoked \\(1 key\\)$`, 'm'));
+    expect(step(8)).toContain('nothing to revoke');
+    expect(step(8)).not.toContain('Revoked');
   });
 });

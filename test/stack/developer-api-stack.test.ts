@@ -17,6 +17,7 @@ import {
   mappedPathOf,
   PUBLIC_ROUTES,
   SCRIPT_ROUTE,
+  SHOP_ROUTE,
   STUB_ROUTE,
   VALIDATE_ROUTE,
 } from '#http/public-routes';
@@ -29,6 +30,7 @@ import {
   LOADER_RESERVED_CONCURRENCY,
   LOADER_ROUTE_THROTTLE,
   planReservations,
+  SHOP_ROUTE_THROTTLE,
   STUB_ROUTE_THROTTLE,
   USAGE_PLAN_THROTTLE,
 } from '#lib/capacity';
@@ -305,7 +307,7 @@ describe('the loader key check', () => {
       expect(route.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
     }
     const integrations = ofType('AWS::ApiGatewayV2::Integration');
-    expect(integrations).toHaveLength(2);
+    expect(integrations).toHaveLength(3);
     for (const [, integration] of integrations) expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
     const discordFunctionId = built.stack.getLogicalId(built.stack.discord.function.node.defaultChild as never);
     const targetOf = (route: LoaderRoute) => {
@@ -315,13 +317,15 @@ describe('the loader key check', () => {
     };
     for (const route of [VALIDATE_ROUTE, SCRIPT_ROUTE, STUB_ROUTE]) expect(targetOf(route)).toContain(loaderFunctionId());
     expect(targetOf(DISCORD_ROUTE)).toContain(discordFunctionId);
+    expect(targetOf(SHOP_ROUTE)).toContain(built.stack.getLogicalId(built.stack.shops.function.node.defaultChild as never));
   });
 
-  it("throttles the hosted stub and Discord's interactions with throttles of their own", () => {
+  it("throttles the hosted stub, Discord's interactions and the shop receiver with throttles of their own", () => {
     const [, stage] = only('AWS::ApiGatewayV2::Stage');
     expect(stage.Properties.RouteSettings).toEqual({
       [`GET ${STUB_ROUTE.path}`]: { ThrottlingRateLimit: STUB_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: STUB_ROUTE_THROTTLE.burstLimit },
       [`POST ${DISCORD_ROUTE.path}`]: { ThrottlingRateLimit: DISCORD_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: DISCORD_ROUTE_THROTTLE.burstLimit },
+      [`POST ${SHOP_ROUTE.path}`]: { ThrottlingRateLimit: SHOP_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: SHOP_ROUTE_THROTTLE.burstLimit },
     });
   });
 
@@ -374,7 +378,7 @@ describe('the loader key check', () => {
       const mappings = ofTypeIn('AWS::ApiGatewayV2::ApiMapping').map(([, mapping]) => mapping.Properties);
       const [httpId] = ofTypeIn('AWS::ApiGatewayV2::Api')[0] ?? [];
       const [restId] = ofTypeIn('AWS::ApiGateway::RestApi')[0] ?? [];
-      expect(mappings).toHaveLength(3);
+      expect(mappings).toHaveLength(4);
       expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: LOADER_MAPPING_KEY, DomainName: { Ref: domainId } }));
       expect(mappings).toContainEqual(
         expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: DISCORD_ROUTE.mappingKey, DomainName: { Ref: domainId } }),
@@ -684,9 +688,12 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
     expect(secret).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
   });
 
-  it('is readable by the issue function alone, which gets its ARN in KEY_SECRET_ARN', () => {
+  it('is readable by the issue function, the shop receiver and the console alone, which get its ARN in KEY_SECRET_ARN', () => {
     const issueFunction = functionIdOf(ROUTES.find((route) => route.entry === 'issue-keys')!);
-    // The loader reads the front door's origin secret, a secret of its own (test/stack/front-door.test.ts); none but the issue function reads this one.
+    // The loader and Discord functions read the front door's origin secret, a secret of its own
+    // (test/stack/front-door.test.ts); this one is read by the issue function, the shops' receiver and the console only.
+    const shopFunction = built.stack.getLogicalId(built.stack.shops.function.node.defaultChild as never);
+    const consoleFunction = built.stack.getLogicalId(built.stack.consoleApi?.function.node.defaultChild as never);
     const readers = serviceFunctions()
       .map(([id]) => id)
       .filter((id) =>
@@ -694,10 +701,14 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
           (statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes(`"${secretId()}"`),
         ),
       );
-    expect(readers).toEqual([issueFunction]);
-    const reads = statementsOf(issueFunction).filter((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue'));
-    expect(reads.map((statement) => statement.Resource)).toEqual([{ Ref: secretId() }]);
-    expect(resources()[issueFunction]?.Properties).toMatchObject({ Environment: { Variables: { KEY_SECRET_ARN: { Ref: secretId() } } } });
+    expect(readers.toSorted()).toEqual([issueFunction, shopFunction, consoleFunction].toSorted());
+    for (const reader of readers) {
+      const reads = statementsOf(reader).filter(
+        (statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes(`"${secretId()}"`),
+      );
+      expect(reads.map((statement) => statement.Resource)).toEqual([{ Ref: secretId() }]);
+      expect(resources()[reader]?.Properties).toMatchObject({ Environment: { Variables: { KEY_SECRET_ARN: { Ref: secretId() } } } });
+    }
   });
 });
 

@@ -91,6 +91,7 @@ describe('one distribution in front of every route', () => {
       [BEHAVIOURS.stub, 'loader HTTP API'],
       [BEHAVIOURS.loader, 'loader HTTP API'],
       [BEHAVIOURS.discord, 'loader HTTP API'],
+      [BEHAVIOURS.shops, 'loader HTTP API'],
     ]);
     // Any other path reaches the owner API, whose gateway responses answer it in JSON.
     expect(originKindOf(config, config.DefaultCacheBehavior)).toBe('owner API');
@@ -108,7 +109,7 @@ describe('one distribution in front of every route', () => {
     const config = configOf(built.resources);
     for (const api of [
       config.DefaultCacheBehavior,
-      ...[BEHAVIOURS.ownerApi, BEHAVIOURS.loader, BEHAVIOURS.discord].map((pattern) => behaviour(config, pattern)),
+      ...[BEHAVIOURS.ownerApi, BEHAVIOURS.loader, BEHAVIOURS.discord, BEHAVIOURS.shops].map((pattern) => behaviour(config, pattern)),
     ]) {
       expect(api, api.PathPattern).toMatchObject({
         CachePolicyId: CACHING_DISABLED,
@@ -323,6 +324,7 @@ describe("the console's files", () => {
       BEHAVIOURS.stub,
       BEHAVIOURS.loader,
       BEHAVIOURS.discord,
+      BEHAVIOURS.shops,
     ]);
     expect(Object.values(withoutConsole.resources).filter((resource) => resource.Type === 'Custom::CDKBucketDeployment')).toEqual([]);
     expect(withoutConsole.stack.frontDoor!.consoleBucket).toBeUndefined();

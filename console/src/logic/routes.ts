@@ -2,7 +2,7 @@
  * The console's pages by URL fragment (`#/projects/prj_…/keys`): a static host serves one index.html for all of
  * them, and the address bar, Back and bookmarks work.
  */
-export const PROJECT_PAGES = ['keys', 'versions', 'webhooks', 'stats', 'leak', 'blacklist', 'audit', 'loader'] as const;
+export const PROJECT_PAGES = ['keys', 'versions', 'webhooks', 'stats', 'leak', 'blacklist', 'audit', 'loader', 'shops'] as const;
 export type ProjectPage = (typeof PROJECT_PAGES)[number];
 
 export const PAGE_TITLES: Record<ProjectPage, string> = {
@@ -14,6 +14,7 @@ export const PAGE_TITLES: Record<ProjectPage, string> = {
   blacklist: 'Blacklist',
   audit: 'Audit',
   loader: 'Loader',
+  shops: 'Shops',
 };
 
 export type Route =

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifySearch, keyStatus, MAX_NOTE_WORDS, MAX_WORD_LENGTH, mostSelectiveWord, noteMatches, noteWords } from '#domain/key-search';
+import { emailSha256 } from '#domain/shops/receipts';
 import { csvField } from '#http/console-routes/keys';
 
 describe('console key search', () => {
@@ -9,6 +10,11 @@ describe('console key search', () => {
     expect(classifySearch('123456789012345678')).toEqual({ kind: 'discord_id', discordId: '123456789012345678' });
     expect(classifySearch('Alice, premium!')).toEqual({ kind: 'note', words: ['alice', 'premium'] });
     expect(classifySearch('  ;; ')).toBeUndefined();
+    // An email is looked up by its hash, the word a shop order's note carries (trimmed and lower-cased first).
+    expect(classifySearch(' Buyer@Example.com ')).toEqual({ kind: 'note', words: [emailSha256('buyer@example.com').slice(0, MAX_WORD_LENGTH)] });
+    expect(noteMatches(`shop stripe order pi_1 email ${emailSha256('buyer@example.com')}`, [emailSha256('buyer@example.com').slice(0, MAX_WORD_LENGTH)])).toBe(
+      true,
+    );
   });
 
   it('cuts a note into distinct lowercase words of any script, bounded in number and length', () => {

@@ -230,6 +230,7 @@ describe('a table that accepts connections but never answers', () => {
         'loader-script': neverAnswersLoader,
         'loader-stub': neverAnswersLoader,
         'discord-interactions': neverAnswersLoader,
+        'shop-receiver': neverAnswersLoader,
       },
       handlerTimeoutMs: 50,
       newRequestId: () => 'req-hang',
