@@ -8,6 +8,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Stores } from '#adapters/stores';
 import { S3UploadStaging } from '#adapters/upload-staging';
 import type { KeySecret, ScriptStore } from '#domain/ports';
+import { blacklistOf } from '#domain/shops/receive';
 import { CONSOLE_API_PREFIX, CONSOLE_SECURITY_HEADERS, type ConsoleHandler, consoleStoresOf, createConsoleHandler } from '#http/console-api';
 import { STAND_IN_PREFIX } from './discord-stand-in';
 import { lambdaContext } from './gateway';
@@ -70,6 +71,7 @@ export function createLocalConsole(options: LocalConsoleOptions): LocalConsole {
       tokenKeys: { register: async () => undefined, revoke: async () => undefined },
       discordApiBase: options.discordApiBase ?? `${options.origin()}${STAND_IN_PREFIX}`,
       loaderBaseUrl: options.origin(),
+      isBuyerBlacklisted: blacklistOf(options.stores.blacklist),
     }));
   let built: Promise<string> | undefined;
   const staticDir = () => (built ??= options.staticDir ? Promise.resolve(options.staticDir) : buildPages());

@@ -24,7 +24,7 @@ import type {
 } from '#domain/ports';
 import { RefusalMemory } from '#domain/refusal-memory';
 import { ScriptCache } from '#domain/scripts';
-import { type IsBuyerBlacklisted, NO_BLACKLIST, type ShopStore } from '#domain/shops/receive';
+import { blacklistOf, type IsBuyerBlacklisted, type ShopStore } from '#domain/shops/receive';
 import { RefusalTally } from '#domain/unsigned-refusals';
 import { createAuthorizer } from '#functions/authorizer';
 import { createInteractionsHandler } from '#http/discord-interactions';
@@ -102,7 +102,7 @@ function localGatewayDeps(
   telemetry: TelemetrySink,
   scripts: ScriptStore,
   keySecret: KeySecret = memoryKeySecret(),
-  isBuyerBlacklisted: IsBuyerBlacklisted = NO_BLACKLIST,
+  isBuyerBlacklisted: IsBuyerBlacklisted = blacklistOf(stores.blacklist),
 ): GatewayDeps {
   const now = () => unixSeconds();
   const loader = {

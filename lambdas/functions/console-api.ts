@@ -1,6 +1,7 @@
 import { createS3Client, S3ScriptStore } from '#adapters/script-store';
 import { presigningS3Client, S3UploadStaging } from '#adapters/upload-staging';
 import { usagePlanTokenKeys } from '#adapters/usage-plan-token-keys';
+import { blacklistOf } from '#domain/shops/receive';
 import { consoleStoresOf, createConsoleHandler } from '#http/console-api';
 import { awsApiDeps, awsStores, lazyHandler, readOriginSecrets, settings } from '#runtime/aws';
 
@@ -20,9 +21,10 @@ export const handler = lazyHandler(() => {
     gateway: { usagePlanId: settings.usagePlanId(), restApiId: settings.restApiId(), stageName: settings.stageName() },
     fail: (message) => new Error(message),
   });
+  const stores = awsStores();
   return createConsoleHandler({
     ...awsApiDeps(),
-    stores: consoleStoresOf(awsStores()),
+    stores: consoleStoresOf(stores),
     scripts: new S3ScriptStore(s3, settings.scriptBucket()),
     staging: new S3UploadStaging(presigningS3Client(), settings.scriptBucket()),
     tokenKeys,
@@ -30,5 +32,6 @@ export const handler = lazyHandler(() => {
     loaderBaseUrl: settings.loaderBaseUrl(),
     consoleOrigin: settings.consoleOrigin(),
     originSecrets,
+    isBuyerBlacklisted: blacklistOf(stores.blacklist),
   });
 });

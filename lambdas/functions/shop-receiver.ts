@@ -1,5 +1,5 @@
 import { keySecretSealer } from '#adapters/secret-sealer';
-import { NO_BLACKLIST } from '#domain/shops/receive';
+import { blacklistOf } from '#domain/shops/receive';
 import { createShopReceiverHandler } from '#http/shop-receiver';
 import { awsKeySecret, awsLogger, awsStores, clock, lazyHandler } from '#runtime/aws';
 
@@ -18,7 +18,7 @@ export const handler = lazyHandler(() => {
     audit: stores.audit,
     keySecret: awsKeySecret,
     sealer: keySecretSealer(awsKeySecret),
-    isBuyerBlacklisted: NO_BLACKLIST,
+    isBuyerBlacklisted: blacklistOf(stores.blacklist),
     now: clock,
     logger: awsLogger('shop-receiver'),
   });

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { MAX_NOTE_LENGTH } from '#schemas/requests';
 import { AUDIT_ACTIONS, type AuditAction, type AuditDetails, type AuditEntry, newAuditEntryId } from '../audit';
+import { blacklistProblem } from '../blacklist';
 import { InvalidInput } from '../errors';
-import type { AuditLog, KeySecret, KeyStore, ProjectStore } from '../ports';
+import type { AuditLog, BlacklistStore, KeySecret, KeyStore, ProjectStore } from '../ports';
 import { issueKeys } from '../selling-keys';
 import { CONNECTION_ID_PATTERN, type SecretSealer, type ShopConnection, type ShopConnectionStore } from './connections';
 import { MalformedReceipt, type OrderItem, type Receipt, readReceipt } from './receipts';
@@ -57,12 +58,15 @@ export interface ShopStore extends ShopConnectionStore {
 interface BuyerIdentity {
   emailSha256: string | null;
 }
-/**
- * The buyer blacklist's check (DESIGN.md, "Buyer blacklist", built apart): none by default, so every buyer is
- * served until the blacklist exists; its port plugs in here.
- */
+/** The buyer blacklist's check (DESIGN.md, "Buyer blacklist"): an order for a blacklisted email issues nothing. */
 export type IsBuyerBlacklisted = (projectId: string, buyer: BuyerIdentity) => Promise<boolean>;
 export const NO_BLACKLIST: IsBuyerBlacklisted = async () => false;
+
+/** The project's blacklist as the shops consult it: by the buyer's email hash, the one name a shop gives. */
+export const blacklistOf =
+  (store: BlacklistStore): IsBuyerBlacklisted =>
+  async (projectId, buyer) =>
+    buyer.emailSha256 !== null && (await blacklistProblem(store, projectId, { emailSha256: buyer.emailSha256 })) !== undefined;
 
 export interface ShopDeps {
   shops: ShopStore;

@@ -24,6 +24,8 @@ export const SHOP_ROUTE = definePublicRoute({
     // A refund's or a dispute's ban on the order's keys (the key lifecycle's write).
     { actions: ['dynamodb:UpdateItem'], partitions: ['key'], attributes: UPDATED_ATTRIBUTES.keyBan },
     { actions: ['dynamodb:PutItem'], partitions: ['shopLog'] },
+    // The buyer's entry on the project's blacklist, by email hash (#domain/blacklist blacklistProblem).
+    { actions: ['dynamodb:GetItem'], partitions: ['blacklist'] },
     RECORD_AUDIT,
   ],
 });
