@@ -4,7 +4,7 @@ import type { StoredStatsBucket } from '#domain/analytics/stats';
 import type { AuditEntry } from '#domain/audit';
 import type { Key, Plan, Project, Version, Webhook } from '#domain/model';
 import type { ProjectStore, RevokeOutcome, StatsBucketsQuery } from '#domain/ports';
-import { BATCH_GET_LIMIT, batchGetConsistent, itemKeyId } from './batch-get';
+import { batchGetConsistent, itemKeyId } from './batch-get';
 import { ifCondition, isConditionFailure, transact } from './conditions';
 import { auditPut, CHILD_PREFIX, type ItemKey, keyIdOfPartition, keyOf } from './layout';
 import { type Item, queryAll, queryPages } from './paging';
@@ -114,25 +114,6 @@ export class DynamoProjectStore implements ProjectStore {
       },
       (entry) => ({ pk: String(entry.pk), sk: String(entry.sk) }),
     );
-  }
-
-  /**
-   * The watermark index keeps revoked keys too (a revoke must not write it), so each index page is checked
-   * against the keys themselves, 100 per consistent BatchGetItem, and only the active ones are yielded.
-   */
-  async *activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
-    // One chunk's reads run while the caller works on the chunk before, so the caller never waits on a read.
-    let ahead: Promise<string[]> | undefined;
-    for await (const page of this.watermarkIndexPages(projectId, watermark)) {
-      for (let start = 0; start < page.length; start += BATCH_GET_LIMIT) {
-        const next = this.activeOf(page.slice(start, start + BATCH_GET_LIMIT));
-        // Awaited below; if the caller stops first, its failure must not go unhandled.
-        next.catch(() => undefined);
-        if (ahead) yield await ahead;
-        ahead = next;
-      }
-    }
-    if (ahead) yield await ahead;
   }
 
   async activeAmong(keyIds: readonly string[]): Promise<string[]> {

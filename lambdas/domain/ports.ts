@@ -47,8 +47,6 @@ export interface ProjectStore {
    * revoked it (`revoked_by`): the entry's token id, or its source where it has none.
    */
   revokeKey(projectId: string, keyId: string, now: number, entry?: AuditEntry): Promise<RevokeOutcome>;
-  /** Active keys carrying `watermark` in this project, in pages as the index returns them. */
-  activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]>;
   /**
    * Every key carrying `watermark` in this project, revoked ones too, in pages as the index returns them: no key is
    * read, so a caller that writes each one conditionally (revokeIfActive) makes one request per key.

@@ -1,7 +1,7 @@
 import type { ConsoleRoute } from './console-route';
 import { listAudit } from './console-routes/audit';
 import { exportCsv, revokeSelectedKeys, searchKeys } from './console-routes/keys';
-import { findLeak, revokeLeak } from './console-routes/leak';
+import { revokeLeak } from './console-routes/leak';
 import { deleteDiscordLink, getDiscordLink, listProjects, loaderLine, putDiscordLink } from './console-routes/projects';
 import { endSession, listSessions } from './console-routes/sessions';
 import { addShopRoute, listShops, removeShop, replayShopReceipt } from './console-routes/shops';
@@ -30,7 +30,6 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   editWebhook,
   deleteWebhook,
   testWebhook,
-  findLeak,
   revokeLeak,
   listShops,
   addShopRoute,

@@ -44,17 +44,6 @@ const events = z
 export const AddWebhookBody = z.object({ url: text('url'), events, enabled: z._default(z.boolean({ error: 'enabled must be true or false' }), true) });
 export const EditWebhookBody = z.object({ events: z.optional(events), enabled: z.optional(z.boolean({ error: 'enabled must be true or false' })) });
 
-/** A pasted dump is read here whole; a bigger one is scanned with `sdapi leak`. */
-const MAX_PASTED_DUMP_BYTES = 1024 * 1024;
-export const LeakFindBody = z.object({
-  text: text('text').check(z.maxLength(MAX_PASTED_DUMP_BYTES, 'text must be at most 1 MiB: scan bigger dumps with sdapi leak')),
-});
-export const LeakRevokeBody = z.object({
-  watermarks: z
-    .array(text('watermarks[]').check(z.regex(WATERMARK_PATTERN, 'watermarks must be 16 lowercase hex characters each')))
-    .check(z.minLength(1, 'watermarks must name 1 to 100 watermarks'), z.maxLength(100, 'watermarks must name 1 to 100 watermarks')),
-});
-
 /** A page of the CSV export: the keys issued after position `after` (0, the default, is the first page, with the header row). */
 export const ExportQuery = z.object({
   after: z._default(z.pipe(z.string().check(z.regex(/^[0-9]{1,15}$/, 'after must be a whole number')), z.transform(Number)), 0),
@@ -93,4 +82,10 @@ export const DiscordLinkBody = z.object({
   public_key: text('public_key'),
   application_id: z.optional(z.nullable(text('application_id'))),
   reset_cooldown: z.optional(z.number({ error: 'reset_cooldown must be a whole number of seconds' })),
+});
+
+export const LeakRevokeBody = z.object({
+  watermarks: z
+    .array(text('watermarks[]').check(z.regex(WATERMARK_PATTERN, 'watermarks must be 16 lowercase hex characters each')))
+    .check(z.minLength(1, 'watermarks must name 1 to 100 watermarks'), z.maxLength(100, 'watermarks must name 1 to 100 watermarks')),
 });

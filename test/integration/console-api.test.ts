@@ -482,15 +482,12 @@ describe('console routes', () => {
     expect((await call(`/projects/${projectId}/webhooks/${id}`, { method: 'DELETE', cookie })).status).toBe(404);
   });
 
-  it('finds the watermarks of a pasted dump with their active keys, and revokes them', async () => {
+  it('revokes the watermarks a trace named, each counted, and a repeat revokes none', async () => {
     const { projectId: leaky, keys } = await seedProject(table.stores, { ownerId: owner.ownerId, name: 'Leaky', keys: 2, watermark: 'abcdef0123456789' });
-    const dump = 'local x = 1 --WM_abcdef0123456789\nWM_ABCDEF0123456789 WM_short';
-    const found = await call(`/projects/${leaky}/leak/find`, { cookie, body: { text: dump } });
-    expect(found.body).toEqual({ watermarks: [{ watermark: 'abcdef0123456789', active_keys: keys.length }] });
     const revoked = await call(`/projects/${leaky}/leak/revoke`, { cookie, body: { watermarks: ['abcdef0123456789'] } });
-    expect(revoked.body).toEqual({ results: [{ watermark: 'abcdef0123456789', revoked_count: 2, complete: true }] });
-    expect((await call(`/projects/${leaky}/leak/find`, { cookie, body: { text: dump } })).body).toEqual({
-      watermarks: [{ watermark: 'abcdef0123456789', active_keys: 0 }],
+    expect(revoked.body).toEqual({ results: [{ watermark: 'abcdef0123456789', revoked_count: keys.length, complete: true }] });
+    expect((await call(`/projects/${leaky}/leak/revoke`, { cookie, body: { watermarks: ['abcdef0123456789'] } })).body).toEqual({
+      results: [{ watermark: 'abcdef0123456789', revoked_count: 0, complete: true }],
     });
   });
 
@@ -651,7 +648,6 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
     'PATCH /projects/{id}/webhooks/{webhook_id}': { body: { enabled: false } },
     'DELETE /projects/{id}/webhooks/{webhook_id}': {},
     'POST /projects/{id}/webhooks/{webhook_id}/test': { body: {} },
-    'POST /projects/{id}/leak/find': { ownerRoute: 'list-keys', body: { text: `WM_${FAKE_WATERMARK}` } },
     'POST /projects/{id}/leak/revoke': { ownerRoute: 'revoke-bulk', body: { watermarks: [FAKE_WATERMARK] } },
     'GET /projects/{id}/audit': {},
   };

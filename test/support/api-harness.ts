@@ -67,7 +67,6 @@ const PORT_METHODS = [
   'getProject',
   'listKeysAfter',
   'revokeKey',
-  'activeKeyIdsWithWatermark',
   'keyIdsWithWatermark',
   'revokeIfActive',
   'activeAmong',

@@ -210,21 +210,7 @@ export class MemoryStores implements ProjectStore, RateLimitStore, TokenStore, A
     return 'revoked';
   }
 
-  /** The watermark index read page by page, active keys only: each page starts after the last key of the one before, in issue order. */
-  async *activeKeyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
-    let afterSeq = 0;
-    for (;;) {
-      const page = this.keysOf(projectId)
-        .filter((key) => key.revoked === 0 && key.watermark === watermark && key.issueSeq > afterSeq)
-        .slice(0, WATERMARK_PAGE_SIZE);
-      yield page.map((key) => key.id);
-      const last = page.at(-1);
-      if (page.length < WATERMARK_PAGE_SIZE || !last) return;
-      afterSeq = last.issueSeq;
-    }
-  }
-
-  /** The watermark index read page by page, revoked keys too, as activeKeyIdsWithWatermark's pages are cut. */
+  /** The watermark index read page by page, revoked keys too, WATERMARK_PAGE_SIZE keys a page. */
   async *keyIdsWithWatermark(projectId: string, watermark: string): AsyncIterable<string[]> {
     const marked = this.keysOf(projectId).filter((key) => key.watermark === watermark);
     for (let start = 0; start === 0 || start < marked.length; start += WATERMARK_PAGE_SIZE)

@@ -222,9 +222,9 @@ describe('POST /v1/projects/:id/keys/revoke-bulk (spec §4.3)', () => {
     ['DEADBEEFDEADBEEF', 'watermark must be lowercase hex: send "deadbeefdeadbeef"'],
     ['deadbeef', 'watermark must be exactly 16 lowercase hex characters (0-9, a-f); got 8 characters'],
   ])('answers the watermark %j with 400 and advice, without touching any key', async (value, message) => {
-    const activeKeyIdsWithWatermark = vi.spyOn(api.store, 'activeKeyIdsWithWatermark');
+    const keyIdsWithWatermark = vi.spyOn(api.store, 'keyIdsWithWatermark');
     expectError(await bulk({ watermark: value }), 400, message);
-    expect(activeKeyIdsWithWatermark).not.toHaveBeenCalled();
+    expect(keyIdsWithWatermark).not.toHaveBeenCalled();
   });
 
   it('answers a missing watermark with 400', async () => {
