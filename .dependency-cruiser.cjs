@@ -25,6 +25,28 @@ module.exports = {
       to: { path: ['^lambdas/(adapters|http|functions|runtime)/', AWS_PACKAGES] },
     },
     {
+      name: 'lambdas-are-deployable',
+      severity: 'error',
+      comment:
+        'lambdas/ is what Lambda bundles: it imports no admin CLI (dashboard/), publisher CLI (sdapi/), local stack (local/), console pages (console/), scripts or bench.',
+      from: { path: '^lambdas/' },
+      to: { path: '^(dashboard|sdapi|local|console|scripts|bench)/' },
+    },
+    {
+      name: 'adapters-below-http',
+      severity: 'error',
+      comment: 'An adapter talks to AWS for the rules; it imports no HTTP contract, Lambda entry or runtime wiring (those import it).',
+      from: { path: '^lambdas/adapters/' },
+      to: { path: '^lambdas/(http|functions|runtime)/' },
+    },
+    {
+      name: 'entries-stand-alone',
+      severity: 'error',
+      comment: 'Each file of lambdas/functions/ is one deployed function: another function entry is never imported (share through http/ or runtime/).',
+      from: { path: '^lambdas/functions/([^/]+)\\.ts$' },
+      to: { path: '^lambdas/functions/', pathNot: '^lambdas/functions/$1\\.ts$' },
+    },
+    {
       name: 'no-test-code-outside-tests',
       severity: 'error',
       comment: 'Only the tests and the bench may import test/ (its helpers, fakes and fixtures).',

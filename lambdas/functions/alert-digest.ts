@@ -1,7 +1,7 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { type AlertDigestResult, runAlertDigest } from '#domain/analytics/alert-digest';
+import { type AnalyticsDeps, awsAnalyticsDeps } from '#runtime/analytics';
 import { lazyHandler } from '#runtime/aws';
-import { type AnalyticsDeps, awsAnalyticsDeps } from './ingest';
 
 /**
  * The hourly alert digest, run by an EventBridge schedule shortly after each hour. The hour comes from the

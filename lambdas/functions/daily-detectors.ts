@@ -1,8 +1,8 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { type DailyDetectionResult, runDailyDetection } from '#domain/analytics/daily';
 import { dayStart, utcDate } from '#domain/time';
+import { type AnalyticsDeps, awsAnalyticsDeps } from '#runtime/analytics';
 import { lazyHandler } from '#runtime/aws';
-import { type AnalyticsDeps, awsAnalyticsDeps } from './ingest';
 
 /**
  * The daily detector, run by an EventBridge schedule shortly after 00:00 UTC. The day comes from the schedule's

@@ -1,8 +1,8 @@
 import type { SQSEvent } from 'aws-lambda';
 import { type IngestResult, ingestTelemetry } from '#domain/analytics/ingest';
+import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from '#runtime/analytics';
 import { lazyHandler } from '#runtime/aws';
 import { IngestRequestSchema } from '#schemas/telemetry';
-import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from './ingest';
 
 /**
  * Telemetry from the queue the loader check writes to: a batch of messages, each `{"records": [...]}`, folded into

@@ -4,8 +4,8 @@ import { readCheckRecord } from '#adapters/check-stream';
 import { CHECK_RECORD_UNREADABLE } from '#adapters/telemetry-queue';
 import { type IngestResult, ingestTelemetry } from '#domain/analytics/ingest';
 import { checkTelemetry } from '#domain/key-check';
+import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from '#runtime/analytics';
 import { lazyHandler } from '#runtime/aws';
-import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from './ingest';
 
 /**
  * Telemetry of counted checks from the table's stream (lambdas/adapters/check-stream.ts): a batch of key items'

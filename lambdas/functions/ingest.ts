@@ -1,19 +1,8 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { type IngestResult, ingestTelemetry } from '#domain/analytics/ingest';
-import type { TelemetryStore } from '#domain/ports';
-import { awsLogger, awsStores, clock, lazyHandler } from '#runtime/aws';
+import { type AnalyticsDeps, awsAnalyticsDeps, LOGGED_REJECTIONS } from '#runtime/analytics';
+import { lazyHandler } from '#runtime/aws';
 import { IngestRequestSchema } from '#schemas/telemetry';
-
-/** What the analytics handlers are built from. */
-export interface AnalyticsDeps {
-  store: TelemetryStore;
-  now: () => number;
-  logger: Logger;
-}
-
-/** Rejections written to the log per batch; the caller gets all of them in the result. */
-export const LOGGED_REJECTIONS = 10;
 
 /**
  * Telemetry ingest, invoked directly by the loader side (no HTTP) with `{ "records": [...] }`. Bad records are
@@ -34,7 +23,5 @@ export function createIngestHandler({ store, now, logger }: AnalyticsDeps) {
     return result;
   };
 }
-
-export const awsAnalyticsDeps = (): AnalyticsDeps => ({ store: awsStores().telemetry, now: clock, logger: awsLogger('analytics') });
 
 export const handler = lazyHandler(() => createIngestHandler(awsAnalyticsDeps()));

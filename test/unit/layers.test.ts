@@ -46,6 +46,16 @@ const FIXTURE: Record<string, string> = {
   'scripts/build-document.ts': 'export const build = 1;\n',
   'scripts/generate.ts': "import { build } from './build-document';\nexport const generate = build;\n",
   'console/src/page.tsx': "import { missing } from './nowhere';\nexport const Page = () => <p>{missing}</p>;\n",
+  'lambdas/http/cli-error.ts':
+    "import { CommandError } from '../../dashboard/errors';\nimport { PLAIN } from '../domain/plain-leaf';\nexport const both = [CommandError, PLAIN];\n",
+  'lambdas/runtime/local-port.ts': "import { port } from '../../local/port';\nexport const both = port;\n",
+  'dashboard/errors.ts': 'export class CommandError extends Error {}\n',
+  'local/port.ts': 'export const port = 3000;\n',
+  'lambdas/adapters/http-aware.ts': "import { handler } from '../http/route';\nimport { plain } from '#domain/plain';\nexport const both = [handler, plain];\n",
+  'lambdas/adapters/runtime-aware.ts': "import { wired } from '../runtime/wiring';\nexport const both = wired;\n",
+  'lambdas/runtime/wiring.ts': "import { store } from '../adapters/store';\nexport const wired = store;\n",
+  'lambdas/functions/one.ts': "import { handler as other } from './two';\nimport { wired } from '../runtime/wiring';\nexport const handler = [other, wired];\n",
+  'lambdas/functions/two.ts': "import { handler as route } from '../http/route';\nexport const handler = route;\n",
 };
 
 let dir: string;
@@ -98,6 +108,21 @@ describe('the layer rules of .dependency-cruiser.cjs', () => {
 
   it('refuses a module importing a script of scripts/, and allows a test or another script to', () => {
     expect(found('scripts-are-entry-points')).toEqual(['local/docs.ts -> scripts/build-document.ts']);
+  });
+
+  it('refuses lambdas/ importing the admin CLI or the local stack, which no Lambda bundle may carry', () => {
+    expect(found('lambdas-are-deployable')).toEqual(['lambdas/http/cli-error.ts -> dashboard/errors.ts', 'lambdas/runtime/local-port.ts -> local/port.ts']);
+  });
+
+  it('refuses an adapter importing an HTTP module or the runtime wiring, and allows the runtime importing an adapter', () => {
+    expect(found('adapters-below-http')).toEqual([
+      'lambdas/adapters/http-aware.ts -> lambdas/http/route.ts',
+      'lambdas/adapters/runtime-aware.ts -> lambdas/runtime/wiring.ts',
+    ]);
+  });
+
+  it('refuses a function entry importing another, and allows it the runtime and the HTTP contract', () => {
+    expect(found('entries-stand-alone')).toEqual(['lambdas/functions/one.ts -> lambdas/functions/two.ts']);
   });
 
   it('refuses an import it cannot resolve, which would escape the rules above', () => {

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { AnalyticsEvent } from '#domain/analytics/model';
 import type { TelemetryStore } from '#domain/ports';
 import { createDailyHandler } from '#functions/daily-detectors';
-import { type AnalyticsDeps, createIngestHandler } from '#functions/ingest';
+import { createIngestHandler } from '#functions/ingest';
+import type { AnalyticsDeps } from '#runtime/analytics';
 
 const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z
 
