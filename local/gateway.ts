@@ -3,7 +3,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyE
 import { GATEWAY_RESPONSE_HEADERS, GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import type { HttpApiHandler } from '#http/http-api';
 import { pathMatcher } from '#http/path-template';
-import type { LoaderRoute } from '#http/public-routes';
+import type { PublicRoute } from '#http/public-routes';
 import { LAMBDA_RESPONSE_BYTES, SECURITY_HEADERS } from '#http/responses';
 import { ALL_ROUTES, type AnyRoute, API_FUNCTION_TIMEOUT_SECONDS, needsToken, type Route, timeoutSecondsOf } from '#http/routes';
 import { buildHttpApiEvent, buildProxyEvent } from './proxy-event';
@@ -55,7 +55,7 @@ export interface GatewayDeps {
   /** The owner API's routes, behind the REST API. */
   handlers: Readonly<Record<Route['entry'], ProxyHandler>>;
   /** The loader's routes, behind their HTTP API. */
-  loaderHandlers: Readonly<Record<LoaderRoute['entry'], HttpApiHandler>>;
+  loaderHandlers: Readonly<Record<PublicRoute['entry'], HttpApiHandler>>;
   newRequestId?: () => string;
   now?: () => Date;
   handlerTimeoutMs?: number;

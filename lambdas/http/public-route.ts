@@ -7,7 +7,7 @@ import type { TableGrant } from './table-grants';
  * openapi/public-docs.ts). PUBLIC_ROUTES (public-routes.ts) lists them; the loader's HTTP API,
  * the functions' grants, the local gateway and the OpenAPI document are built from that list.
  */
-export interface PublicRoute {
+export interface PublicRouteDefinition {
   method: 'GET' | 'POST';
   path: `/v1/${string}`;
   /** The route's name, as the loader's function tells its routes apart. */
@@ -19,4 +19,6 @@ export interface PublicRoute {
 }
 
 /** One public route, its literal method, path and entry kept (`definePublicRoute({ method, path, ... })`). */
-export const definePublicRoute = <const Route extends PublicRoute>(route: Route): Omit<Route, 'tableAccess'> & Pick<PublicRoute, 'tableAccess'> => route;
+export const definePublicRoute = <const Route extends PublicRouteDefinition>(
+  route: Route,
+): Omit<Route, 'tableAccess'> & Pick<PublicRouteDefinition, 'tableAccess'> => route;

@@ -12,7 +12,7 @@ export { DISCORD_ROUTE, SCRIPT_ROUTE, SHOP_ROUTE, STUB_ROUTE, VALIDATE_ROUTE };
  * API (lib/constructs/loader-api.ts); the loader's module imports this list, never the owner routes (routes.ts).
  */
 export const PUBLIC_ROUTES = [VALIDATE_ROUTE, SCRIPT_ROUTE, STUB_ROUTE, DISCORD_ROUTE, SHOP_ROUTE] as const;
-export type LoaderRoute = (typeof PUBLIC_ROUTES)[number];
+export type PublicRoute = (typeof PUBLIC_ROUTES)[number];
 
 /**
  * The routes the loader's function serves (lambdas/functions/loader.ts): its grant is what they need
@@ -28,10 +28,10 @@ export const LOADER_MAPPING_KEY = 'v1/loader';
 export const PUBLIC_MAPPING_KEYS = [...new Set(PUBLIC_ROUTES.map((route) => route.mappingKey))];
 
 /** A public route's path as its HTTP API sees it through the custom domain's mapping. */
-export const mappedPathOf = (route: LoaderRoute): string => route.path.slice(route.mappingKey.length + 1);
+export const mappedPathOf = (route: PublicRoute): string => route.path.slice(route.mappingKey.length + 1);
 
 /** The public route an HTTP API route key (`POST /v1/loader/script`, or `POST /script` through the mapping) names. */
-export function publicRouteOf(routeKey: string): LoaderRoute | undefined {
+export function publicRouteOf(routeKey: string): PublicRoute | undefined {
   return PUBLIC_ROUTES.find((route) => routeKey === `${route.method} ${route.path}` || routeKey === `${route.method} ${mappedPathOf(route)}`);
 }
 

@@ -17,7 +17,7 @@ import { rollbackRoute } from './owner-routes/rollback';
 import { traceLeakRoute } from './owner-routes/trace-leak';
 import { unbanKeyRoute } from './owner-routes/unban-key';
 import { updateKeyRoute } from './owner-routes/update-key';
-import { type LoaderRoute, PUBLIC_ROUTES } from './public-routes';
+import { PUBLIC_ROUTES, type PublicRoute } from './public-routes';
 
 /** An API function's Lambda timeout; API Gateway itself gives up on an integration after 29 s. */
 export const API_FUNCTION_TIMEOUT_SECONDS = 10;
@@ -61,7 +61,7 @@ export function createRouteHandlers(deps: ApiDeps): Record<Route['entry'], ApiHa
 
 /** Every route the API serves, as API Gateway (and the local gateway) routes requests. */
 export const ALL_ROUTES = [...ROUTES, ...PUBLIC_ROUTES] as const;
-export type AnyRoute = Route | LoaderRoute;
+export type AnyRoute = Route | PublicRoute;
 
 /** Whether a route has the quiet routes' throttle and reservation instead of a busy route's. */
 export const isQuiet = (route: AnyRoute): boolean => 'capacity' in route && route.capacity === 'quiet';

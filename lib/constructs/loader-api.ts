@@ -7,7 +7,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { DISCORD_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, SHOP_ROUTE, STUB_ROUTE } from '#http/public-routes';
+import { DISCORD_ROUTE, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, type PublicRoute, SHOP_ROUTE, STUB_ROUTE } from '#http/public-routes';
 import { DISCORD_ROUTE_THROTTLE, LOADER_429_ALARM, LOADER_ROUTE_THROTTLE, SHOP_ROUTE_THROTTLE, STUB_ROUTE_THROTTLE } from '#lib/capacity';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';
@@ -73,14 +73,14 @@ export class LoaderApi extends Construct {
     const shopIntegration = new HttpLambdaIntegration('ShopIntegration', props.shopFunction, {
       payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
     });
-    const integrationOf = (route: LoaderRoute) => (route === DISCORD_ROUTE ? discordIntegration : route === SHOP_ROUTE ? shopIntegration : integration);
-    const addRoute = (route: LoaderRoute, path: string) =>
+    const integrationOf = (route: PublicRoute) => (route === DISCORD_ROUTE ? discordIntegration : route === SHOP_ROUTE ? shopIntegration : integration);
+    const addRoute = (route: PublicRoute, path: string) =>
       new apigwv2.HttpRoute(this, `Route${path.replace(/[^A-Za-z0-9]/g, '')}`, {
         httpApi: this.httpApi,
         routeKey: apigwv2.HttpRouteKey.with(path, route.method === 'GET' ? apigwv2.HttpMethod.GET : apigwv2.HttpMethod.POST),
         integration: integrationOf(route),
       });
-    const routes = PUBLIC_ROUTES.map((route: LoaderRoute) => addRoute(route, route.path));
+    const routes = PUBLIC_ROUTES.map((route: PublicRoute) => addRoute(route, route.path));
 
     if (props.domain) {
       this.domain = new apigwv2.DomainName(this, 'Domain', {

@@ -13,9 +13,9 @@ import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-respo
 import {
   DISCORD_ROUTE,
   LOADER_MAPPING_KEY,
-  type LoaderRoute,
   mappedPathOf,
   PUBLIC_ROUTES,
+  type PublicRoute,
   SCRIPT_ROUTE,
   SHOP_ROUTE,
   STUB_ROUTE,
@@ -310,7 +310,7 @@ describe('the loader key check', () => {
     expect(integrations).toHaveLength(3);
     for (const [, integration] of integrations) expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
     const discordFunctionId = built.stack.getLogicalId(built.stack.discord.function.node.defaultChild as never);
-    const targetOf = (route: LoaderRoute) => {
+    const targetOf = (route: PublicRoute) => {
       const [, found] = ofType('AWS::ApiGatewayV2::Route').find(([, candidate]) => candidate.Properties.RouteKey === `${route.method} ${route.path}`) ?? [];
       const [integrationId] = String(JSON.stringify(found?.Properties.Target)).match(/LoaderApi\w+Integration\w+/) ?? [];
       return JSON.stringify(integrations.find(([id]) => id === integrationId)?.[1].Properties.IntegrationUri);

@@ -1,4 +1,4 @@
-import type { LoaderRoute } from '#http/public-routes';
+import type { PublicRoute } from '#http/public-routes';
 import { scriptDoc } from '#http/public-routes/script.doc';
 import { stubDoc } from '#http/public-routes/stub.doc';
 import { validateDoc } from '#http/public-routes/validate.doc';
@@ -8,7 +8,7 @@ import type { Operation } from './types';
  * The public routes' OpenAPI operations, each in `public-routes/<name>.doc.ts` beside its route and reached only from
  * the document, never from a Lambda. Discord's route has none: Discord calls it, not a client of the API.
  */
-export const PUBLIC_DOCS: Partial<Record<LoaderRoute['entry'], () => Operation>> = {
+export const PUBLIC_DOCS: Partial<Record<PublicRoute['entry'], () => Operation>> = {
   'loader-validate': validateDoc,
   'loader-script': scriptDoc,
   'loader-stub': stubDoc,
