@@ -44,11 +44,7 @@ const [workink, linkvertise, lootlabs] = FreeKeySettings.parse({
     { provider: 'linkvertise', url: 'https://link-to.net/1/demo', link_id: 'lv', secret: 'lv-api-token' },
     { provider: 'lootlabs', url: 'https://loot-link.com/s?demo', link_id: 'll', secret: 'postback-secret' },
   ],
-}).checkpoints as [
-  (typeof FreeKeySettings._zod.output.checkpoints)[number],
-  (typeof FreeKeySettings._zod.output.checkpoints)[number],
-  (typeof FreeKeySettings._zod.output.checkpoints)[number],
-];
+}).checkpoints as [Checkpoint, Checkpoint, Checkpoint];
 const ret = (token: string) => ({ token, nonce: 'n'.repeat(32), projectId: 'prj_demo' });
 const json =
   (body: unknown, status = 200): Script =>
