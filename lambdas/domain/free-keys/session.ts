@@ -107,7 +107,7 @@ export type ReturnOutcome =
 export interface ReturnDeps {
   verifier: CheckpointVerifier;
   /** Claim a token as used (true) or find it used before (false): single use on our side whatever the provider does. */
-  claimToken(projectId: string, provider: FreeProvider, tokenId: string, expiresAt: number): Promise<boolean>;
+  claimToken(projectId: string, provider: FreeProvider, tokenId: string, now: number): Promise<boolean>;
 }
 
 /** The checks that need no provider: a refusal here spends no token at the provider. */
@@ -148,7 +148,7 @@ export async function judgeReturn(
   if (verdict.kind === 'invalid') return refuse('invalid_token');
   const late = verdictBypass(verdict, checkpoint, session);
   if (late) return refuse(late);
-  if (!(await deps.claimToken(session.projectId, checkpoint.provider, verdict.tokenId, session.expiresAt))) return refuse('reused_token');
+  if (!(await deps.claimToken(session.projectId, checkpoint.provider, verdict.tokenId, now))) return refuse('reused_token');
   const passed = session.passed + 1;
   return { kind: 'passed', session: { ...sendAgain(session, now), passed }, done: passed === settings.checkpoints.length };
 }
