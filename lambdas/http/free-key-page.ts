@@ -1,0 +1,146 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
+import { type FreeKeyFlowDeps, type FreePage, returnPage, startPage } from '#domain/free-keys/flow';
+import type { Bypass } from '#domain/free-keys/session';
+import { clientAddressOf, type HttpApiHandler } from './http-api';
+
+/**
+ * The key page (DESIGN.md, "Free keys behind checkpoints"; docs/free-keys.md): `GET /v1/free/{project_id}?m=…` and
+ * `GET /v1/free/{project_id}/return?s=…`, server-rendered HTML that needs no script and reads on a phone. Every
+ * value a buyer or a publisher controls is escaped; the only style is one inline sheet allowed by its hash.
+ */
+
+export interface FreeKeyPageDeps extends FreeKeyFlowDeps {
+  now: () => number;
+  logger: Logger;
+  originSecret?: string | undefined;
+}
+
+const STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#111;background:#fff}' +
+  'a.button{display:inline-block;padding:.75rem 1.25rem;background:#1d4ed8;color:#fff;border-radius:.4rem;text-decoration:none}' +
+  'a.button:focus{outline:3px solid #f59e0b}input{width:100%;font:1.1rem ui-monospace,monospace;padding:.5rem;box-sizing:border-box}' +
+  '.refused{border-left:4px solid #b91c1c;padding-left:.75rem}';
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+
+/** As strict as the console's: nothing but the hashed sheet; no script, no frame, no form anywhere. */
+export const FREE_PAGE_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+
+const PROVIDER_NAMES = { workink: 'Work.ink', linkvertise: 'Linkvertise', lootlabs: 'Lootlabs' } as const;
+
+const BYPASS_SENTENCES: Record<Bypass, string> = {
+  no_token: 'The checkpoint sent you back without its proof.',
+  reused_token: 'That checkpoint proof was already used.',
+  too_fast: 'You came back sooner than the checkpoint can be done.',
+  other_address: 'The checkpoint was done from another network than the one that started.',
+  other_machine: 'The checkpoint came back for another machine.',
+  invalid_token: 'The provider did not confirm the checkpoint.',
+  other_link: "The checkpoint was done on another link than this script's.",
+};
+
+function html(status: number, title: string, body: string, extraHeaders: Record<string, string> = {}): APIGatewayProxyResult {
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
+  return {
+    statusCode: status,
+    headers: {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': FREE_PAGE_CSP,
+      'X-Frame-Options': 'DENY',
+      'Referrer-Policy': 'no-referrer',
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+      ...extraHeaders,
+    },
+    body: page,
+  };
+}
+
+const SESSION_COOKIE = 'sd_free_session';
+
+/** The page of an outcome; a started session also sets its cookie, for providers whose return URL is fixed. */
+export function renderFreePage(page: FreePage, projectId: string): APIGatewayProxyResult {
+  switch (page.kind) {
+    case 'off':
+      return html(404, 'No free keys here', '<p>This script does not hand out free keys.</p>');
+    case 'bad_machine':
+      return html(
+        400,
+        'Run the script again',
+        '<p>This link does not name your machine (<code>m</code> must be 64 hex characters). Run the script without a key to get your link.</p>',
+      );
+    case 'too_many':
+      return html(429, 'Too many tries', `<p>Too many key pages were opened from here. Try again in ${Math.ceil(page.retryAfterSeconds / 60)} minutes.</p>`, {
+        'Retry-After': String(page.retryAfterSeconds),
+      });
+    case 'expired':
+      return html(410, 'This link has expired', '<p>Run the script again without a key to start over.</p>');
+    case 'finished':
+      return html(
+        200,
+        'Key already shown',
+        '<p>Your key was shown when you finished the checkpoints and is not shown again. Run the script again without a key to start over.</p>',
+      );
+    case 'daily_limit':
+      return html(429, 'Come back tomorrow', "<p>This machine already got today's free keys.</p>");
+    case 'blacklisted':
+      return html(403, 'No key for this machine', `<p>${escapeHtml(page.reason)}</p>`);
+    case 'provider_down':
+      return html(
+        503,
+        `${PROVIDER_NAMES[page.step.provider]} is not answering`,
+        `<p>We could not confirm checkpoint ${page.step.index} with ${PROVIDER_NAMES[page.step.provider]}. Nothing was issued. Reload this page in a minute to try again.</p>`,
+        { 'Retry-After': '60' },
+      );
+    case 'key':
+      return html(
+        200,
+        'Your key',
+        `<p><label for="key">Copy this key now: it is shown only once.</label></p><input id="key" readonly value="${escapeHtml(page.key)}" autofocus><p>It works on this machine until <time datetime="${new Date(page.expiresAt * 1000).toISOString()}">${new Date(page.expiresAt * 1000).toUTCString()}</time>. Put it in your script as <code>script_key = "…"</code>.</p>`,
+      );
+    case 'checkpoint': {
+      const refused = page.refused
+        ? `<p class="refused" role="alert">Checkpoint ${page.step.index} was not completed. ${BYPASS_SENTENCES[page.refused]} Please do it again.</p>`
+        : '';
+      return html(
+        page.refused ? 403 : 200,
+        `Checkpoint ${page.step.index} of ${page.step.of}`,
+        `${refused}<p>Complete the ${escapeHtml(PROVIDER_NAMES[page.step.provider])} page; it brings you back here.</p><p><a class="button" href="${escapeHtml(page.step.href)}" rel="noreferrer">Continue to checkpoint ${page.step.index}</a></p>`,
+        { 'Set-Cookie': `${SESSION_COOKIE}=${page.session.id}; Path=/v1/free/${encodeURIComponent(projectId)}; Max-Age=7200; HttpOnly; Secure; SameSite=Lax` },
+      );
+    }
+  }
+}
+
+const cookieOf = (event: APIGatewayProxyEventV2, name: string): string | undefined =>
+  (event.cookies ?? event.headers.cookie?.split(/;\s*/) ?? []).map((c) => c.split('=')).find(([n]) => n === name)?.[1];
+
+/** The provider's proof on a return: Work.ink's `{TOKEN}` (as `token`), Linkvertise's `hash`. */
+const tokenOf = (query: Record<string, string | undefined>): string | undefined => query.token ?? query.hash;
+
+export function createFreeKeyPageHandler(deps: FreeKeyPageDeps): HttpApiHandler {
+  return async (event) => {
+    const projectId = event.pathParameters?.project_id ?? '';
+    const query = event.queryStringParameters ?? {};
+    const address = clientAddressOf(event, deps.originSecret);
+    const now = deps.now();
+    try {
+      const page = event.routeKey.endsWith('/return')
+        ? await returnPage(deps, {
+            projectId,
+            sessionId: query.s ?? cookieOf(event, SESSION_COOKIE) ?? '',
+            token: tokenOf(query),
+            fingerprint: query.m,
+            address,
+            now,
+          })
+        : await startPage(deps, { projectId, fingerprint: query.m ?? '', address, now });
+      return renderFreePage(page, projectId);
+    } catch (error) {
+      deps.logger.error('The key page failed', { error: error instanceof Error ? error.message : String(error) });
+      return html(500, 'Something went wrong', '<p>Nothing was issued. Reload the page to try again.</p>');
+    }
+  };
+}
