@@ -26,6 +26,7 @@ import {
 import { Analytics } from '#lib/constructs/analytics';
 import { ConsoleApi } from '#lib/constructs/console-api';
 import { DiscordInteractions } from '#lib/constructs/discord-interactions';
+import { FreeKeys } from '#lib/constructs/free-keys';
 import { FrontDoor } from '#lib/constructs/front-door';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { KEEP_UNLESS_JUST_CREATED } from '#lib/constructs/keep';
@@ -50,9 +51,9 @@ export const STAGE_NAME = 'prod';
 
 /**
  * The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector,
- * the alert digest, the loader check, the Discord interactions.
+ * the alert digest, the loader check, the Discord interactions, the free keys' page.
  */
-export const FUNCTIONS_BESIDE_ROUTES = 10;
+export const FUNCTIONS_BESIDE_ROUTES = 11;
 
 /** The most `-c reservableConcurrency` may say: Lambda's concurrency quota can be raised to tens of thousands. */
 const MAX_RESERVABLE_CONCURRENCY = 1_000_000;
@@ -91,6 +92,8 @@ export class DeveloperApiStack extends Stack {
   readonly loaderCheck: LoaderCheck;
   /** Buyers' Discord commands, on the loader routes' front door (docs/discord.md). */
   readonly discord: DiscordInteractions;
+  /** The free keys' key page, on the loader routes' front door (docs/free-keys.md). */
+  readonly freeKeys: FreeKeys;
   /** The loader routes' own front door (an HTTP API), and the custom domain when one is given. */
   readonly loaderApi: LoaderApi;
   readonly scripts: ScriptBucket;
@@ -247,9 +250,11 @@ export class DeveloperApiStack extends Stack {
     if (!loaderRole) throw new Error('The loader function has no role to let read the scripts');
     this.scripts.readableOnlyBy(loaderRole);
     this.discord = new DiscordInteractions(this, 'Discord', { table: this.table });
+    this.freeKeys = new FreeKeys(this, 'FreeKeys', { table: this.table, keySecret: this.keySecret });
     this.loaderApi = new LoaderApi(this, 'LoaderApi', {
       function: this.loaderCheck.function,
       discordFunction: this.discord.function,
+      freeKeysFunction: this.freeKeys.function,
       restApi: this.api,
       domain: customDomainContext(this.node),
     });
@@ -278,8 +283,9 @@ export class DeveloperApiStack extends Stack {
         'CloudFormation resolves it into the distribution and the loader function at deployment; a rotation there would leave them apart until the next deployment, which replaces it (docs/operations.md).',
     });
     // A dynamic reference: the template holds the secret's ARN, CloudFormation the value.
-    // The Discord function counts refused signatures per viewer address too (lambdas/domain/unsigned-refusals.ts).
-    for (const fn of [this.loaderCheck.function, this.discord.function])
+    // The Discord function counts refused signatures per viewer address too (lambdas/domain/unsigned-refusals.ts);
+    // the free keys' page binds a session to the viewer's address (lambdas/domain/free-keys/session.ts).
+    for (const fn of [this.loaderCheck.function, this.discord.function, this.freeKeys.function])
       fn.addEnvironment('ORIGIN_VERIFY_SECRET', this.originSecret.secretValue.unsafeUnwrap());
     if (firewalled) {
       const requestsPerMinute = integerContext(this.node, 'wafRateLimit', WAF_DEFAULT_REQUESTS_PER_MINUTE, {
@@ -393,6 +399,7 @@ export class DeveloperApiStack extends Stack {
       [this.analytics.dailyDetectorFunction, 'dailyDetector'],
       [this.analytics.alertDigestFunction, 'alertDigest'],
       [this.discord.function, 'discord'],
+      [this.freeKeys.function, 'freeKeys'],
     ];
   }
 

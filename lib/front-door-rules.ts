@@ -15,6 +15,7 @@ export const BEHAVIOURS = {
   stub: '/v1/loader/stub/*',
   loader: '/v1/loader/*',
   discord: '/v1/discord/*',
+  free: '/v1/free/*',
 } as const;
 
 export type BehaviourName = keyof typeof BEHAVIOURS | 'default';
@@ -27,6 +28,7 @@ export const ORIGIN_OF: Readonly<Record<BehaviourName, 'consoleApi' | 'consoleFi
   stub: 'loaderApi',
   loader: 'loaderApi',
   discord: 'loaderApi',
+  free: 'loaderApi',
   default: 'ownerApi',
 };
 

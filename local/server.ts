@@ -4,7 +4,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { type PostbackLookup, PROVIDER_BASES, providerVerifier } from '#adapters/free-key-providers';
 import { AddressTally } from '#domain/address-tally';
+import type { FreeKeyFlowStore } from '#domain/free-keys/flow';
+import { sealerOf } from '#domain/free-keys/sealing';
+import { PROVIDER_TIMEOUT_MS } from '#domain/free-keys/session';
 import { FullCopyTally } from '#domain/full-copies';
 import { unixSeconds } from '#domain/model';
 import type {
@@ -25,6 +29,7 @@ import { ScriptCache } from '#domain/scripts';
 import { RefusalTally } from '#domain/unsigned-refusals';
 import { createAuthorizer } from '#functions/authorizer';
 import { createInteractionsHandler } from '#http/discord-interactions';
+import { createFreeKeyPageHandler } from '#http/free-key-page';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createStubHandler, type LoaderBaseUrlOf } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
@@ -80,10 +85,15 @@ type LocalServerStores = {
   scriptVersions: ScriptVersionStore;
   audit: AuditLog;
   discord: DiscordKeyStore;
+  /** The free keys' store (the table's, in `npm start`); a server without it serves no key page. */
+  freeKeys?: FreeKeyFlowStore & PostbackLookup;
 };
 
 /** The stub loader the hosted stub route serves; the Lambda bundles the same file as text. */
 export const STUB_LOADER_FILE = fileURLToPath(new URL('../examples/roblox-loader.luau', import.meta.url));
+
+/** The key page of a server started without the free keys' store. */
+const jsonNotFound = { statusCode: 404, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: 'Free keys are not served here' }) };
 
 /** Locally the front door is this server, over plain HTTP, by the loopback name the client used. */
 const localLoaderBaseUrl: LoaderBaseUrlOf = (event) => `http://${event.requestContext.domainName ?? '127.0.0.1'}`;
@@ -100,6 +110,17 @@ function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, s
     now,
     logger: new Logger({ serviceName: 'loader-check' }),
   };
+  const freeKeys = stores.freeKeys
+    ? createFreeKeyPageHandler({
+        store: stores.freeKeys,
+        sealer: sealerOf(keySecret),
+        verifier: providerVerifier({ bases: PROVIDER_BASES, timeoutMs: PROVIDER_TIMEOUT_MS, postbacks: stores.freeKeys }),
+        rateLimits: stores.rateLimits,
+        keys: stores.keys,
+        now,
+        logger: new Logger({ serviceName: 'free-keys' }),
+      })
+    : async () => jsonNotFound;
   return {
     authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
     handlers: createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
@@ -130,6 +151,8 @@ function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, s
         now,
         logger: new Logger({ serviceName: 'discord' }),
       }),
+      'free-start': freeKeys,
+      'free-return': freeKeys,
     },
   };
 }

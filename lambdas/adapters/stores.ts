@@ -4,6 +4,7 @@ import { DynamoConsoleStore } from './console-store';
 import { DashboardStore } from './dashboard-store';
 import { DynamoDeliveryStore } from './delivery-store';
 import { DynamoDiscordStore } from './discord-store';
+import { DynamoFreeKeyStore } from './free-key-store';
 import { DynamoKeyCheckStore } from './key-check-store';
 import { DynamoKeyStore } from './key-store';
 import { DynamoProjectStore } from './project-store';
@@ -26,6 +27,7 @@ export interface Stores {
   audit: DynamoAuditStore;
   console: DynamoConsoleStore;
   discord: DynamoDiscordStore;
+  freeKeys: DynamoFreeKeyStore;
 }
 
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
@@ -43,5 +45,6 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     audit: new DynamoAuditStore(db, tableName),
     console: new DynamoConsoleStore(db, tableName),
     discord: new DynamoDiscordStore(db, tableName, (projectId, discordId) => keys.keyIdsByDiscordId(projectId, discordId)),
+    freeKeys: new DynamoFreeKeyStore(db, tableName),
   };
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
 import { type FreeKeyFlowDeps, type FreePage, returnPage, startPage } from '#domain/free-keys/flow';
@@ -8,7 +7,7 @@ import { clientAddressOf, type HttpApiHandler } from './http-api';
 /**
  * The key page (DESIGN.md, "Free keys behind checkpoints"; docs/free-keys.md): `GET /v1/free/{project_id}?m=…` and
  * `GET /v1/free/{project_id}/return?s=…`, server-rendered HTML that needs no script and reads on a phone. Every
- * value a buyer or a publisher controls is escaped; the only style is one inline sheet allowed by its hash.
+ * value a buyer or a publisher controls is escaped; the page loads nothing else.
  */
 
 export interface FreeKeyPageDeps extends FreeKeyFlowDeps {
@@ -17,15 +16,12 @@ export interface FreeKeyPageDeps extends FreeKeyFlowDeps {
   originSecret?: string | undefined;
 }
 
-const STYLE =
-  'body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#111;background:#fff}' +
-  'a.button{display:inline-block;padding:.75rem 1.25rem;background:#1d4ed8;color:#fff;border-radius:.4rem;text-decoration:none}' +
-  'a.button:focus{outline:3px solid #f59e0b}input{width:100%;font:1.1rem ui-monospace,monospace;padding:.5rem;box-sizing:border-box}' +
-  '.refused{border-left:4px solid #b91c1c;padding-left:.75rem}';
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
-
-/** As strict as the console's: nothing but the hashed sheet; no script, no frame, no form anywhere. */
-export const FREE_PAGE_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+/**
+ * Stricter than the console's: the page loads nothing at all (no script, no style, no frame, no form). It has no
+ * stylesheet because the front door sets the console's policy over every answer (lib/constructs/front-door.ts), which
+ * allows no inline style; plain semantic HTML with a viewport reads on a phone.
+ */
+export const FREE_PAGE_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
@@ -42,7 +38,7 @@ const BYPASS_SENTENCES: Record<Bypass, string> = {
 };
 
 function html(status: number, title: string, body: string, extraHeaders: Record<string, string> = {}): APIGatewayProxyResult {
-  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
   return {
     statusCode: status,
     headers: {
@@ -102,12 +98,12 @@ export function renderFreePage(page: FreePage, projectId: string): APIGatewayPro
       );
     case 'checkpoint': {
       const refused = page.refused
-        ? `<p class="refused" role="alert">Checkpoint ${page.step.index} was not completed. ${BYPASS_SENTENCES[page.refused]} Please do it again.</p>`
+        ? `<p role="alert"><strong>Checkpoint ${page.step.index} was not completed. ${BYPASS_SENTENCES[page.refused]} Please do it again.</p>`
         : '';
       return html(
         page.refused ? 403 : 200,
         `Checkpoint ${page.step.index} of ${page.step.of}`,
-        `${refused}<p>Complete the ${escapeHtml(PROVIDER_NAMES[page.step.provider])} page; it brings you back here.</p><p><a class="button" href="${escapeHtml(page.step.href)}" rel="noreferrer">Continue to checkpoint ${page.step.index}</a></p>`,
+        `${refused}<p>Complete the ${escapeHtml(PROVIDER_NAMES[page.step.provider])} page; it brings you back here.</p><p><a href="${escapeHtml(page.step.href)}" rel="noreferrer">Continue to checkpoint ${page.step.index}</a></p>`,
         { 'Set-Cookie': `${SESSION_COOKIE}=${page.session.id}; Path=/v1/free/${encodeURIComponent(projectId)}; Max-Age=7200; HttpOnly; Secure; SameSite=Lax` },
       );
     }

@@ -74,7 +74,7 @@ export function lazyHandler<Handler extends (...args: never[]) => unknown>(build
  * other route (and no order-less issue) waits on Secrets Manager, nor loads its SDK at a cold start.
  */
 let keySecret: Promise<Uint8Array> | undefined;
-const awsKeySecret: KeySecret = {
+export const awsKeySecret: KeySecret = {
   get: () => {
     keySecret ??= import('@aws-sdk/client-secrets-manager')
       .then(({ GetSecretValueCommand, SecretsManagerClient }) =>

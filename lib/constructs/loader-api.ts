@@ -7,7 +7,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { DISCORD_ROUTE, type LoaderRoute, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, STUB_ROUTE } from '#http/public-routes';
+import { DISCORD_ROUTE, FREE_KEY_ROUTES, type LoaderRoute, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, STUB_ROUTE } from '#http/public-routes';
 import { DISCORD_ROUTE_THROTTLE, LOADER_429_ALARM, LOADER_ROUTE_THROTTLE, STUB_ROUTE_THROTTLE } from '#lib/capacity';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';
@@ -24,6 +24,8 @@ export interface LoaderApiProps {
   function: lambda.IFunction;
   /** The Discord interactions' own function. */
   discordFunction: lambda.IFunction;
+  /** The free keys' key page function (FREE_KEY_ROUTES). */
+  freeKeysFunction: lambda.IFunction;
   /** The owner API, mapped at the custom domain's root when there is one. */
   restApi: apigateway.RestApi;
   domain?: CustomDomain;
@@ -68,11 +70,16 @@ export class LoaderApi extends Construct {
     const discordIntegration = new HttpLambdaIntegration('DiscordIntegration', props.discordFunction, {
       payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
     });
+    const freeKeysIntegration = new HttpLambdaIntegration('FreeKeysIntegration', props.freeKeysFunction, {
+      payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+    });
+    const integrationOf = (route: LoaderRoute) =>
+      route === DISCORD_ROUTE ? discordIntegration : (FREE_KEY_ROUTES as readonly LoaderRoute[]).includes(route) ? freeKeysIntegration : integration;
     const addRoute = (route: LoaderRoute, path: string) =>
       new apigwv2.HttpRoute(this, `Route${path.replace(/[^A-Za-z0-9]/g, '')}`, {
         httpApi: this.httpApi,
         routeKey: apigwv2.HttpRouteKey.with(path, route.method === 'GET' ? apigwv2.HttpMethod.GET : apigwv2.HttpMethod.POST),
-        integration: route === DISCORD_ROUTE ? discordIntegration : integration,
+        integration: integrationOf(route),
       });
     const routes = PUBLIC_ROUTES.map((route: LoaderRoute) => addRoute(route, route.path));
 

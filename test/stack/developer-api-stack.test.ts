@@ -12,6 +12,7 @@ import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import {
   DISCORD_ROUTE,
+  FREE_KEY_ROUTES,
   LOADER_MAPPING_KEY,
   type LoaderRoute,
   mappedPathOf,
@@ -305,7 +306,7 @@ describe('the loader key check', () => {
       expect(route.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
     }
     const integrations = ofType('AWS::ApiGatewayV2::Integration');
-    expect(integrations).toHaveLength(2);
+    expect(integrations).toHaveLength(3);
     for (const [, integration] of integrations) expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
     const discordFunctionId = built.stack.getLogicalId(built.stack.discord.function.node.defaultChild as never);
     const targetOf = (route: LoaderRoute) => {
@@ -315,6 +316,8 @@ describe('the loader key check', () => {
     };
     for (const route of [VALIDATE_ROUTE, SCRIPT_ROUTE, STUB_ROUTE]) expect(targetOf(route)).toContain(loaderFunctionId());
     expect(targetOf(DISCORD_ROUTE)).toContain(discordFunctionId);
+    const freeFunctionId = built.stack.getLogicalId(built.stack.freeKeys.function.node.defaultChild as never);
+    for (const route of FREE_KEY_ROUTES) expect(targetOf(route)).toContain(freeFunctionId);
   });
 
   it("throttles the hosted stub and Discord's interactions with throttles of their own", () => {
@@ -374,7 +377,8 @@ describe('the loader key check', () => {
       const mappings = ofTypeIn('AWS::ApiGatewayV2::ApiMapping').map(([, mapping]) => mapping.Properties);
       const [httpId] = ofTypeIn('AWS::ApiGatewayV2::Api')[0] ?? [];
       const [restId] = ofTypeIn('AWS::ApiGateway::RestApi')[0] ?? [];
-      expect(mappings).toHaveLength(3);
+      expect(mappings).toHaveLength(4);
+      expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: 'v1/free', DomainName: { Ref: domainId } }));
       expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: LOADER_MAPPING_KEY, DomainName: { Ref: domainId } }));
       expect(mappings).toContainEqual(
         expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: DISCORD_ROUTE.mappingKey, DomainName: { Ref: domainId } }),
@@ -639,12 +643,14 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
     expect(secret).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
   });
 
-  it('is readable by the issue function alone, which gets its ARN in KEY_SECRET_ARN', () => {
+  it('is readable by the issue function and the free keys page (which seals provider secrets under it) alone, each given its ARN', () => {
     const issueFunction = functionIdOf(ROUTES.find((route) => route.entry === 'issue-keys')!);
     const readers = serviceFunctions()
       .map(([id]) => id)
       .filter((id) => statementsOf(id).some((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue')));
-    expect(readers).toEqual([issueFunction]);
+    const freeFunction = built.stack.getLogicalId(built.stack.freeKeys.function.node.defaultChild as never);
+    expect(readers.toSorted()).toEqual([issueFunction, freeFunction].toSorted());
+    expect(resources()[freeFunction]?.Properties).toMatchObject({ Environment: { Variables: { KEY_SECRET_ARN: { Ref: secretId() } } } });
     const reads = statementsOf(issueFunction).filter((statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue'));
     expect(reads.map((statement) => statement.Resource)).toEqual([{ Ref: secretId() }]);
     expect(resources()[issueFunction]?.Properties).toMatchObject({ Environment: { Variables: { KEY_SECRET_ARN: { Ref: secretId() } } } });

@@ -91,6 +91,7 @@ describe('one distribution in front of every route', () => {
       [BEHAVIOURS.stub, 'loader HTTP API'],
       [BEHAVIOURS.loader, 'loader HTTP API'],
       [BEHAVIOURS.discord, 'loader HTTP API'],
+      [BEHAVIOURS.free, 'loader HTTP API'],
     ]);
     // Any other path reaches the owner API, whose gateway responses answer it in JSON.
     expect(originKindOf(config, config.DefaultCacheBehavior)).toBe('owner API');
@@ -108,7 +109,7 @@ describe('one distribution in front of every route', () => {
     const config = configOf(built.resources);
     for (const api of [
       config.DefaultCacheBehavior,
-      ...[BEHAVIOURS.ownerApi, BEHAVIOURS.loader, BEHAVIOURS.discord].map((pattern) => behaviour(config, pattern)),
+      ...[BEHAVIOURS.ownerApi, BEHAVIOURS.loader, BEHAVIOURS.discord, BEHAVIOURS.free].map((pattern) => behaviour(config, pattern)),
     ]) {
       expect(api, api.PathPattern).toMatchObject({
         CachePolicyId: CACHING_DISABLED,
@@ -226,13 +227,15 @@ describe("the loader origin's secret header (the function believes CloudFront's 
     expect(withHeader[0]?.OriginCustomHeaders?.[0]?.HeaderValue).toEqual(dynamicReference());
   });
 
-  it('is given to the loader and Discord functions (both count per viewer address), and to no other', () => {
+  it('is given to the loader, Discord and free keys functions (each reads the viewer address), and to no other', () => {
     const holders = lookups
       .serviceFunctions()
       .filter(([, fn]) => JSON.stringify(fn.Properties.Environment ?? {}).includes(idOf(built.stack.originSecret)))
       .map(([id]) => id);
     expect(holders.toSorted()).toEqual(
-      [built.stack.loaderCheck.function, built.stack.discord.function].map((fn) => built.stack.getLogicalId(fn.node.defaultChild as never)).toSorted(),
+      [built.stack.loaderCheck.function, built.stack.discord.function, built.stack.freeKeys.function]
+        .map((fn) => built.stack.getLogicalId(fn.node.defaultChild as never))
+        .toSorted(),
     );
     for (const holder of holders)
       expect(built.resources[holder]?.Properties.Environment).toMatchObject({ Variables: { ORIGIN_VERIFY_SECRET: dynamicReference() } });
@@ -291,6 +294,7 @@ describe("the console's files", () => {
       BEHAVIOURS.stub,
       BEHAVIOURS.loader,
       BEHAVIOURS.discord,
+      BEHAVIOURS.free,
     ]);
     expect(Object.values(withoutConsole.resources).filter((resource) => resource.Type === 'Custom::CDKBucketDeployment')).toEqual([]);
     expect(withoutConsole.stack.frontDoor!.consoleBucket).toBeUndefined();

@@ -230,6 +230,8 @@ describe('a table that accepts connections but never answers', () => {
         'loader-script': neverAnswersLoader,
         'loader-stub': neverAnswersLoader,
         'discord-interactions': neverAnswersLoader,
+        'free-start': neverAnswersLoader,
+        'free-return': neverAnswersLoader,
       },
       handlerTimeoutMs: 50,
       newRequestId: () => 'req-hang',

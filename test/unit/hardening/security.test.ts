@@ -298,7 +298,14 @@ describe('every API response carries Cache-Control: no-store and X-Content-Type-
     // The owner API's routes only: the loader's are never reached by these requests.
     const unreached: HttpApiHandler = async () => Promise.reject(new Error('not routed here'));
     const handlers = (handler: ProxyHandler) => Object.fromEntries(ROUTES.map((route) => [route.entry, handler])) as Record<EntryName, ProxyHandler>;
-    const loaderHandlers = { 'loader-validate': unreached, 'loader-script': unreached, 'loader-stub': unreached, 'discord-interactions': unreached };
+    const loaderHandlers = {
+      'loader-validate': unreached,
+      'loader-script': unreached,
+      'loader-stub': unreached,
+      'discord-interactions': unreached,
+      'free-start': unreached,
+      'free-return': unreached,
+    };
     const request = (overrides: Partial<RawRequest> = {}): RawRequest => ({
       method: 'GET',
       target: '/v1/projects/prj_1/keys',

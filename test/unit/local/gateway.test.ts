@@ -50,7 +50,14 @@ function deps(
   const handlers = {} as Record<EntryName, ProxyHandler>;
   for (const route of ROUTES) handlers[route.entry] = spy;
   const loaderSpy = vi.fn<HttpApiHandler>(async () => ({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '{"valid":true}' }));
-  const loaderHandlers = { 'loader-validate': loaderSpy, 'loader-script': loaderSpy, 'loader-stub': loaderSpy, 'discord-interactions': loaderSpy };
+  const loaderHandlers = {
+    'loader-validate': loaderSpy,
+    'loader-script': loaderSpy,
+    'loader-stub': loaderSpy,
+    'discord-interactions': loaderSpy,
+    'free-start': loaderSpy,
+    'free-return': loaderSpy,
+  };
   return { authorizer: async () => allow(), handlers, loaderHandlers, newRequestId: () => 'req-1', handler: spy, loaderHandler: loaderSpy, ...overrides };
 }
 
