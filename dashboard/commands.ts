@@ -3,6 +3,7 @@ import { audited, DASHBOARD_AUDITS } from './audited';
 import { type Command, parseCommand } from './command';
 import { auditList } from './commands/audit';
 import { discordLink, discordSimulate, discordUnlink } from './commands/discord';
+import { freeSet, freeShow } from './commands/free';
 import { keysIssue } from './commands/keys';
 import { ownerCreate } from './commands/owner';
 import { projectCreate } from './commands/projects';
@@ -54,6 +55,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [discordLink.name]: entry(audited(discordLink, DASHBOARD_AUDITS.discordLink)),
   [discordUnlink.name]: entry(audited(discordUnlink, DASHBOARD_AUDITS.discordUnlink)),
   [discordSimulate.name]: entry(discordSimulate),
+  [freeSet.name]: entry(freeSet),
+  [freeShow.name]: entry(freeShow),
 };
 
 /** The command named by the leading words of argv (the longest name that matches) and the rest. */

@@ -7,8 +7,9 @@ import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-s
 import { createStores, type Stores } from '#adapters/stores';
 import { type GatewayOutputs, usagePlanTokenKeys as gatewayTokenKeys, oneLine, type TokenKeys } from '#adapters/usage-plan-token-keys';
 import { unixSeconds } from '#domain/model';
-import type { ScriptStore } from '#domain/ports';
+import type { KeySecret, ScriptStore } from '#domain/ports';
 import { DEFAULT_STACK_NAME } from '#lib/context';
+import { fileKeySecret } from '#local/key-secret';
 import type { StackInfo } from '#local/state-file';
 
 /** A failure that is not a typo on the command line (unknown owner, unreachable table): exit code 1. */
@@ -31,6 +32,8 @@ export interface DashboardContext {
   warn: (line: string) => void;
   /** The loader routes' base URL (the local stack's, the stack's ServiceUrl, custom domain or LoaderUrl, or LOADER_BASE_URL); undefined when unknown. */
   loaderBaseUrl?: string;
+  /** The stack's key secret, which provider secrets are sealed under (`free set`); locally the local stack's file. */
+  keySecret?: KeySecret;
 }
 
 /** The OS user running a command on the local stack, which has no identity of its own. */
@@ -213,6 +216,8 @@ export function openContext(
       caller: sts ? awsCaller(sts) : async () => localCaller(),
       warn: (line) => void process.stderr.write(`${line}\n`),
       ...(location.loaderBaseUrl ? { loaderBaseUrl: location.loaderBaseUrl } : {}),
+      // In AWS the secret lives in Secrets Manager, which the dashboard is not wired to yet (docs/free-keys.md).
+      ...(location.kind === 'local' ? { keySecret: fileKeySecret() } : {}),
     },
     close: () => {
       db.destroy();
