@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { type PostbackLookup, PROVIDER_BASES, providerVerifier } from '#adapters/free-key-providers';
+import { type PostbackLookup, PROVIDER_BASES, type ProviderBases, providerVerifier } from '#adapters/free-key-providers';
 import { AddressTally } from '#domain/address-tally';
 import type { FreeKeyFlowStore } from '#domain/free-keys/flow';
 import { sealerOf } from '#domain/free-keys/sealing';
@@ -65,6 +65,8 @@ export interface LocalServerOptions {
   /** Where version scripts are read from (the local stack's S3). */
   scripts: ScriptStore;
   extensions?: readonly LocalExtension[];
+  /** Where the key page verifies checkpoints (the providers' own APIs unless given: `npm start` gives its stand-ins'). */
+  freeProviderBases?: ProviderBases;
   /** The publisher console (`/console/`, `/console/api/*`); `GET /` from a browser then goes there. */
   console?: LocalConsole;
   onRequest?: (entry: RequestLogEntry) => void;
@@ -99,7 +101,13 @@ const jsonNotFound = { statusCode: 404, headers: { 'Content-Type': 'application/
 const localLoaderBaseUrl: LoaderBaseUrlOf = (event) => `http://${event.requestContext.domainName ?? '127.0.0.1'}`;
 
 /** The authorizer and the route handlers the CDK stack deploys, built from the given stores instead of the Lambda runtime's. */
-function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, scripts: ScriptStore, keySecret: KeySecret = memoryKeySecret()): GatewayDeps {
+function localGatewayDeps(
+  stores: LocalServerStores,
+  telemetry: TelemetrySink,
+  scripts: ScriptStore,
+  keySecret: KeySecret = memoryKeySecret(),
+  freeBases: ProviderBases = PROVIDER_BASES,
+): GatewayDeps {
   const now = () => unixSeconds();
   const loader = {
     keys: stores.keyChecks,
@@ -114,7 +122,7 @@ function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, s
     ? createFreeKeyPageHandler({
         store: stores.freeKeys,
         sealer: sealerOf(keySecret),
-        verifier: providerVerifier({ bases: PROVIDER_BASES, timeoutMs: PROVIDER_TIMEOUT_MS, postbacks: stores.freeKeys }),
+        verifier: providerVerifier({ bases: freeBases, timeoutMs: PROVIDER_TIMEOUT_MS, postbacks: stores.freeKeys }),
         rateLimits: stores.rateLimits,
         keys: stores.keys,
         now,
@@ -159,7 +167,7 @@ function localGatewayDeps(stores: LocalServerStores, telemetry: TelemetrySink, s
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const host = options.host ?? '127.0.0.1';
-  const deps = localGatewayDeps(options.stores, options.telemetry, options.scripts, options.keySecret);
+  const deps = localGatewayDeps(options.stores, options.telemetry, options.scripts, options.keySecret, options.freeProviderBases);
   const extensions = options.extensions ?? [];
   // Known once listening; no request arrives before that.
   let origin = `http://${host}:${options.port}`;
