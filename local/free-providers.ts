@@ -10,7 +10,7 @@ import type { LocalExtension } from './extension';
  * API each provider documents, answering as the real one does (lambdas/adapters/free-key-providers.ts).
  */
 
-export const FREE_STAND_IN_PATH = '/_local/free';
+const FREE_STAND_IN_PATH = '/_local/free';
 
 /** What a stand-in link is: where it sends the buyer back (Work.ink's `{TOKEN}` replaced), and Lootlabs' puid. */
 export function standInLinkUrl(origin: string, provider: FreeProvider, linkId: string, destination: string): string {

@@ -57,7 +57,7 @@ function html(status: number, title: string, body: string, extraHeaders: Record<
 const SESSION_COOKIE = 'sd_free_session';
 
 /** The page of an outcome; a started session also sets its cookie, for providers whose return URL is fixed. */
-export function renderFreePage(page: FreePage, projectId: string): APIGatewayProxyResult {
+function renderFreePage(page: FreePage, projectId: string): APIGatewayProxyResult {
   switch (page.kind) {
     case 'off':
       return html(404, 'No free keys here', '<p>This script does not hand out free keys.</p>');

@@ -4,7 +4,7 @@ import { SCRIPT_ROUTE } from './public-routes/script';
 import { STUB_ROUTE } from './public-routes/stub';
 import { VALIDATE_ROUTE } from './public-routes/validate';
 
-export { DISCORD_ROUTE, FREE_RETURN_ROUTE, FREE_START_ROUTE, SCRIPT_ROUTE, STUB_ROUTE, VALIDATE_ROUTE };
+export { DISCORD_ROUTE, SCRIPT_ROUTE, STUB_ROUTE, VALIDATE_ROUTE };
 
 /**
  * The public routes: no bearer token (a key in the body, a public project id, or Discord's signature), each defined

@@ -5,7 +5,7 @@ import * as z from 'zod/mini';
  * The same schema reads the dashboard CLI's input, the console's body and the stored item.
  */
 
-export const FREE_PROVIDERS = ['workink', 'linkvertise', 'lootlabs'] as const;
+const FREE_PROVIDERS = ['workink', 'linkvertise', 'lootlabs'] as const;
 export type FreeProvider = (typeof FREE_PROVIDERS)[number];
 
 /** Bounds of the settings (docs/limits.md). */
@@ -57,7 +57,6 @@ export const FreeKeySettings = z.object({
   keys_per_machine_per_day: bounded('keys_per_machine_per_day', FREE_SETTINGS_BOUNDS.keysPerMachinePerDay),
 });
 export type FreeKeySettings = z.infer<typeof FreeKeySettings>;
-export type FreeKeySettingsInput = z.input<typeof FreeKeySettings>;
 
 /** The settings with each secret left out: what `free show` and the console answer (secrets are never shown again). */
 export type FreeKeySettingsView = Omit<FreeKeySettings, 'checkpoints'> & { checkpoints: Omit<Checkpoint, 'secret'>[] };

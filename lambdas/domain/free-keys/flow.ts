@@ -44,7 +44,7 @@ export interface FreeKeyFlowDeps {
 }
 
 /** Where the buyer goes next: the checkpoint's link (with the nonce where the provider carries one back). */
-export interface CheckpointStep {
+interface CheckpointStep {
   index: number;
   of: number;
   provider: FreeProvider;
@@ -71,7 +71,7 @@ async function settingsOf(deps: FreeKeyFlowDeps, projectId: string): Promise<Fre
 }
 
 /** The checkpoint's link: Lootlabs carries `puid`, which its postback returns as `click_id` (the session's nonce). */
-export function stepOf(settings: FreeKeySettings, session: FreeSession): CheckpointStep {
+function stepOf(settings: FreeKeySettings, session: FreeSession): CheckpointStep {
   const checkpoint = settings.checkpoints[session.passed];
   if (!checkpoint) throw new Error('A finished session has no checkpoint');
   const url = new URL(checkpoint.url);

@@ -69,7 +69,7 @@ export function startSession(input: { projectId: string; fingerprint: string; ad
 export const sendAgain = (session: FreeSession, now: number): FreeSession => ({ ...session, sentAt: now, nonce: randomHex(16) });
 
 /** Why a return was refused as a bypass attempt; each is counted in the funnel. */
-export const BYPASSES = ['no_token', 'reused_token', 'too_fast', 'other_address', 'other_machine', 'invalid_token', 'other_link'] as const;
+const BYPASSES = ['no_token', 'reused_token', 'too_fast', 'other_address', 'other_machine', 'invalid_token', 'other_link'] as const;
 export type Bypass = (typeof BYPASSES)[number];
 
 /** What the provider's own API said of a token (lambdas/adapters/free-key-providers.ts). */
@@ -111,7 +111,7 @@ export interface ReturnDeps {
 }
 
 /** The checks that need no provider: a refusal here spends no token at the provider. */
-export function precheck(session: FreeSession, checkpoint: Checkpoint, ret: CheckpointReturn, now: number): Bypass | undefined {
+function precheck(session: FreeSession, checkpoint: Checkpoint, ret: CheckpointReturn, now: number): Bypass | undefined {
   if (ret.fingerprint !== undefined && ret.fingerprint !== session.fingerprint) return 'other_machine';
   if (ret.address !== session.address) return 'other_address';
   // Lootlabs returns no token to the page: its proof is the postback recorded under the session's nonce.
