@@ -161,6 +161,7 @@ function localGatewayDeps(
       }),
       'free-start': freeKeys,
       'free-return': freeKeys,
+      'free-postback': freeKeys,
     },
   };
 }

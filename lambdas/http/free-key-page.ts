@@ -1,6 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
-import { type FreeKeyFlowDeps, type FreePage, returnPage, startPage } from '#domain/free-keys/flow';
+import { type FreeKeyFlowDeps, type FreePage, recordLootlabsPostback, returnPage, startPage } from '#domain/free-keys/flow';
 import type { Bypass } from '#domain/free-keys/session';
 import { clientAddressOf, type HttpApiHandler } from './http-api';
 
@@ -123,6 +123,26 @@ export function createFreeKeyPageHandler(deps: FreeKeyPageDeps): HttpApiHandler 
     const address = clientAddressOf(event, deps.originSecret);
     const now = deps.now();
     try {
+      if (event.routeKey.endsWith('/postback')) {
+        const outcome = await recordLootlabsPostback(deps, {
+          projectId,
+          secret: query.secret ?? '',
+          clickId: query.click_id ?? '',
+          ip: query.ip ?? '',
+          uniqueId: query.unique_id ?? '',
+          now,
+        });
+        const status = { recorded: 200, unauthorized: 401, malformed: 400 }[outcome];
+        const body =
+          outcome === 'recorded'
+            ? { ok: true }
+            : { error: outcome === 'unauthorized' ? 'Unknown project or postback secret' : 'click_id, ip and unique_id are required' };
+        return {
+          statusCode: status,
+          headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' },
+          body: JSON.stringify(body),
+        };
+      }
       const page = event.routeKey.endsWith('/return')
         ? await returnPage(deps, {
             projectId,

@@ -55,10 +55,10 @@ afterAll(async () => {
   await table?.drop();
 });
 
-function request(path: 'start' | 'return', query: Record<string, string>, address = ADDRESS) {
+function request(path: 'start' | 'return' | 'postback', query: Record<string, string>, address = ADDRESS, project = projectId) {
   const event = {
-    routeKey: path === 'start' ? 'GET /v1/free/{project_id}' : 'GET /v1/free/{project_id}/return',
-    pathParameters: { project_id: projectId },
+    routeKey: path === 'start' ? 'GET /v1/free/{project_id}' : `GET /v1/free/{project_id}/${path}`,
+    pathParameters: { project_id: project },
     queryStringParameters: query,
     headers: {},
     requestContext: { http: { sourceIp: address, method: 'GET' } },
@@ -136,5 +136,20 @@ describe('the key page', () => {
     const bad = await request('start', { m: '<script>alert(1)</script>' });
     expect(bad.statusCode).toBe(400);
     expect(bad.body).not.toContain('<script>');
+  });
+
+  it("records Lootlabs' postback only with the checkpoint's secret", async () => {
+    const owner = await seedOwner(table.stores);
+    const { projectId: loot } = await seedProject(table.stores, { ownerId: owner.ownerId });
+    const lootSettings = FreeKeySettings.parse({
+      checkpoints: [{ provider: 'lootlabs', url: 'https://loot-link.com/s?demo', link_id: 'll', secret: 'postback-secret-1' }],
+    });
+    await freeStore.putSettings(loot, await sealSettings(sealer, loot, lootSettings));
+    const postback = { click_id: 'n'.repeat(32), ip: ADDRESS, unique_id: 'u-1' };
+    expect((await request('postback', { ...postback, secret: 'wrong' }, ADDRESS, loot)).statusCode).toBe(401);
+    expect(await freeStore.postbackOf(loot, postback.click_id)).toBeUndefined();
+    expect((await request('postback', { ...postback, secret: 'postback-secret-1', ip: 'not-an-ip' }, ADDRESS, loot)).statusCode).toBe(400);
+    expect((await request('postback', { ...postback, secret: 'postback-secret-1' }, ADDRESS, loot)).statusCode).toBe(200);
+    expect(await freeStore.postbackOf(loot, postback.click_id)).toEqual({ ip: ADDRESS, uniqueId: 'u-1' });
   });
 });

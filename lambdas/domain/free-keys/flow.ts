@@ -1,3 +1,5 @@
+import { timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { KeyStore, RateLimitStore } from '#domain/ports';
 import { batchOf, randomKeys } from '#domain/selling-keys';
 import type { FreeKeySettings, FreeProvider } from '#schemas/free-keys';
@@ -27,6 +29,7 @@ export interface FreeKeyFlowStore {
   session(sessionId: string, now: number): Promise<FreeSession | undefined>;
   replaceSession(previous: FreeSession, next: FreeSession): Promise<boolean>;
   claimToken(projectId: string, provider: FreeProvider, tokenId: string, now: number): Promise<boolean>;
+  recordPostback(projectId: string, clickId: string, postback: { ip: string; uniqueId: string }, now: number): Promise<void>;
   countFunnel(projectId: string, step: `passed_${number}` | `bypass_${Bypass}` | 'started' | 'issued', now: number): Promise<void>;
 }
 
@@ -64,7 +67,7 @@ export type FreePage =
   | { kind: 'finished' };
 
 /** The settings in force, opened; undefined when free keys are off or not set up. */
-async function settingsOf(deps: FreeKeyFlowDeps, projectId: string): Promise<FreeKeySettings | undefined> {
+async function settingsOf(deps: Pick<FreeKeyFlowDeps, 'store' | 'sealer'>, projectId: string): Promise<FreeKeySettings | undefined> {
   const stored = await deps.store.settings(projectId);
   if (!stored?.enabled) return undefined;
   return openSettings(deps.sealer, projectId, stored);
@@ -149,4 +152,24 @@ async function issueFreeKey(deps: FreeKeyFlowDeps, settings: FreeKeySettings, se
   await deps.store.replaceSession(session, { ...session, keyId: key.id });
   await deps.store.countFunnel(session.projectId, 'issued', now);
   return { kind: 'key', key: key.key, expiresAt };
+}
+
+const sameText = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+const POSTBACK_VALUE = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/**
+ * Lootlabs' postback (https://help.lootlabs.gg/en/article/postback-api-1ndz3i2), `GET …/postback?secret=…&click_id=
+ * <puid>&ip=<IP>&unique_id=<id>`: Lootlabs does not sign it, so the URL the publisher pastes carries the checkpoint's
+ * secret, compared in constant time. Recorded under the click id (the session's nonce) for the return to find.
+ */
+export async function recordLootlabsPostback(
+  deps: Pick<FreeKeyFlowDeps, 'store' | 'sealer'>,
+  input: { projectId: string; secret: string; clickId: string; ip: string; uniqueId: string; now: number },
+): Promise<'recorded' | 'unauthorized' | 'malformed'> {
+  const settings = await settingsOf(deps, input.projectId);
+  const known = settings?.checkpoints.some((c) => c.provider === 'lootlabs' && sameText(c.secret, input.secret));
+  if (!known) return 'unauthorized';
+  if (!POSTBACK_VALUE.test(input.clickId) || !POSTBACK_VALUE.test(input.uniqueId) || isIP(input.ip) === 0) return 'malformed';
+  await deps.store.recordPostback(input.projectId, input.clickId, { ip: input.ip, uniqueId: input.uniqueId }, input.now);
+  return 'recorded';
 }

@@ -1,5 +1,5 @@
 import type { LoaderRoute } from '#http/public-routes';
-import { freeReturnDoc, freeStartDoc } from '#http/public-routes/free-keys.doc';
+import { freePostbackDoc, freeReturnDoc, freeStartDoc } from '#http/public-routes/free-keys.doc';
 import { scriptDoc } from '#http/public-routes/script.doc';
 import { stubDoc } from '#http/public-routes/stub.doc';
 import { validateDoc } from '#http/public-routes/validate.doc';
@@ -15,4 +15,5 @@ export const PUBLIC_DOCS: Partial<Record<LoaderRoute['entry'], () => Operation>>
   'loader-stub': stubDoc,
   'free-start': freeStartDoc,
   'free-return': freeReturnDoc,
+  'free-postback': freePostbackDoc,
 };

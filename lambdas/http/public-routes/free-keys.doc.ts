@@ -64,3 +64,44 @@ export const freeReturnDoc = (): Operation => ({
     500: responseRef('InternalError'),
   },
 });
+
+export const freePostbackDoc = (): Operation => ({
+  operationId: 'lootlabsPostback',
+  tags: ['Free keys'],
+  summary: "Lootlabs' postback for a completed checkpoint",
+  description:
+    "Called by Lootlabs, server to server, when a buyer completes a Lootlabs checkpoint (https://help.lootlabs.gg/en/article/postback-api-1ndz3i2). Lootlabs does not sign it, so the URL pasted into Lootlabs carries the checkpoint's `secret`; `click_id` is the `puid` the key page put on the link (the session's nonce).",
+  security: [],
+  parameters: [
+    projectParameter,
+    { name: 'secret', in: 'query', required: true, description: "The Lootlabs checkpoint's secret, as set with `free set`.", schema: { type: 'string' } },
+    { name: 'click_id', in: 'query', required: true, description: 'The `puid` the link carried.', schema: { type: 'string' } },
+    { name: 'ip', in: 'query', required: true, description: 'The address that completed the link.', schema: { type: 'string' } },
+    { name: 'unique_id', in: 'query', required: true, description: "Lootlabs' id of the completion (single use).", schema: { type: 'string' } },
+  ],
+  responses: {
+    200: {
+      description: 'Recorded.',
+      content: { 'application/json': { schema: { type: 'object' }, examples: { answer: { summary: 'The answer', value: { ok: true } } } } },
+    },
+    400: {
+      description: 'A value is missing or malformed.',
+      content: {
+        'application/json': {
+          schema: { type: 'object' },
+          examples: { answer: { summary: 'The answer', value: { error: 'click_id, ip and unique_id are required' } } },
+        },
+      },
+    },
+    401: {
+      description: 'Unknown project or secret.',
+      content: {
+        'application/json': {
+          schema: { type: 'object' },
+          examples: { answer: { summary: 'The answer', value: { error: 'Unknown project or postback secret' } } },
+        },
+      },
+    },
+    500: responseRef('InternalError'),
+  },
+});

@@ -25,6 +25,18 @@ export const FREE_START_ROUTE = definePublicRoute({
   tableAccess: SHARED,
 });
 
+/** Lootlabs' server-to-server postback: reads the settings, records the postback (docs/free-keys.md). */
+export const FREE_POSTBACK_ROUTE = definePublicRoute({
+  method: 'GET',
+  path: '/v1/free/{project_id}/postback',
+  entry: 'free-postback',
+  mappingKey: 'v1/free',
+  tableAccess: [
+    { actions: ['dynamodb:GetItem'], partitions: ['project'] },
+    { actions: ['dynamodb:PutItem'], partitions: ['freePostback'] },
+  ],
+});
+
 export const FREE_RETURN_ROUTE = definePublicRoute({
   method: 'GET',
   path: '/v1/free/{project_id}/return',

@@ -232,6 +232,7 @@ describe('a table that accepts connections but never answers', () => {
         'discord-interactions': neverAnswersLoader,
         'free-start': neverAnswersLoader,
         'free-return': neverAnswersLoader,
+        'free-postback': neverAnswersLoader,
       },
       handlerTimeoutMs: 50,
       newRequestId: () => 'req-hang',

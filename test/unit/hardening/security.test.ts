@@ -305,6 +305,7 @@ describe('every API response carries Cache-Control: no-store and X-Content-Type-
       'discord-interactions': unreached,
       'free-start': unreached,
       'free-return': unreached,
+      'free-postback': unreached,
     };
     const request = (overrides: Partial<RawRequest> = {}): RawRequest => ({
       method: 'GET',

@@ -57,6 +57,7 @@ function deps(
     'discord-interactions': loaderSpy,
     'free-start': loaderSpy,
     'free-return': loaderSpy,
+    'free-postback': loaderSpy,
   };
   return { authorizer: async () => allow(), handlers, loaderHandlers, newRequestId: () => 'req-1', handler: spy, loaderHandler: loaderSpy, ...overrides };
 }
