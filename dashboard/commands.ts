@@ -3,6 +3,7 @@ import { audited, DASHBOARD_AUDITS } from './audited';
 import { type Command, parseCommand } from './command';
 import { auditList } from './commands/audit';
 import { discordLink, discordSimulate, discordUnlink } from './commands/discord';
+import { freeSet, freeShow } from './commands/free';
 import { keysIssue } from './commands/keys';
 import { ownerCreate } from './commands/owner';
 import { projectCreate } from './commands/projects';
@@ -60,6 +61,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   [shopMap.name]: entry(audited(shopMap, DASHBOARD_AUDITS.shopMap)),
   [shopRemove.name]: entry(audited(shopRemove, DASHBOARD_AUDITS.shopRemove)),
   [shopSimulate.name]: entry(shopSimulate),
+  [freeSet.name]: entry(freeSet),
+  [freeShow.name]: entry(freeShow),
 };
 
 /** The command named by the leading words of argv (the longest name that matches) and the rest. */

@@ -197,6 +197,11 @@ export const RESERVED_CONCURRENCY = {
    * milliseconds; held apart from the loader's instances so a flood there never delays a reply Discord waits 3 s for.
    */
   discord: 10,
+  /**
+   * The free keys' key page: buyers' browsers, a few a second at a script's launch; a return may wait up to
+   * PROVIDER_TIMEOUT_MS on a provider, so 10 instances still serve 3 returns a second when every provider is slow.
+   */
+  freeKeys: 10,
   /** The console's API: a few publishers' pages at a time (its own limit is 600 requests a minute per session). */
   console: 10,
   /**
@@ -222,6 +227,7 @@ export const FUNCTIONS_PER_GROUP: Readonly<Record<ConcurrencyGroup, number>> = {
   dailyDetector: 1,
   alertDigest: 1,
   discord: 1,
+  freeKeys: 1,
   console: 1,
   shops: 1,
 };

@@ -26,6 +26,7 @@ import {
 import { Analytics } from '#lib/constructs/analytics';
 import { ConsoleApi } from '#lib/constructs/console-api';
 import { DiscordInteractions } from '#lib/constructs/discord-interactions';
+import { FreeKeys } from '#lib/constructs/free-keys';
 import { FrontDoor } from '#lib/constructs/front-door';
 import { addJsonGatewayResponses } from '#lib/constructs/json-gateway-responses';
 import { KEEP_UNLESS_JUST_CREATED } from '#lib/constructs/keep';
@@ -51,7 +52,7 @@ export const STAGE_NAME = 'prod';
 
 /**
  * The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector,
- * the alert digest, the loader check, the Discord interactions, the shop receiver.
+ * the alert digest, the loader check, the Discord interactions, the shop receiver, the free keys' page.
  */
 export const FUNCTIONS_BESIDE_ROUTES = 11;
 
@@ -94,6 +95,8 @@ export class DeveloperApiStack extends Stack {
   readonly discord: DiscordInteractions;
   /** Shops' webhooks, on the public routes' front door (docs/selling-keys.md). */
   readonly shops: ShopReceiver;
+  /** The free keys' key page, on the loader routes' front door (docs/free-keys.md). */
+  readonly freeKeys: FreeKeys;
   /** The loader routes' own front door (an HTTP API), and the custom domain when one is given. */
   readonly loaderApi: LoaderApi;
   readonly scripts: ScriptBucket;
@@ -251,10 +254,12 @@ export class DeveloperApiStack extends Stack {
     this.scripts.readableOnlyBy(loaderRole);
     this.discord = new DiscordInteractions(this, 'Discord', { table: this.table });
     this.shops = new ShopReceiver(this, 'Shops', { table: this.table, keySecret: this.keySecret });
+    this.freeKeys = new FreeKeys(this, 'FreeKeys', { table: this.table, keySecret: this.keySecret });
     this.loaderApi = new LoaderApi(this, 'LoaderApi', {
       function: this.loaderCheck.function,
       discordFunction: this.discord.function,
       shopFunction: this.shops.function,
+      freeKeysFunction: this.freeKeys.function,
       restApi: this.api,
       domain: customDomainContext(this.node),
     });
@@ -291,7 +296,8 @@ export class DeveloperApiStack extends Stack {
     // The loader and Discord functions read the secret at their cold start (lambdas/runtime/aws.ts readOriginSecrets); no value in its configuration.
     const originSecretVersion = originSecretVersionContext(this.node);
     // The Discord function counts refused signatures per viewer address too (lambdas/domain/unsigned-refusals.ts).
-    for (const fn of [this.loaderCheck.function, this.discord.function]) {
+    // The free keys' page binds a session to the viewer's address (lambdas/domain/free-keys/session.ts).
+    for (const fn of [this.loaderCheck.function, this.discord.function, this.freeKeys.function]) {
       fn.addEnvironment('ORIGIN_SECRET_ARN', this.originSecret.secretArn);
       // A new version in the configuration replaces every running container, so none keeps a value read before the rotation.
       if (originSecretVersion) fn.addEnvironment('ORIGIN_SECRET_VERSION', originSecretVersion);
@@ -411,6 +417,7 @@ export class DeveloperApiStack extends Stack {
       [this.analytics.alertDigestFunction, 'alertDigest'],
       [this.discord.function, 'discord'],
       [this.shops.function, 'shops'],
+      [this.freeKeys.function, 'freeKeys'],
     ];
   }
 

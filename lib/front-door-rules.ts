@@ -16,6 +16,7 @@ export const BEHAVIOURS = {
   loader: '/v1/loader/*',
   discord: '/v1/discord/*',
   shops: '/v1/shops/*',
+  free: '/v1/free/*',
 } as const;
 
 export type BehaviourName = keyof typeof BEHAVIOURS | 'default';
@@ -29,6 +30,7 @@ export const ORIGIN_OF: Readonly<Record<BehaviourName, 'consoleApi' | 'consoleFi
   loader: 'loaderApi',
   discord: 'loaderApi',
   shops: 'loaderApi',
+  free: 'loaderApi',
   default: 'ownerApi',
 };
 

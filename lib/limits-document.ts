@@ -5,6 +5,7 @@ import { BLACKLIST_LIMITS } from '#domain/blacklist';
 import { CONSOLE_RATE_LIMIT, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_SECONDS, SESSION_MAX_SECONDS, SIGN_IN_FAILURE_LIMIT } from '#domain/console-session';
 import { RESET_COOLDOWN_SECONDS } from '#domain/discord/link';
 import { SIGNATURE_MAX_SKEW_SECONDS } from '#domain/discord/signature';
+import { FREE_SESSION_LIMITS, FREE_SESSION_SECONDS, MIN_CHECKPOINT_SECONDS, PROVIDER_TIMEOUT_MS } from '#domain/free-keys/session';
 import { FULL_COPIES_PER_KEY_VERSION_PER_MINUTE } from '#domain/full-copies';
 import { PLACES_USED } from '#domain/hidden-mark';
 import { ADDRESS_COUNTING, LOADER_LIMITS } from '#domain/key-check';
@@ -27,6 +28,7 @@ import { revokeBulkRoute } from '#http/owner-routes/revoke-bulk';
 import { traceLeakRoute } from '#http/owner-routes/trace-leak';
 import { API_FUNCTION_TIMEOUT_SECONDS, timeoutSecondsOf } from '#http/routes';
 import { MAX_VERSION_NOTES_LENGTH } from '#schemas/console';
+import { FREE_SETTINGS_BOUNDS } from '#schemas/free-keys';
 import { BAN_REASON_LENGTH, KEYS_PAGE, MAX_FINGERPRINTS, MAX_KEYS_PER_API_ISSUE, MAX_NOTE_LENGTH } from '#schemas/requests';
 import {
   ACCOUNT_API_RATE,
@@ -196,6 +198,40 @@ const SECTIONS: [title: string, limits: Limit[]][] = [
       ],
       ['Products mapped per connection', `at most ${MAX_SHOP_PRODUCTS}`, '`MAX_SHOP_PRODUCTS` (lambdas/domain/shops/connections.ts)'],
       ['The delivery log', `kept ${days(SHOP_LOG_RETENTION_SECONDS)}`, '`SHOP_LOG_RETENTION_SECONDS` (lambdas/domain/shops/receive.ts)'],
+    ],
+  ],
+  [
+    'Free keys',
+    [
+      [
+        'Checkpoints of a project',
+        `${FREE_SETTINGS_BOUNDS.checkpoints.min} to ${FREE_SETTINGS_BOUNDS.checkpoints.max}`,
+        '`FREE_SETTINGS_BOUNDS` (lambdas/schemas/free-keys.ts)',
+      ],
+      [
+        "A free key's duration",
+        `${FREE_SETTINGS_BOUNDS.durationHours.min} to ${FREE_SETTINGS_BOUNDS.durationHours.max} h, ${FREE_SETTINGS_BOUNDS.durationHours.default} h by default`,
+        '`FREE_SETTINGS_BOUNDS.durationHours`',
+      ],
+      [
+        "A free key's machines",
+        `${FREE_SETTINGS_BOUNDS.machines.min} to ${FREE_SETTINGS_BOUNDS.machines.max}, ${FREE_SETTINGS_BOUNDS.machines.default} by default`,
+        '`FREE_SETTINGS_BOUNDS.machines`',
+      ],
+      [
+        'Free keys per machine per UTC day',
+        `${FREE_SETTINGS_BOUNDS.keysPerMachinePerDay.min} to ${FREE_SETTINGS_BOUNDS.keysPerMachinePerDay.max}, ${FREE_SETTINGS_BOUNDS.keysPerMachinePerDay.default} by default`,
+        '`FREE_SETTINGS_BOUNDS.keysPerMachinePerDay`',
+      ],
+      [
+        'Sessions started per client address, per project',
+        `${number(FREE_SESSION_LIMITS.perAddressPerHour)} an hour`,
+        '`FREE_SESSION_LIMITS` (lambdas/domain/free-keys/session.ts)',
+      ],
+      ['Sessions started per machine, per project', `${number(FREE_SESSION_LIMITS.perMachinePerHour)} an hour`, '`FREE_SESSION_LIMITS`'],
+      ['A session lives', hours(FREE_SESSION_SECONDS), '`FREE_SESSION_SECONDS`'],
+      ['Least time on a checkpoint before its return is taken', `${MIN_CHECKPOINT_SECONDS.workink} s (every provider)`, '`MIN_CHECKPOINT_SECONDS`'],
+      ["A provider's verification call", `${number(PROVIDER_TIMEOUT_MS)} ms, then the page says the provider is down`, '`PROVIDER_TIMEOUT_MS`'],
     ],
   ],
   [

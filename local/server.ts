@@ -4,8 +4,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { type PostbackLookup, PROVIDER_BASES, type ProviderBases, providerVerifier } from '#adapters/free-key-providers';
 import { keySecretSealer } from '#adapters/secret-sealer';
 import { AddressTally } from '#domain/address-tally';
+import type { FreeKeyFlowStore } from '#domain/free-keys/flow';
+import { machineBlacklist } from '#domain/free-keys/flow';
+import { sealerOf } from '#domain/free-keys/sealing';
+import { PROVIDER_TIMEOUT_MS } from '#domain/free-keys/session';
 import { FullCopyTally } from '#domain/full-copies';
 import { unixSeconds } from '#domain/model';
 import type {
@@ -28,6 +33,7 @@ import { blacklistOf, type IsBuyerBlacklisted, type ShopStore } from '#domain/sh
 import { RefusalTally } from '#domain/unsigned-refusals';
 import { createAuthorizer } from '#functions/authorizer';
 import { createInteractionsHandler } from '#http/discord-interactions';
+import { createFreeKeyPageHandler } from '#http/free-key-page';
 import { createScriptHandler, SCRIPT_CACHE_BYTES } from '#http/loader-script';
 import { createStubHandler, type LoaderBaseUrlOf } from '#http/loader-stub';
 import { createValidateHandler } from '#http/loader-validate';
@@ -66,6 +72,8 @@ export interface LocalServerOptions {
   /** The buyer blacklist's check for shop orders (none unless given). */
   isBuyerBlacklisted?: IsBuyerBlacklisted;
   extensions?: readonly LocalExtension[];
+  /** Where the key page verifies checkpoints (the providers' own APIs unless given: `npm start` gives its stand-ins'). */
+  freeProviderBases?: ProviderBases;
   /** The publisher console (`/console/`, `/console/api/*`); `GET /` from a browser then goes there. */
   console?: LocalConsole;
   onRequest?: (entry: RequestLogEntry) => void;
@@ -88,10 +96,15 @@ type LocalServerStores = {
   discord: DiscordKeyStore;
   blacklist: BlacklistStore;
   shops: ShopStore;
+  /** The free keys' store (the table's, in `npm start`); a server without it serves no key page. */
+  freeKeys?: FreeKeyFlowStore & PostbackLookup;
 };
 
 /** The stub loader the hosted stub route serves; the Lambda bundles the same file as text. */
 export const STUB_LOADER_FILE = fileURLToPath(new URL('../examples/roblox-loader.luau', import.meta.url));
+
+/** The key page of a server started without the free keys' store. */
+const jsonNotFound = { statusCode: 404, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: 'Free keys are not served here' }) };
 
 /** Locally the front door is this server, over plain HTTP, by the loopback name the client used. */
 const localLoaderBaseUrl: LoaderBaseUrlOf = (event) => `http://${event.requestContext.domainName ?? '127.0.0.1'}`;
@@ -103,6 +116,7 @@ function localGatewayDeps(
   scripts: ScriptStore,
   keySecret: KeySecret = memoryKeySecret(),
   isBuyerBlacklisted: IsBuyerBlacklisted = blacklistOf(stores.blacklist),
+  freeBases: ProviderBases = PROVIDER_BASES,
 ): GatewayDeps {
   const now = () => unixSeconds();
   const loader = {
@@ -114,6 +128,18 @@ function localGatewayDeps(
     now,
     logger: new Logger({ serviceName: 'loader-check' }),
   };
+  const freeKeys = stores.freeKeys
+    ? createFreeKeyPageHandler({
+        store: stores.freeKeys,
+        sealer: sealerOf(keySecret),
+        verifier: providerVerifier({ bases: freeBases, timeoutMs: PROVIDER_TIMEOUT_MS, postbacks: stores.freeKeys }),
+        rateLimits: stores.rateLimits,
+        keys: stores.keys,
+        blacklistProblem: machineBlacklist(stores.blacklist),
+        now,
+        logger: new Logger({ serviceName: 'free-keys' }),
+      })
+    : async () => jsonNotFound;
   return {
     authorizer: createAuthorizer({ tokens: stores.tokens, logger: new Logger({ serviceName: 'developer-api-authorizer' }) }),
     handlers: createRouteHandlers({ stores, keySecret, now, logger: new Logger({ serviceName: 'developer-api' }) }),
@@ -156,13 +182,16 @@ function localGatewayDeps(
         now,
         logger: new Logger({ serviceName: 'shop-receiver' }),
       }),
+      'free-start': freeKeys,
+      'free-return': freeKeys,
+      'free-postback': freeKeys,
     },
   };
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const host = options.host ?? '127.0.0.1';
-  const deps = localGatewayDeps(options.stores, options.telemetry, options.scripts, options.keySecret, options.isBuyerBlacklisted);
+  const deps = localGatewayDeps(options.stores, options.telemetry, options.scripts, options.keySecret, options.isBuyerBlacklisted, options.freeProviderBases);
   const extensions = options.extensions ?? [];
   // Known once listening; no request arrives before that.
   let origin = `http://${host}:${options.port}`;

@@ -2,11 +2,14 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient, localDynamoConfig } from '#adapters/client';
+import { PROVIDER_BASES, type ProviderBases } from '#adapters/free-key-providers';
 import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
 import { createStores } from '#adapters/stores';
 import { presigningS3Client } from '#adapters/upload-staging';
 import { linkDiscord } from '#domain/discord/link';
+import { sealerOf, sealSettings } from '#domain/free-keys/sealing';
 import { unixSeconds } from '#domain/model';
+import { FreeKeySettings } from '#schemas/free-keys';
 import { startAlertDigestTimer } from './alert-digest-timer';
 import { CONSOLE_PATH, createLocalConsole } from './console';
 import { startDailyDetectorTimer } from './daily-detector-timer';
@@ -16,6 +19,7 @@ import { createDiscordStandIn, type DiscordStandIn, STAND_IN_PREFIX } from './di
 import { createDocsExtension } from './docs';
 import { type DynamoDbLocal, type FetchReporter, startDynamoDbLocal } from './dynamodb-local';
 import type { LocalExtension } from './extension';
+import { createFreeProviderStandIn, standInBases, standInLinkUrl } from './free-providers';
 import { startLocalFrontDoor } from './front-door';
 import { fileKeySecret } from './key-secret';
 import { ensurePrivateDir } from './private-dir';
@@ -177,6 +181,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       discordApiBase: options.discordApiBase,
       origin: () => origin,
     });
+    // The key page verifies with the providers' stand-ins: their bases are known once the server listens.
+    const freeBases: ProviderBases = { ...PROVIDER_BASES };
+    const freeStandIn = createFreeProviderStandIn({ recordPostback: (...args) => stores.freeKeys.recordPostback(...args) });
     // The origins on a port of their own; the front door on the stack's port, as the distribution in front of them.
     const server: LocalServer = await startLocalServer({
       port: 0,
@@ -185,7 +192,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       telemetry: telemetry.sink,
       keySecret,
       scripts,
-      extensions: [discord, createDocsExtension({ exampleProjectId: demo.projectId }), ...(options.extensions ?? [])],
+      extensions: [discord, freeStandIn, createDocsExtension({ exampleProjectId: demo.projectId }), ...(options.extensions ?? [])],
+      freeProviderBases: freeBases,
       console: consoleSite,
       onRequest: options.onRequest,
     });
@@ -198,6 +206,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(() => frontDoor.close());
     origin = frontDoor.url;
+    Object.assign(freeBases, standInBases(server.url));
+    // The demo project's free keys: one checkpoint of each provider, on the stand-ins (docs/free-keys.md, "Locally").
+    if (!(await stores.freeKeys.settings(demo.projectId))) {
+      const back = `${frontDoor.url}/v1/free/${demo.projectId}/return`;
+      const settings = FreeKeySettings.parse({
+        checkpoints: [
+          { provider: 'workink', url: standInLinkUrl(frontDoor.url, 'workink', '1', `${back}?token={TOKEN}`), link_id: '1', secret: 'local' },
+          { provider: 'linkvertise', url: standInLinkUrl(frontDoor.url, 'linkvertise', '2', back), link_id: '2', secret: 'local' },
+          { provider: 'lootlabs', url: standInLinkUrl(frontDoor.url, 'lootlabs', '3', back), link_id: '3', secret: 'local' },
+        ],
+      });
+      await stores.freeKeys.putSettings(demo.projectId, await sealSettings(sealerOf(keySecret), demo.projectId, settings));
+    }
     // The console is opened by any loopback name; each is an origin of its own to the browser.
     await s3.allowUploadsFrom(['127.0.0.1', 'localhost', '[::1]'].map((name) => `http://${name}:${frontDoor.port}`));
 

@@ -68,6 +68,7 @@ export function banner(stack: LocalStack, persistDir: string | undefined): strin
     `  Token       ${stack.token}`,
     `  Project     ${stack.projectId}   ("Demo Script", Business plan, keys, 3 versions, 1 webhook)`,
     `  Inbox       ${stack.inboxUrl}   (the Discord embeds the webhook deliveries post)`,
+    `  Key page    ${stack.baseUrl}/v1/free/${stack.projectId}?m=${'0'.repeat(64)}   (free keys behind the providers' local stand-ins)`,
     `  Docs        ${stack.baseUrl}/_local/docs`,
     `  DynamoDB    ${stack.dynamodbEndpoint}   table ${stack.tableName}, ${storage}`,
     `  Scripts     ${stack.s3Endpoint}   bucket ${stack.bucketName} (local S3), ${storage}`,

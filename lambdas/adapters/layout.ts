@@ -49,6 +49,10 @@ import { TABLE } from './table-definition';
  * | blacklist slot     | BLACKLIST#<projectId>       | SLOT#<position, 10 digits>                  | until removed (moves)    |
  * | blacklist count    | BLACKLIST#<projectId>       | COUNT                                       | always                   |
  * | machine's key      | MACHINE#<projectId>#<fp>    | <keyId>                                     | always (keys never go)   |
+ * | free-key session   | FREE_SESSION#<sessionId>    | FREE_SESSION                                | its expiry (2 h)         |
+ * | free token used    | FREE_TOKEN#<projectId>      | <provider>#<sha256(token)>                  | 2 days                   |
+ * | Lootlabs postback  | FREE_POSTBACK#<projectId>   | <click_id>                                  | 1 day                    |
+ * | free-key funnel    | FREE_FUNNEL#<projectId>     | DAY#<dayStart>                              | 400 days after the day   |
  *
  * A token is three items written and revoked in one transaction: the authorizer reads the one keyed by the token's
  * hash (one GetItem per uncached request), `token list` queries the owner's, `token revoke` finds the token by id.
@@ -111,6 +115,10 @@ export const ENTITY = {
   blacklistSlot: 'BLACKLIST_SLOT',
   blacklistCount: 'BLACKLIST_COUNT',
   machineKey: 'MACHINE_KEY',
+  freeSession: 'FREE_SESSION',
+  freeToken: 'FREE_TOKEN',
+  freePostback: 'FREE_POSTBACK',
+  freeFunnel: 'FREE_FUNNEL',
 } as const;
 
 /** How partition keys begin, by kind: what `dynamodb:LeadingKeys` conditions in the CDK stack grant by. */
@@ -145,6 +153,11 @@ export const PARTITION = {
   shop: 'SHOP#',
   /** A project's shop delivery log, 90 days. */
   shopLog: 'SHOPLOG#',
+  /** Free keys behind checkpoints (lambdas/adapters/free-key-store.ts): partitions of their own, for the key page's grant. */
+  freeSession: 'FREE_SESSION#',
+  freeToken: 'FREE_TOKEN#',
+  freePostback: 'FREE_POSTBACK#',
+  freeFunnel: 'FREE_FUNNEL#',
 } as const;
 export type Partition = keyof typeof PARTITION;
 
@@ -220,6 +233,16 @@ export const keyOf = {
   blacklistCount: (projectId: string): ItemKey => ({ pk: keyOf.blacklistPartition(projectId), sk: 'COUNT' }),
   machinePartition: (projectId: string, fingerprint: string): string => `${PARTITION.machine}${projectId}#${fingerprint}`,
   machineKey: (projectId: string, fingerprint: string, keyId: string): ItemKey => ({ pk: keyOf.machinePartition(projectId, fingerprint), sk: keyId }),
+  freeSession: (sessionId: string): ItemKey => ({ pk: `${PARTITION.freeSession}${sessionId}`, sk: ENTITY.freeSession }),
+  freeToken: (projectId: string, provider: string, tokenId: string): ItemKey => ({
+    pk: `${PARTITION.freeToken}${projectId}`,
+    sk: `${provider}#${createHash('sha256').update(tokenId).digest('hex')}`,
+  }),
+  freePostback: (projectId: string, clickId: string): ItemKey => ({ pk: `${PARTITION.freePostback}${projectId}`, sk: clickId }),
+  freeFunnel: (projectId: string, dayStart: number): ItemKey => ({
+    pk: `${PARTITION.freeFunnel}${projectId}`,
+    sk: `DAY#${String(dayStart).padStart(12, '0')}`,
+  }),
   alertHourShard: (hourStart: number, shard: number): string => `${PARTITION.alerts}${hourStart}#${shard}`,
   alertHour: (hourStart: number, projectId: string, name: AnalyticsEventName): ItemKey => ({
     pk: keyOf.alertHourShard(hourStart, shardOf(projectId, ALERT_HOUR_SHARDS)),
@@ -390,6 +413,12 @@ export const RETENTION_SECONDS = {
   audit: 90 * DAY_SECONDS,
   /** A console upload not committed within the hour is abandoned (its staged object has the bucket's own expiry). */
   upload: 3600,
+  /** A used checkpoint token is remembered past every provider's own validity (Work.ink's is minutes). */
+  freeToken: 2 * DAY_SECONDS,
+  /** A Lootlabs postback is taken within the session's life; a day is ample. */
+  freePostback: DAY_SECONDS,
+  /** The funnel is stats by day: kept as long as the stats' day buckets. */
+  freeFunnel: 400 * DAY_SECONDS,
 } as const;
 
 /** Rate windows are kept for this many window lengths: the count must outlive its own minute, and no more. */

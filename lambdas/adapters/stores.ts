@@ -5,6 +5,7 @@ import { DynamoConsoleStore } from './console-store';
 import { DashboardStore } from './dashboard-store';
 import { DynamoDeliveryStore } from './delivery-store';
 import { DynamoDiscordStore } from './discord-store';
+import { DynamoFreeKeyStore } from './free-key-store';
 import { DynamoKeyCheckStore } from './key-check-store';
 import { DynamoKeyStore } from './key-store';
 import { DynamoProjectStore } from './project-store';
@@ -30,6 +31,7 @@ export interface Stores {
   discord: DynamoDiscordStore;
   blacklist: DynamoBlacklistStore;
   shops: DynamoShopStore;
+  freeKeys: DynamoFreeKeyStore;
 }
 
 export function createStores(db: DynamoDBDocumentClient, tableName: string): Stores {
@@ -49,5 +51,6 @@ export function createStores(db: DynamoDBDocumentClient, tableName: string): Sto
     discord: new DynamoDiscordStore(db, tableName, (projectId, discordId) => keys.keyIdsByDiscordId(projectId, discordId)),
     blacklist: new DynamoBlacklistStore(db, tableName),
     shops: new DynamoShopStore(db, tableName),
+    freeKeys: new DynamoFreeKeyStore(db, tableName),
   };
 }

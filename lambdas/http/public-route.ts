@@ -13,7 +13,7 @@ export interface PublicRouteDefinition {
   /** The route's name, as the loader's function tells its routes apart. */
   entry: string;
   /** The custom domain's mapping the route is served under; API Gateway strips it before routing. */
-  mappingKey: 'v1/loader' | 'v1/discord' | 'v1/shops';
+  mappingKey: 'v1/loader' | 'v1/discord' | 'v1/shops' | 'v1/free';
   /** What the route's handler does to the table; its function is granted what its routes need, nothing more. */
   tableAccess: readonly TableGrant[];
 }

@@ -1,4 +1,5 @@
 import { DISCORD_ROUTE } from './public-routes/discord-interactions';
+import { FREE_POSTBACK_ROUTE, FREE_RETURN_ROUTE, FREE_START_ROUTE } from './public-routes/free-keys';
 import { SCRIPT_ROUTE } from './public-routes/script';
 import { SHOP_ROUTE } from './public-routes/shop-receiver';
 import { STUB_ROUTE } from './public-routes/stub';
@@ -11,7 +12,18 @@ export { DISCORD_ROUTE, SCRIPT_ROUTE, SHOP_ROUTE, STUB_ROUTE, VALIDATE_ROUTE };
  * in its own file of public-routes/ with its table grant and OpenAPI operation. They are served by their own HTTP
  * API (lib/constructs/loader-api.ts); the loader's module imports this list, never the owner routes (routes.ts).
  */
-export const PUBLIC_ROUTES = [VALIDATE_ROUTE, SCRIPT_ROUTE, STUB_ROUTE, DISCORD_ROUTE, SHOP_ROUTE] as const;
+export const PUBLIC_ROUTES = [
+  VALIDATE_ROUTE,
+  SCRIPT_ROUTE,
+  STUB_ROUTE,
+  DISCORD_ROUTE,
+  SHOP_ROUTE,
+  FREE_START_ROUTE,
+  FREE_RETURN_ROUTE,
+  FREE_POSTBACK_ROUTE,
+] as const;
+/** The key page's routes, served by a function of their own (lambdas/functions/free-keys.ts). */
+export const FREE_KEY_ROUTES = [FREE_START_ROUTE, FREE_RETURN_ROUTE, FREE_POSTBACK_ROUTE] as const;
 export type PublicRoute = (typeof PUBLIC_ROUTES)[number];
 
 /**

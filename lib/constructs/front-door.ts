@@ -207,6 +207,7 @@ export class FrontDoor extends Construct {
     additionalBehaviors[BEHAVIOURS.loader] = { ...api, origin: loader };
     additionalBehaviors[BEHAVIOURS.discord] = { ...api, origin: loader };
     additionalBehaviors[BEHAVIOURS.shops] = { ...api, origin: loader };
+    additionalBehaviors[BEHAVIOURS.free] = { ...api, origin: loader };
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'Script Distribution: console, owner API, loader and Discord routes on one URL',

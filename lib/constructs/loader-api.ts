@@ -7,7 +7,16 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { DISCORD_ROUTE, mappedPathOf, PUBLIC_MAPPING_KEYS, PUBLIC_ROUTES, type PublicRoute, SHOP_ROUTE, STUB_ROUTE } from '#http/public-routes';
+import {
+  DISCORD_ROUTE,
+  FREE_KEY_ROUTES,
+  mappedPathOf,
+  PUBLIC_MAPPING_KEYS,
+  PUBLIC_ROUTES,
+  type PublicRoute,
+  SHOP_ROUTE,
+  STUB_ROUTE,
+} from '#http/public-routes';
 import { DISCORD_ROUTE_THROTTLE, LOADER_429_ALARM, LOADER_ROUTE_THROTTLE, SHOP_ROUTE_THROTTLE, STUB_ROUTE_THROTTLE } from '#lib/capacity';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';
@@ -26,6 +35,8 @@ export interface LoaderApiProps {
   discordFunction: lambda.IFunction;
   /** The shop receiver's own function. */
   shopFunction: lambda.IFunction;
+  /** The free keys' key page function (FREE_KEY_ROUTES). */
+  freeKeysFunction: lambda.IFunction;
   /** The owner API, mapped at the custom domain's root when there is one. */
   restApi: apigateway.RestApi;
   domain?: CustomDomain;
@@ -73,7 +84,17 @@ export class LoaderApi extends Construct {
     const shopIntegration = new HttpLambdaIntegration('ShopIntegration', props.shopFunction, {
       payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
     });
-    const integrationOf = (route: PublicRoute) => (route === DISCORD_ROUTE ? discordIntegration : route === SHOP_ROUTE ? shopIntegration : integration);
+    const freeKeysIntegration = new HttpLambdaIntegration('FreeKeysIntegration', props.freeKeysFunction, {
+      payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+    });
+    const integrationOf = (route: PublicRoute) =>
+      route === DISCORD_ROUTE
+        ? discordIntegration
+        : route === SHOP_ROUTE
+          ? shopIntegration
+          : (FREE_KEY_ROUTES as readonly PublicRoute[]).includes(route)
+            ? freeKeysIntegration
+            : integration;
     const addRoute = (route: PublicRoute, path: string) =>
       new apigwv2.HttpRoute(this, `Route${path.replace(/[^A-Za-z0-9]/g, '')}`, {
         httpApi: this.httpApi,

@@ -8,7 +8,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { scriptObjectKey } from '#adapters/layout';
 import { TELEMETRY_NOT_QUEUED } from '#adapters/telemetry-queue';
-import { LOADER_FUNCTION_ROUTES, PUBLIC_ROUTES } from '#http/public-routes';
+import { LOADER_FUNCTION_ROUTES } from '#http/public-routes';
 import { mergeGrants } from '#http/table-grants';
 import { logLineAlarm } from './log-line-alarm';
 import { ServiceFunction } from './service-function';
@@ -39,7 +39,7 @@ export class LoaderCheck extends Construct {
     const { table } = props;
     this.function = new ServiceFunction(this, 'Function', {
       entry: 'functions/loader.ts',
-      description: `Loader key check and script delivery ${PUBLIC_ROUTES.map((route) => `${route.method} ${route.path}`).join(', ')} (public)`,
+      description: `Loader key check and script delivery ${LOADER_FUNCTION_ROUTES.map((route) => `${route.method} ${route.path}`).join(', ')} (public)`,
       environment: { TABLE_NAME: table.tableName, TELEMETRY_QUEUE_URL: props.telemetryQueue.queueUrl, SCRIPT_BUCKET: props.scripts.bucketName },
       // X-Ray's default sampling traces about 5% of a busy function's requests at $5 a million traces: $0.25 a
       // million checks, a tenth of the check's own price (docs/cost.md). The check's logs and alarms say what failed.

@@ -12,6 +12,7 @@ import { AUTHORIZER_CACHE_SECONDS, parseBearer } from '#domain/tokens';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '#http/gateway-responses';
 import {
   DISCORD_ROUTE,
+  FREE_KEY_ROUTES,
   LOADER_MAPPING_KEY,
   mappedPathOf,
   PUBLIC_ROUTES,
@@ -318,6 +319,8 @@ describe('the loader key check', () => {
     for (const route of [VALIDATE_ROUTE, SCRIPT_ROUTE, STUB_ROUTE]) expect(targetOf(route)).toContain(loaderFunctionId());
     expect(targetOf(DISCORD_ROUTE)).toContain(discordFunctionId);
     expect(targetOf(SHOP_ROUTE)).toContain(built.stack.getLogicalId(built.stack.shops.function.node.defaultChild as never));
+    const freeFunctionId = built.stack.getLogicalId(built.stack.freeKeys.function.node.defaultChild as never);
+    for (const route of FREE_KEY_ROUTES) expect(targetOf(route)).toContain(freeFunctionId);
   });
 
   it("throttles the hosted stub, Discord's interactions and the shop receiver with throttles of their own", () => {
@@ -379,6 +382,7 @@ describe('the loader key check', () => {
       const [httpId] = ofTypeIn('AWS::ApiGatewayV2::Api')[0] ?? [];
       const [restId] = ofTypeIn('AWS::ApiGateway::RestApi')[0] ?? [];
       expect(mappings).toHaveLength(4);
+      expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: 'v1/free', DomainName: { Ref: domainId } }));
       expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: LOADER_MAPPING_KEY, DomainName: { Ref: domainId } }));
       expect(mappings).toContainEqual(
         expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: DISCORD_ROUTE.mappingKey, DomainName: { Ref: domainId } }),
@@ -688,7 +692,7 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
     expect(secret).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
   });
 
-  it('is readable by the issue function, the shop receiver and the console alone, which get its ARN in KEY_SECRET_ARN', () => {
+  it('is readable by the issue function, the shop receiver, the console and the free keys page alone, which get its ARN in KEY_SECRET_ARN', () => {
     const issueFunction = functionIdOf(ROUTES.find((route) => route.entry === 'issue-keys')!);
     // The loader and Discord functions read the front door's origin secret, a secret of its own
     // (test/stack/front-door.test.ts); this one is read by the issue function, the shops' receiver and the console only.
@@ -701,7 +705,8 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
           (statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes(`"${secretId()}"`),
         ),
       );
-    expect(readers.toSorted()).toEqual([issueFunction, shopFunction, consoleFunction].toSorted());
+    const freeFunction = built.stack.getLogicalId(built.stack.freeKeys.function.node.defaultChild as never);
+    expect(readers.toSorted()).toEqual([issueFunction, shopFunction, consoleFunction, freeFunction].toSorted());
     for (const reader of readers) {
       const reads = statementsOf(reader).filter(
         (statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes(`"${secretId()}"`),

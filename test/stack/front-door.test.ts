@@ -92,6 +92,7 @@ describe('one distribution in front of every route', () => {
       [BEHAVIOURS.loader, 'loader HTTP API'],
       [BEHAVIOURS.discord, 'loader HTTP API'],
       [BEHAVIOURS.shops, 'loader HTTP API'],
+      [BEHAVIOURS.free, 'loader HTTP API'],
     ]);
     // Any other path reaches the owner API, whose gateway responses answer it in JSON.
     expect(originKindOf(config, config.DefaultCacheBehavior)).toBe('owner API');
@@ -109,7 +110,7 @@ describe('one distribution in front of every route', () => {
     const config = configOf(built.resources);
     for (const api of [
       config.DefaultCacheBehavior,
-      ...[BEHAVIOURS.ownerApi, BEHAVIOURS.loader, BEHAVIOURS.discord, BEHAVIOURS.shops].map((pattern) => behaviour(config, pattern)),
+      ...[BEHAVIOURS.ownerApi, BEHAVIOURS.loader, BEHAVIOURS.discord, BEHAVIOURS.shops, BEHAVIOURS.free].map((pattern) => behaviour(config, pattern)),
     ]) {
       expect(api, api.PathPattern).toMatchObject({
         CachePolicyId: CACHING_DISABLED,
@@ -245,12 +246,14 @@ describe("the loader origin's secret header (the function believes CloudFront's 
     expect(withHeader[0]?.OriginCustomHeaders?.[0]?.HeaderValue).toEqual(dynamicReference(built.stack));
   });
 
-  it('is read by the loader and Discord functions (both count per viewer address) at their cold start: its ARN in the configuration and a grant to read it, never its value', () => {
+  it('is read by the loader, Discord and free keys functions (each counts or binds per viewer address) at their cold start: its ARN in the configuration and a grant to read it, never its value', () => {
     const holders = lookups
       .serviceFunctions()
       .filter(([, fn]) => JSON.stringify(fn.Properties.Environment ?? {}).includes(idOf(built.stack.originSecret)))
       .map(([id]) => id);
-    const readers = [built.stack.loaderCheck.function, built.stack.discord.function].map((fn) => built.stack.getLogicalId(fn.node.defaultChild as never));
+    const readers = [built.stack.loaderCheck.function, built.stack.discord.function, built.stack.freeKeys.function].map((fn) =>
+      built.stack.getLogicalId(fn.node.defaultChild as never),
+    );
     expect(holders.toSorted()).toEqual(readers.toSorted());
     for (const reader of readers) {
       const variables = (built.resources[reader]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -325,6 +328,7 @@ describe("the console's files", () => {
       BEHAVIOURS.loader,
       BEHAVIOURS.discord,
       BEHAVIOURS.shops,
+      BEHAVIOURS.free,
     ]);
     expect(Object.values(withoutConsole.resources).filter((resource) => resource.Type === 'Custom::CDKBucketDeployment')).toEqual([]);
     expect(withoutConsole.stack.frontDoor!.consoleBucket).toBeUndefined();

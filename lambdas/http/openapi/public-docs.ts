@@ -1,4 +1,5 @@
 import type { PublicRoute } from '#http/public-routes';
+import { freePostbackDoc, freeReturnDoc, freeStartDoc } from '#http/public-routes/free-keys.doc';
 import { scriptDoc } from '#http/public-routes/script.doc';
 import { stubDoc } from '#http/public-routes/stub.doc';
 import { validateDoc } from '#http/public-routes/validate.doc';
@@ -12,4 +13,7 @@ export const PUBLIC_DOCS: Partial<Record<PublicRoute['entry'], () => Operation>>
   'loader-validate': validateDoc,
   'loader-script': scriptDoc,
   'loader-stub': stubDoc,
+  'free-start': freeStartDoc,
+  'free-return': freeReturnDoc,
+  'free-postback': freePostbackDoc,
 };

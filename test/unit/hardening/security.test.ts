@@ -304,6 +304,9 @@ describe('every API response carries Cache-Control: no-store and X-Content-Type-
       'loader-stub': unreached,
       'discord-interactions': unreached,
       'shop-receiver': unreached,
+      'free-start': unreached,
+      'free-return': unreached,
+      'free-postback': unreached,
     };
     const request = (overrides: Partial<RawRequest> = {}): RawRequest => ({
       method: 'GET',

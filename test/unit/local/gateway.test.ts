@@ -56,6 +56,9 @@ function deps(
     'loader-stub': loaderSpy,
     'discord-interactions': loaderSpy,
     'shop-receiver': loaderSpy,
+    'free-start': loaderSpy,
+    'free-return': loaderSpy,
+    'free-postback': loaderSpy,
   };
   return { authorizer: async () => allow(), handlers, loaderHandlers, newRequestId: () => 'req-1', handler: spy, loaderHandler: loaderSpy, ...overrides };
 }
