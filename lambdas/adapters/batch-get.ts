@@ -4,7 +4,7 @@ import type { ItemKey } from './layout';
 import type { Item } from './paging';
 
 /** BatchGetItem takes at most 100 keys per request. */
-export const BATCH_GET_LIMIT = 100;
+const BATCH_GET_LIMIT = 100;
 const BATCH_GET_ATTEMPTS = 8;
 
 /** The map key `batchGetConsistent` files an item under. */
