@@ -94,6 +94,13 @@ export const DISCORD_ROUTE_THROTTLE = { rateLimit: 500, burstLimit: 1_000 } as c
 export const SHOP_ROUTE_THROTTLE = { rateLimit: 20, burstLimit: 40 } as const satisfies TokenBucket;
 
 /**
+ * Each route of the free keys' key page (`/v1/free/{project_id}`, its return and Lootlabs' postback): a buyer's
+ * browser loads it once per checkpoint, and a flood of made-up sessions stops at its per-address and per-machine
+ * limits (FREE_SESSION_LIMITS); the rate bounds what the three routes add to the account's requests a second.
+ */
+export const FREE_KEY_ROUTE_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const satisfies TokenBucket;
+
+/**
  * API Gateway's requests a second per account and Region, across every API. The default is 10,000; every route at
  * its throttle makes 9 × 500 + 9 × 30 + 2 × 2,500 + 1,000 + 500 + 20 = 11,290, so docs/operations.md asks for `requested` in
  * Service Quotas before a flood could meet the account's throttle instead of a route's.
@@ -163,8 +170,8 @@ export const ACCOUNT_CONCURRENCY = { total: 1_000, unreservedMinimum: 100 } as c
 
 /**
  * Instances each function may run at most, and keeps for itself, by group: a flood that fills one group's instances
- * cannot take another's. With the 9 busy owner routes and 9 quiet ones: 9 × 60 + 9 × 4 + 100 + 100 + 10 + 5 + 50 +
- * 20 + 10 + 2 + 2 + 10 + 10 + 5 = 900 of the account's 1,000 (the 900 a default account may reserve). The stack reserves them only when `-c reservableConcurrency` holds
+ * cannot take another's. With the 9 busy owner routes and 9 quiet ones: 9 × 60 + 9 × 4 + 100 + 100 + 10 + 5 + 45 +
+ * 20 + 10 + 2 + 2 + 10 + 10 + 5 + 5 = 900 of the account's 1,000 (the 900 a default account may reserve). The stack reserves them only when `-c reservableConcurrency` holds
  * them (planReservations).
  */
 export const RESERVED_CONCURRENCY = {
@@ -183,7 +190,7 @@ export const RESERVED_CONCURRENCY = {
   /** The delivery event source's maximum concurrency: Discord allows each webhook a few posts a second. */
   delivery: 5,
   /** The loader side's direct invocations of the ingest function. */
-  ingest: 50,
+  ingest: 45,
   /** The telemetry queue's event source's maximum concurrency, which it must not exceed (see TELEMETRY_MAX_CONCURRENCY). */
   queueIngest: 20,
   /** The counted checks' stream ingest: one instance per stream shard (parallelization factor 1), as the fan-out. */
@@ -203,7 +210,7 @@ export const RESERVED_CONCURRENCY = {
    */
   freeKeys: 10,
   /** The console's API: a few publishers' pages at a time (its own limit is 600 requests a minute per session). */
-  console: 10,
+  console: 5,
   /**
    * Shops' webhooks: SHOP_ROUTE_THROTTLE's 20 a second at about 150 ms an answer (a few DynamoDB writes) is 3 in
    * flight; held apart so a loader flood never delays an answer SellAuth shows its buyer within 10 s.
@@ -249,6 +256,7 @@ const RESERVATION_PRIORITY = [
   'alertDigest',
   'discord',
   'shops',
+  'freeKeys',
   'console',
   'ingest',
   'quietRoute',

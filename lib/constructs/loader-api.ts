@@ -17,7 +17,14 @@ import {
   SHOP_ROUTE,
   STUB_ROUTE,
 } from '#http/public-routes';
-import { DISCORD_ROUTE_THROTTLE, LOADER_429_ALARM, LOADER_ROUTE_THROTTLE, SHOP_ROUTE_THROTTLE, STUB_ROUTE_THROTTLE } from '#lib/capacity';
+import {
+  DISCORD_ROUTE_THROTTLE,
+  FREE_KEY_ROUTE_THROTTLE,
+  LOADER_429_ALARM,
+  LOADER_ROUTE_THROTTLE,
+  SHOP_ROUTE_THROTTLE,
+  STUB_ROUTE_THROTTLE,
+} from '#lib/capacity';
 import { KEEP_UNLESS_JUST_CREATED } from './keep';
 import { SERVER_ERROR_RATE_ALARM } from './monitoring';
 
@@ -136,11 +143,12 @@ export class LoaderApi extends Construct {
         value: this.domain.regionalDomainName,
       });
     }
-    // The stub and Discord's routes have throttles of their own (the stage's default is the key checks').
+    // The stub, Discord, the shops and the key page have throttles of their own (the stage's default is the key checks').
     const ownThrottles = [
       [STUB_ROUTE, STUB_ROUTE_THROTTLE],
       [DISCORD_ROUTE, DISCORD_ROUTE_THROTTLE],
       [SHOP_ROUTE, SHOP_ROUTE_THROTTLE],
+      ...FREE_KEY_ROUTES.map((route) => [route, FREE_KEY_ROUTE_THROTTLE] as const),
     ] as const;
     // A JSON property, passed to CloudFormation as written: its names are CloudFormation's own.
     const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};

@@ -67,7 +67,7 @@ describe('sdapi as a command (node sdapi/bin.mjs)', () => {
   it('lists versions as JSON and exits 0', async () => {
     const run = await sdapi(['versions', 'list', '--json'], { env: settings });
     expect(run).toMatchObject({ code: EXIT.ok, stderr: '' });
-    expect(JSON.parse(run.stdout)).toEqual({ versions: api.versions, current_version_id: api.versions[0]!.id });
+    expect(JSON.parse(run.stdout)).toEqual({ versions: api.versions, current_version_id: api.versions[0]!.id, total: api.versions.length });
   });
 
   it("exits 1 with the API's error text, and never prints the token even with --verbose", async () => {

@@ -2,7 +2,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LOADER_LIMITS } from '#domain/key-check';
-import { DISCORD_ROUTE, PUBLIC_ROUTES, SHOP_ROUTE, STUB_ROUTE } from '#http/public-routes';
+import { DISCORD_ROUTE, FREE_KEY_ROUTES, PUBLIC_ROUTES, SHOP_ROUTE, STUB_ROUTE } from '#http/public-routes';
 import { SECURITY_HEADERS } from '#http/responses';
 import { isQuiet, ROUTES } from '#http/routes';
 import {
@@ -10,6 +10,7 @@ import {
   ACCOUNT_CONCURRENCY,
   API_GATEWAY_ACCOUNT_THROTTLE,
   DISCORD_ROUTE_THROTTLE,
+  FREE_KEY_ROUTE_THROTTLE,
   FUNCTIONS_PER_GROUP,
   LOADER_PLANNED_CHECKS_PER_SECOND,
   LOADER_RESERVED_CONCURRENCY,
@@ -122,6 +123,7 @@ describe('API Gateway throttling', () => {
       [STUB_ROUTE.entry, STUB_ROUTE_THROTTLE.rateLimit],
       [DISCORD_ROUTE.entry, DISCORD_ROUTE_THROTTLE.rateLimit],
       [SHOP_ROUTE.entry, SHOP_ROUTE_THROTTLE.rateLimit],
+      ...FREE_KEY_ROUTES.map((route): [string, number] => [route.entry, FREE_KEY_ROUTE_THROTTLE.rateLimit]),
     ]);
     const publicRoutes = PUBLIC_ROUTES.reduce((sum, route) => sum + (ownThrottle.get(route.entry) ?? LOADER_ROUTE_THROTTLE.rateLimit), 0);
     expect(ownerRoutes + publicRoutes).toBeLessThanOrEqual(ACCOUNT_API_RATE.requested);
@@ -155,10 +157,15 @@ describe('API Gateway throttling', () => {
 });
 
 describe('reserved concurrency per function group', () => {
+  /** An owner route's function's logical id, as the stack names it from the route's entry (`ban-key` → `BanKeyFunction…`). */
+  const routeFunctions = (routes: readonly (typeof ROUTES)[number][]) =>
+    new RegExp(
+      `^(${routes.map((route) => route.entry.replace(/(^|-)([a-z])/g, (_, _dash, letter: string) => letter.toUpperCase())).join('|')})Function[0-9A-F]{8}$`,
+    );
   /** Which group each function of the stack is in, by the logical id the stack gives it. */
   const GROUPS: [RegExp, keyof typeof RESERVED_CONCURRENCY][] = [
-    [/^(ListKeys|IssueKeys|GetKey|ResetHwid|RevokeKey|RevokeBulk|ListVersions|Rollback|ListWebhooks)Function[0-9A-F]{8}$/, 'route'],
-    [/^(UpdateKey|BanKey|UnbanKey|ExtendKey|GetStats|AddToBlacklist|ListBlacklist|RemoveFromBlacklist)Function[0-9A-F]{8}$/, 'quietRoute'],
+    [routeFunctions(ROUTES.filter((route) => !isQuiet(route))), 'route'],
+    [routeFunctions(ROUTES.filter(isQuiet)), 'quietRoute'],
     [/^AuthorizerFunction[0-9A-F]{8}$/, 'authorizer'],
     [/^LoaderCheckFunction[0-9A-F]{8}$/, 'loaderCheck'],
     [/^WebhooksFanoutFunction[0-9A-F]{8}$/, 'fanout'],
@@ -171,6 +178,7 @@ describe('reserved concurrency per function group', () => {
     [/^DiscordFunction[0-9A-F]{8}$/, 'discord'],
     [/^ConsoleApiFunction[0-9A-F]{8}$/, 'console'],
     [/^ShopsFunction[0-9A-F]{8}$/, 'shops'],
+    [/^FreeKeysFunction[0-9A-F]{8}$/, 'freeKeys'],
   ];
   const reservationOf = (built: Built, id: string) => built.resources[id]?.Properties.ReservedConcurrentExecutions as number | undefined;
   const reservedIn = (built: Built) => functionsOf(built).reduce((sum, [id]) => sum + (reservationOf(built, id) ?? 0), 0);

@@ -34,7 +34,7 @@ describe('the alarm topic', () => {
     const all = alarms();
     // Errors and throttles of each function but the authorizer (throttles only), and the stack's own alarms (the
     // loader routes' 429 and 5xx rates, the check stream's failures and age among them).
-    expect(all.length).toBe(72);
+    expect(all.length).toBe(76);
     for (const alarm of all) {
       expect(alarm.AlarmActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
       expect(alarm.OKActions, String(alarm.AlarmDescription)).toEqual([{ Ref: topicId() }]);
