@@ -61,6 +61,8 @@ interface Call {
   origin?: string | null;
   host?: string;
   sourceIp?: string;
+  /** The body's type when it is not JSON (the leak trace's dump is text). */
+  contentType?: string;
 }
 
 async function call(path: string, options: Call = {}) {
@@ -70,7 +72,7 @@ async function call(path: string, options: Call = {}) {
   const origin = options.origin === undefined ? ORIGIN : options.origin;
   if (origin !== null) headers.push(['origin', origin]);
   if (options.cookie) headers.push(['cookie', options.cookie]);
-  if (options.body !== undefined) headers.push(['content-type', 'application/json']);
+  if (options.body !== undefined) headers.push(['content-type', options.contentType ?? 'application/json']);
   const event = buildHttpApiEvent({
     method,
     routePath: '$default',
@@ -650,6 +652,10 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
     'POST /projects/{id}/webhooks/{webhook_id}/test': { body: {} },
     'POST /projects/{id}/leak/revoke': { ownerRoute: 'revoke-bulk', body: { watermarks: [FAKE_WATERMARK] } },
     'GET /projects/{id}/audit': {},
+    'GET /projects/{id}/shops': {},
+    'POST /projects/{id}/shops': { body: { provider: 'stripe', secret: 'whsec_limits', products: { price_limits: '30d' } } },
+    'DELETE /projects/{id}/shops/{connection_id}': {},
+    'POST /projects/{id}/shops/receipts/{receipt_id}/replay': { body: {} },
   };
   /** The owner API's routes as the console mirrors them, each the route it is; bodies name no real key. */
   const MIRRORED_BODIES: Partial<Record<RouteEntry, unknown>> = {
@@ -662,6 +668,8 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
     'revoke-key': { key_id: FAKE_KEY },
     'revoke-bulk': { watermark: FAKE_WATERMARK },
     rollback: { version_id: 'ver_0123456789abcdef0123' },
+    'trace-leak': 'print("a leaked script")',
+    'add-to-blacklist': { discord_id: '523456789012345678', reason: 'Leaked' },
   };
   /** The console's routes of no project: each has its own case below. */
   const OF_NO_PROJECT = ['GET /projects', 'GET /tokens', 'POST /tokens', 'DELETE /tokens/{token_id}', 'GET /sessions', 'DELETE /sessions/{session_id}'];
@@ -671,6 +679,7 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
     method: string;
     path: string;
     body?: unknown;
+    contentType?: string;
     ownerRoute?: RouteEntry;
   }
   const CASES: Case[] = [
@@ -683,6 +692,7 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
       method: route.method,
       path: route.path,
       body: MIRRORED_BODIES[route.entry],
+      ...('textBody' in route ? { contentType: 'text/plain; charset=utf-8' } : {}),
       ownerRoute: route.entry,
     })),
   ];
@@ -704,9 +714,17 @@ describe('a console session keeps its token limits (project, routes, scope)', ()
       .replace('{id}', projectId)
       .replace('{key_id}', FAKE_KEY)
       .replace('{webhook_id}', 'whk_0123456789abcdef0123')
-      .replace('{upload_id}', 'upl_0123456789abcdef0123');
+      .replace('{upload_id}', 'upl_0123456789abcdef0123')
+      .replace('{connection_id}', 'shp_0123456789abcdef0123')
+      .replace('{receipt_id}', 'rcp_0123456789abcdef0123')
+      .replace('{entry_id}', 'bld_523456789012345678');
   const send = (testCase: Case, projectId: string, cookie: string) =>
-    call(pathOf(testCase.path, projectId), { method: testCase.method, cookie, ...(testCase.body === undefined ? {} : { body: testCase.body }) });
+    call(pathOf(testCase.path, projectId), {
+      method: testCase.method,
+      cookie,
+      ...(testCase.body === undefined ? {} : { body: testCase.body }),
+      ...(testCase.contentType === undefined ? {} : { contentType: testCase.contentType }),
+    });
   /** The table without the rate windows every request counts in. */
   const contents = async () => JSON.stringify((await scanTable(table)).filter((item) => !String(item.pk).startsWith('RATE#')));
 

@@ -4,13 +4,18 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE } from '#http/openapi/examples';
-import { DISCORD_ROUTE } from '#http/public-routes';
-import { ALL_ROUTES } from '#http/routes';
+import { PUBLIC_DOCS } from '#http/openapi/public-docs';
+import { PUBLIC_ROUTES } from '#http/public-routes';
+import { ROUTES as OWNER_ROUTES } from '#http/routes';
 import { launchBrowser, NO_BROWSER_REASON } from '#local/browser';
 import { createDocsExtension } from '#local/docs';
 
-/** Every route the document describes: Discord's interactions endpoint is Discord's contract, in docs/discord.md. */
-const ROUTES = ALL_ROUTES.filter((route) => route !== DISCORD_ROUTE);
+/**
+ * Every route the document describes: the owner routes and the public routes with an operation (Discord's
+ * interactions endpoint and the shops' receiver are Discord's and the shops' contracts, in docs/discord.md and
+ * docs/selling-keys.md).
+ */
+const ROUTES = [...OWNER_ROUTES, ...PUBLIC_ROUTES.filter((route) => PUBLIC_DOCS[route.entry] !== undefined)];
 
 const SCREENSHOT = 'test-results/docs.png';
 const DEMO_PROJECT_ID = 'prj_0123456789abcdef0123';
@@ -94,7 +99,7 @@ describe('local docs extension', () => {
       await browser?.close();
     });
 
-    it('shows the six operations with their methods and paths', async () => {
+    it('shows every operation with its method and path', async () => {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
       const failedRequests: string[] = [];
       page.on('requestfailed', (request) => failedRequests.push(request.url()));

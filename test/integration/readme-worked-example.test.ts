@@ -112,7 +112,7 @@ describe("README's worked example, run as written on a started local stack", () 
 
   it('5: sdapi leak finds that watermark in the dump and revokes its one key', () => {
     const watermark = step(3).match(/watermark ([0-9a-f]{16})/)![1]!;
-    expect(step(5)).toMatch(new RegExp(`^  ${watermark} +1 +1 *$`, 'm'));
+    expect(step(5)).toMatch(new RegExp(`^  ${watermark} +visible +1 +1 *$`, 'm'));
     expect(step(5)).toContain(`Revoked 1 key carrying ${watermark} (revoked_count 1).`);
   });
 
@@ -130,7 +130,7 @@ describe("README's worked example, run as written on a started local stack", () 
 
   it('step 5 again on the same dump says already revoked (1 key) and revokes nothing', () => {
     const watermark = step(3).match(/watermark ([0-9a-f]{16})/)![1]!;
-    expect(step(8)).toMatch(new RegExp(`^  ${watermark} +1 +0 +already revoked \\(1 key\\)$`, 'm'));
+    expect(step(8)).toMatch(new RegExp(`^  ${watermark} +visible +1 +0 +already revoked \\(1 key\\)$`, 'm'));
     expect(step(8)).toContain('nothing to revoke');
     expect(step(8)).not.toContain('Revoked');
   });
