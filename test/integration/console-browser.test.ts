@@ -179,7 +179,8 @@ describe.runIf(!NO_BROWSER_REASON)('publisher console in headless Chromium', () 
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('button', { name: 'Revoke', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Revoked 2 of the 2' }).waitFor();
-    expect(await rows.getByRole('cell', { name: 'Revoked', exact: true }).count()).toBe(2);
+    // The rows are read again after the status says so: wait for that render rather than the status's.
+    await expect.poll(() => rows.getByRole('cell', { name: 'Revoked', exact: true }).count(), { timeout: 30_000 }).toBe(2);
   });
 
   it('exports every key as CSV without a raw value', async () => {
