@@ -54,7 +54,7 @@ export const STAGE_NAME = 'prod';
  * The authorizer, webhook fan-out and delivery, telemetry ingest (invoked, queued and streamed), the daily detector,
  * the alert digest, the loader check, the Discord interactions, the shop receiver, the free keys' page.
  */
-export const FUNCTIONS_BESIDE_ROUTES = 11;
+export const FUNCTIONS_BESIDE_ROUTES = 12;
 
 /** The most `-c reservableConcurrency` may say: Lambda's concurrency quota can be raised to tens of thousands. */
 const MAX_RESERVABLE_CONCURRENCY = 1_000_000;

@@ -26,6 +26,7 @@ import { SECURITY_HEADERS } from '#http/responses';
 import { ROUTES } from '#http/routes';
 import {
   DISCORD_ROUTE_THROTTLE,
+  FREE_KEY_ROUTE_THROTTLE,
   FUNCTIONS_PER_GROUP,
   LOADER_429_ALARM,
   LOADER_RESERVED_CONCURRENCY,
@@ -308,7 +309,8 @@ describe('the loader key check', () => {
       expect(route.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
     }
     const integrations = ofType('AWS::ApiGatewayV2::Integration');
-    expect(integrations).toHaveLength(3);
+    // The loader's, Discord's, the shops' and the key page's functions.
+    expect(integrations).toHaveLength(4);
     for (const [, integration] of integrations) expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
     const discordFunctionId = built.stack.getLogicalId(built.stack.discord.function.node.defaultChild as never);
     const targetOf = (route: PublicRoute) => {
@@ -323,12 +325,18 @@ describe('the loader key check', () => {
     for (const route of FREE_KEY_ROUTES) expect(targetOf(route)).toContain(freeFunctionId);
   });
 
-  it("throttles the hosted stub, Discord's interactions and the shop receiver with throttles of their own", () => {
+  it("throttles the hosted stub, Discord's interactions, the shop receiver and the key page with throttles of their own", () => {
     const [, stage] = only('AWS::ApiGatewayV2::Stage');
     expect(stage.Properties.RouteSettings).toEqual({
       [`GET ${STUB_ROUTE.path}`]: { ThrottlingRateLimit: STUB_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: STUB_ROUTE_THROTTLE.burstLimit },
       [`POST ${DISCORD_ROUTE.path}`]: { ThrottlingRateLimit: DISCORD_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: DISCORD_ROUTE_THROTTLE.burstLimit },
       [`POST ${SHOP_ROUTE.path}`]: { ThrottlingRateLimit: SHOP_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: SHOP_ROUTE_THROTTLE.burstLimit },
+      ...Object.fromEntries(
+        FREE_KEY_ROUTES.map((route) => [
+          `${route.method} ${route.path}`,
+          { ThrottlingRateLimit: FREE_KEY_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: FREE_KEY_ROUTE_THROTTLE.burstLimit },
+        ]),
+      ),
     });
   });
 
@@ -372,7 +380,7 @@ describe('the loader key check', () => {
     });
     const ofTypeIn = (type: string) => Object.entries(withDomain.resources).filter(([, resource]) => resource.Type === type);
 
-    it('maps v1/loader and v1/discord to the HTTP API and the rest of the domain to the REST API, one regional TLS 1.2 domain', () => {
+    it('maps v1/loader, v1/discord, v1/shops and v1/free to the HTTP API and the rest of the domain to the REST API, one regional TLS 1.2 domain', () => {
       const [[domainId, domain]] = ofTypeIn('AWS::ApiGatewayV2::DomainName') as [[string, (typeof withDomain.resources)[string]]];
       expect(domain.Properties).toMatchObject({
         DomainName: 'api.example.com',
@@ -381,8 +389,10 @@ describe('the loader key check', () => {
       const mappings = ofTypeIn('AWS::ApiGatewayV2::ApiMapping').map(([, mapping]) => mapping.Properties);
       const [httpId] = ofTypeIn('AWS::ApiGatewayV2::Api')[0] ?? [];
       const [restId] = ofTypeIn('AWS::ApiGateway::RestApi')[0] ?? [];
-      expect(mappings).toHaveLength(4);
-      expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: 'v1/free', DomainName: { Ref: domainId } }));
+      // v1/loader, v1/discord, v1/shops and v1/free to the HTTP API, the rest to the REST API.
+      expect(mappings).toHaveLength(5);
+      for (const mappingKey of ['v1/free', 'v1/shops'])
+        expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: mappingKey, DomainName: { Ref: domainId } }));
       expect(mappings).toContainEqual(expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: LOADER_MAPPING_KEY, DomainName: { Ref: domainId } }));
       expect(mappings).toContainEqual(
         expect.objectContaining({ ApiId: { Ref: httpId }, ApiMappingKey: DISCORD_ROUTE.mappingKey, DomainName: { Ref: domainId } }),
@@ -711,7 +721,8 @@ describe('the key secret (selling keys: order keys derive from it)', () => {
       const reads = statementsOf(reader).filter(
         (statement) => actionsOf(statement).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes(`"${secretId()}"`),
       );
-      expect(reads.map((statement) => statement.Resource)).toEqual([{ Ref: secretId() }]);
+      // The secret itself (the free keys' page reads the origin secret in the same statement: CDK merges them).
+      expect(reads.flatMap((statement) => [statement.Resource].flat())).toContainEqual({ Ref: secretId() });
       expect(resources()[reader]?.Properties).toMatchObject({ Environment: { Variables: { KEY_SECRET_ARN: { Ref: secretId() } } } });
     }
   });
