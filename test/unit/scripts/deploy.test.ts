@@ -70,7 +70,7 @@ describe('npm run deploy: the concurrency preflight', () => {
     expect(deployed(done)).toBe('cdk deploy ScriptDistributionDeveloperApi --require-approval never -c reservableConcurrency=900');
     const routes = FUNCTIONS_PER_GROUP.route * RESERVED_CONCURRENCY.route;
     expect(done).toContain(
-      `Reserving ${FULL}: loaderCheck 100, authorizer 100, queueIngest 20, delivery 5, fanout 10, streamIngest 10, dailyDetector 2, alertDigest 2, discord 10, shops 5, console 10, ingest 50, quietRoute ${FUNCTIONS_PER_GROUP.quietRoute * RESERVED_CONCURRENCY.quietRoute}, route ${routes}.`,
+      `Reserving ${FULL}: loaderCheck 100, authorizer 100, queueIngest 20, delivery 5, fanout 10, streamIngest 10, dailyDetector 2, alertDigest 2, discord 10, shops 5, freeKeys 10, console 5, ingest 45, quietRoute ${FUNCTIONS_PER_GROUP.quietRoute * RESERVED_CONCURRENCY.quietRoute}, route ${routes}.`,
     );
     expect(done.some((line) => line.includes('request-service-quota-increase'))).toBe(false);
   });
