@@ -9,7 +9,6 @@ import { keySecretSealer } from '#adapters/secret-sealer';
 import { AddressTally } from '#domain/address-tally';
 import type { FreeKeyFlowStore } from '#domain/free-keys/flow';
 import { machineBlacklist } from '#domain/free-keys/flow';
-import { sealerOf } from '#domain/free-keys/sealing';
 import { PROVIDER_TIMEOUT_MS } from '#domain/free-keys/session';
 import { FullCopyTally } from '#domain/full-copies';
 import { unixSeconds } from '#domain/model';
@@ -131,7 +130,7 @@ function localGatewayDeps(
   const freeKeys = stores.freeKeys
     ? createFreeKeyPageHandler({
         store: stores.freeKeys,
-        sealer: sealerOf(keySecret),
+        sealer: keySecretSealer(keySecret, 'freeKeys'),
         verifier: providerVerifier({ bases: freeBases, timeoutMs: PROVIDER_TIMEOUT_MS, postbacks: stores.freeKeys }),
         rateLimits: stores.rateLimits,
         keys: stores.keys,

@@ -4,10 +4,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient, localDynamoConfig } from '#adapters/client';
 import { PROVIDER_BASES, type ProviderBases } from '#adapters/free-key-providers';
 import { createS3Client, localS3Config, S3ScriptStore } from '#adapters/script-store';
+import { keySecretSealer } from '#adapters/secret-sealer';
 import { createStores } from '#adapters/stores';
 import { presigningS3Client } from '#adapters/upload-staging';
 import { linkDiscord } from '#domain/discord/link';
-import { sealerOf, sealSettings } from '#domain/free-keys/sealing';
+import { sealSettings } from '#domain/free-keys/sealing';
 import { unixSeconds } from '#domain/model';
 import { FreeKeySettings } from '#schemas/free-keys';
 import { startAlertDigestTimer } from './alert-digest-timer';
@@ -217,7 +218,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           { provider: 'lootlabs', url: standInLinkUrl(frontDoor.url, 'lootlabs', '3', back), link_id: '3', secret: 'local' },
         ],
       });
-      await stores.freeKeys.putSettings(demo.projectId, await sealSettings(sealerOf(keySecret), demo.projectId, settings));
+      await stores.freeKeys.putSettings(demo.projectId, await sealSettings(keySecretSealer(keySecret, 'freeKeys'), demo.projectId, settings));
     }
     // The console is opened by any loopback name; each is an origin of its own to the browser.
     await s3.allowUploadsFrom(['127.0.0.1', 'localhost', '[::1]'].map((name) => `http://${name}:${frontDoor.port}`));

@@ -1,7 +1,8 @@
+import { keySecretSealer } from '#adapters/secret-sealer';
 import { UsageError } from '#dashboard/args';
 import type { Command } from '#dashboard/command';
 import { CommandError, type DashboardContext } from '#dashboard/context';
-import { openSettings, sealerOf, sealSettings } from '#domain/free-keys/sealing';
+import { openSettings, sealSettings } from '#domain/free-keys/sealing';
 import { FreeKeySettings, type FreeKeySettingsView, freeSettingsProblem, viewOf } from '#schemas/free-keys';
 import { projectId } from './input';
 
@@ -14,7 +15,7 @@ const notFound = (id: string) => new CommandError(`Project ${id} not found: crea
 
 function sealerFor(context: DashboardContext) {
   if (!context.keySecret) throw new CommandError("The stack's key secret is not available here: free keys can be set on the local stack or from the console");
-  return sealerOf(context.keySecret);
+  return keySecretSealer(context.keySecret, 'freeKeys');
 }
 
 /** A whole-number flag as the schema reads it (the schema names the bounds). */

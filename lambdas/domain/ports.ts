@@ -523,3 +523,12 @@ export interface UploadStaging {
   read(upload: Pick<PendingUpload, 'projectId' | 'uploadId' | 'sizeBytes'>): Promise<Uint8Array | undefined>;
   discard(upload: Pick<PendingUpload, 'projectId' | 'uploadId'>): Promise<void>;
 }
+
+/**
+ * Seals a secret at rest and opens it again. `context` binds the sealed text to one connection: a sealed secret
+ * copied to another connection (or project) does not open (AES-GCM's additional data, see lambdas/adapters/secret-sealer.ts).
+ */
+export interface SecretSealer {
+  seal(plaintext: string, context: string): Promise<string>;
+  open(sealed: string, context: string): Promise<string>;
+}

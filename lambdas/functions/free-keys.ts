@@ -1,6 +1,6 @@
 import { PROVIDER_BASES, providerVerifier } from '#adapters/free-key-providers';
+import { keySecretSealer } from '#adapters/secret-sealer';
 import { machineBlacklist } from '#domain/free-keys/flow';
-import { sealerOf } from '#domain/free-keys/sealing';
 import { PROVIDER_TIMEOUT_MS } from '#domain/free-keys/session';
 import { createFreeKeyPageHandler } from '#http/free-key-page';
 import { awsKeySecret, awsLogger, awsStores, clock, lazyHandler, readOriginSecrets } from '#runtime/aws';
@@ -16,7 +16,7 @@ export const handler = lazyHandler(() => {
   const stores = awsStores();
   return createFreeKeyPageHandler({
     store: stores.freeKeys,
-    sealer: sealerOf(awsKeySecret),
+    sealer: keySecretSealer(awsKeySecret, 'freeKeys'),
     verifier: providerVerifier({ bases: PROVIDER_BASES, timeoutMs: PROVIDER_TIMEOUT_MS, postbacks: stores.freeKeys }),
     rateLimits: stores.rateLimits,
     keys: stores.keys,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoFreeKeyStore } from '#adapters/free-key-store';
-import { openSettings, sealerOf, sealSettings } from '#domain/free-keys/sealing';
+import { keySecretSealer } from '#adapters/secret-sealer';
+import { openSettings, sealSettings } from '#domain/free-keys/sealing';
 import { sendAgain, startSession } from '#domain/free-keys/session';
 import { memoryKeySecret } from '#local/key-secret';
 import { FreeKeySettings } from '#schemas/free-keys';
@@ -11,7 +12,7 @@ import { createTestTable, FIXED_NOW, seedOwner, seedProject, type TestTable } fr
 let table: TestTable;
 let store: DynamoFreeKeyStore;
 let projectId: string;
-const sealer = sealerOf(memoryKeySecret());
+const sealer = keySecretSealer(memoryKeySecret(), 'freeKeys');
 
 const settings = FreeKeySettings.parse({
   checkpoints: [{ provider: 'linkvertise', url: 'https://link-to.net/1/demo', link_id: 'lv', secret: 'lv-api-token-123' }],

@@ -1,10 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { BlacklistStore, KeyStore, RateLimitStore } from '#domain/ports';
+import type { BlacklistStore, KeyStore, RateLimitStore, SecretSealer } from '#domain/ports';
 import { batchOf, randomKeys } from '#domain/selling-keys';
 import type { FreeKeySettings, FreeProvider } from '#schemas/free-keys';
 import { blacklistProblem } from '../blacklist';
-import { openSettings, type Sealer } from './sealing';
+import { openSettings } from './sealing';
 import {
   type Bypass,
   type CheckpointVerifier,
@@ -36,7 +36,7 @@ export interface FreeKeyFlowStore {
 
 export interface FreeKeyFlowDeps {
   store: FreeKeyFlowStore;
-  sealer: Sealer;
+  sealer: SecretSealer;
   verifier: CheckpointVerifier;
   rateLimits: RateLimitStore;
   keys: Pick<KeyStore, 'issue'>;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { InvalidInput } from '../errors';
+import type { SecretSealer } from '../ports';
 import { SHOP_PROVIDERS, type ShopProvider } from './signatures';
 import { parseTerms } from './terms';
 
@@ -22,15 +23,6 @@ export interface ShopConnectionView {
 export interface ShopConnection extends ShopConnectionView {
   /** The signing secret, sealed by a SecretSealer with the connection id as its context. */
   sealedSecret: string;
-}
-
-/**
- * Seals a secret at rest and opens it again. `context` binds the sealed text to one connection: a sealed secret
- * copied to another connection does not open (AES-GCM's additional data, see lambdas/adapters/secret-sealer.ts).
- */
-export interface SecretSealer {
-  seal(plaintext: string, context: string): Promise<string>;
-  open(sealed: string, context: string): Promise<string>;
 }
 
 /** Where connections are kept: one item per connection, and the project's list of them. */

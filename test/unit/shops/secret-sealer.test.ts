@@ -14,6 +14,13 @@ describe('shop secrets sealed at rest', () => {
     await expect(keySecretSealer(memoryKeySecret()).open(sealed, 'shop_00000000000000000001')).rejects.toThrow();
   });
 
+  it("keeps each kind of secret apart: a shop's sealed secret does not open as a free keys' provider secret", async () => {
+    const keySecret = memoryKeySecret();
+    const sealed = await keySecretSealer(keySecret).seal('whsec_plain', 'ctx');
+    expect(await keySecretSealer(keySecret, 'shop').open(sealed, 'ctx')).toBe('whsec_plain');
+    await expect(keySecretSealer(keySecret, 'freeKeys').open(sealed, 'ctx')).rejects.toThrow();
+  });
+
   it('seals the same secret differently each time (a fresh IV)', async () => {
     const sealer = keySecretSealer(memoryKeySecret());
     expect(await sealer.seal('s3cret-value', 'c')).not.toBe(await sealer.seal('s3cret-value', 'c'));
